@@ -1,0 +1,92 @@
+"""Identifiers: DOI normalisation, paper keys, aliases and normalised titles.
+
+A paper's key in the corpus is its normalised DOI when it has one (as OpenMSD keys on DOIs),
+otherwise ``namespace:local_id`` (``openalex:W123``, ``arxiv:2212.11867``, ``s2:77490025``), or
+the bare id for generic JSONL sources that have no namespace. An *alias* is ``namespace:value``
+for every identifier a paper carries (``doi:10.1590/x``, ``openalex:W123``); references name
+the papers they cite by aliases, and reference resolution joins them on the alias table.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+
+_DOI_PREFIXES = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*|info:doi/)", re.IGNORECASE)
+_DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")
+
+
+def normalize_doi(doi: str | None) -> str | None:
+    """``'https://doi.org/10.1590/S0104-597'`` -> ``'10.1590/s0104-597'``; None if not a DOI."""
+    if not doi:
+        return None
+    value = _DOI_PREFIXES.sub("", doi.strip()).strip().lower()
+    return value if _DOI_SHAPE.match(value) else None
+
+
+_ID_CLEANERS = {
+    "openalex": lambda v: v.rsplit("/", 1)[-1].upper(),
+    "arxiv": lambda v: re.sub(r"^(?:arxiv:|https?://arxiv\.org/abs/)", "", v, flags=re.I),
+    "pmid": lambda v: v.rsplit("/", 1)[-1],
+    "pmcid": lambda v: v.rsplit("/", 1)[-1].upper(),
+}
+
+
+def alias(namespace: str, value: str | None) -> str | None:
+    """``alias('openalex', 'https://openalex.org/W1')`` -> ``'openalex:W1'``; None when empty."""
+    if value is None:
+        return None
+    value = str(value).strip()
+    if not value:
+        return None
+    if namespace == "doi":
+        doi = normalize_doi(value)
+        return f"doi:{doi}" if doi else None
+    clean = _ID_CLEANERS.get(namespace)
+    value = clean(value) if clean else value
+    return f"{namespace}:{value}" if value else None
+
+
+def aliases(doi: str | None, ids: Mapping[str, str | None]) -> list[str]:
+    """All aliases of a paper with this DOI and these ``namespace -> id`` identifiers."""
+    out = [alias("doi", doi)] + [alias(ns, v) for ns, v in ids.items() if ns != "doi"]
+    return sorted({a for a in out if a})
+
+
+def paper_key(doi: str | None, namespace: str | None, local_id: str | None) -> str | None:
+    """The corpus key: normalised DOI, else ``namespace:local_id``, else the bare local id."""
+    norm = normalize_doi(doi)
+    if norm:
+        return norm
+    if local_id is None or not str(local_id).strip():
+        return None
+    if namespace is None:
+        return str(local_id).strip()
+    return alias(namespace, local_id)
+
+
+def key_aliases(key: str) -> list[str]:
+    """The aliases under which a paper key itself can be cited."""
+    doi = normalize_doi(key)
+    return [f"doi:{doi}"] if doi else [key]
+
+
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def normalize_title(title: str | None) -> str:
+    """Fold accents, case and punctuation: ``'L’Évaluation, des  MT!'`` -> ``'l evaluation des mt'``."""
+    if not title:
+        return ""
+    decomposed = unicodedata.normalize("NFKD", title)
+    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return _NON_WORD.sub(" ", stripped.casefold()).strip()
+
+
+def first(values: Iterable[str | None]) -> str | None:
+    """The first non-empty string, or None."""
+    for value in values:
+        if value is not None and str(value).strip():
+            return value
+    return None

@@ -1,0 +1,116 @@
+"""What every reader is, and the streaming helpers they share.
+
+A reader is a :class:`Reader`: a format name, a ``sniff(head, path)`` test on the first bytes of
+a file (decompressed), and ``read(path, report)`` yielding :data:`openmsd.corpus.schema.Record`
+tuples one at a time, so memory stays flat however large the input. Readers never write files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from openmsd.corpus.schema import Record
+from openmsd.ingest.report import Report
+
+SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A source format: its name, a content test, and a streaming record generator."""
+
+    name: str
+    sniff: Callable[[bytes, Path], bool]
+    read: Callable[[Path, Report], Iterator[Record]]
+    description: str = ""
+
+
+def open_binary(path: Path) -> IO[bytes]:
+    """Open a file for reading, decompressing gzip transparently (by magic bytes, not suffix)."""
+    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller
+    magic = handle.read(2)
+    handle.seek(0)
+    if magic == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=handle)  # type: ignore[return-value]
+    return handle
+
+
+def head(path: Path, size: int = SNIFF_BYTES) -> bytes:
+    """The first ``size`` decompressed bytes of a file ("" for an unreadable gzip)."""
+    try:
+        with open_binary(path) as handle:
+            return handle.read(size)
+    except (OSError, EOFError):
+        return b""
+
+
+def json_lines(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each JSON-object line; report the lines that are not.
+
+    Blank lines are skipped silently; invalid UTF-8, malformed JSON and non-object values are
+    reported with their line number. A truncated gzip stream is reported and ends the file.
+    """
+    with open_binary(path) as handle:
+        number = 0
+        try:
+            for number, line in enumerate(handle, start=1):  # noqa: B007 - used after the loop
+                if not line.strip():
+                    continue
+                try:
+                    value = orjson.loads(line)
+                except orjson.JSONDecodeError as error:
+                    report.problem(path, f"line {number}", f"malformed JSON: {error}")
+                    continue
+                if not isinstance(value, dict):
+                    report.problem(path, f"line {number}",
+                                   f"expected a JSON object, got {type(value).__name__}")
+                    continue
+                yield number, value
+        except (OSError, EOFError, gzip.BadGzipFile) as error:
+            report.problem(path, f"after line {number}", f"unreadable compressed data: {error}")
+    if number == 0:
+        report.problem(path, "file", "empty file: no records", kind="warning")
+
+
+def text_stream(path: Path) -> io.TextIOWrapper:
+    """A text stream over a (possibly gzipped) file, UTF-8 with undecodable bytes replaced."""
+    return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="")
+
+
+def as_str(value: Any) -> str | None:
+    """A stripped string, or None for None, non-strings and empty strings."""
+    if isinstance(value, str):
+        value = value.strip()
+        return value or None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def as_year(value: Any) -> int | None:
+    """A plausible publication year (1000-2100) from an int or a string starting with one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        year = value
+    elif isinstance(value, str) and value.strip()[:4].isdigit():
+        year = int(value.strip()[:4])
+    else:
+        return None
+    return year if 1000 <= year <= 2100 else None
+
+
+def as_str_list(value: Any) -> list[str]:
+    """A list of non-empty strings from a list (non-strings dropped) or a single string."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return []
+    return [s for s in (as_str(v) for v in value) if s]

@@ -76,7 +76,7 @@ _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
 
 def normalize_title(title: str | None) -> str:
-    """Fold accents, case and punctuation: ``'L’Évaluation, des  MT!'`` -> ``'l evaluation des mt'``."""
+    """Fold accents, case, punctuation: ``'L’Évaluation des  MT!'`` -> ``'l evaluation des mt'``."""
     if not title:
         return ""
     decomposed = unicodedata.normalize("NFKD", title)

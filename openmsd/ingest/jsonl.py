@@ -121,7 +121,8 @@ def read(path: Path, report: Report) -> Iterator[Record]:
 def sniff(head: bytes, path: Path) -> bool:
     """A JSON object per line with an ``id`` and a ``title`` or ``abstract`` at the top level."""
     line = head.lstrip().split(b"\n", 1)[0]
-    return line.startswith(b"{") and b'"id"' in line and (b'"title"' in line or b'"abstract"' in line)
+    has_text = b'"title"' in line or b'"abstract"' in line
+    return line.startswith(b"{") and b'"id"' in line and has_text
 
 
 READER = Reader(FORMAT, sniff, read, "generic JSONL: one paper per line (id, title, abstract, ...)")

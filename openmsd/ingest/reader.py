@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +61,7 @@ def json_lines(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]
     with open_binary(path) as handle:
         number = 0
         try:
-            for number, line in enumerate(handle, start=1):  # noqa: B007 - used after the loop
+            for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
                 try:
@@ -85,9 +86,11 @@ def text_stream(path: Path) -> io.TextIOWrapper:
 
 
 def as_str(value: Any) -> str | None:
-    """A stripped string, or None for None, non-strings and empty strings."""
+    """A stripped, NFC-normalised string; None for None, non-strings and empty strings."""
     if isinstance(value, str):
         value = value.strip()
+        if not value.isascii():
+            value = unicodedata.normalize("NFC", value)
         return value or None
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)

@@ -1,0 +1,278 @@
+"""OpenAlex ``works`` snapshot: JSON Lines of Work objects (``.gz`` or plain), one work a line.
+
+The fields read (OpenAlex Work object documentation): ``id`` (``https://openalex.org/W...``),
+``doi`` (``https://doi.org/...``), ``ids`` (``openalex``, ``doi``, ``mag``, ``pmid``, ``pmcid``),
+``title`` / ``display_name``, ``abstract_inverted_index`` (``{word: [positions]}``: the abstract
+is rebuilt by placing every word at its positions), ``language`` (as OpenAlex declares it),
+``publication_year``, ``primary_location.source.display_name`` (or the deprecated
+``host_venue.display_name``), ``authorships[].author.display_name``, ``keywords[]``,
+``primary_topic`` / ``topics[]`` (else ``concepts[]``) as categories, and ``referenced_works``
+(one reference record each, targeting ``openalex:W...``).
+
+Example line (shortened)::
+
+    {"id": "https://openalex.org/W2741809807", "doi": "https://doi.org/10.7717/peerj.4375",
+     "title": "The state of OA", "publication_year": 2018, "language": "en",
+     "ids": {"openalex": "https://openalex.org/W2741809807", "mag": 2741809807,
+             "pmid": "https://pubmed.ncbi.nlm.nih.gov/29456894"},
+     "primary_location": {"source": {"display_name": "PeerJ"}},
+     "authorships": [{"author": {"display_name": "Heather Piwowar"}}],
+     "abstract_inverted_index": {"Despite": [0], "growing": [1], "interest": [2]},
+     "referenced_works": ["https://openalex.org/W1964141474"]}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from openmsd.corpus.identifiers import aliases, normalize_doi, paper_key
+from openmsd.corpus.schema import Record
+from openmsd.ingest.reader import Reader, as_str, as_year, json_lines
+from openmsd.ingest.report import Report
+
+FORMAT = "openalex"
+
+
+class MalformedIndexError(ValueError):
+    """An ``abstract_inverted_index`` that is not ``{word: [non-negative int, ...]}``."""
+
+
+def rebuild_abstract(index: Any) -> str | None:
+    """The abstract text of an inverted index ``{word: [positions]}``; None when it is empty.
+
+    Raises :class:`MalformedIndexError` when the index is not a mapping of words to lists of
+    integer positions, or when a position is negative and does not fit the fast path (JSON
+    booleans pass as the integers 0 and 1).
+    """
+    if index is None:
+        return None
+    if type(index) is not dict:
+        raise MalformedIndexError(f"expected an object, got {type(index).__name__}")
+    values = index.values()
+    kinds = set(map(type, values)) - {list}
+    if kinds:
+        raise MalformedIndexError(f"positions must be lists, found {_type_names(kinds)}")
+    # Fast path: positions are 0..n-1, each once; fill n slots in place, no sorting.
+    words: list[str | None] = [None] * sum(map(len, values))
+    try:
+        for word, positions in index.items():
+            for position in positions:
+                words[position] = word
+    except (TypeError, IndexError):  # a non-integer position, or gaps in the positions
+        return _rebuild_sorted(index)
+    if None in words:  # a repeated position (or a negative one landing on a used slot)
+        return _rebuild_sorted(index)
+    return " ".join(words).strip() or None  # type: ignore[arg-type]
+
+
+def _rebuild_sorted(index: dict[str, list[Any]]) -> str | None:
+    """The slow path of :func:`rebuild_abstract`: validate every position, sort them."""
+    slots: dict[int, str] = {}
+    for word, positions in index.items():
+        for position in positions:
+            if type(position) is not int and type(position) is not bool:
+                raise MalformedIndexError(
+                    f"position of {word!r}: expected an integer, got {type(position).__name__}")
+            if position < 0:
+                raise MalformedIndexError(f"position of {word!r}: negative ({position})")
+            slots[position] = word
+    text = " ".join([slots[position] for position in sorted(slots)]).strip()
+    return text or None
+
+
+def _type_names(kinds: set[type]) -> str:
+    return ", ".join(sorted(kind.__name__ for kind in kinds))
+
+
+_WORK_URL = "https://openalex.org/W"
+_WORK_URL_CUT = len(_WORK_URL) - 1  # keep the W
+
+
+def _work_id(value: Any) -> str | None:
+    """``'https://openalex.org/W12'`` or ``'W12'`` -> ``'W12'``; None if not an OpenAlex id."""
+    if not isinstance(value, str):
+        return None
+    short = value.strip().rsplit("/", 1)[-1].upper()
+    return short if short[:1] == "W" and short[1:].isdigit() else None
+
+
+def _pmcid(value: Any) -> str | None:
+    """``https://www.ncbi.nlm.nih.gov/pmc/articles/5815332`` -> ``PMC5815332``."""
+    text = as_str(value)
+    if text is None:
+        return None
+    tail = text.rstrip("/").rsplit("/", 1)[-1]
+    return f"PMC{tail}" if tail.isdigit() else tail
+
+
+def _names(items: list[Any], *fields: str) -> list[str]:
+    """The first non-empty string of ``fields`` of each object (or each string itself)."""
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str):
+            name: str | None = item.strip()
+        elif isinstance(item, dict):
+            name = None
+            for field in fields:
+                value = item.get(field)
+                if isinstance(value, str) and value.strip():
+                    name = value.strip()
+                    break
+        else:
+            name = None
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+def _authors(authorships: list[Any]) -> list[str]:
+    out: list[str] = []
+    for authorship in authorships:
+        if not isinstance(authorship, dict):
+            continue
+        author = authorship.get("author")
+        name = author.get("display_name") if isinstance(author, dict) else None
+        if not isinstance(name, str) or not name.strip():
+            name = authorship.get("raw_author_name")
+        if isinstance(name, str) and name.strip():
+            out.append(name.strip())
+    return out
+
+
+def _venue(work: dict[str, Any]) -> str | None:
+    location = work.get("primary_location")
+    if isinstance(location, dict):
+        source = location.get("source")
+        if isinstance(source, dict):
+            name = as_str(source.get("display_name"))
+            if name:
+                return name
+    host = work.get("host_venue")
+    return as_str(host.get("display_name")) if isinstance(host, dict) else None
+
+
+class _Fields:
+    """Typed access to a work's fields, collecting a warning for each field of the wrong type."""
+
+    def __init__(self, work: dict[str, Any]) -> None:
+        self.work = work
+        self.warnings: list[str] = []
+
+    def _wrong(self, field: str, expected: str, value: Any) -> None:
+        self.warnings.append(
+            f"wrong field type: {field!r} expected {expected}, got {type(value).__name__}")
+
+    def list_of(self, field: str) -> list[Any]:
+        value = self.work.get(field)
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return value
+        self._wrong(field, "a list", value)
+        return []
+
+    def object_of(self, field: str) -> dict[str, Any]:
+        value = self.work.get(field)
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            return value
+        self._wrong(field, "an object", value)
+        return {}
+
+    def text_of(self, field: str) -> str | None:
+        value = self.work.get(field)
+        if isinstance(value, str):
+            return value.strip() or None
+        if value is not None:
+            self._wrong(field, "a string", value)
+        return None
+
+
+def _categories(fields: _Fields) -> list[str]:
+    topics = fields.list_of("topics")
+    primary = fields.object_of("primary_topic")
+    if primary or topics:
+        return _names([primary, *topics], "display_name")
+    return _names(fields.list_of("concepts"), "display_name")
+
+
+def read(path: Path, report: Report) -> Iterator[Record]:
+    """Yield one paper and its ``referenced_works`` references per OpenAlex work line."""
+    for number, work in json_lines(path, report):
+        loc = f"{path.name}:{number}"
+        fields = _Fields(work)
+        openalex_id = fields.text_of("id")
+        ids = fields.object_of("ids")
+        doi = fields.text_of("doi") or as_str(ids.get("doi"))
+        key = paper_key(doi, "openalex", openalex_id)
+        if key is None:
+            report.problem(path, f"line {number}", "missing required field: 'id' or 'doi'")
+            continue
+        try:
+            abstract = rebuild_abstract(work.get("abstract_inverted_index"))
+        except MalformedIndexError as error:
+            fields.warnings.append(f"malformed abstract_inverted_index: {error}")
+            abstract = None
+        paper = {
+            "key": key,
+            "aliases": aliases(doi, {
+                "openalex": openalex_id or as_str(ids.get("openalex")),
+                "pmid": as_str(ids.get("pmid")),
+                "pmcid": _pmcid(ids.get("pmcid")),
+                "mag": as_str(ids.get("mag")),
+            }),
+            "doi": normalize_doi(doi),
+            "title": fields.text_of("title") or fields.text_of("display_name"),
+            "abstract": abstract,
+            "declared_language": fields.text_of("language"),
+            "year": as_year(work.get("publication_year")),
+            "venue": _venue(work),
+            "authors": _authors(fields.list_of("authorships")),
+            "keywords": _names(fields.list_of("keywords"), "display_name", "keyword"),
+            "categories": _categories(fields),
+            "translations": [],
+            "full_text": None,
+            "source": FORMAT,
+            "loc": loc,
+        }
+        references = fields.list_of("referenced_works")
+        for warning in fields.warnings:
+            report.problem(path, f"line {number}", warning, kind="warning")
+        yield "paper", paper
+        # Lean records (absent keys are null): a work cites ~30 others, this loop is the hot path.
+        for position, cited in enumerate(references):
+            if type(cited) is str and cited.startswith(_WORK_URL):
+                short = cited[_WORK_URL_CUT:]
+            else:
+                short = _work_id(cited)
+                if short is None:
+                    report.problem(path, f"line {number}",
+                                   f"invalid referenced work: referenced_works[{position}] = "
+                                   f"{cited!r}", kind="warning")
+                    continue
+            yield "reference", {"citing": key, "position": position, "ref_id": short,
+                                "targets": ["openalex:" + short], "source": FORMAT, "loc": loc}
+        report.count("openalex.references", len(references))
+
+
+_WORK_ID = re.compile(rb'"id"\s*:\s*"https://openalex\.org/W\d+"')
+_WORK_FIELDS = (b'"publication_year"', b'"authorships"', b'"abstract_inverted_index"',
+                b'"referenced_works"', b'"primary_location"', b'"host_venue"')
+
+
+def sniff(head: bytes, path: Path) -> bool:
+    """JSON lines whose first object has a top-level-looking OpenAlex work id and work fields."""
+    start = head.lstrip()
+    if not start.startswith(b"{"):
+        return False
+    line = start.split(b"\n", 1)[0]
+    return _WORK_ID.search(line) is not None and any(f in line for f in _WORK_FIELDS)
+
+
+READER = Reader(FORMAT, sniff, read,
+                "OpenAlex works snapshot: JSON Lines of Work objects (abstract inverted index, "
+                "referenced_works)")

@@ -1,0 +1,226 @@
+"""``openmsd ingest``: read inputs with their readers, stage them, and rebuild the corpus.
+
+Each input (a file or a folder) becomes one staged part of the corpus, keyed by the digest of
+its content: ingesting an unchanged input again does nothing, a changed one replaces its part
+in place (keeping its position in the merge order), a new one is appended. The corpus tables
+are then rebuilt from all parts (:func:`openmsd.corpus.build.build`), and the report of every
+part plus the build is written beside the corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from openmsd.corpus import langid
+from openmsd.corpus.build import build
+from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, Record
+from openmsd.corpus.store import (
+    Corpus,
+    ParquetSink,
+    replace_dir,
+    temp_dir_beside,
+    write_json,
+    write_jsonl,
+)
+from openmsd.ingest import formats
+from openmsd.ingest.reader import Reader
+from openmsd.ingest.report import IngestError, Problem, Report
+
+STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
+FLUSH_ROWS = 20_000
+_SKIP_NAMES = {"README", "README.md", "LICENSE", "LICENSE.txt", "NOTICE"}
+
+
+def list_files(path: Path) -> list[Path]:
+    """The files of an input: itself, or a folder's files (recursively, sorted, no hidden ones)."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise IngestError(f"{path}: no such file or directory")
+    return sorted(p for p in path.rglob("*") if p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(path).parts))
+
+
+def digest(files: list[Path], root: Path, fmt: str | None) -> str:
+    """A content digest of an input: its files' relative names and bytes, and the format asked."""
+    h = hashlib.sha256(f"stage={STAGE_VERSION};schema={SCHEMA_VERSION};format={fmt}".encode())
+    for file in files:
+        h.update(str(file.relative_to(root) if file != root else file.name).encode() + b"\0")
+        with open(file, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+class StagedWriter:
+    """Buffers records by kind and writes them to the staged Parquet files of one part."""
+
+    def __init__(self, directory: Path):
+        directory.mkdir(parents=True, exist_ok=True)
+        self.sinks = {kind: ParquetSink(directory / f"staged_{kind}s.parquet", schema)
+                      for kind, schema in STAGED.items()}
+        self.buffers: dict[str, list[dict[str, Any]]] = {kind: [] for kind in STAGED}
+        self.seq = 0
+
+    def add(self, kind: str, record: dict[str, Any]) -> None:
+        record["seq"] = self.seq
+        self.seq += 1
+        buffer = self.buffers[kind]
+        buffer.append(record)
+        if len(buffer) >= FLUSH_ROWS:
+            self._flush(kind)
+
+    def _flush(self, kind: str) -> None:
+        self.sinks[kind].write_rows(self.buffers[kind])
+        self.buffers[kind] = []
+
+    def close(self) -> dict[str, int]:
+        for kind in STAGED:
+            self._flush(kind)
+            self.sinks[kind].close()
+        return {f"{kind}s": sink.rows for kind, sink in self.sinks.items()}
+
+    def abort(self) -> None:
+        for sink in self.sinks.values():
+            sink.abort()
+
+
+def _records(files: list[Path], reader: Reader | None, report: Report) -> Iterator[Record]:
+    for file in files:
+        chosen = reader or formats.detect(file)
+        if chosen is None:
+            if file.name not in _SKIP_NAMES:
+                report.problem(file, "file", "format not recognised: no reader accepts its "
+                               "content (name one with --format)")
+            else:
+                report.count("files.documentation")
+            continue
+        report.count(f"files.{chosen.name}")
+        try:
+            yield from chosen.read(file, report)
+        except IngestError:
+            raise
+        except Exception as error:  # a reader bug must not lose the rest of the input
+            report.problem(file, "file", f"reader {chosen.name} failed: "
+                           f"{type(error).__name__}: {error}")
+
+
+def stage(path: Path, target: Path, fmt: str | None, report: Report,
+          on_record: Callable[[int], None] | None = None) -> dict[str, int]:
+    """Read one input into a staged part directory written atomically at ``target``."""
+    files = list_files(path)
+    reader = formats.get(fmt) if fmt else None
+    tmp = temp_dir_beside(target)
+    writer = StagedWriter(tmp)
+    try:
+        for kind, record in _records(files, reader, report):
+            writer.add(kind, record)
+            if on_record:
+                on_record(1)
+        counts = writer.close()
+    except BaseException:
+        writer.abort()
+        shutil.rmtree(tmp)
+        raise
+    write_jsonl(tmp / "problems.jsonl", (p.as_dict() for p in report.problems))
+    write_json(tmp / "part.json", {"counts": dict(report.counts), "records": counts})
+    replace_dir(tmp, target)
+    return counts
+
+
+@dataclass
+class IngestResult:
+    """What an ingest run did: inputs staged or unchanged, the build summary, the full report."""
+
+    staged: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    build: dict[str, Any] = field(default_factory=dict)
+    report: dict[str, Any] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _part_problems(part: Path) -> list[Problem]:
+    path = part / "problems.jsonl"
+    if not path.exists():
+        return []
+    return [Problem(**orjson.loads(line)) for line in path.read_bytes().splitlines() if line]
+
+
+def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None,
+           strict: bool = False, identifier: langid.LanguageIdentifier | None = None,
+           progress: Callable[[str, int | None], Callable[[int], None]] | None = None
+           ) -> IngestResult:
+    """Add ``inputs`` to the corpus at ``out`` (created if needed) and rebuild its tables.
+
+    ``progress(label, total)`` may return a callback advanced by records read / papers built.
+    """
+    corpus = Corpus(out)
+    corpus.root.mkdir(parents=True, exist_ok=True)
+    corpus.staged.mkdir(exist_ok=True)
+    manifest = corpus.manifest()
+    entries: list[dict[str, Any]] = manifest["inputs"]
+    result = IngestResult()
+    if fmt:
+        formats.get(fmt)
+    known = {e["part"] for e in entries}
+    for orphan in corpus.staged.iterdir():  # parts of an ingest that crashed before its manifest
+        if orphan.name not in known:
+            shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
+    for raw in inputs:
+        path = Path(raw).resolve()
+        files = list_files(path)
+        if not files:
+            raise IngestError(f"{path}: an empty folder: nothing to ingest")
+        part_digest = digest(files, path, fmt)
+        entry = next((e for e in entries if e["path"] == str(path)), None)
+        if entry and entry["digest"] == part_digest and (corpus.staged / entry["part"]).exists():
+            result.unchanged.append(str(path))
+            continue
+        last = max((e["ordinal"] for e in entries), default=-1)
+        ordinal = entry["ordinal"] if entry else last + 1
+        part = f"{ordinal:04d}-{part_digest}"
+        report = Report(strict=strict)
+        tick = progress(f"reading {path.name}", None) if progress else None
+        counts = stage(path, corpus.staged / part, fmt, report, tick)
+        if entry and entry["part"] != part and (corpus.staged / entry["part"]).exists():
+            shutil.rmtree(corpus.staged / entry["part"])
+        new = {"path": str(path), "ordinal": ordinal, "digest": part_digest, "part": part,
+               "format": fmt, "files": len(files), "records": counts}
+        entries[:] = [e for e in entries if e["path"] != str(path)] + [new]
+        entries.sort(key=lambda e: e["ordinal"])
+        result.staged.append(str(path))
+
+    report = Report(strict=strict)
+    parts = [(e["ordinal"], corpus.staged / e["part"], e["path"]) for e in entries]
+    tick = progress("building papers", None) if progress else None
+    result.build = build(corpus, parts, report, identifier, tick)
+    problems = [p for e in entries for p in _part_problems(corpus.staged / e["part"])]
+    problems += report.problems
+    counts: dict[str, int] = {}
+    for e in entries:
+        part_info = orjson.loads((corpus.staged / e["part"] / "part.json").read_bytes())
+        for name, value in part_info["counts"].items():
+            counts[name] = counts.get(name, 0) + value
+    for name, value in report.counts.items():
+        counts[name] = counts.get(name, 0) + value
+    summary = Report(problems=problems)
+    result.problems = problems
+    result.report = {
+        "inputs": [{"path": e["path"], "records": e["records"]} for e in entries],
+        "counts": dict(sorted(counts.items())) | dict(sorted(result.build["counts"].items())),
+        "problems": len(problems),
+        "problems_by_reason": dict(summary.by_reason().most_common()),
+    }
+    write_jsonl(corpus.root / "problems.jsonl", (p.as_dict() for p in problems))
+    write_json(corpus.root / "ingest_report.json", result.report)
+    manifest.update(schema_version=SCHEMA_VERSION, inputs=entries, build=result.build)
+    write_json(corpus.root / "manifest.json", manifest)
+    return result
+

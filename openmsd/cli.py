@@ -42,7 +42,7 @@ def _progress() -> Iterator[Callable[[str, int | None], Callable[[int], None]]]:
 
 
 def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 

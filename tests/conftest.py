@@ -22,3 +22,11 @@ def shared_data() -> Path:
 @pytest.fixture
 def report() -> Report:
     return Report()
+
+
+@pytest.fixture(scope="module")
+def shared_data_module() -> Path:
+    """``../shared/data`` for module-scoped fixtures."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present")
+    return SHARED_DATA

@@ -2,10 +2,12 @@
 
 Staged papers with the same key are merged keeping, per field, the first non-null value in
 ingest order (input order, then record order) and recording every source, as OpenMSD merges
-Crossref and Unpaywall on DOIs. Languages are identified on the merged title + abstract.
-References are resolved to corpus papers through the alias table (DOI, OpenAlex, arXiv, S2, ...
-identifiers), then by title (:mod:`openmsd.corpus.resolve`); citations are the resolved links
-between two different corpus papers; contexts inherit their reference's cited paper.
+Crossref and Unpaywall on DOIs. Languages are identified on the merged title + abstract
+(reused from the previous build for papers whose title, abstract and declared language did not
+change). References are resolved to corpus papers through the alias table (DOI, OpenAlex,
+arXiv, S2, ... identifiers), then by title (:mod:`openmsd.corpus.resolve`); citations are the
+resolved links between two different corpus papers; contexts inherit their reference's cited
+paper.
 
 All set operations run in DuckDB over the staged Parquet files; Python sees only batches
 (language identification) and the references left for title matching.
@@ -69,14 +71,37 @@ def build_id(digests: list[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _with_previous_languages(merge_sql: str, previous: Path | None) -> str:
+    """The merge query plus the language of each paper whose text the previous build saw."""
+    if previous is None:
+        return (f"SELECT *, NULL AS known_language, NULL::FLOAT AS known_confidence, "
+                f"false AS known FROM ({merge_sql})")
+    return f"""
+        SELECT m.*, o.language AS known_language, o.language_confidence AS known_confidence,
+               o.paper_id IS NOT NULL AS known
+        FROM ({merge_sql}) m LEFT JOIN read_parquet('{_quote(previous)}') o
+          ON o.paper_id = m.paper_id AND o.title IS NOT DISTINCT FROM m.title
+         AND o.abstract IS NOT DISTINCT FROM m.abstract
+         AND o.declared_language IS NOT DISTINCT FROM m.declared_language
+        ORDER BY m.paper_id"""
+
+
 def _add_languages(batch: pa.RecordBatch, identifier: langid.LanguageIdentifier | None
                    ) -> pa.RecordBatch:
-    texts = [langid.paper_text(t, a) for t, a in zip(batch["title"].to_pylist(),
-                                                     batch["abstract"].to_pylist(), strict=True)]
-    found = langid.identify(texts, identifier)
+    """Identify the language of the papers of a batch whose text is new."""
+    known = batch["known"].to_pylist()
+    todo = [i for i, k in enumerate(known) if not k]
+    titles, abstracts = batch["title"].to_pylist(), batch["abstract"].to_pylist()
+    declared = batch["declared_language"].to_pylist()
+    found = langid.identify([langid.paper_text(titles[i], abstracts[i]) for i in todo],
+                            [declared[i] for i in todo], identifier)
+    languages = batch["known_language"].to_pylist()
+    confidences = batch["known_confidence"].to_pylist()
+    for i, (language, confidence) in zip(todo, found, strict=True):
+        languages[i], confidences[i] = language, confidence
     columns = {name: batch[name] for name in batch.schema.names}
-    columns["language"] = pa.array([f[0] for f in found], pa.string())
-    columns["language_confidence"] = pa.array([f[1] for f in found], pa.float32())
+    columns["language"] = pa.array(languages, pa.string())
+    columns["language_confidence"] = pa.array(confidences, pa.float32())
     return pa.RecordBatch.from_pydict(columns)
 
 
@@ -110,7 +135,9 @@ def build(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
         _report_duplicates(con, report, names)
 
         papers_path = Path(tmp) / "papers.parquet"
-        n_papers = _write(con, MERGE_SQL, papers_path, PAPERS, meta,
+        previous = corpus.table_path("papers")
+        merge = _with_previous_languages(MERGE_SQL, previous if previous.exists() else None)
+        n_papers = _write(con, merge, papers_path, PAPERS, meta,
                           lambda b: _add_languages(b, identifier), on_papers)
         con.execute(f"CREATE VIEW papers AS SELECT * FROM read_parquet('{_quote(papers_path)}')")
         _build_alias_map(con, report)

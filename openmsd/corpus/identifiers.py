@@ -25,11 +25,16 @@ def normalize_doi(doi: str | None) -> str | None:
     return value if _DOI_SHAPE.match(value) else None
 
 
+def _pmcid(value: str) -> str:
+    """``'5815332'`` (as OpenAlex gives it) -> ``'PMC5815332'``."""
+    return f"PMC{value}" if value.isdigit() else value
+
+
 _ID_CLEANERS = {
     "openalex": lambda v: v.rsplit("/", 1)[-1].upper(),
     "arxiv": lambda v: re.sub(r"^(?:arxiv:|https?://arxiv\.org/abs/)", "", v, flags=re.I),
     "pmid": lambda v: v.rsplit("/", 1)[-1],
-    "pmcid": lambda v: v.rsplit("/", 1)[-1].upper(),
+    "pmcid": lambda v: _pmcid(v.rstrip("/").rsplit("/", 1)[-1].upper()),
 }
 
 

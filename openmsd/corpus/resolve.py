@@ -3,10 +3,10 @@
 A reference matches a paper when their normalised titles (accents, case and punctuation folded;
 the paper's translated titles count too; the reference's with and without a venue glued to its
 end, as citation parsers often leave it) are equal, or similar above ``threshold`` by
-rapidfuzz's ``ratio``, and their years differ by at most ``year_slack`` when both are known. Fuzzy matching needs a
-year on the reference and looks only at papers of compatible years. A reference with two or
-more matching papers is *ambiguous* and is not guessed; a match to the citing paper itself is
-reported as a *self*-citation.
+rapidfuzz's ``ratio``, and their years differ by at most ``year_slack`` when both are known.
+Fuzzy matching needs a year on the reference and looks only at papers of compatible years.
+A reference with two or more matching papers is *ambiguous* and is not guessed; a match to the
+citing paper itself is reported as a *self*-citation.
 
 >>> import pyarrow as pa
 >>> papers = pa.table({"paper_id": ["p1"], "year": [2003],

@@ -61,6 +61,16 @@ def _is_header(row: list[str]) -> bool:
 
 def read(path: Path, report: Report) -> Iterator[Record]:
     """Yield one reference record per citation row; bad rows are reported with their line."""
+    counts = {"coci.citations": 0, "coci.journal_self_citations": 0,
+              "coci.author_self_citations": 0}
+    try:
+        yield from _rows(path, report, counts)
+    finally:
+        for name, number in counts.items():
+            report.count(name, number)
+
+
+def _rows(path: Path, report: Report, counts: dict[str, int]) -> Iterator[Record]:
     with text_stream(path) as stream:
         rows = csv.reader(stream)
         data_row = -1
@@ -70,15 +80,21 @@ def read(path: Path, report: Report) -> Iterator[Record]:
                 row = next(rows)
             except StopIteration:
                 break
-            except (csv.Error, OSError, EOFError) as error:
+            except csv.Error as error:
                 report.problem(path, f"line {rows.line_num}", f"unreadable CSV: {error}")
-                if isinstance(error, OSError | EOFError):
-                    break
+                first = False
                 data_row += 1
                 continue
-            where, loc = f"line {rows.line_num}", f"{path.name}:{rows.line_num}"
+            except (OSError, EOFError) as error:
+                report.problem(path, f"after line {rows.line_num}",
+                               f"unreadable compressed data: {error}")
+                first = False
+                break
+            where = f"line {rows.line_num}"
             if first:
                 first = False
+                if row:
+                    row[0] = row[0].lstrip("\ufeff")
                 if _is_header(row):
                     continue
             if not row or not any(cell.strip() for cell in row):
@@ -99,21 +115,22 @@ def read(path: Path, report: Report) -> Iterator[Record]:
                 side, cell = ("citing", citing_cell) if citing is None else ("cited", cited_cell)
                 report.problem(path, where, f"invalid DOI: {side} {cell.strip()!r}")
                 continue
-            targets = [f"doi:{cited}"]
-            pmid = alias("pmid", cited_ids.get("pmid"))
-            if pmid:
-                targets.append(pmid)
+            targets = ["doi:" + cited]
+            if "pmid" in cited_ids:
+                pmid = alias("pmid", cited_ids["pmid"])
+                if pmid:
+                    targets.append(pmid)
             oci = oci.strip()
+            counts["coci.citations"] += 1
             if journal_sc.strip() == "yes":
-                report.count("coci.journal_self_citations")
+                counts["coci.journal_self_citations"] += 1
             if author_sc.strip() == "yes":
-                report.count("coci.author_self_citations")
-            report.count("coci.citations")
+                counts["coci.author_self_citations"] += 1
+            # Lean records (absent keys are null): a COCI dump has billions of rows.
             yield "reference", {
                 "citing": citing, "position": data_row,
                 "ref_id": oci[4:] if oci.startswith("oci:") else (oci or None),
-                "targets": targets, "title": None, "authors": [], "year": None,
-                "venue": None, "raw": None, "source": FORMAT, "loc": loc,
+                "targets": targets, "source": FORMAT, "loc": f"{path.name}:{rows.line_num}",
             }
     if first:
         report.problem(path, "file", "empty file: no records", kind="warning")

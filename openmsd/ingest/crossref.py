@@ -50,13 +50,13 @@ _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=Tru
 _BLOCKS = {"p", "title", "sec", "list-item", "label", "caption", "disp-formula", "list"}
 _HEADINGS = {"abstract", "summary", "resumo", "resumen", "résumé", "resume", "zusammenfassung",
              "riassunto", "abstrakt", "аннотация"}
-_TAG = re.compile(r"<[^>]*>")
+_TAG = re.compile(r"<[/!?]?[A-Za-z][^<>]*>")
 _TYPES: tuple[tuple[str, type | tuple[type, ...], str], ...] = (
     ("author", list, "a list"), ("subject", list, "a list"), ("reference", list, "a list"),
     ("title", (list, str), "a list"), ("container-title", (list, str), "a list"),
     ("abstract", str, "a string"), ("language", str, "a string"),
 )
-_DATE_FIELDS = ("issued", "published-print", "published-online", "published", "created")
+_DATE_FIELDS = ("issued", "published-print", "published-online", "published")
 
 
 def _local(element: etree._Element) -> str:
@@ -88,7 +88,11 @@ def strip_jats(abstract: str) -> tuple[str | None, str | None]:
         root = etree.fromstring(_WRAP_OPEN + abstract.encode() + _WRAP_CLOSE, _PARSER)
     except etree.XMLSyntaxError as error:
         text = " ".join(html.unescape(_TAG.sub(" ", abstract)).split())
-        return text or None, str(error)
+        line, column = error.position
+        if line == 1:
+            column -= len(_WRAP_OPEN)
+        message = error.msg.rsplit(", line ", 1)[0]
+        return text or None, f"{message} (abstract line {line}, column {column})"
     _drop_heading(root)
     for element in root.iter():
         if _local(element) in _BLOCKS:
@@ -128,6 +132,11 @@ def _first(value: Any) -> str | None:
     return values[0] if values else None
 
 
+def _plain(text: str | None) -> str | None:
+    """A title without the inline markup Crossref titles may carry (``<i>``, ``<sub>``)."""
+    return strip_jats(text)[0] if text and "<" in text else text
+
+
 def _reference(citing: str, position: int, ref: dict[str, Any], loc: str) -> dict[str, Any]:
     target = alias("doi", as_str(ref.get("DOI")))
     author = as_str(ref.get("author"))
@@ -135,7 +144,7 @@ def _reference(citing: str, position: int, ref: dict[str, Any], loc: str) -> dic
         "citing": citing, "position": position,
         "ref_id": as_str(ref.get("key")) or str(position),
         "targets": [target] if target else [],
-        "title": as_str(ref.get("article-title")) or as_str(ref.get("volume-title")),
+        "title": _plain(as_str(ref.get("article-title")) or as_str(ref.get("volume-title"))),
         "authors": [author] if author else [], "year": as_year(ref.get("year")),
         "venue": as_str(ref.get("journal-title")) or as_str(ref.get("series-title")),
         "raw": as_str(ref.get("unstructured")), "source": FORMAT, "loc": loc,
@@ -202,7 +211,7 @@ def _paper(item: dict[str, Any], key: str, loc: str, warnings: list[str]) -> dic
     doi = as_str(item.get("DOI"))
     return {
         "key": key, "aliases": aliases(doi, {}), "doi": normalize_doi(doi),
-        "title": _first(item.get("title")), "abstract": abstract,
+        "title": _plain(_first(item.get("title"))), "abstract": abstract,
         "declared_language": as_str(item.get("language")), "year": _year(item),
         "venue": _first(item.get("container-title")),
         "authors": author_names(item.get("author")), "keywords": [],

@@ -99,30 +99,18 @@ def _work_id(value: Any) -> str | None:
     return short if short[:1] == "W" and short[1:].isdigit() else None
 
 
-def _pmcid(value: Any) -> str | None:
-    """``https://www.ncbi.nlm.nih.gov/pmc/articles/5815332`` -> ``PMC5815332``."""
-    text = as_str(value)
-    if text is None:
-        return None
-    tail = text.rstrip("/").rsplit("/", 1)[-1]
-    return f"PMC{tail}" if tail.isdigit() else tail
-
-
 def _names(items: list[Any], *fields: str) -> list[str]:
     """The first non-empty string of ``fields`` of each object (or each string itself)."""
     out: list[str] = []
     for item in items:
+        name = None
         if isinstance(item, str):
-            name: str | None = item.strip()
+            name = as_str(item)
         elif isinstance(item, dict):
-            name = None
             for field in fields:
-                value = item.get(field)
-                if isinstance(value, str) and value.strip():
-                    name = value.strip()
+                name = as_str(item.get(field))
+                if name:
                     break
-        else:
-            name = None
         if name and name not in out:
             out.append(name)
     return out
@@ -134,11 +122,10 @@ def _authors(authorships: list[Any]) -> list[str]:
         if not isinstance(authorship, dict):
             continue
         author = authorship.get("author")
-        name = author.get("display_name") if isinstance(author, dict) else None
-        if not isinstance(name, str) or not name.strip():
-            name = authorship.get("raw_author_name")
-        if isinstance(name, str) and name.strip():
-            out.append(name.strip())
+        name = as_str(author.get("display_name")) if isinstance(author, dict) else None
+        name = name or as_str(authorship.get("raw_author_name"))
+        if name:
+            out.append(name)
     return out
 
 
@@ -186,7 +173,7 @@ class _Fields:
     def text_of(self, field: str) -> str | None:
         value = self.work.get(field)
         if isinstance(value, str):
-            return value.strip() or None
+            return as_str(value)
         if value is not None:
             self._wrong(field, "a string", value)
         return None
@@ -205,10 +192,10 @@ def read(path: Path, report: Report) -> Iterator[Record]:
     for number, work in json_lines(path, report):
         loc = f"{path.name}:{number}"
         fields = _Fields(work)
-        openalex_id = fields.text_of("id")
         ids = fields.object_of("ids")
-        doi = fields.text_of("doi") or as_str(ids.get("doi"))
-        key = paper_key(doi, "openalex", openalex_id)
+        openalex_id = fields.text_of("id") or as_str(ids.get("openalex"))
+        doi = normalize_doi(fields.text_of("doi") or as_str(ids.get("doi")))
+        key = doi or paper_key(None, "openalex", openalex_id)
         if key is None:
             report.problem(path, f"line {number}", "missing required field: 'id' or 'doi'")
             continue
@@ -220,12 +207,12 @@ def read(path: Path, report: Report) -> Iterator[Record]:
         paper = {
             "key": key,
             "aliases": aliases(doi, {
-                "openalex": openalex_id or as_str(ids.get("openalex")),
+                "openalex": openalex_id,
                 "pmid": as_str(ids.get("pmid")),
-                "pmcid": _pmcid(ids.get("pmcid")),
+                "pmcid": as_str(ids.get("pmcid")),
                 "mag": as_str(ids.get("mag")),
             }),
-            "doi": normalize_doi(doi),
+            "doi": doi,
             "title": fields.text_of("title") or fields.text_of("display_name"),
             "abstract": abstract,
             "declared_language": fields.text_of("language"),
@@ -256,21 +243,31 @@ def read(path: Path, report: Report) -> Iterator[Record]:
                     continue
             yield "reference", {"citing": key, "position": position, "ref_id": short,
                                 "targets": ["openalex:" + short], "source": FORMAT, "loc": loc}
-        report.count("openalex.references", len(references))
+        report.count("openalex.referenced_works", len(references))
 
 
+_INDEX_FIRST = re.compile(rb'\{\s*"abstract_inverted_index"\s*:\s*[{n]')
 _WORK_ID = re.compile(rb'"id"\s*:\s*"https://openalex\.org/W\d+"')
 _WORK_FIELDS = (b'"publication_year"', b'"authorships"', b'"abstract_inverted_index"',
-                b'"referenced_works"', b'"primary_location"', b'"host_venue"')
+                b'"referenced_works"', b'"primary_location"', b'"host_venue"',
+                b'"counts_by_year"', b'"cited_by_count"', b'"type_crossref"',
+                b'"best_oa_location"')
 
 
 def sniff(head: bytes, path: Path) -> bool:
-    """JSON lines whose first object has a top-level-looking OpenAlex work id and work fields."""
+    """JSON lines whose first object is an OpenAlex work: its ``id`` is an OpenAlex work URL
+    and it has a work field, or (its ``id`` beyond the first 8 KB, keys sorted) it opens with
+    ``abstract_inverted_index`` or names OpenAlex entities and has two work fields."""
     start = head.lstrip()
     if not start.startswith(b"{"):
         return False
     line = start.split(b"\n", 1)[0]
-    return _WORK_ID.search(line) is not None and any(f in line for f in _WORK_FIELDS)
+    if _INDEX_FIRST.match(line):  # only OpenAlex (and MAG before it) has this field
+        return True
+    fields = sum(field in line for field in _WORK_FIELDS)
+    if _WORK_ID.search(line) is not None:
+        return fields >= 1
+    return fields >= 2 and b'"https://openalex.org/' in line
 
 
 READER = Reader(FORMAT, sniff, read,

@@ -9,6 +9,8 @@ part plus the build is written beside the corpus.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import shutil
 from collections.abc import Callable, Iterable, Iterator
@@ -112,9 +114,28 @@ def _records(files: list[Path], reader: Reader | None, report: Report) -> Iterat
                            f"{type(error).__name__}: {error}")
 
 
+@contextlib.contextmanager
+def _rare_gc(threshold: int = 200_000) -> Iterator[None]:
+    """Collect cycles less often: readers allocate millions of short-lived acyclic dicts, and
+    the default collector re-scans the write buffers every 700 of them (about a third of the
+    staging time on OpenAlex works)."""
+    saved = gc.get_threshold()
+    gc.set_threshold(threshold, saved[1], saved[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
+
+
 def stage(path: Path, target: Path, fmt: str | None, report: Report,
           on_record: Callable[[int], None] | None = None) -> dict[str, int]:
     """Read one input into a staged part directory written atomically at ``target``."""
+    with _rare_gc():
+        return _stage(path, target, fmt, report, on_record)
+
+
+def _stage(path: Path, target: Path, fmt: str | None, report: Report,
+           on_record: Callable[[int], None] | None) -> dict[str, int]:
     files = list_files(path)
     reader = formats.get(fmt) if fmt else None
     tmp = temp_dir_beside(target)

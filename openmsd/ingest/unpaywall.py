@@ -70,12 +70,15 @@ _MARKERS = (b'"oa_status"', b'"is_oa"', b'"z_authors"', b'"best_oa_location"',
 
 
 def sniff(head: bytes, path: Path) -> bool:
-    """JSON lines whose first object has ``doi`` and at least two Unpaywall-only fields."""
+    """JSON lines whose first object has ``doi`` and two Unpaywall fields, and is no OpenAlex
+    work (those carry ``is_oa`` and ``best_oa_location`` too)."""
     start = head.lstrip()
     if not start.startswith(b"{"):
         return False
     line = start.split(b"\n", 1)[0]
-    return b'"doi"' in line and sum(marker in line for marker in _MARKERS) >= 2
+    if b'"doi"' not in line or b"https://openalex.org/" in line:  # OpenAlex works have is_oa
+        return False
+    return sum(marker in line for marker in _MARKERS) >= 2
 
 
 READER = Reader(FORMAT, sniff, read,

@@ -27,8 +27,8 @@ def test_paper_key_prefers_doi_then_namespace():
 
 
 def test_aliases_cover_every_identifier():
-    assert aliases("10.1234/x", {"openalex": "https://openalex.org/w9", "arxiv": "arXiv:2101.1"}) == [
-        "arxiv:2101.1", "doi:10.1234/x", "openalex:W9"]
+    ids = {"openalex": "https://openalex.org/w9", "arxiv": "arXiv:2101.1"}
+    assert aliases("10.1234/x", ids) == ["arxiv:2101.1", "doi:10.1234/x", "openalex:W9"]
     assert alias("doi", "garbage") is None
     assert key_aliases("10.1234/x") == ["doi:10.1234/x"]
     assert key_aliases("s2:5") == ["s2:5"]

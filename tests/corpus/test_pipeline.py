@@ -184,3 +184,22 @@ def test_not_a_corpus_and_missing_inputs_are_clear_errors(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(IngestError, match="empty folder"):
         ingest([tmp_path / "empty"], tmp_path / "c")
+
+
+def test_languages_of_unchanged_papers_are_not_identified_again(tmp_path):
+    seen: list[str] = []
+
+    def counting(texts):
+        seen.extend(texts)
+        return [("fr", 0.99)] * len(texts)
+
+    a = write_jsonl(tmp_path / "a.jsonl", [{"id": "p1", "title": "Un analyseur", "abstract": FR}])
+    ingest([a], tmp_path / "c", fmt="jsonl", identifier=counting)
+    assert len(seen) == 1
+    b = write_jsonl(tmp_path / "b.jsonl", [{"id": "p2", "title": "A parser", "abstract": EN}])
+    ingest([b], tmp_path / "c", fmt="jsonl", identifier=counting)
+    assert len(seen) == 2 and seen[1].startswith("A parser")
+    write_jsonl(a, [{"id": "p1", "title": "Un analyseur robuste", "abstract": FR}])
+    ingest([a], tmp_path / "c", fmt="jsonl", identifier=counting)
+    assert len(seen) == 3 and seen[2].startswith("Un analyseur robuste")
+    assert papers_by_id(tmp_path / "c")["p2"]["language"] == "fr"  # kept from the first build

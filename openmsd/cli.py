@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from openmsd.corpus.build import LINKED
 from openmsd.corpus.stats import corpus_stats, table1_rows
 from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.ingest import formats
@@ -79,8 +80,12 @@ def ingest(
         err.print(f"unchanged, not read again: {path}", highlight=False)
     _print_report(result.report, result.problems)
     counts = result.build["counts"]
+    resolved = sum(counts.get(f"references.{k}", 0) for k in LINKED)
     out.print(f"[bold]{out_dir}[/]: {counts['papers']:,} papers, {counts['references']:,} "
-              f"references, {counts['citations']:,} citations, {counts['contexts']:,} contexts",
+              f"references ({resolved:,} resolved to corpus papers, "
+              f"{counts.get('references.unresolved', 0):,} to papers outside the corpus, "
+              f"{counts.get('references.citing-unknown', 0):,} from papers outside it), "
+              f"{counts['citations']:,} citations, {counts['contexts']:,} contexts",
               highlight=False)
 
 

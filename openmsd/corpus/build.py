@@ -16,6 +16,7 @@ All set operations run in DuckDB over the staged Parquet files; Python sees only
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,7 @@ from openmsd.corpus.store import Corpus, ParquetSink, arrow_reader, arrow_table
 from openmsd.ingest.report import Report
 
 BATCH = 50_000
+MEMORY_LIMIT = os.environ.get("OPENMSD_MEMORY_LIMIT", "1GB")
 ORD = "(part::BIGINT << 40) + seq"
 # The alias under which a paper key itself is cited (see identifiers.key_aliases).
 KEY_ALIAS = "CASE WHEN regexp_matches({0}, '^10\\.[0-9]{{4,9}}/') THEN 'doi:' || {0} ELSE {0} END"
@@ -118,8 +120,11 @@ def _write(con: duckdb.DuckDBPyConnection, sql: str, target: Path, schema: pa.Sc
 
 def build(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
           identifier: langid.LanguageIdentifier | None = None,
-          on_papers: Callable[[int], None] | None = None) -> dict[str, Any]:
+          on_papers: Callable[[int], None] | None = None, memory_limit: str = MEMORY_LIMIT
+          ) -> dict[str, Any]:
     """Rebuild every corpus table from ``parts`` (ordinal, staged dir, input name).
+
+    DuckDB spills to a temporary directory beside the corpus beyond ``memory_limit``.
 
     Returns the build summary stored in the manifest; problems go to ``report``.
     """
@@ -129,6 +134,7 @@ def build(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
     with tempfile.TemporaryDirectory(dir=corpus.root, prefix=".build-") as tmp:
         con = duckdb.connect(str(Path(tmp) / "build.duckdb"))
         con.execute(f"SET temp_directory = '{_quote(Path(tmp) / 'spill')}'")
+        con.execute(f"SET memory_limit = '{memory_limit}'")
         con.execute("SET preserve_insertion_order = true")
         for kind in ("papers", "references", "contexts"):
             con.execute(f"CREATE VIEW staged_{kind} AS {_union(staged, f'staged_{kind}.parquet')}")

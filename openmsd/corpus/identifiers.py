@@ -77,6 +77,24 @@ def key_aliases(key: str) -> list[str]:
     return [f"doi:{doi}"] if doi else [key]
 
 
+_DOI_IN_TEXT = re.compile(r"10\.\d{4,9}/[^\s\"<>]+")
+
+
+def dois_in_text(text: str | None) -> list[str]:
+    """The normalised DOIs written in a text, trailing punctuation cut: ``'doi:10.1000/X.'``
+    -> ``['10.1000/x']``."""
+    found: list[str] = []
+    for match in _DOI_IN_TEXT.finditer(text or ""):
+        value = match.group(0).rstrip(".,;:")
+        while value and value[-1] in ")]" and value.count(value[-1]) > value.count(
+                "(" if value[-1] == ")" else "["):
+            value = value[:-1].rstrip(".,;:")
+        doi = normalize_doi(value)
+        if doi and doi not in found:
+            found.append(doi)
+    return found
+
+
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
 

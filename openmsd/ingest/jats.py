@@ -55,7 +55,7 @@ from typing import Any
 
 from lxml import etree
 
-from openmsd.corpus.identifiers import alias, aliases, normalize_doi, paper_key
+from openmsd.corpus.identifiers import alias, aliases, dois_in_text, normalize_doi, paper_key
 from openmsd.corpus.schema import Record
 from openmsd.ingest.reader import Reader, as_year, open_binary
 from openmsd.ingest.report import Report
@@ -78,24 +78,6 @@ BLOCK = {"p", "title", "sec", "list-item", "list", "td", "th", "tr", "label", "c
          "boxed-text", "disp-formula"}
 
 _SCIELO_PID = re.compile(r"^(?:S\d{4}-[\dX]{4}\d{13}|[A-Za-z0-9]{23})$")
-_DOI_IN_TEXT = re.compile(r"10\.\d{4,9}/[^\s\"<>]+")
-
-
-def dois_in_text(text: str | None) -> list[str]:
-    """The normalised DOIs written in a text, trailing punctuation cut: ``'doi:10.1000/X.'``
-    -> ``['10.1000/x']``."""
-    found: list[str] = []
-    for match in _DOI_IN_TEXT.finditer(text or ""):
-        value = match.group(0).rstrip(".,;:")
-        while value and value[-1] in ")]" and value.count(value[-1]) > value.count(
-                "(" if value[-1] == ")" else "["):
-            value = value[:-1].rstrip(".,;:")
-        doi = normalize_doi(value)
-        if doi and doi not in found:
-            found.append(doi)
-    return found
-
-
 def _tag(node: Any) -> str:
     """The local name of an element ('' for comments, processing instructions, entities)."""
     tag = node.tag

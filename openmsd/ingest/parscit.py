@@ -41,9 +41,8 @@ from typing import Any
 
 from lxml import etree
 
-from openmsd.corpus.identifiers import paper_key
+from openmsd.corpus.identifiers import dois_in_text, paper_key
 from openmsd.corpus.schema import Record
-from openmsd.ingest.jats import dois_in_text
 from openmsd.ingest.reader import Reader, as_year, open_binary
 from openmsd.ingest.report import Report
 

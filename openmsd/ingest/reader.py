@@ -55,8 +55,9 @@ def head(path: Path, size: int = SNIFF_BYTES) -> bytes:
 def json_lines(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSON-object line; report the lines that are not.
 
-    Blank lines are skipped silently; invalid UTF-8, malformed JSON and non-object values are
-    reported with their line number. A truncated gzip stream is reported and ends the file.
+    Blank lines are skipped silently; malformed JSON and non-object values are reported with
+    their line number and skipped; a line in another encoding than UTF-8 is read as
+    Windows-1252 and reported. A truncated gzip stream is reported and ends the file.
     """
     with open_binary(path) as handle:
         number = 0
@@ -67,8 +68,12 @@ def json_lines(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]
                 try:
                     value = orjson.loads(line)
                 except orjson.JSONDecodeError as error:
-                    report.problem(path, f"line {number}", f"malformed JSON: {error}")
-                    continue
+                    value = _recode(line)
+                    if value is None:
+                        report.problem(path, f"line {number}", f"malformed JSON: {error}")
+                        continue
+                    report.problem(path, f"line {number}", "wrong encoding: not UTF-8; read "
+                                   "as Windows-1252", kind="warning")
                 if not isinstance(value, dict):
                     report.problem(path, f"line {number}",
                                    f"expected a JSON object, got {type(value).__name__}")
@@ -78,6 +83,19 @@ def json_lines(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]
             report.problem(path, f"after line {number}", f"unreadable compressed data: {error}")
     if number == 0:
         report.problem(path, "file", "empty file: no records", kind="warning")
+
+
+def _recode(line: bytes) -> Any:
+    """A line that is valid JSON once read as Windows-1252 instead of UTF-8, parsed; else None."""
+    try:
+        line.decode("utf-8")
+        return None  # the encoding is fine: the JSON is not
+    except UnicodeDecodeError:
+        pass
+    try:
+        return orjson.loads(line.decode("cp1252", errors="replace"))
+    except orjson.JSONDecodeError:
+        return None
 
 
 def text_stream(path: Path) -> io.TextIOWrapper:

@@ -4,6 +4,7 @@ from hypothesis import strategies as st
 from openmsd.corpus.identifiers import (
     alias,
     aliases,
+    dois_in_text,
     key_aliases,
     normalize_doi,
     normalize_title,
@@ -44,3 +45,10 @@ def test_normalize_title_folds_accents_case_punctuation():
 def test_normalize_title_is_idempotent(text):
     once = normalize_title(text)
     assert normalize_title(once) == once
+
+
+def test_dois_in_text() -> None:
+    assert dois_in_text("doi: 10.1000/AB.c. and https://doi.org/10.2000/x(1)2).") == [
+        "10.1000/ab.c", "10.2000/x(1)2"]
+    assert dois_in_text("(see 10.1023/A:1010933404324), p. 3") == ["10.1023/a:1010933404324"]
+    assert dois_in_text(None) == []

@@ -401,10 +401,3 @@ def test_sniff(scielo: Path, tmp_path: Path) -> None:
     html = b"<html><body><article><p>blog post</p></article></body></html>"
     for head in (parscit, bioc, generic, html):
         assert not jats.sniff(head, tmp_path / "x")
-
-
-def test_dois_in_text() -> None:
-    assert jats.dois_in_text("doi: 10.1000/AB.c. and https://doi.org/10.2000/x(1)2).") == [
-        "10.1000/ab.c", "10.2000/x(1)2"]
-    assert jats.dois_in_text("(see 10.1023/A:1010933404324), p. 3") == ["10.1023/a:1010933404324"]
-    assert jats.dois_in_text(None) == []

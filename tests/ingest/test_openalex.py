@@ -230,13 +230,14 @@ def test_bad_lines_are_reported_and_the_good_ones_kept(tmp_path, report):
         {"id": "https://openalex.org/W5", "abstract_inverted_index": {"a": "0"}},  # 5
         {"id": "https://openalex.org/W6", "abstract_inverted_index": {"a": [0.5]},
          "authorships": "Ana", "referenced_works": ["https://openalex.org/W7", 12, ""]},  # 6
-        b'{"id": "https://openalex.org/W8", "title": "caf\xe9"}',        # 7 invalid UTF-8
+        b'{"id": "https://openalex.org/W8", "title": "caf\xe9"}',        # 7 Windows-1252
         good2,                                                            # 8
     ]
     path = write_lines(tmp_path / "works.jsonl", lines)
     papers, references = read_all(path, report)
     assert [p["key"] for p in papers] == ["10.7717/peerj.4375", "openalex:W5", "openalex:W6",
-                                          "10.1234/two"]
+                                          "openalex:W8", "10.1234/two"]
+    assert papers[3]["title"] == "café"
     assert papers[1]["abstract"] is None and papers[2]["abstract"] is None
     assert papers[2]["authors"] == []
     assert [r["ref_id"] for r in references if r["citing"] == "openalex:W6"] == ["W7"]
@@ -249,11 +250,11 @@ def test_bad_lines_are_reported_and_the_good_ones_kept(tmp_path, report):
         ("line 6", "malformed abstract_inverted_index", "warning"),
         ("line 6", "wrong field type", "warning"),
         ("line 6", "invalid referenced work", "warning"),
-        ("line 7", "malformed JSON", "skipped"),
+        ("line 7", "wrong encoding", "warning"),
     }
     assert all(p.file == str(path) for p in report.problems)
-    assert report.counts["problems.skipped"] == 4
-    assert report.counts["problems.warning"] == 5  # two invalid referenced works on line 6
+    assert report.counts["problems.skipped"] == 3
+    assert report.counts["problems.warning"] == 6  # two invalid referenced works on line 6
 
 
 def test_truncated_gzip_is_reported_after_the_records_read(tmp_path, report):

@@ -165,7 +165,7 @@ def test_bad_input_is_reported_and_good_lines_kept(tmp_path: Path, report: Repor
         b'{"paper_id": "6000", "title": ',  # malformed JSON
         b"42",  # not an object
         orjson.dumps({**BARE, "paper_id": None, "doi": None}),  # no id
-        b'{"paper_id": "7000", "title": "Caf\xe9"}',  # Latin-1, not UTF-8
+        b'{"paper_id": "7000", "title": "Caf\xe9"}',  # Latin-1, not UTF-8: read as cp1252
         orjson.dumps({**BARE, "paper_id": "8000", "authors": "Ada Lovelace",
                       "outbound_citations": "2000", "inbound_citations": ["4000", None]}),
         orjson.dumps({**BARE, "paper_id": "9000", "authors": [{"first": "Ada"}, 7]}),
@@ -173,10 +173,11 @@ def test_bad_input_is_reported_and_good_lines_kept(tmp_path: Path, report: Repor
     ]
     path = write_lines(tmp_path / "bad.jsonl", lines)
     records = by_kind(list(s2orc.read(path, report)))
-    assert [p["key"] for p in records["paper"]] == ["s2:5000", "s2:8000", "s2:9000",
+    assert [p["key"] for p in records["paper"]] == ["s2:5000", "s2:7000", "s2:8000", "s2:9000",
                                                     "10.18653/v1/p19-1001"]
-    assert records["paper"][1]["authors"] == []
-    assert records["paper"][2]["authors"] == ["Ada"]
+    assert records["paper"][1]["title"] == "Café"
+    assert records["paper"][2]["authors"] == []
+    assert records["paper"][3]["authors"] == ["Ada"]
     inbound_8000 = [r for r in records["reference"] if r["targets"] == ["s2:8000"]]
     assert [r["citing"] for r in inbound_8000] == ["s2:4000"]
     found = {(p.where, p.reason.split(":", 1)[0], p.kind) for p in report.problems}
@@ -184,15 +185,15 @@ def test_bad_input_is_reported_and_good_lines_kept(tmp_path: Path, report: Repor
         ("line 2", "malformed JSON", "skipped"),
         ("line 3", "expected a JSON object, got int", "skipped"),
         ("line 4", "missing required field", "skipped"),
-        ("line 5", "malformed JSON", "skipped"),
+        ("line 5", "wrong encoding", "warning"),
         ("line 6", "field 'authors'", "warning"),
         ("line 6", "field 'outbound_citations'", "warning"),
         ("line 6", "inbound_citations[1]", "warning"),
         ("line 7", "authors[1]", "warning"),
     }
     assert all(p.file == str(path) for p in report.problems)
-    assert report.counts["problems.skipped"] == 4
-    assert report.counts["problems.warning"] == 4
+    assert report.counts["problems.skipped"] == 3
+    assert report.counts["problems.warning"] == 5
 
 
 def test_empty_file_is_reported(tmp_path: Path, report: Report) -> None:

@@ -252,7 +252,7 @@ def test_bad_input_is_reported_and_good_lines_kept(tmp_path: Path, report: Repor
         b'{"paper_id": "2301.00002", "metadata": {',  # malformed JSON
         b'["a", "list"]',  # not an object
         orjson.dumps(no_id),
-        b'{"paper_id": "2301.0000\xff"}',  # invalid UTF-8
+        b'{"paper_id": "2301.0000\xff"}',  # not UTF-8: read as Windows-1252, reported
         orjson.dumps(wrong_types),
         orjson.dumps(unknown_cite),
         orjson.dumps(LINE_FULL),
@@ -260,8 +260,9 @@ def test_bad_input_is_reported_and_good_lines_kept(tmp_path: Path, report: Repor
     path = write_lines(tmp_path / "bad.jsonl", lines)
     records = by_kind(list(unarxive.read(path, report)))
     assert [p["key"] for p in records["paper"]] == [
-        "arxiv:math/0610659", "arxiv:2301.00003", "arxiv:2301.00004", "10.1234/ae.1843"]
-    wrong = records["paper"][1]
+        "arxiv:math/0610659", "arxiv:2301.0000\xff", "arxiv:2301.00003", "arxiv:2301.00004",
+        "10.1234/ae.1843"]
+    wrong = records["paper"][2]
     assert wrong["title"] is None and wrong["year"] == 2023
     # The context whose bibliography entry is missing is kept, with a warning.
     assert [c["ref_id"] for c in records["context"]][:1] == ["zzz"]
@@ -273,7 +274,7 @@ def test_bad_input_is_reported_and_good_lines_kept(tmp_path: Path, report: Repor
         ("line 2", "malformed JSON", "skipped"),
         ("line 3", "expected a JSON object, got list", "skipped"),
         ("line 4", "missing required field", "skipped"),
-        ("line 5", "malformed JSON", "skipped"),
+        ("line 5", "wrong encoding", "warning"),
         ("line 6", "field 'metadata'", "warning"),
         ("line 6", "field 'bib_entries'", "warning"),
         ("line 6", "field 'body_text'", "warning"),
@@ -283,8 +284,8 @@ def test_bad_input_is_reported_and_good_lines_kept(tmp_path: Path, report: Repor
         ("line 7", "invalid DOI in bib entry bad", "warning"),
     }
     assert all(p.file == str(path) for p in report.problems)
-    assert report.counts["problems.skipped"] == 4
-    assert report.counts["problems.warning"] == 7
+    assert report.counts["problems.skipped"] == 3
+    assert report.counts["problems.warning"] == 8
     assert report.counts["unarxive.contexts_without_bib_entry"] == 1
 
 

@@ -120,12 +120,14 @@ def test_bad_lines_are_reported_and_the_good_ones_kept(tmp_path, report):
         {**CLOSED, "doi": 101234},                                    # 6 DOI of the wrong type
         {**CLOSED, "doi": "10.1234/x", "z_authors": "Piwowar, H.",
          "title": ["A list"]},                                        # 7 wrong types
-        b'{"doi": "10.1234/y", "title": "S\xe3o Paulo"}',             # 8 invalid UTF-8
+        b'{"doi": "10.1234/y", "title": "S\xe3o Paulo"}',             # 8 Windows-1252
         {**CLOSED, "doi": "10.1234/z"},                               # 9
     ]
     path = write_lines(tmp_path / "u.jsonl", lines)
     papers = papers_of(path, report)
-    assert [p["doi"] for p in papers] == ["10.7717/peerj.4375", "10.1234/x", "10.1234/z"]
+    assert [p["doi"] for p in papers] == ["10.7717/peerj.4375", "10.1234/x", "10.1234/y",
+                                          "10.1234/z"]
+    assert papers[2]["title"] == "São Paulo"
     assert papers[1]["authors"] == [] and papers[1]["title"] is None
     found = [(p.where, p.reason.split(":", 1)[0], p.kind) for p in report.problems]
     assert found == [
@@ -136,7 +138,7 @@ def test_bad_lines_are_reported_and_the_good_ones_kept(tmp_path, report):
         ("line 6", "invalid DOI", "skipped"),
         ("line 7", "wrong field type", "warning"),
         ("line 7", "wrong field type", "warning"),
-        ("line 8", "malformed JSON", "skipped"),
+        ("line 8", "wrong encoding", "warning"),
     ]
     assert all(p.file == str(path) for p in report.problems)
 

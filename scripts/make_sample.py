@@ -18,6 +18,7 @@ SCIELO = [
     "2236-8906-hoehnea-49-e762021", "S2176-66652019000100074", "FngWzPqXpsVJGyxLD5PSHPg",
     "2237-9622-ress-33-spe2-e20231216", "1519-6984-bjb-83-e246904", "0006-8705-brag-81-e2022",
     "S0034-89102025000100200", "2176-4573-bak-p59384", "S1984-92302025000100304",
+    "x", "y", "related_article",  # an article and two commentaries citing it
 ]
 UNARXIVE_LINES = [2, 14, 23, 30, 31, 34, 38, 48]  # 0-based lines of arXiv_src_2212_086.jsonl
 CC_BY = "creativecommons.org/licenses/by/4.0"

@@ -19,7 +19,8 @@ def test_demo_ingests_the_shipped_sample_and_prints_statistics(tmp_path):
     numbers = json.loads(stats.stdout)
     assert {"papers", "papers_with_abstract", "languages", "citations", "citations_by_direction",
             "references_resolved"} <= set(numbers)
-    assert numbers["papers"] == 12 + 8 + 1000
+    assert numbers["papers"] == 15 + 8 + 1000
+    assert numbers["citations"] == 2 and numbers["citations_by_direction"]["non-en->non-en"] == 2
     assert {"pt", "es", "en"} <= set(numbers["languages"])
     assert set(numbers["citations_by_direction"]) == {"en->en", "en->non-en", "non-en->en",
                                                       "non-en->non-en"}
@@ -31,7 +32,7 @@ def test_ingest_json_report_and_query(tmp_path):
                                  "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["counts"]["papers"] == 12 and report["problems"] == 0
+    assert report["counts"]["papers"] == 15 and report["problems"] == 0
     query = runner.invoke(app, ["corpus", "query", str(corpus),
                                 "SELECT count(*) AS n FROM \"references\""])
     assert query.exit_code == 0 and "│" in query.output

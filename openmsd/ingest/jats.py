@@ -57,7 +57,7 @@ from lxml import etree
 
 from openmsd.corpus.identifiers import alias, aliases, dois_in_text, normalize_doi, paper_key
 from openmsd.corpus.schema import Record
-from openmsd.ingest.reader import Reader, as_year, open_binary
+from openmsd.ingest.reader import Reader, as_year, parse_xml
 from openmsd.ingest.report import Report
 
 FORMAT = "jats"
@@ -452,27 +452,9 @@ def _contexts(body: Any, key: str, ref_ids: set[str], path: Path,
                    "source": FORMAT, "loc": f"{path.name}:{xref.sourceline}"}
 
 
-def _parse(path: Path, report: Report) -> Any:
-    """The root element, or None after reporting broken XML (with lxml's line number)."""
-    parser = etree.XMLParser(load_dtd=False, no_network=True, resolve_entities=False,
-                             huge_tree=True)
-    try:
-        with open_binary(path) as handle:
-            data = handle.read()
-    except (OSError, EOFError) as error:
-        report.problem(path, "file", f"unreadable file: {error}")
-        return None
-    try:
-        return etree.fromstring(data, parser)
-    except etree.XMLSyntaxError as error:
-        line = error.lineno if error.lineno is not None else "?"
-        report.problem(path, f"line {line}", f"malformed XML: {error.msg}")
-    return None
-
-
 def read(path: Path, report: Report) -> Iterator[Record]:
     """Yield the paper, its references and its citation contexts from one JATS file."""
-    article = _parse(path, report)
+    article = parse_xml(path, report)
     if article is None:
         return
     if _tag(article) != "article":

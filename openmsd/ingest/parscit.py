@@ -39,11 +39,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lxml import etree
-
 from openmsd.corpus.identifiers import dois_in_text, paper_key
 from openmsd.corpus.schema import Record
-from openmsd.ingest.reader import Reader, as_year, open_binary
+from openmsd.ingest.reader import Reader, as_year, parse_xml
 from openmsd.ingest.report import Report
 
 FORMAT = "parscit"
@@ -77,32 +75,6 @@ def _clean(value: str | None) -> str | None:
     return value.rstrip(" .,;:") or None
 
 
-def _parse(path: Path, report: Report) -> Any:
-    """The root element; broken XML is reported and recovered, None if nothing can be read."""
-    options = {"load_dtd": False, "no_network": True, "resolve_entities": False,
-               "huge_tree": True}
-    try:
-        with open_binary(path) as handle:
-            data = handle.read()
-    except (OSError, EOFError) as error:
-        report.problem(path, "file", f"unreadable file: {error}")
-        return None
-    try:
-        return etree.fromstring(data, etree.XMLParser(**options))
-    except etree.XMLSyntaxError as error:
-        line = error.lineno if error.lineno is not None else "?"
-        detail = error.msg
-    try:
-        root = etree.fromstring(data, etree.XMLParser(recover=True, **options))
-    except etree.XMLSyntaxError:
-        root = None
-    if root is None:
-        report.problem(path, f"line {line}", f"malformed XML: {detail}")
-        return None
-    report.problem(path, f"line {line}", f"malformed XML, recovered: {detail}", kind="warning")
-    return root
-
-
 def _reference(citation: Any, citing: str, position: int, loc: str) -> dict[str, Any]:
     raw = _text(citation.find("rawString"))
     return {
@@ -131,7 +103,7 @@ def _position(context: Any, path: Path, report: Report) -> int:
 
 def read(path: Path, report: Report) -> Iterator[Record]:
     """Yield the references and citation contexts of one ParsCit file (no paper record)."""
-    root = _parse(path, report)
+    root = parse_xml(path, report, recover=True)
     if root is None:
         return
     citing = paper_key(None, None, citing_id(path, report))

@@ -98,6 +98,40 @@ def _recode(line: bytes) -> Any:
         return None
 
 
+_XML_OPTIONS = {"load_dtd": False, "no_network": True, "resolve_entities": False,
+                "huge_tree": True}
+
+
+def parse_xml(path: Path, report: Report, recover: bool = False) -> Any:
+    """The root element of an XML file (gzip allowed; no DTD, no network); None after
+    reporting an unreadable or malformed file with lxml's line number. With ``recover``,
+    a malformed file is parsed as far as lxml can and reported as a warning."""
+    from lxml import etree
+
+    try:
+        with open_binary(path) as handle:
+            data = handle.read()
+    except (OSError, EOFError) as error:
+        report.problem(path, "file", f"unreadable file: {error}")
+        return None
+    try:
+        return etree.fromstring(data, etree.XMLParser(**_XML_OPTIONS))
+    except etree.XMLSyntaxError as error:
+        where = f"line {error.lineno if error.lineno is not None else '?'}"
+        detail = error.msg
+    root = None
+    if recover:
+        try:
+            root = etree.fromstring(data, etree.XMLParser(recover=True, **_XML_OPTIONS))
+        except etree.XMLSyntaxError:
+            root = None
+    if root is None:
+        report.problem(path, where, f"malformed XML: {detail}")
+        return None
+    report.problem(path, where, f"malformed XML, recovered: {detail}", kind="warning")
+    return root
+
+
 def text_stream(path: Path) -> io.TextIOWrapper:
     """A text stream over a (possibly gzipped) file, UTF-8 with undecodable bytes replaced."""
     return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="")

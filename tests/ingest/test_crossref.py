@@ -19,6 +19,7 @@ import pytest
 from openmsd.ingest import crossref, formats
 from openmsd.ingest.crossref import strip_jats
 from openmsd.ingest.report import Report
+from tests.ingest.records import by_kind
 
 ARTICLE = {
     "indexed": {"date-parts": [[2024, 3, 2]], "date-time": "2024-03-02T10:11:12Z",
@@ -108,10 +109,8 @@ def write_document(path: Path, document: object, compress: bool = True) -> Path:
 
 
 def read_all(path: Path, report: Report) -> tuple[list[dict], list[dict]]:
-    papers, references = [], []
-    for kind, record in crossref.read(path, report):
-        (papers if kind == "paper" else references).append(record)
-    return papers, references
+    records = by_kind(crossref.read(path, report))
+    return records["paper"], records["reference"]
 
 
 def test_public_data_file_items_map_every_field(tmp_path, report):

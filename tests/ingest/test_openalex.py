@@ -17,6 +17,7 @@ import pytest
 from openmsd.ingest import formats, openalex
 from openmsd.ingest.openalex import MalformedIndexError, rebuild_abstract
 from openmsd.ingest.report import Report
+from tests.ingest.records import by_kind, write_lines
 
 STATE_OF_OA = {
     "id": "https://openalex.org/W2741809807",
@@ -131,17 +132,9 @@ PORTUGUESE = {
 }
 
 
-def write_lines(path: Path, objects: list, compress: bool = False) -> Path:
-    data = b"\n".join(o if isinstance(o, bytes) else orjson.dumps(o) for o in objects) + b"\n"
-    path.write_bytes(gzip.compress(data) if compress else data)
-    return path
-
-
 def read_all(path: Path, report: Report) -> tuple[list[dict], list[dict]]:
-    papers, references = [], []
-    for kind, record in openalex.read(path, report):
-        (papers if kind == "paper" else references).append(record)
-    return papers, references
+    records = by_kind(openalex.read(path, report))
+    return records["paper"], records["reference"]
 
 
 def test_documented_work_maps_every_field(tmp_path, report):

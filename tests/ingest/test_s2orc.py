@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -13,15 +11,9 @@ import pytest
 from openmsd.ingest import s2orc
 from openmsd.ingest.reader import head
 from openmsd.ingest.report import Report
+from tests.ingest.records import by_kind, write_lines
 
 SAMPLE = "s2orc-sample/metadata_sample.jsonl"
-
-
-def by_kind(records: list[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {"paper": [], "reference": [], "context": []}
-    for kind, record in records:
-        out[kind].append(record)
-    return out
 
 
 # --- (a) the real sample --------------------------------------------------------------------
@@ -114,12 +106,6 @@ BARE = {"paper_id": "5000", "title": "Bare", "authors": [], "abstract": None, "y
         "arxiv_id": None, "acl_id": None, "pmc_id": None, "pubmed_id": None, "doi": None,
         "venue": "Venue", "journal": "Journal", "mag_id": None, "mag_field_of_study": None,
         "outbound_citations": [], "inbound_citations": []}
-
-
-def write_lines(path: Path, lines: list[bytes], compress: bool = False) -> Path:
-    data = b"\n".join(lines) + b"\n"
-    path.write_bytes(gzip.compress(data) if compress else data)
-    return path
 
 
 def test_field_mapping(tmp_path: Path, report: Report) -> None:

@@ -10,20 +10,13 @@ from typing import Any
 import orjson
 import pytest
 
-from openmsd.corpus.schema import Record
 from openmsd.ingest import unarxive
 from openmsd.ingest.reader import head
 from openmsd.ingest.report import Report
 from tests.conftest import SHARED_DATA
+from tests.ingest.records import by_kind, write_lines
 
 SAMPLE = "unarxive-sample/arXiv_src_2212_086.jsonl"
-
-
-def by_kind(records: list[Record]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {"paper": [], "reference": [], "context": []}
-    for kind, record in records:
-        out[kind].append(record)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -169,12 +162,6 @@ LINE_BARE = {
     "body_text": [],
     "bib_entries": {},
 }
-
-
-def write_lines(path: Path, lines: list[bytes], compress: bool = False) -> Path:
-    data = b"\n".join(lines) + b"\n"
-    path.write_bytes(gzip.compress(data) if compress else data)
-    return path
 
 
 def test_field_mapping(tmp_path: Path, report: Report) -> None:

@@ -10,7 +10,6 @@ object (``doi``, ``doi_url``, ``title``, ``genre``, ``is_paratext``, ``published
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import orjson
@@ -18,6 +17,7 @@ import pytest
 
 from openmsd.ingest import formats, unpaywall
 from openmsd.ingest.report import Report
+from tests.ingest.records import write_lines
 
 LOCATION = {
     "updated": "2023-08-09T12:00:00.000000", "url": "https://peerj.com/articles/4375.pdf",
@@ -66,12 +66,6 @@ CLOSED = {
     "is_oa": False, "oa_status": "closed", "best_oa_location": None, "oa_locations": [],
     "z_authors": None, "data_standard": 2,
 }
-
-
-def write_lines(path: Path, objects: list, compress: bool = False) -> Path:
-    data = b"\n".join(o if isinstance(o, bytes) else orjson.dumps(o) for o in objects) + b"\n"
-    path.write_bytes(gzip.compress(data) if compress else data)
-    return path
 
 
 def papers_of(path: Path, report: Report) -> list[dict]:

@@ -6,13 +6,14 @@ import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from typer.core import TyperGroup
 
 from openmsd.corpus.build import LINKED
 from openmsd.corpus.stats import corpus_stats, table1_rows
@@ -20,11 +21,31 @@ from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
 from openmsd.ingest.report import IngestError
+from openmsd.relations.build import DEFAULT_MAX_GROUP, RelationsConfig, RelationsError
+from openmsd.relations.build import derive as derive_relations
+from openmsd.relations.engine import connect as connect_engine
+from openmsd.relations.split import SPLITS, SplitConfig
+from openmsd.relations.stats import relations_stats
 
 app = typer.Typer(help="Multilingual related-paper search and citation recommendation (OpenMSD).",
                   no_args_is_help=True, pretty_exceptions_enable=False)
 corpus_app = typer.Typer(help="Inspect a corpus directory.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
+
+class _DefaultCommandGroup(TyperGroup):
+    """A group whose first argument, when it names no subcommand, goes to ``build``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["build", *args]
+        return super().parse_args(ctx, args)
+
+
+relations_app = typer.Typer(cls=_DefaultCommandGroup, no_args_is_help=True,
+                            help="Related pairs (DC, CC, BC), the OpenMSD split, training "
+                                 "triples: 'openmsd relations CORPUS', 'openmsd relations "
+                                 "stats CORPUS'.")
+app.add_typer(relations_app, name="relations")
 
 out = Console(emoji=False)
 err = Console(stderr=True, emoji=False)
@@ -146,6 +167,76 @@ def query(
         _fail(str(error))
     except Exception as error:  # DuckDB's own errors name the problem well
         _fail(f"{type(error).__name__}: {error}")
+
+
+@relations_app.command("build")
+def relations_build(
+    corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
+    engine: Annotated[str, typer.Option(help="duckdb (in process) or spark.")] = "duckdb",
+    max_group: Annotated[int, typer.Option(
+        help="Cap on a citing paper's references (CC) or a paper's citers (BC) paired; "
+             "0 for exact counts.")] = DEFAULT_MAX_GROUP,
+    seed: Annotated[int, typer.Option(help="Seed of every sample and of the split.")] = 0,
+    top_languages: Annotated[int, typer.Option(help="In-distribution languages.")] = 30,
+    idt: Annotated[float, typer.Option(help="Share of in-distribution papers in IDT.")] = 0.1,
+    odt: Annotated[float, typer.Option(help="Share of non-English in-distribution papers "
+                                            "in ODT.")] = 0.1,
+    dev: Annotated[float, typer.Option(help="Share of papers held out of train for dev.")]
+    = 0.05,
+    json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+) -> None:
+    """Derive DC/CC/BC pairs, the train/dev/IDT/ODT split and Specter triples of a corpus."""
+    try:
+        config = RelationsConfig(max_group=max_group or None, seed=seed,
+                                 split=SplitConfig(top_languages=top_languages, idt=idt,
+                                                   odt=odt, dev=dev, seed=seed))
+        runner = connect_engine(engine)
+        with _progress() as progress:
+            progress(f"deriving relations on {engine}", None)
+            result = derive_relations(Corpus(corpus), runner, config)
+        runner.close()
+    except (CorpusError, RelationsError, ValueError) as error:
+        _fail(str(error))
+    if json:
+        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    problems = result["citation_problems"]
+    left_out = {k: v for k, v in problems.items() if k != "rows" and v}
+    if left_out:
+        err.print("citations left out: " + ", ".join(f"{k} {v:,}" for k, v in left_out.items()),
+                  highlight=False)
+    relations_stats_command(corpus)
+
+
+@relations_app.command("stats")
+def relations_stats_command(
+    corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
+    json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """OpenMSD's Table 3 for a corpus: pairs per relation, split and language direction."""
+    try:
+        numbers = relations_stats(Corpus(corpus))
+    except (CorpusError, RelationsError) as error:
+        _fail(str(error))
+    if json:
+        sys.stdout.write(orjson.dumps(numbers, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    table = Table(title=f"Related pairs per split (OpenMSD Table 3; cap "
+                        f"{numbers['max_group'] or 'none'}, engine {numbers['engine']})")
+    table.add_column("relation")
+    table.add_column("direction", no_wrap=True)
+    for split in SPLITS:
+        table.add_column(f"{split} ({numbers['splits'][split]['papers']:,} papers)",
+                         justify="right")
+    for relation in ("dc", "cc", "bc"):
+        directions = numbers["splits"]["train"][relation]["by_direction"]
+        for i, direction in enumerate(directions):
+            table.add_row(relation.upper() if i == 0 else "", direction,
+                          *(f"{numbers['splits'][s][relation]['by_direction'][direction]:,}"
+                            for s in SPLITS))
+    out.print(table)
+    out.print(f"whole graph: DC {numbers['dc']:,}, CC {numbers['cc']:,}, BC {numbers['bc']:,}; "
+              f"Specter triples (train): {numbers['specter_triples']:,}", highlight=False)
 
 
 @app.command()

@@ -1,0 +1,131 @@
+"""``openmsd relations CORPUS``: derive DC/CC/BC, the split, positives and Specter triples.
+
+Reads ``papers.parquet`` and ``citations.parquet`` of a corpus and writes, in
+``CORPUS/relations/``:
+
+* ``dc.parquet`` (``citing_id``, ``cited_id``), ``cc.parquet`` and ``bc.parquet``
+  (``paper_a``, ``paper_b``, ``count``) over the whole citation graph;
+* ``splits.parquet`` (``paper_id``, ``language``, ``split``);
+* ``pairs.parquet``: every DC/CC/BC pair whose papers share a split (``relation``, ``paper_a``,
+  ``paper_b``, ``count``, ``split``, ``language_a``, ``language_b``; DC keeps its direction);
+* ``specter.parquet``: Specter triples of the train split;
+* ``relations.json``: the parameters, the engine, the corpus build and the counts.
+
+On Spark each ``.parquet`` is a directory of part files. Files are replaced only once written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ibis
+import orjson
+from ibis import _
+
+from openmsd.corpus.store import Corpus, write_json
+from openmsd.relations.engine import Engine
+from openmsd.relations.pairs import (
+    bib_coupling,
+    citation_problems,
+    co_citations,
+    direct_citations,
+)
+from openmsd.relations.specter import specter_triples
+from openmsd.relations.split import SplitConfig, assign_splits, pairs_in_splits
+
+DIRECTORY = "relations"
+MANIFEST = "relations.json"
+DEFAULT_MAX_GROUP = 256
+
+
+class RelationsError(ValueError):
+    """Relations asked of a corpus that cannot give them."""
+
+
+@dataclass(frozen=True)
+class RelationsConfig:
+    """What the relations are derived with (stored in ``relations.json``)."""
+
+    max_group: int | None = DEFAULT_MAX_GROUP
+    seed: int = 0
+    split: SplitConfig = field(default_factory=SplitConfig)
+    samples_per_query: int = 5
+    ratio_hard: float = 0.3
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "split": self.split.as_dict()}
+
+
+def relations_dir(corpus: Corpus) -> Path:
+    return corpus.root / DIRECTORY
+
+
+def all_pairs(dc: ibis.Table, cc: ibis.Table, bc: ibis.Table) -> ibis.Table:
+    """The three relations in one table: ``relation``, ``paper_a``, ``paper_b``, ``count``."""
+    return ibis.union(
+        dc.select(relation=ibis.literal("dc"), paper_a=_.citing_id, paper_b=_.cited_id,
+                  count=ibis.literal(1, "int64")),
+        cc.select(relation=ibis.literal("cc"), paper_a=_.paper_a, paper_b=_.paper_b,
+                  count=_["count"].cast("int64")),
+        bc.select(relation=ibis.literal("bc"), paper_a=_.paper_a, paper_b=_.paper_b,
+                  count=_["count"].cast("int64")),
+    )
+
+
+def derive(corpus: Corpus, engine: Engine, config: RelationsConfig | None = None
+           ) -> dict[str, Any]:
+    """Write every relations table of ``corpus`` with ``engine``; return the manifest."""
+    config = config or RelationsConfig()
+    manifest = corpus.check()
+    out = relations_dir(corpus)
+    out.mkdir(exist_ok=True)
+    papers = engine.read(corpus.table_path("papers")).select("paper_id", "language")
+    citations = engine.read(corpus.table_path("citations"))
+    problems = engine.to_arrow(citation_problems(citations, papers)).to_pylist()[0]
+    paper_count = int(engine.to_arrow(papers.aggregate(n=_.count()))["n"][0].as_py())
+    if paper_count == 0:
+        raise RelationsError(f"{corpus.root}: the corpus has no papers")
+
+    counts: dict[str, int] = {}
+    counts["dc"] = engine.write(direct_citations(citations, papers), out / "dc.parquet")
+    dc = engine.read(out / "dc.parquet")
+    counts["cc"] = engine.write(co_citations(dc, config.max_group, config.seed),
+                                out / "cc.parquet")
+    counts["bc"] = engine.write(bib_coupling(dc, config.max_group, config.seed),
+                                out / "bc.parquet")
+    counts["papers_linked"] = engine.write(assign_splits(papers, dc, config.split),
+                                           out / "splits.parquet")
+    splits = engine.read(out / "splits.parquet")
+    pairs = all_pairs(dc, engine.read(out / "cc.parquet"), engine.read(out / "bc.parquet"))
+    counts["pairs_in_splits"] = engine.write(
+        pairs_in_splits(pairs, splits, "paper_a", "paper_b", config.split.drop_en_en),
+        out / "pairs.parquet")
+    train = engine.read(out / "pairs.parquet").filter(_.split == "train")
+    train_dc = train.filter(_.relation == "dc").select(citing_id=_.paper_a, cited_id=_.paper_b)
+    pool = splits.filter(_.split == "train").select("paper_id")
+    counts["specter_triples"] = engine.write(
+        specter_triples(train_dc, pool, samples_per_query=config.samples_per_query,
+                        ratio_hard=config.ratio_hard, seed=config.seed),
+        out / "specter.parquet")
+    result = {"engine": engine.name, "corpus_build": manifest["build"]["id"],
+              "config": config.as_dict(), "papers": paper_count,
+              "citation_problems": {k: int(v or 0) for k, v in problems.items()},
+              "counts": counts}
+    write_json(out / MANIFEST, result)
+    return result
+
+
+def read_manifest(corpus: Corpus) -> dict[str, Any]:
+    """The relations manifest; :class:`RelationsError` naming the command to run if absent."""
+    build = corpus.check()["build"]["id"]
+    path = relations_dir(corpus) / MANIFEST
+    if not path.exists():
+        raise RelationsError(f"{corpus.root}: no relations yet; run 'openmsd relations "
+                             f"{corpus.root}' first")
+    manifest = orjson.loads(path.read_bytes())
+    if manifest["corpus_build"] != build:
+        raise RelationsError(f"{path}: derived from an earlier build of the corpus; run "
+                             f"'openmsd relations {corpus.root}' again")
+    return manifest

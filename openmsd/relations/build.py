@@ -74,45 +74,55 @@ def all_pairs(dc: ibis.Table, cc: ibis.Table, bc: ibis.Table) -> ibis.Table:
     )
 
 
-def derive(corpus: Corpus, engine: Engine, config: RelationsConfig | None = None
-           ) -> dict[str, Any]:
-    """Write every relations table of ``corpus`` with ``engine``; return the manifest."""
-    config = config or RelationsConfig()
-    manifest = corpus.check()
-    out = relations_dir(corpus)
-    out.mkdir(exist_ok=True)
-    papers = engine.read(corpus.table_path("papers")).select("paper_id", "language")
-    citations = engine.read(corpus.table_path("citations"))
+def derive_tables(engine: Engine, papers_path: str | Path, citations_path: str | Path,
+                  out: str | Path, config: RelationsConfig) -> dict[str, Any]:
+    """Write every relations table from a papers and a citations Parquet table into ``out``
+    (a local directory or an object-store URI); return the problems and counts."""
+    out = str(out).rstrip("/")
+    papers = engine.read(papers_path).select("paper_id", "language")
+    citations = engine.read(citations_path)
     problems = engine.to_arrow(citation_problems(citations, papers)).to_pylist()[0]
     paper_count = int(engine.to_arrow(papers.aggregate(n=_.count()))["n"][0].as_py())
     if paper_count == 0:
-        raise RelationsError(f"{corpus.root}: the corpus has no papers")
+        raise RelationsError(f"{papers_path}: the corpus has no papers")
+
+    def path(name: str) -> str:
+        return f"{out}/{name}.parquet"
 
     counts: dict[str, int] = {}
-    counts["dc"] = engine.write(direct_citations(citations, papers), out / "dc.parquet")
-    dc = engine.read(out / "dc.parquet")
-    counts["cc"] = engine.write(co_citations(dc, config.max_group, config.seed),
-                                out / "cc.parquet")
-    counts["bc"] = engine.write(bib_coupling(dc, config.max_group, config.seed),
-                                out / "bc.parquet")
+    counts["dc"] = engine.write(direct_citations(citations, papers), path("dc"))
+    dc = engine.read(path("dc"))
+    counts["cc"] = engine.write(co_citations(dc, config.max_group, config.seed), path("cc"))
+    counts["bc"] = engine.write(bib_coupling(dc, config.max_group, config.seed), path("bc"))
     counts["papers_linked"] = engine.write(assign_splits(papers, dc, config.split),
-                                           out / "splits.parquet")
-    splits = engine.read(out / "splits.parquet")
-    pairs = all_pairs(dc, engine.read(out / "cc.parquet"), engine.read(out / "bc.parquet"))
+                                           path("splits"))
+    splits = engine.read(path("splits"))
+    pairs = all_pairs(dc, engine.read(path("cc")), engine.read(path("bc")))
     counts["pairs_in_splits"] = engine.write(
         pairs_in_splits(pairs, splits, "paper_a", "paper_b", config.split.drop_en_en),
-        out / "pairs.parquet")
-    train = engine.read(out / "pairs.parquet").filter(_.split == "train")
+        path("pairs"))
+    train = engine.read(path("pairs")).filter(_.split == "train")
     train_dc = train.filter(_.relation == "dc").select(citing_id=_.paper_a, cited_id=_.paper_b)
     pool = splits.filter(_.split == "train").select("paper_id")
     counts["specter_triples"] = engine.write(
         specter_triples(train_dc, pool, samples_per_query=config.samples_per_query,
                         ratio_hard=config.ratio_hard, seed=config.seed),
-        out / "specter.parquet")
-    result = {"engine": engine.name, "corpus_build": manifest["build"]["id"],
-              "config": config.as_dict(), "papers": paper_count,
-              "citation_problems": {k: int(v or 0) for k, v in problems.items()},
-              "counts": counts}
+        path("specter"))
+    return {"engine": engine.name, "config": config.as_dict(), "papers": paper_count,
+            "citation_problems": {k: int(v or 0) for k, v in problems.items()},
+            "counts": counts}
+
+
+def derive(corpus: Corpus, engine: Engine, config: RelationsConfig | None = None
+           ) -> dict[str, Any]:
+    """Write every relations table of ``corpus`` beside it with ``engine``; return the
+    manifest (also written as ``relations/relations.json``)."""
+    build = corpus.check()["build"]["id"]
+    out = relations_dir(corpus)
+    out.mkdir(exist_ok=True)
+    result = derive_tables(engine, corpus.table_path("papers"), corpus.table_path("citations"),
+                           out, config or RelationsConfig())
+    result = {"corpus_build": build, **result}
     write_json(out / MANIFEST, result)
     return result
 

@@ -44,7 +44,12 @@ class Engine:
 
     def write(self, expr: ibis.Table, target: str | Path) -> int:
         """Write ``expr`` as Parquet at ``target`` (a file on DuckDB, a directory of parts on
-        Spark), replacing what was there only once the write has finished; returns rows."""
+        Spark) and return its rows. A local target is replaced only once the write has
+        finished; a URI (``s3a://``, ``gs://``, ``hdfs://``) is left to the engine's committer
+        (Spark's writes a ``_SUCCESS`` marker last)."""
+        if "://" in str(target):
+            self.backend.to_parquet(expr, str(target), **self._overwrite)
+            return int(self.backend.execute(self.read(target).count()))
         target = Path(target)
         tmp = target.with_name(f".{target.name}.tmp")
         _remove(tmp)
@@ -52,6 +57,10 @@ class Engine:
         _remove(target)
         os.replace(tmp, target)
         return ds.dataset(str(target), format="parquet").count_rows()
+
+    @property
+    def _overwrite(self) -> dict[str, Any]:
+        return {"mode": "overwrite"} if self.name == "spark" else {}
 
     def close(self) -> None:
         if self.name == "duckdb":

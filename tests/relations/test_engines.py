@@ -49,3 +49,18 @@ def test_duckdb_and_spark_derive_identical_relations(taln_corpus, tmp_path, spar
         spark_rows = sorted_rows(relations_dir(spark_corpus) / f"{name}.parquet")
         assert duck_rows == spark_rows, name
         assert duck_rows or name == "specter"
+
+
+def test_the_spark_job_writes_the_same_tables(taln_corpus, tmp_path, spark):
+    from openmsd.relations import spark_job
+
+    corpus = Corpus(taln_corpus)
+    result = spark_job.main(["--papers", str(corpus.table_path("papers")),
+                             "--citations", str(corpus.table_path("citations")),
+                             "--out", str(tmp_path / "relations"), "--top-languages", "2",
+                             "--idt", "0.15", "--odt", "0.15", "--dev", "0.1"])
+    reference = derive(Corpus(shutil.copytree(taln_corpus, tmp_path / "c")), connect("duckdb"),
+                       SMALL)
+    assert result["counts"] == reference["counts"]
+    assert sorted_rows(tmp_path / "relations" / "pairs.parquet") == sorted_rows(
+        relations_dir(Corpus(tmp_path / "c")) / "pairs.parquet")

@@ -244,12 +244,16 @@ def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Where to build the demo corpus.")]
     = Path("demo-corpus"),
 ) -> None:
-    """Ingest the sample corpus shipped with openmsd and print its statistics."""
+    """Ingest the sample corpus shipped with openmsd, print its statistics, and derive its
+    related pairs and split."""
     inputs = sorted(p for p in SAMPLE.iterdir() if p.is_dir())
     out.print(f"ingesting the shipped sample ({', '.join(p.name for p in inputs)}) into {out_dir}",
               highlight=False)
     ingest(inputs, out_dir)
     stats(out_dir)
+    out.print("deriving related pairs and the split (a small corpus: 2 in-distribution "
+              "languages, larger test shares)", highlight=False)
+    relations_build(out_dir, top_languages=2, idt=0.2, odt=0.2, dev=0.1)
 
 
 @app.command("formats")

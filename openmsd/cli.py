@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,15 +19,21 @@ from typer.core import TyperGroup
 from openmsd.corpus.build import LINKED
 from openmsd.corpus.stats import corpus_stats, table1_rows
 from openmsd.corpus.store import Corpus, CorpusError
+from openmsd.index.vector_index import HNSW_THRESHOLD, build_index
 from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
 from openmsd.ingest.report import IngestError
-from openmsd.models.registry import DEFAULT_MODEL, MODELS
+from openmsd.models.bm25 import BM25
+from openmsd.models.embed import embed_corpus
+from openmsd.models.registry import DEFAULT_MODEL, MODELS, UnknownModelError, load_model
 from openmsd.relations.build import DEFAULT_MAX_GROUP, RelationsConfig, RelationsError
 from openmsd.relations.build import derive as derive_relations
 from openmsd.relations.engine import connect as connect_engine
 from openmsd.relations.split import SPLITS, SplitConfig
 from openmsd.relations.stats import relations_stats
+from openmsd.search.related import PaperNotFoundError
+from openmsd.search.related import related as find_related
+from openmsd.search.related import search as search_text
 
 app = typer.Typer(help="Multilingual related-paper search and citation recommendation (OpenMSD).",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -265,6 +272,130 @@ def models_list(
                       "multilingual" if row["multilingual"] else "English",
                       row["description"])
     out.print(table)
+
+
+def _year_range(year: str | None) -> tuple[int | None, int | None] | None:
+    """``2005`` -> (2005, 2005); ``2005-2010``, ``2005-``, ``-2010`` -> ranges."""
+    if not year:
+        return None
+    low, sep, high = year.partition("-")
+    try:
+        if not sep:
+            return int(low), int(low)
+        return (int(low) if low else None), (int(high) if high else None)
+    except ValueError:
+        _fail(f"--year {year!r}: expected YEAR, FROM-TO, FROM- or -TO")
+    return None
+
+
+def _print_results(results: list, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(orjson.dumps([r.as_dict() for r in results],
+                                      option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    table = Table()
+    for column in ("score", "paper", "lang", "year"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("title", overflow="fold", ratio=3)
+    table.add_column("why related", overflow="fold", ratio=1)
+    for r in results:
+        title = r.title or r.english_title or ""
+        if r.english_title:
+            title += f"\n[dim]{r.english_title}[/]"
+        table.add_row(f"{r.score:.3f}", r.paper_id, r.language or "?", str(r.year or ""),
+                      title, "; ".join(r.why))
+    out.print(table)
+
+
+@app.command()
+def embed(
+    corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
+    model: Annotated[str, typer.Option(help="A registered model, a SentenceTransformer "
+                                            "directory or a hub name.")] = DEFAULT_MODEL,
+    batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 32,
+    json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
+) -> None:
+    """Embed every paper whose text has no vector yet (resumable; never twice)."""
+    try:
+        encoder = load_model(model)
+        if isinstance(encoder, BM25):
+            _fail("bm25 is lexical: it has no vectors to store; evaluate or search with it "
+                  "directly")
+        target = Corpus(corpus)
+        total = target.check()["build"]["counts"]["papers"]
+        with _progress() as progress:
+            result = embed_corpus(target, encoder, model, batch_size,
+                                  progress(f"embedding with {model}", total))
+    except (CorpusError, UnknownModelError) as error:
+        _fail(str(error))
+    if json:
+        sys.stdout.write(orjson.dumps(asdict(result)).decode() + "\n")
+        return
+    out.print(f"{model}: {result.embedded:,} papers embedded, {result.cached:,} already were, "
+              f"{result.no_text:,} without title or abstract -> {result.directory}",
+              highlight=False)
+
+
+index_app = typer.Typer(help="The vector index of a corpus.", no_args_is_help=True)
+app.add_typer(index_app, name="index")
+
+
+@index_app.command("build")
+def index_build(
+    corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
+    model: Annotated[str, typer.Option(help="The model whose vectors to index.")]
+    = DEFAULT_MODEL,
+    kind: Annotated[str, typer.Option(help="flat (exact), hnsw, or auto (hnsw above "
+                                           f"{HNSW_THRESHOLD:,} papers).")] = "auto",
+) -> None:
+    """Build the FAISS index of a model's vectors, or add the papers embedded since."""
+    try:
+        built, added = build_index(Corpus(corpus), model, kind)
+    except (CorpusError, FileNotFoundError, ValueError) as error:
+        _fail(str(error))
+    out.print(f"{model}: {built.index.ntotal:,} papers indexed ({added:,} added, "
+              f"{type(built.index).__name__})", highlight=False)
+
+
+@app.command()
+def related(
+    corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
+    paper: Annotated[str, typer.Argument(help="A paper id or DOI.")],
+    model: Annotated[str, typer.Option(help="The model whose index to search.")]
+    = DEFAULT_MODEL,
+    k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
+    lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
+    year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The papers most related to a paper, in any language, with why."""
+    try:
+        results = find_related(Corpus(corpus), paper, model, k, lang, _year_range(year))
+    except (CorpusError, FileNotFoundError, PaperNotFoundError) as error:
+        _fail(str(error))
+    _print_results(results, json)
+
+
+@app.command("search")
+def search_command(
+    corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
+    text: Annotated[str, typer.Argument(help="A title, an abstract or a query, any language.")],
+    model: Annotated[str, typer.Option(help="The model whose index to search.")]
+    = DEFAULT_MODEL,
+    k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
+    lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
+    year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """The papers nearest to a free text, in any language."""
+    try:
+        encoder = load_model(model)
+        if isinstance(encoder, BM25):
+            _fail("search with bm25 is not indexed yet: use a dense model")
+        results = search_text(Corpus(corpus), text, encoder, model, k, lang, _year_range(year))
+    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
+        _fail(str(error))
+    _print_results(results, json)
 
 
 @app.command()

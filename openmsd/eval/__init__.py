@@ -1,0 +1,1 @@
+"""Evaluation: metrics, SDSM tasks, retrieval and citation-recommendation evaluation."""

@@ -1,0 +1,161 @@
+"""The vector index of a corpus for one model: FAISS, persisted beside the corpus.
+
+``CORPUS/index/<model>/`` holds ``index.faiss`` and ``papers.parquet`` (row number ->
+``paper_id``, ``language``, ``year``). Exact inner product (``IndexFlatIP``) by default; HNSW
+above ``HNSW_THRESHOLD`` vectors (or when asked). Building again adds only the papers embedded
+since (incremental); search takes language and year filters, applied inside FAISS with an id
+selector so filtered searches still return k results when k exist.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import faiss
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from openmsd.corpus.store import Corpus, ParquetSink, atomic_path
+from openmsd.models.embed import load_vectors, model_slug
+
+HNSW_THRESHOLD = 200_000
+HNSW_M = 32
+INDEX = "index"
+META = pa.schema([("paper_id", pa.string()), ("language", pa.string()), ("year", pa.int32())])
+
+
+def index_dir(corpus: Corpus, model: str) -> Path:
+    return corpus.root / INDEX / model_slug(model)
+
+
+def new_index(dim: int, kind: str) -> faiss.Index:
+    """An empty inner-product index: ``flat`` (exact) or ``hnsw`` (approximate)."""
+    if kind == "flat":
+        return faiss.IndexFlatIP(dim)
+    if kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = 200
+        index.hnsw.efSearch = 128
+        return index
+    raise ValueError(f"unknown index kind {kind!r}: expected flat, hnsw or auto")
+
+
+@dataclass
+class VectorIndex:
+    """A FAISS index and the papers of its rows."""
+
+    index: faiss.Index
+    papers: pa.Table  # paper_id, language, year, one row per vector, in index order
+
+    @property
+    def ids(self) -> list[str]:
+        return self.papers["paper_id"].to_pylist()
+
+    def search(self, queries: np.ndarray, k: int, languages: list[str] | None = None,
+               years: tuple[int | None, int | None] | None = None,
+               exclude: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
+        """Top-``k`` ``(paper_id, score)`` per query row, filtered by language and year range;
+        ``exclude[i]`` (the query paper itself) is never a result of query ``i``."""
+        allowed = self._allowed(languages, years)
+        params = None
+        if allowed is not None:
+            selector = faiss.IDSelectorBatch(np.flatnonzero(allowed).astype(np.int64))
+            params = (faiss.SearchParametersHNSW(sel=selector, efSearch=max(128, 2 * k))
+                      if isinstance(self.index, faiss.IndexHNSW)
+                      else faiss.SearchParameters(sel=selector))
+        want = min(k + 1, self.index.ntotal)
+        if want == 0:
+            return [[] for _ in range(len(queries))]
+        scores, rows = self.index.search(np.ascontiguousarray(queries, np.float32), want,
+                                         params=params)
+        ids = self.ids
+        results = []
+        for i in range(len(queries)):
+            skip = exclude[i] if exclude else None
+            hits = [(ids[r], float(s)) for r, s in zip(rows[i], scores[i], strict=True)
+                    if r >= 0 and ids[r] != skip]
+            results.append(hits[:k])
+        return results
+
+    def _allowed(self, languages: list[str] | None, years: tuple[int | None, int | None] | None
+                 ) -> np.ndarray | None:
+        if not languages and not years:
+            return None
+        mask = np.ones(self.papers.num_rows, bool)
+        if languages:
+            mask &= np.isin(np.array(self.papers["language"].to_pylist(), dtype=object),
+                            languages)
+        if years:
+            low, high = years
+            year = np.array([y if y is not None else -1 for y in self.papers["year"].to_pylist()])
+            if low is not None:
+                mask &= year >= low
+            if high is not None:
+                mask &= (year <= high) & (year >= 0)
+        return mask
+
+
+def build_index(corpus: Corpus, model: str, kind: str = "auto") -> tuple[VectorIndex, int]:
+    """Build or extend the index of ``model``'s vectors; returns it and how many rows it added."""
+    ids, vectors = load_vectors(corpus, model)
+    meta = dict(_metadata(corpus))
+    directory = index_dir(corpus, model)
+    existing = load_index(corpus, model) if (directory / "index.faiss").exists() else None
+    if existing is not None and existing.index.d == vectors.shape[1]:
+        have = set(existing.ids)
+        stale = have - set(ids)
+        if not stale:  # only additions since the last build: extend in place
+            new = [i for i, paper_id in enumerate(ids) if paper_id not in have]
+            if new:
+                existing.index.add(vectors[new])
+                rows = pa.concat_tables([existing.papers,
+                                         _meta_table([ids[i] for i in new], meta)])
+                existing = VectorIndex(existing.index, rows)
+                _save(existing, directory)
+            return existing, len(new)
+    if kind == "auto":
+        kind = "hnsw" if len(ids) > HNSW_THRESHOLD else "flat"
+    index = new_index(vectors.shape[1], kind)
+    if len(ids):
+        index.add(vectors)
+    built = VectorIndex(index, _meta_table(ids, meta))
+    _save(built, directory)
+    return built, len(ids)
+
+
+def _metadata(corpus: Corpus) -> list[tuple[str, tuple[str | None, int | None]]]:
+    con = corpus.connect()
+    rows = con.execute("SELECT paper_id, language, year FROM papers").fetchall()
+    return [(paper_id, (language, year)) for paper_id, language, year in rows]
+
+
+def _meta_table(ids: list[str], meta: dict[str, tuple[str | None, int | None]]) -> pa.Table:
+    return pa.table({"paper_id": ids,
+                     "language": [meta.get(i, (None, None))[0] for i in ids],
+                     "year": [meta.get(i, (None, None))[1] for i in ids]}, schema=META)
+
+
+def _save(built: VectorIndex, directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    with atomic_path(directory / "index.faiss") as tmp:
+        faiss.write_index(built.index, str(tmp))
+    with ParquetSink(directory / "papers.parquet", META) as sink:
+        sink.write(built.papers)
+
+
+def load_index(corpus: Corpus, model: str) -> VectorIndex:
+    """The saved index of ``model``; FileNotFoundError naming the command to run."""
+    directory = index_dir(corpus, model)
+    if not (directory / "index.faiss").exists():
+        raise FileNotFoundError(f"{corpus.root}: no index for model {model!r}; run "
+                                f"'openmsd index build {corpus.root} --model {model}' first")
+    index = faiss.read_index(str(directory / "index.faiss"))
+    papers = pq.read_table(directory / "papers.parquet")
+    if index.ntotal != papers.num_rows:
+        raise FileNotFoundError(f"{directory}: index and papers disagree (an interrupted "
+                                f"build?); run 'openmsd index build {corpus.root} --model "
+                                f"{model}' again")
+    return VectorIndex(index, papers)
+

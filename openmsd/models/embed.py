@@ -1,0 +1,160 @@
+"""``openmsd embed CORPUS --model M``: paper vectors stored beside the corpus, resumable.
+
+Vectors live in ``CORPUS/vectors/<model>/part-NNNNN.parquet`` (``paper_id``, ``text_hash``,
+``vector``), one part per chunk of papers, each written atomically. A paper is embedded only
+when no part holds its current ``(paper_id, text_hash)``: an interrupted run resumes where it
+stopped, and a paper whose title or abstract did not change is never embedded twice. Papers
+with no text are counted and left without a vector.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from openmsd.corpus.store import Corpus, ParquetSink, arrow_reader
+from openmsd.models.encoder import DenseEncoder
+from openmsd.models.formatting import paper_input
+
+CHUNK = 2048
+VECTORS = "vectors"
+
+
+def model_slug(name: str) -> str:
+    """A directory name for a model: its registry name, or a readable hash of a path or hub name."""
+    if re.fullmatch(r"[A-Za-z0-9._-]+", name):
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    tail = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).name or name).strip("-")
+    return f"{tail}-{digest}"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def vectors_dir(corpus: Corpus, model: str) -> Path:
+    return corpus.root / VECTORS / model_slug(model)
+
+
+def vector_schema(dim: int) -> pa.Schema:
+    return pa.schema([("paper_id", pa.string()), ("text_hash", pa.string()),
+                      ("vector", pa.list_(pa.float32(), dim))],
+                     metadata={"openmsd.table": "vectors"})
+
+
+@dataclass
+class EmbedResult:
+    """What a run did: papers embedded now, already there, and without text."""
+
+    model: str
+    embedded: int
+    cached: int
+    no_text: int
+    directory: str
+
+
+def _papers(corpus: Corpus) -> Iterator[pa.RecordBatch]:
+    con = corpus.connect()
+    yield from arrow_reader(con, "SELECT paper_id, title, abstract FROM papers ORDER BY paper_id",
+                            CHUNK)
+
+
+def _known(directory: Path) -> set[tuple[str, str]]:
+    if not any(directory.glob("part-*.parquet")):
+        return set()
+    glob = str(directory / "part-*.parquet").replace("'", "''")
+    rows = duckdb.sql(f"SELECT paper_id, text_hash FROM read_parquet('{glob}')").fetchall()
+    return set(rows)
+
+
+def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None,
+                 batch_size: int = 32, progress: Callable[[int], None] | None = None
+                 ) -> EmbedResult:
+    """Embed every paper of ``corpus`` whose current text has no vector yet."""
+    corpus.check()
+    name = model or encoder.name
+    directory = vectors_dir(corpus, name)
+    directory.mkdir(parents=True, exist_ok=True)
+    known = _known(directory)
+    next_part = len(list(directory.glob("part-*.parquet")))
+    embedded = cached = no_text = 0
+    for batch in _papers(corpus):
+        ids, texts, hashes = [], [], []
+        for paper_id, title, abstract in zip(batch["paper_id"].to_pylist(),
+                                             batch["title"].to_pylist(),
+                                             batch["abstract"].to_pylist(), strict=True):
+            text = paper_input(title, abstract)
+            if not text:
+                no_text += 1
+                continue
+            digest = text_hash(text)
+            if (paper_id, digest) in known:
+                cached += 1
+                continue
+            ids.append(paper_id)
+            texts.append(text)
+            hashes.append(digest)
+        if progress:
+            progress(batch.num_rows - len(ids))
+        if not ids:
+            continue
+        vectors = []
+        for start in range(0, len(texts), batch_size):
+            vectors.append(encoder.encode(texts[start:start + batch_size], "passage",
+                                          batch_size))
+            if progress:
+                progress(len(texts[start:start + batch_size]))
+        matrix = np.vstack(vectors).astype(np.float32)
+        schema = vector_schema(matrix.shape[1])
+        table = pa.table({"paper_id": ids, "text_hash": hashes,
+                          "vector": pa.FixedSizeListArray.from_arrays(matrix.reshape(-1),
+                                                                      matrix.shape[1])},
+                         schema=schema)
+        with ParquetSink(directory / f"part-{next_part:05d}.parquet", schema) as sink:
+            sink.write(table)
+        next_part += 1
+        embedded += len(ids)
+    return EmbedResult(name, embedded, cached, no_text, str(directory))
+
+
+def load_vectors(corpus: Corpus, model: str) -> tuple[list[str], np.ndarray]:
+    """The current vector of every paper (the newest part wins for a paper whose text changed;
+    vectors of texts no longer in the corpus are left out): ids and a float32 matrix."""
+    directory = vectors_dir(corpus, model)
+    if not any(directory.glob("part-*.parquet")):
+        raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
+                                f"'openmsd embed {corpus.root} --model {model}' first")
+    current = {}
+    for batch in _papers(corpus):
+        for paper_id, title, abstract in zip(batch["paper_id"].to_pylist(),
+                                             batch["title"].to_pylist(),
+                                             batch["abstract"].to_pylist(), strict=True):
+            text = paper_input(title, abstract)
+            if text:
+                current[paper_id] = text_hash(text)
+    ids: list[str] = []
+    rows: list[np.ndarray] = []
+    seen: set[str] = set()
+    for part in sorted(directory.glob("part-*.parquet"), reverse=True):
+        table = pq.read_table(part)
+        matrix = np.asarray(table["vector"].combine_chunks().flatten()).reshape(
+            table.num_rows, -1)
+        for i, (paper_id, digest) in enumerate(zip(table["paper_id"].to_pylist(),
+                                                   table["text_hash"].to_pylist(), strict=True)):
+            if paper_id not in seen and current.get(paper_id) == digest:
+                seen.add(paper_id)
+                ids.append(paper_id)
+                rows.append(matrix[i])
+    if not rows:
+        return [], np.zeros((0, 0), np.float32)
+    order = np.argsort(ids)
+    return [ids[i] for i in order], np.vstack(rows)[order].astype(np.float32)

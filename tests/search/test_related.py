@@ -1,0 +1,99 @@
+"""Embedding, the FAISS index and related-paper search on the shipped SciELO sample."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from openmsd.cli import SAMPLE, app
+from openmsd.corpus.store import Corpus
+from openmsd.index.vector_index import build_index, load_index
+from openmsd.ingest.pipeline import ingest
+from openmsd.models.embed import embed_corpus, load_vectors
+from openmsd.models.registry import load_model
+from openmsd.search.related import PaperNotFoundError, find_paper, related, search
+
+ARTICLE = "10.1590/0101-3173.2022.v45n1.p139"  # cited by two commentaries in the sample
+COMMENTARY = "10.1590/0101-3173.2022.v45n1.p159"
+MODEL = "muse-v3"
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return load_model(MODEL)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, encoder):
+    root = tmp_path_factory.mktemp("search") / "c"
+    ingest([SAMPLE / "scielo-jats"], root)
+    corpus = Corpus(root)
+    embed_corpus(corpus, encoder, MODEL)
+    build_index(corpus, MODEL)
+    return corpus
+
+
+def test_embedding_is_resumable_and_never_twice(corpus, encoder):
+    again = embed_corpus(corpus, encoder, MODEL)
+    assert again.embedded == 0 and again.cached == 15 and again.no_text == 0
+    ids, vectors = load_vectors(corpus, MODEL)
+    assert len(ids) == 15 and vectors.shape == (15, 512)
+
+
+def test_related_excludes_the_paper_and_explains_citation_links(corpus):
+    results = related(corpus, f"https://doi.org/{ARTICLE.upper()}", MODEL, k=14)
+    ids = [r.paper_id for r in results]
+    assert ARTICLE not in ids and len(ids) == 14
+    commentary = next(r for r in results if r.paper_id == COMMENTARY)
+    assert commentary.cited_by and "cites the query paper" in commentary.why
+    other = next(r for r in results if r.paper_id == "10.1590/0101-3173.2022.v45n1.p165")
+    assert other.co_cited == 0 and other.cited_by
+    assert results == sorted(results, key=lambda r: -r.score)
+
+
+def test_filters_by_language_and_year(corpus):
+    results = related(corpus, ARTICLE, MODEL, k=10, languages=["pt"])
+    assert results and {r.language for r in results} == {"pt"}
+    years = related(corpus, ARTICLE, MODEL, k=10, years=(2022, 2022))
+    assert years and all(r.year == 2022 for r in years)
+    assert related(corpus, ARTICLE, MODEL, k=10, languages=["xx"]) == []
+
+
+def test_free_text_search_crosses_languages(corpus, encoder):
+    results = search(corpus, "Cynicism and indifference in Foucault's The Courage of Truth",
+                     encoder, MODEL, k=3)
+    assert ARTICLE in [r.paper_id for r in results]  # a Spanish article for an English query
+    with pytest.raises(ValueError, match="empty"):
+        search(corpus, "  ", encoder, MODEL)
+
+
+def test_unknown_papers_and_missing_indexes_are_clear_errors(corpus, tmp_path):
+    with pytest.raises(PaperNotFoundError, match="no paper with id or DOI"):
+        find_paper(corpus, "10.9999/none")
+    with pytest.raises(FileNotFoundError, match="openmsd index build"):
+        load_index(corpus, "minilm-en")
+
+
+def test_index_grows_incrementally(corpus, encoder, tmp_path):
+    copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
+    ingest([SAMPLE / "unarxive"], copy.root)
+    result = embed_corpus(copy, encoder, MODEL)
+    assert result.embedded == 8 and result.cached == 15
+    index, added = build_index(copy, MODEL)
+    assert added == 8 and index.index.ntotal == 23
+
+
+def test_cli_related_and_search_json(corpus):
+    runner = CliRunner()
+    result = runner.invoke(app, ["related", str(corpus.root), ARTICLE, "--model", MODEL,
+                                 "-k", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.stdout)) == 3
+    missing = runner.invoke(app, ["related", str(corpus.root), "nope", "--model", MODEL])
+    assert missing.exit_code == 2 and "no paper with id or DOI 'nope'" in missing.output
+    bad_year = runner.invoke(app, ["related", str(corpus.root), ARTICLE, "--model", MODEL,
+                                   "--year", "soon"])
+    assert bad_year.exit_code == 2 and "--year" in bad_year.output

@@ -18,7 +18,8 @@ from typer.core import TyperGroup
 
 from openmsd.corpus.build import LINKED
 from openmsd.corpus.stats import corpus_stats, table1_rows
-from openmsd.corpus.store import Corpus, CorpusError
+from openmsd.corpus.store import Corpus, CorpusError, write_json
+from openmsd.eval.retrieval import CUTOFF, RetrievalEvalError, evaluate_files
 from openmsd.index.vector_index import HNSW_THRESHOLD, build_index
 from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
@@ -244,7 +245,8 @@ def relations_stats_command(
                             for s in SPLITS))
     out.print(table)
     out.print(f"whole graph: DC {numbers['dc']:,}, CC {numbers['cc']:,}, BC {numbers['bc']:,}; "
-              f"Specter triples (train): {numbers['specter_triples']:,}", highlight=False)
+              f"train triples: Specter {numbers['specter_triples']:,}, SciNCL "
+              f"{numbers['scincl_triples']:,}", highlight=False)
 
 
 models_app = typer.Typer(help="The encoders openmsd can use.", no_args_is_help=True)
@@ -396,6 +398,49 @@ def search_command(
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(str(error))
     _print_results(results, json)
+
+
+eval_app = typer.Typer(help="Measure models.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("retrieval", help=(
+    "Rank the corpus for each query with a model and print one JSON object: model, n_queries, "
+    "n_docs, metrics (MAP, nDCG@10, MRR, Recall@1, Recall@10, Recall@100), skipped_queries, "
+    "problems.\n\n"
+    "Metrics are fractions in [0, 1], not percentages: means over the queries with a relevant "
+    "document (the others are counted in skipped_queries), computed by ranx with trec_eval "
+    f"semantics on the top {CUTOFF} documents per query (AP and recall divide by all relevant "
+    "documents; nDCG gains are the grades). Input lines that cannot be used are left out, "
+    "listed on stderr and counted in problems."))
+def eval_retrieval(
+    queries: Annotated[Path, typer.Option(help="Queries, JSON lines: 'id' (or '_id') and any "
+                                          "of title, abstract, context, text.")],
+    corpus: Annotated[Path, typer.Option(help="Documents, JSON lines, as the queries.")],
+    qrels: Annotated[Path, typer.Option(help="Judgements: query_id<TAB>doc_id<TAB>relevance "
+                                        "(integer grade; > 0 is relevant; a BEIR header line "
+                                        "is skipped).")],
+    model: Annotated[str, typer.Option(help="A registered model ('openmsd models list'), a "
+                                       "SentenceTransformer directory or a hub name.")]
+    = DEFAULT_MODEL,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Also write the JSON here.")]
+    = None,
+    strict: Annotated[bool, typer.Option(help="Fail on the first problem in the input.")]
+    = False,
+    batch_size: Annotated[int, typer.Option(help="Texts per encoder batch.")] = 32,
+) -> None:
+    """Retrieval metrics of a model on queries, a corpus and qrels (fractions in [0, 1])."""
+    try:
+        result, report = evaluate_files(queries, corpus, qrels, model, strict, batch_size)
+    except (RetrievalEvalError, IngestError, UnknownModelError) as error:
+        _fail(str(error))
+    for problem in report.problems[:10]:
+        err.print(f"  - {problem}", highlight=False, soft_wrap=True)
+    if len(report.problems) > 10:
+        err.print(f"  ... {len(report.problems) - 10:,} more problems", highlight=False)
+    if out_file is not None:
+        write_json(out_file, result)
+    sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
 @app.command()

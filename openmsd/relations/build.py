@@ -9,6 +9,7 @@ Reads ``papers.parquet`` and ``citations.parquet`` of a corpus and writes, in
 * ``pairs.parquet``: every DC/CC/BC pair whose papers share a split (``relation``, ``paper_a``,
   ``paper_b``, ``count``, ``split``, ``language_a``, ``language_b``; DC keeps its direction);
 * ``specter.parquet``: Specter triples of the train split;
+* ``scincl.parquet``: SciNCL triples of the train split (citation-graph embedding neighbours);
 * ``relations.json``: the parameters, the engine, the corpus build and the counts.
 
 On Spark each ``.parquet`` is a directory of part files. Files are replaced only once written.
@@ -22,9 +23,12 @@ from typing import Any
 
 import ibis
 import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
 from ibis import _
 
-from openmsd.corpus.store import Corpus, write_json
+from openmsd.corpus.store import Corpus, ParquetSink, write_json
 from openmsd.relations.engine import Engine
 from openmsd.relations.pairs import (
     bib_coupling,
@@ -32,6 +36,7 @@ from openmsd.relations.pairs import (
     co_citations,
     direct_citations,
 )
+from openmsd.relations.scincl import scincl_triples
 from openmsd.relations.specter import specter_triples
 from openmsd.relations.split import SplitConfig, assign_splits, pairs_in_splits
 
@@ -53,6 +58,7 @@ class RelationsConfig:
     split: SplitConfig = field(default_factory=SplitConfig)
     samples_per_query: int = 5
     ratio_hard: float = 0.3
+    scincl: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "split": self.split.as_dict()}
@@ -120,11 +126,30 @@ def derive(corpus: Corpus, engine: Engine, config: RelationsConfig | None = None
     build = corpus.check()["build"]["id"]
     out = relations_dir(corpus)
     out.mkdir(exist_ok=True)
+    config = config or RelationsConfig()
     result = derive_tables(engine, corpus.table_path("papers"), corpus.table_path("citations"),
-                           out, config or RelationsConfig())
+                           out, config)
+    if config.scincl:
+        result["scincl"] = write_scincl(out)
     result = {"corpus_build": build, **result}
     write_json(out / MANIFEST, result)
     return result
+
+
+def write_scincl(out: Path) -> dict[str, Any]:
+    """SciNCL triples of the train split (``scincl.parquet``), with SciNCL's published rank
+    windows: 5 positives at ranks 20-25, 2 hard negatives near rank 4000, 3 easy ones (scaled
+    down on small graphs; the windows used are returned). The graph embedding runs on one
+    machine, whichever engine derived the pairs."""
+    pairs = ds.dataset(str(out / "pairs.parquet"), format="parquet").to_table(
+        filter=(pc.field("split") == "train") & (pc.field("relation") == "dc"),
+        columns=["paper_a", "paper_b"])
+    links = pa.table({"citing_id": pairs["paper_a"], "cited_id": pairs["paper_b"]})
+    found = scincl_triples(links, positive_ranks=(20, 25), negative_ranks=(3998, 4000),
+                           easy_negatives=3)
+    with ParquetSink(out / "scincl.parquet", found.triples.schema) as sink:
+        sink.write(found.triples)
+    return {"triples": found.triples.num_rows, **asdict(found.params)}
 
 
 def read_manifest(corpus: Corpus) -> dict[str, Any]:

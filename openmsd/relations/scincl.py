@@ -118,7 +118,7 @@ def scincl_triples(citations: pa.Table, *, dim: int = 128, k: int | None = None,
                    positive_ranks: tuple[int, int] = (20, 25),
                    negative_ranks: tuple[int, int] = (4000, 4005), easy_negatives: int = 5,
                    seed: int = 0, embedder: GraphEmbedder | None = None,
-                   batch_size: int = 1024) -> ScinclTriples:
+                   batch_size: int = 4096) -> ScinclTriples:
     """Training triples for every paper with a citation link.
 
     ``citations``: string columns ``citing_id``, ``cited_id``. Each query gets one row per
@@ -128,8 +128,8 @@ def scincl_triples(citations: pa.Table, *, dim: int = 128, k: int | None = None,
     so with equal windows each positive gets one hard negative. ``k`` defaults to the end of the
     hard-negative window. ``dim`` and ``seed`` configure the default embedder
     (:class:`RandomProjectionEmbedder`); ``seed`` also drives the easy negatives.
-    ``batch_size`` queries are searched at a time, which bounds memory to about
-    ``batch_size * k`` neighbours.
+    ``batch_size`` queries are searched at a time (exact inner product over all papers), which
+    bounds memory to about ``batch_size * k * 24`` bytes beyond the embedding.
     """
     k_wanted = negative_ranks[1] if k is None else k
     _check(positive_ranks, negative_ranks, k_wanted, easy_negatives)

@@ -67,4 +67,5 @@ def relations_stats(corpus: Corpus) -> dict[str, Any]:
     return {"dc": counts["dc"], "cc": counts["cc"], "bc": counts["bc"], "splits": splits,
             "max_group": manifest["config"]["max_group"], "engine": manifest["engine"],
             "citation_problems": manifest["citation_problems"],
-            "specter_triples": counts["specter_triples"]}
+            "specter_triples": counts["specter_triples"],
+            "scincl_triples": manifest.get("scincl", {}).get("triples", 0)}

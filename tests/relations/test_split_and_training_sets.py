@@ -121,3 +121,14 @@ def test_relations_cli_json(derived, tmp_path):
     assert "Table 3" in table.output and "non-en->non-en" in table.output
     missing = runner.invoke(app, ["relations", "stats", str(tmp_path)])
     assert missing.exit_code == 2 and "not a corpus directory" in missing.output
+
+
+def test_scincl_triples_come_from_the_train_split(derived):
+    splits = {r["paper_id"]: r["split"] for r in rows(derived, "splits")}
+    triples = rows(derived, "scincl")
+    assert len(triples) > 1000
+    assert all(splits[t[c]] == "train" for t in triples
+               for c in ("query_id", "positive_id", "negative_id"))
+    assert {t["kind"] for t in triples} == {"hard", "easy"}
+    manifest = json.loads((relations_dir(derived) / "relations.json").read_text())
+    assert manifest["scincl"]["scale"] < 1  # TALN is far smaller than SciNCL's rank windows

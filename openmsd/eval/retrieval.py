@@ -1,0 +1,315 @@
+"""Retrieval evaluation: rank a corpus for each query with a model, then score the ranking
+against relevance judgements (qrels) with ranx, which follows trec_eval.
+
+Queries and documents are JSON-lines records with an ``id`` (or BEIR's ``_id``) and text from
+whichever of ``title``, ``abstract``, ``context``, ``text`` they have. Qrels lines are
+``query_id<TAB>doc_id<TAB>relevance`` (integer grades; BEIR's header line is skipped).
+Every metric is a fraction in [0, 1], a mean over the queries that have at least one relevant
+document (relevance > 0); the others are skipped and counted.
+
+>>> import numpy as np
+>>> docs = np.array([[1, 0], [0, 1], [0.6, 0.8]], np.float32)
+>>> indices, scores = top_k(np.eye(2, dtype=np.float32), docs, k=2)
+>>> indices.tolist()
+[[0, 2], [1, 2]]
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openmsd.ingest.reader import as_str, json_lines, text_stream
+from openmsd.ingest.report import Report
+from openmsd.models.bm25 import BM25
+from openmsd.models.encoder import DenseEncoder
+from openmsd.models.formatting import paper_input
+
+#: The contract's metric names and ranx's names for them.
+METRICS: dict[str, str] = {"MAP": "map", "nDCG@10": "ndcg@10", "MRR": "mrr",
+                           "Recall@1": "recall@1", "Recall@10": "recall@10",
+                           "Recall@100": "recall@100"}
+#: How many documents are ranked per query: the largest cutoff of :data:`METRICS`.
+CUTOFF = 100
+#: Query and document rows per block of exact scoring: at most BLOCK_SIZE² scores in memory.
+BLOCK_SIZE = 4096
+TEXT_FIELDS = ("title", "abstract", "context", "text")
+_HEADER_SCORES = {"score", "relevance", "rel", "label", "grade"}
+
+
+class RetrievalEvalError(ValueError):
+    """Input that leaves nothing to evaluate: a missing or empty file, no usable record or
+    judgement, no query with a relevant document."""
+
+
+def record_text(record: Mapping[str, Any]) -> str:
+    """The text of a query or document record: openmsd's paper format of its ``title`` and
+    ``abstract`` (:func:`openmsd.models.formatting.paper_input`), then its ``context`` and
+    ``text``, leaving out what is missing; "" when it has none of them."""
+    title, abstract, context, text = (as_str(record.get(name)) for name in TEXT_FIELDS)
+    return " ".join(part for part in (paper_input(title, abstract), context, text) if part)
+
+
+def _record_id(record: Mapping[str, Any]) -> str | None:
+    value = record.get("id")
+    return as_str(value if value is not None else record.get("_id"))
+
+
+def _check_file(path: Path) -> None:
+    if not path.is_file():
+        raise RetrievalEvalError(f"{path}: no such file")
+
+
+def _no_records(path: Path, report: Report, what: str) -> RetrievalEvalError:
+    here = [p for p in report.problems if p.file == str(path)]
+    if not here:
+        return RetrievalEvalError(f"{path}: empty file: no {what}")
+    return RetrievalEvalError(f"{path}: no usable {what} ({len(here)} problems; first: "
+                              f"{here[0].where}: {here[0].reason})")
+
+
+def read_records(path: Path, report: Report) -> dict[str, str]:
+    """``{id: text}`` of a JSON-lines file (gzip allowed), in file order.
+
+    Malformed lines, records without an id or without text, and repeated ids (the first
+    record is kept) go to ``report`` with their line and are left out.
+    :class:`RetrievalEvalError` when no record is usable."""
+    _check_file(path)
+    records: dict[str, str] = {}
+    for line, record in json_lines(path, report):
+        where = f"line {line}"
+        record_id = _record_id(record)
+        if record_id is None:
+            report.problem(path, where, "record without an id: expected 'id' or '_id'")
+            continue
+        text = record_text(record)
+        if not text:
+            report.problem(path, where, f"record without text: {record_id!r} has none of "
+                                        f"{', '.join(TEXT_FIELDS)}")
+            continue
+        if record_id in records:
+            report.problem(path, where, f"duplicate id: {record_id!r} (the first is kept)")
+            continue
+        records[record_id] = text
+    if not records:
+        raise _no_records(path, report, "records")
+    return records
+
+
+def _relevance(value: str) -> int | None:
+    """An integer grade ("2", "1.0"), or None."""
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return int(number) if number.is_integer() else None
+
+
+def read_qrels(path: Path, report: Report, queries: Collection[str],
+               docs: Collection[str]) -> dict[str, dict[str, int]]:
+    """``{query_id: {doc_id: relevance}}`` from lines ``query_id<TAB>doc_id<TAB>relevance``.
+
+    A first line naming the columns (BEIR's ``query-id corpus-id score``) is skipped. Lines
+    with another number of fields, a relevance that is not an integer, a query id not in
+    ``queries`` or a doc id not in ``docs``, and repeated pairs (the first is kept) go to
+    ``report`` with their line and are left out. Grades ≤ 0 are kept: they mark a document
+    judged non-relevant. :class:`RetrievalEvalError` when no judgement is usable."""
+    _check_file(path)
+    qrels: dict[str, dict[str, int]] = {}
+    first = True
+    with text_stream(path) as lines:
+        for number, raw in enumerate(lines, start=1):
+            line = raw.rstrip("\r\n")
+            if not line.strip():
+                continue
+            fields = [field.strip() for field in line.split("\t")]
+            where = f"line {number}"
+            if first and len(fields) == 3 and fields[2].lower() in _HEADER_SCORES:
+                first = False
+                continue
+            first = False
+            if len(fields) != 3:
+                report.problem(path, where, f"wrong number of fields: {len(fields)} "
+                                            "tab-separated fields, expected query_id, doc_id, "
+                                            "relevance")
+                continue
+            query_id, doc_id, grade = fields
+            relevance = _relevance(grade)
+            if relevance is None:
+                report.problem(path, where, f"relevance not an integer: {grade!r}")
+            elif query_id not in queries:
+                report.problem(path, where, f"unknown query id: {query_id!r}")
+            elif doc_id not in docs:
+                report.problem(path, where, f"unknown doc id: {doc_id!r}")
+            elif doc_id in qrels.get(query_id, {}):
+                report.problem(path, where, f"duplicate judgement: {query_id!r} {doc_id!r} "
+                                            "(the first is kept)")
+            else:
+                qrels.setdefault(query_id, {})[doc_id] = relevance
+    if not qrels:
+        raise _no_records(path, report, "judgements")
+    return qrels
+
+
+def top_k_of_scores(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of a (rows × columns) score matrix, the column indices and scores of the
+    ``min(k, columns)`` highest scores, best first: two (rows × min(k, columns)) arrays.
+    Equal scores are ordered by column, except that which of several equal scores at the
+    k-th place make the cut is arbitrary."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    k = min(k, scores.shape[1])
+    if k < scores.shape[1]:
+        candidates = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    else:
+        candidates = np.broadcast_to(np.arange(k), scores.shape)
+    candidate_scores = np.take_along_axis(scores, candidates, axis=1)
+    order = np.lexsort((candidates, -candidate_scores), axis=1)
+    return (np.take_along_axis(candidates, order, axis=1),
+            np.take_along_axis(candidate_scores, order, axis=1))
+
+
+def top_k(query_vectors: np.ndarray, doc_vectors: np.ndarray, k: int,
+          block_size: int = BLOCK_SIZE) -> tuple[np.ndarray, np.ndarray]:
+    """Exact top-``k`` documents by dot product for each query: (queries × dim) and
+    (docs × dim) float arrays in, ``(indices, scores)`` out, both (queries × min(k, docs)),
+    best first. Scores are computed ``block_size`` queries by ``block_size`` documents at a
+    time and merged, so memory stays at about block_size × (block_size + 2k) scores."""
+    if query_vectors.ndim != 2 or doc_vectors.ndim != 2 or \
+            query_vectors.shape[1] != doc_vectors.shape[1]:
+        raise ValueError(f"top_k: shapes {query_vectors.shape} and {doc_vectors.shape} do not "
+                         "match: expected (queries × dim) and (docs × dim)")
+    if k < 1 or block_size < 1:
+        raise ValueError(f"top_k: k and block_size must be at least 1, got {k}, {block_size}")
+    n_queries, n_docs = len(query_vectors), len(doc_vectors)
+    k = min(k, n_docs)
+    indices = np.zeros((n_queries, k), np.int64)
+    scores = np.zeros((n_queries, k), np.float32)
+    for q in range(0, n_queries, block_size):
+        queries = query_vectors[q:q + block_size]
+        best = np.zeros((len(queries), 0), np.int64)
+        best_scores = np.zeros((len(queries), 0), np.float32)
+        for d in range(0, n_docs, block_size):
+            block_best, block_scores = top_k_of_scores(queries @ doc_vectors[d:d + block_size].T,
+                                                       k)
+            merged = np.hstack([best, block_best + d])
+            merged_scores = np.hstack([best_scores, block_scores])
+            keep, best_scores = top_k_of_scores(merged_scores, k)
+            best = np.take_along_axis(merged, keep, axis=1)
+        indices[q:q + block_size] = best
+        scores[q:q + block_size] = best_scores
+    return indices, scores
+
+
+def rank(model: DenseEncoder | BM25, queries: Sequence[str], docs: Sequence[str],
+         k: int = CUTOFF, block_size: int = BLOCK_SIZE,
+         batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best documents for each query text, best first: ``(indices, scores)``, both
+    (queries × min(k, docs)).
+
+    A dense encoder embeds queries with ``kind="query"`` and documents with
+    ``kind="passage"`` and ranks by dot product (:func:`top_k`). BM25 is fitted on ``docs``;
+    a document sharing no word with a query (score 0) is not retrieved for it: its place
+    holds index -1 and score -inf."""
+    if not docs:
+        raise ValueError("rank: no documents")
+    if isinstance(model, BM25):
+        model.fit(docs)
+        rows = max(1, block_size * block_size // len(docs))
+        parts = []
+        for start in range(0, len(queries), rows):
+            scores = model.scores(list(queries[start:start + rows]))
+            scores[scores <= 0] = -np.inf
+            parts.append(top_k_of_scores(scores, k))
+        if not parts:
+            return (np.zeros((0, min(k, len(docs))), np.int64),
+                    np.zeros((0, min(k, len(docs))), np.float32))
+        indices = np.vstack([p[0] for p in parts])
+        scores = np.vstack([p[1] for p in parts])
+        indices[~np.isfinite(scores)] = -1
+        return indices, scores
+    query_vectors = model.encode(list(queries), kind="query", batch_size=batch_size)
+    doc_vectors = model.encode(list(docs), kind="passage", batch_size=batch_size)
+    return top_k(query_vectors, doc_vectors, k, block_size)
+
+
+def evaluate_ranking(qrels: Mapping[str, Mapping[str, int]],
+                     ranking: Mapping[str, Sequence[str]]) -> dict[str, float]:
+    """The mean of each metric of :data:`METRICS` over the queries of ``qrels``, as fractions.
+
+    ``qrels``: ``{query_id: {doc_id: grade}}``, each query with at least one grade > 0;
+    ``ranking``: ``{query_id: [doc_id, ...]}``, best first (a query missing from it retrieved
+    nothing). Computed by ranx with trec_eval semantics: a document is relevant when its grade
+    is > 0; AP and recall divide by all relevant documents, retrieved or not; nDCG gains are the
+    grades (trec_eval's ``ndcg_cut``); MAP and MRR are over the whole ranking given."""
+    from ranx import Qrels, Run, evaluate
+
+    relevant = {q: {d: int(g) for d, g in judged.items() if g > 0} for q, judged in qrels.items()}
+    empty = [q for q, judged in relevant.items() if not judged]
+    if empty:
+        raise ValueError(f"evaluate_ranking: {len(empty)} queries without a relevant document, "
+                         f"e.g. {empty[0]!r}")
+    if not relevant:
+        raise ValueError("evaluate_ranking: no queries")
+    # scores from ranks, so that ranx keeps the order given, ties included
+    run: dict[str, dict[str, float]] = {}
+    for query in relevant:
+        docs = list(ranking.get(query, ()))
+        run[query] = {doc: float(len(docs) - i) for i, doc in enumerate(docs)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's type-safety warnings inside ranx
+        values = evaluate(Qrels(relevant), Run(run), list(METRICS.values()))
+    return {name: float(values[metric]) for name, metric in METRICS.items()}
+
+
+def evaluate_retrieval(queries: Mapping[str, str], corpus: Mapping[str, str],
+                       qrels: Mapping[str, Mapping[str, int]], model: DenseEncoder | BM25,
+                       k: int = CUTOFF, block_size: int = BLOCK_SIZE,
+                       batch_size: int = 32) -> dict[str, Any]:
+    """Rank ``corpus`` (``{doc_id: text}``) for each query (``{query_id: text}``) with
+    ``model`` and score the top ``k`` against ``qrels`` (``{query_id: {doc_id: grade}}``).
+
+    Returns ``n_queries`` (queries evaluated), ``n_docs``, ``metrics`` (fractions, see
+    :func:`evaluate_ranking`), ``skipped_queries`` (queries without a relevant document in
+    ``qrels``: not evaluated) and ``cutoff``. A query's own id is a candidate like any other
+    (in a cross-lingual set the same paper can be query and answer)."""
+    evaluated = [q for q in queries if any(g > 0 for g in qrels.get(q, {}).values())]
+    if not evaluated:
+        raise RetrievalEvalError("no query has a relevant document (grade > 0) in the qrels")
+    doc_ids = list(corpus)
+    indices, _ = rank(model, [queries[q] for q in evaluated], [corpus[d] for d in doc_ids], k,
+                      block_size, batch_size)
+    ranking = {q: [doc_ids[i] for i in row if i >= 0]
+               for q, row in zip(evaluated, indices.tolist(), strict=True)}
+    metrics = evaluate_ranking({q: qrels[q] for q in evaluated}, ranking)
+    return {"n_queries": len(evaluated), "n_docs": len(doc_ids), "metrics": metrics,
+            "skipped_queries": len(queries) - len(evaluated), "cutoff": k}
+
+
+def evaluate_files(queries: Path, corpus: Path, qrels: Path, model: str,
+                   strict: bool = False, batch_size: int = 32) -> tuple[dict[str, Any], Report]:
+    """``openmsd eval retrieval``: read the three files, load ``model`` by its registry name
+    (or a directory or hub name), evaluate. Returns the result (the contract's ``model``,
+    ``n_queries``, ``n_docs``, ``metrics``, plus ``skipped_queries``, ``cutoff``,
+    ``metric_scale``, ``problems``, ``problems_by_reason``) and the report of input problems.
+    With ``strict``, the first problem raises :class:`openmsd.ingest.report.IngestError`."""
+    from openmsd.models.registry import load_model
+
+    report = Report(strict=strict)
+    query_texts = read_records(queries, report)
+    doc_texts = read_records(corpus, report)
+    judgements = read_qrels(qrels, report, query_texts, doc_texts)
+    result = evaluate_retrieval(query_texts, doc_texts, judgements, load_model(model),
+                                batch_size=batch_size)
+    summary = report.summary()
+    return ({"model": model, **result, "metric_scale": "fraction",
+             "problems": summary["problems"],
+             "problems_by_reason": summary["problems_by_reason"]}, report)

@@ -405,9 +405,9 @@ app.add_typer(eval_app, name="eval")
 
 
 @eval_app.command("retrieval", help=(
-    "Rank the corpus for each query with a model and print one JSON object: model, n_queries, "
-    "n_docs, metrics (MAP, nDCG@10, MRR, Recall@1, Recall@10, Recall@100), skipped_queries, "
-    "problems.\n\n"
+    "Rank the corpus for each query with a model and print one JSON object: model, n_queries "
+    "(queries evaluated), n_docs, metrics (MAP, nDCG@10, MRR, Recall@1, Recall@10, Recall@100), "
+    "skipped_queries, problems.\n\n"
     "Metrics are fractions in [0, 1], not percentages: means over the queries with a relevant "
     "document (the others are counted in skipped_queries), computed by ranx with trec_eval "
     f"semantics on the top {CUTOFF} documents per query (AP and recall divide by all relevant "

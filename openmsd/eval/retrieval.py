@@ -65,7 +65,8 @@ def _check_file(path: Path) -> None:
 
 
 def _no_records(path: Path, report: Report, what: str) -> RetrievalEvalError:
-    here = [p for p in report.problems if p.file == str(path)]
+    here = [p for p in report.problems
+            if p.file == str(path) and not p.reason.startswith("empty file")]
     if not here:
         return RetrievalEvalError(f"{path}: empty file: no {what}")
     return RetrievalEvalError(f"{path}: no usable {what} ({len(here)} problems; first: "
@@ -250,7 +251,10 @@ def evaluate_ranking(qrels: Mapping[str, Mapping[str, int]],
     nothing). Computed by ranx with trec_eval semantics: a document is relevant when its grade
     is > 0; AP and recall divide by all relevant documents, retrieved or not; nDCG gains are the
     grades (trec_eval's ``ndcg_cut``); MAP and MRR are over the whole ranking given."""
-    from ranx import Qrels, Run, evaluate
+    try:
+        from ranx import Qrels, Run, evaluate
+    except ImportError as error:
+        raise ImportError("retrieval metrics need ranx: pip install 'ranx>=0.3.21'") from error
 
     relevant = {q: {d: int(g) for d, g in judged.items() if g > 0} for q, judged in qrels.items()}
     empty = [q for q, judged in relevant.items() if not judged]

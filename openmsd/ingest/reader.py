@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -149,13 +150,16 @@ def as_str(value: Any) -> str | None:
     return None
 
 
+_YEAR = re.compile(r"[0-9]{4}")  # ASCII digits: str.isdigit() also accepts '¹'
+
+
 def as_year(value: Any) -> int | None:
     """A plausible publication year (1000-2100) from an int or a string starting with one."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         year = value
-    elif isinstance(value, str) and value.strip()[:4].isdigit():
+    elif isinstance(value, str) and _YEAR.match(value.strip()):
         year = int(value.strip()[:4])
     else:
         return None

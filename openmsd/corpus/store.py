@@ -132,6 +132,22 @@ def replace_dir(source: Path, target: Path) -> None:
         shutil.rmtree(trash)
 
 
+@contextlib.contextmanager
+def building_dir(target: Path) -> Iterator[Path]:
+    """Yield an empty directory beside ``target``; when the block succeeds, give what it holds
+    the default permissions and move it onto ``target`` (replacing it); otherwise remove it.
+    ``target`` is thus either absent, the old version, or complete."""
+    tmp = temp_dir_beside(target)
+    try:
+        yield tmp
+        for path in (tmp, *tmp.rglob("*")):  # mkdtemp and some writers make owner-only modes
+            path.chmod((0o777 if path.is_dir() else 0o666) & ~_UMASK)
+        replace_dir(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 class Corpus:
     """A corpus directory: paths of its tables, its manifest, and DuckDB views over them."""
 

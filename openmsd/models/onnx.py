@@ -32,8 +32,6 @@ import json
 import logging
 import os
 import platform
-import shutil
-import tempfile
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from openmsd.corpus.store import building_dir
 from openmsd.models.encoder import Kind, normalise
 
 Precision = Literal["qint8", "fp32"]
@@ -254,24 +253,8 @@ def build_onnx(model_dir: Path, out_dir: Path, precision: Precision = "qint8") -
     """
     out_dir = Path(out_dir)
     variant_name(precision)  # an unknown precision fails before any work
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.build-", dir=out_dir.parent))
-    try:
+    with building_dir(out_dir) as tmp:
         _write_build(Path(model_dir), tmp, precision)
-        umask = os.umask(0)
-        os.umask(umask)
-        for path in (tmp, *tmp.rglob("*")):  # mkdtemp creates an owner-only directory
-            path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
-        old = None
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-            os.replace(out_dir, old / "build")
-        os.replace(tmp, out_dir)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return out_dir
 
 

@@ -452,6 +452,83 @@ def eval_retrieval(
     sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
+@eval_app.command("sdsm")
+def eval_sdsm(
+    corpus: Annotated[Path, typer.Argument(help="A corpus with relations ('openmsd relations').")],
+    model: Annotated[list[str], typer.Option(
+        "--model", "-m", help="A model with stored vectors ('openmsd embed'), 'bm25' or "
+                              "'random'; repeat to compare models.")] = [DEFAULT_MODEL],  # noqa: B006
+    split: Annotated[str, typer.Option(help="idt, odt, test (= idt + odt), dev or train.")]
+    = "idt",
+    dc: Annotated[str, typer.Option(help="Citation task's relevant papers: those the query "
+                                         "cites ('cited'), those citing it ('citing'), or "
+                                         "'both'.")] = "both",
+    baseline: Annotated[str | None, typer.Option(help="The model others are t-tested "
+                                                      "against (default: the first).")] = None,
+    embed: Annotated[bool, typer.Option(help="Embed pool papers a dense model has no vector "
+                                             "for first (stored, as 'openmsd embed').")] = False,
+    report: Annotated[Path | None, typer.Option(help="Write sdsm.md, sdsm.json, "
+                                                     "per_query.parquet and plots here.")]
+    = None,
+    seed: Annotated[int, typer.Option(help="Seed of the random baseline.")] = 0,
+    json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """OpenMSD's SDSM tasks: for each query paper of the split, rank the whole split's pool;
+    MAP and nDCG@10 (%) for citation, co-citation and bib-coupling prediction, with
+    breakdowns by query language, direction and resource level, and paired t-tests."""
+    from openmsd.eval.report import breakdown_rows, header, table_rows, write_report
+    from openmsd.eval.sdsm import DIRECTIONS, RESOURCE_LEVELS, SDSMError, evaluate_sdsm
+
+    with _progress() as start:
+        bars: dict[str, Callable[[int], None]] = {}
+
+        def advance(name: str, done: int, total: int) -> None:
+            if name not in bars:
+                bars[name] = start(f"ranking with {name} (queries)", total)
+            bars[name](done)
+
+        try:
+            result = evaluate_sdsm(Corpus(corpus), model, split, dc, baseline, seed, embed,
+                                   progress=advance)
+        except (SDSMError, CorpusError, UnknownModelError) as error:
+            _fail(str(error))
+    summary = result.summary
+    if report is not None:
+        for path in write_report(result, report):
+            err.print(f"wrote {path}", highlight=False)
+    if json:
+        sys.stdout.write(orjson.dumps(summary, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    left_out = ", ".join(f"{n:,} {why}" for why, n in summary["left_out"].items() if n)
+    table = Table(title=f"SDSM, split {split}: pool {summary['pool']:,} papers"
+                        + (f" ({left_out} left out)" if left_out else "")
+                        + "; MAP / nDCG@10 in %")
+    for column in header():
+        table.add_column(column.replace(" ", "\n"),
+                         justify="left" if column == "model" else "right")
+    for row in table_rows(summary):
+        table.add_row(*row)
+    out.print(table)
+    counts = next(iter(summary["models"].values()))
+    out.print("queries: " + ", ".join(f"{t} {counts[t]['n_queries']}" for t in
+                                      ("citation", "co-citation", "bib-coupling", "average"))
+              + f"; † / ‡ p < 0.05 / 0.01 against {summary['significance']['baseline']} "
+                "(paired t-test on per-query AP)", highlight=False)
+    for title, key, groups in (("by query language", "by_language", None),
+                               ("by direction", "by_direction", list(DIRECTIONS)),
+                               ("by resource level", "by_resource", list(RESOURCE_LEVELS))):
+        head, rows = breakdown_rows(summary, key, groups)
+        breakdown = Table(title=f"average MAP (queries) {title}")
+        for column in head:
+            breakdown.add_column(column, justify="left" if column == "model" else "right")
+        for row in rows:
+            breakdown.add_row(*row)
+        out.print(breakdown)
+    for name, figures in summary["models"].items():
+        if "error" in figures:
+            err.print(f"{name}: not scored: {figures['error']}", highlight=False)
+
+
 @app.command()
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Where to build the demo corpus.")]

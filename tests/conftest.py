@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from openmsd.ingest.pipeline import ingest
 from openmsd.ingest.report import Report
+from openmsd.relations.build import RelationsConfig
+from openmsd.relations.split import SplitConfig
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -32,6 +35,21 @@ def shared_data_module() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present")
     return SHARED_DATA
+
+
+# A 1,500-paper corpus with ~600 linked papers: few in-distribution languages, larger test shares.
+SMALL = RelationsConfig(split=SplitConfig(top_languages=2, idt=0.15, odt=0.15, dev=0.1))
+
+
+@pytest.fixture(scope="session")
+def taln_corpus(tmp_path_factory) -> Path:
+    """The TALN papers and their ParsCit references ingested once per session (read only:
+    copy it before writing into it)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present")
+    out = tmp_path_factory.mktemp("taln") / "corpus"
+    ingest([SHARED_DATA / "taln" / "papers.jsonl", SHARED_DATA / "taln" / "parscit"], out)
+    return out
 
 
 # CI runs the fuzz tests with a fixed sequence of examples (reproducible landings); locally they

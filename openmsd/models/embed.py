@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,10 +62,16 @@ class EmbedResult:
     directory: str
 
 
-def _papers(corpus: Corpus) -> Iterator[pa.RecordBatch]:
+def _papers(corpus: Corpus, paper_ids: Collection[str] | None = None
+            ) -> Iterator[pa.RecordBatch]:
+    """The papers (``paper_id``, ``title``, ``abstract``) in id order, or only ``paper_ids``."""
     con = corpus.connect()
-    yield from arrow_reader(con, "SELECT paper_id, title, abstract FROM papers ORDER BY paper_id",
-                            CHUNK)
+    where = ""
+    if paper_ids is not None:
+        con.register("chosen", pa.table({"paper_id": pa.array(sorted(paper_ids), pa.string())}))
+        where = "WHERE paper_id IN (SELECT paper_id FROM chosen)"
+    yield from arrow_reader(con, f"SELECT paper_id, title, abstract FROM papers {where} "
+                                 "ORDER BY paper_id", CHUNK)
 
 
 def _known(directory: Path) -> set[tuple[str, str]]:
@@ -77,9 +83,10 @@ def _known(directory: Path) -> set[tuple[str, str]]:
 
 
 def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None,
-                 batch_size: int = 32, progress: Callable[[int], None] | None = None
-                 ) -> EmbedResult:
-    """Embed every paper of ``corpus`` whose current text has no vector yet."""
+                 batch_size: int = 32, progress: Callable[[int], None] | None = None,
+                 paper_ids: Collection[str] | None = None) -> EmbedResult:
+    """Embed every paper of ``corpus`` (or only those of ``paper_ids``) whose current text has
+    no vector yet."""
     corpus.check()
     name = model or encoder.name
     directory = vectors_dir(corpus, name)
@@ -87,7 +94,7 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
     known = _known(directory)
     next_part = len(list(directory.glob("part-*.parquet")))
     embedded = cached = no_text = 0
-    for batch in _papers(corpus):
+    for batch in _papers(corpus, paper_ids):
         ids, texts, hashes = [], [], []
         for paper_id, title, abstract in zip(batch["paper_id"].to_pylist(),
                                              batch["title"].to_pylist(),

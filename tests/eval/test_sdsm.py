@@ -1,0 +1,173 @@
+"""The SDSM evaluation on the real TALN corpus: pools, judgements, models, reports, bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from openmsd.cli import app
+from openmsd.corpus.store import Corpus, ParquetSink
+from openmsd.eval.report import markdown, write_report
+from openmsd.eval.sdsm import TASKS, SDSMError, evaluate_sdsm, load_pool
+from openmsd.models.embed import embed_corpus, text_hash, vector_schema, vectors_dir
+from openmsd.models.formatting import paper_input
+from openmsd.models.registry import load_model
+from openmsd.relations.build import derive
+from openmsd.relations.engine import connect
+from tests.conftest import SMALL
+
+MODEL = "muse-v3"
+
+
+@pytest.fixture(scope="module")
+def corpus(taln_corpus: Path, tmp_path_factory) -> Corpus:
+    """TALN with relations and muse-v3 vectors of the IDT and ODT papers."""
+    corpus = Corpus(shutil.copytree(taln_corpus, tmp_path_factory.mktemp("sdsm") / "c"))
+    derive(corpus, connect("duckdb"), SMALL)
+    pool = load_pool(corpus, "test")
+    embed_corpus(corpus, load_model(MODEL), MODEL, paper_ids=pool.ids)
+    return corpus
+
+
+def test_pool_and_judgements_follow_the_split(corpus):
+    pool = load_pool(corpus, "idt")
+    splits = pq.read_table(corpus.root / "relations" / "splits.parquet").to_pylist()
+    idt = {row["paper_id"] for row in splits if row["split"] == "idt"}
+    assert set(pool.ids) <= idt and len(pool.ids) + pool.left_out["no_text"] == len(idt)
+    pairs = pq.read_table(corpus.root / "relations" / "pairs.parquet").to_pylist()
+    dc = {(p["paper_a"], p["paper_b"]) for p in pairs
+          if p["split"] == "idt" and p["relation"] == "dc"}
+    judged = pool.judgements.to_pylist()
+    citation = {(j["query"], j["doc"]) for j in judged if j["task"] == "citation"}
+    assert citation == dc | {(b, a) for a, b in dc}  # both sides by default
+    cited = load_pool(corpus, "idt", dc="cited").judgements.to_pylist()
+    assert {(j["query"], j["doc"]) for j in cited if j["task"] == "citation"} == dc
+    assert all(j["query"] != j["doc"] for j in judged)
+    assert {j["task"] for j in judged} == set(TASKS)
+
+
+def test_models_random_and_bm25_on_idt(corpus):
+    result = evaluate_sdsm(corpus, [MODEL, "bm25", "random"], split="idt")
+    models = result.summary["models"]
+    for name in (MODEL, "bm25"):
+        for task in TASKS:
+            assert models[name][task]["MAP"] > 3 * models["random"][task]["MAP"]
+    # the random baseline is about its expected value: relevant / pool
+    pool = result.summary["pool"]
+    assert models["random"]["citation"]["MAP"] < 100 * 6 / pool
+    n = models[MODEL]["citation"]["n_queries"]
+    assert n == len({j["query"] for j in load_pool(corpus, "idt").judgements.to_pylist()
+                     if j["task"] == "citation"})
+    # per-query values average to the reported figure
+    table = result.per_query[MODEL].to_pylist()
+    citation = [row["AP"] for row in table if row["task"] == "citation"]
+    assert np.mean(citation) * 100 == pytest.approx(models[MODEL]["citation"]["MAP"], abs=1e-3)
+    averages = [models[MODEL][t]["MAP"] for t in TASKS]
+    assert models[MODEL]["average"]["MAP"] == pytest.approx(np.mean(averages), abs=1e-3)
+    # breakdowns cover every query once
+    by_language = models[MODEL]["by_language"]
+    assert sum(v["citation"]["n_queries"] for v in by_language.values()) == n
+    assert sum(v["citation"]["n_queries"] for v in models[MODEL]["by_resource"].values()) == n
+    # the t-test against the first model
+    test = result.summary["significance"]["models"]["random"]["citation"]
+    assert test["n_queries"] == n and test["p"] < 0.05 and test["mean_difference"] < 0
+
+
+def test_directions_with_no_query_are_none_not_nan(corpus):
+    result = evaluate_sdsm(corpus, ["bm25"], split="odt")
+    directions = result.summary["models"]["bm25"]["by_direction"]
+    assert directions["en->en"]["citation"] == {"n_queries": 0, "MAP": None, "MAP ci95": None,
+                                                "nDCG@10": None, "nDCG@10 ci95": None}
+    assert directions["en->en"]["average"]["MAP"] is None
+    text = json.dumps(result.summary)
+    assert "NaN" not in text and "Infinity" not in text
+
+
+def test_missing_vectors_are_counted_and_a_model_without_any_is_reported(corpus, tmp_path):
+    copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
+    pool = load_pool(copy, "idt")
+    # a second model with real vectors for all but five pool papers
+    encoder = load_model(MODEL)
+    ids = pool.ids[5:]
+    texts = [t for t, i in zip(pool.papers["text"].to_pylist(), pool.ids, strict=True)
+             if i in set(ids)]
+    con = copy.connect()
+    hashes = [text_hash(paper_input(*con.execute("SELECT title, abstract FROM papers WHERE "
+                                                  "paper_id = ?", [i]).fetchone()))
+              for i in ids]
+    vectors = encoder.encode(texts, "passage")
+    directory = vectors_dir(copy, "partial")
+    directory.mkdir(parents=True)
+    with ParquetSink(directory / "part-00000.parquet", vector_schema(vectors.shape[1])) as sink:
+        sink.write(pa.table({"paper_id": ids, "text_hash": hashes,
+                             "vector": pa.FixedSizeListArray.from_arrays(
+                                 vectors.reshape(-1), vectors.shape[1])},
+                            schema=vector_schema(vectors.shape[1])))
+    result = evaluate_sdsm(copy, [MODEL, "partial", "nothing-here"], split="idt")
+    summary = result.summary
+    assert summary["left_out"]["missing_vectors"] == 5
+    assert summary["pool"] == len(pool.ids) - 5
+    assert summary["models"]["partial"]["missing_vectors"] == 5
+    assert "openmsd embed" in summary["models"]["nothing-here"]["error"]
+    assert summary["models"]["nothing-here"]["citation"]["MAP"] is None
+    # the same vectors score the same
+    assert summary["models"]["partial"]["average"] == summary["models"][MODEL]["average"]
+    assert "nothing-here" in markdown(summary)
+
+
+def test_bad_input_errors(corpus, tmp_path, taln_corpus):
+    with pytest.raises(SDSMError, match="no split 'nope'"):
+        evaluate_sdsm(corpus, ["bm25"], split="nope")
+    with pytest.raises(SDSMError, match="no relations"):
+        evaluate_sdsm(Corpus(taln_corpus), ["bm25"], split="idt")
+    with pytest.raises(SDSMError, match="no model"):
+        evaluate_sdsm(corpus, [], split="idt")
+    with pytest.raises(SDSMError, match="baseline 'x'"):
+        evaluate_sdsm(corpus, ["bm25"], split="idt", baseline="x")
+    # a split whose pairs were all taken away: queries 0, figures None
+    copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
+    pairs = copy.root / "relations" / "pairs.parquet"
+    table = pq.read_table(pairs)
+    pq.write_table(table.filter(pa.compute.not_equal(table["split"], "odt")), pairs)
+    result = evaluate_sdsm(copy, ["bm25"], split="odt")
+    assert result.summary["relevant_pairs"] == {task: 0 for task in TASKS}
+    assert result.summary["models"]["bm25"]["average"] == {"n_queries": 0, "tasks": 0,
+                                                           "MAP": None, "nDCG@10": None}
+
+
+def test_cli_json_contract_and_report(corpus, tmp_path):
+    report = tmp_path / "report"
+    run = CliRunner().invoke(app, ["eval", "sdsm", str(corpus.root), "--model", MODEL,
+                                   "--model", "random", "--split", "test", "--json",
+                                   "--report", str(report)])
+    assert run.exit_code == 0, run.output
+    summary = json.loads(run.stdout)
+    assert summary["split"] == "test"
+    for task in [*TASKS, "average"]:
+        assert set(summary["models"][MODEL][task]) >= {"MAP", "nDCG@10", "n_queries"}
+    assert {p.name for p in report.iterdir()} == {"sdsm.json", "sdsm.md", "per_query.parquet",
+                                                  "tasks.png", "languages.png"}
+    assert (report / "tasks.png").read_bytes()[:4] == b"\x89PNG"
+    rows = duckdb.sql(f"SELECT model, count(*) FROM read_parquet('{report}/per_query.parquet') "
+                      "GROUP BY ALL ORDER BY 1").fetchall()
+    assert rows[0][0] == MODEL and rows[0][1] == rows[1][1]
+    table = CliRunner().invoke(app, ["eval", "sdsm", str(corpus.root), "--model", "bm25",
+                                     "--split", "odt"])
+    assert table.exit_code == 0 and "bib-coupling" in table.output
+    bad = CliRunner().invoke(app, ["eval", "sdsm", str(corpus.root), "--split", "x"])
+    assert bad.exit_code == 2 and "no split 'x'" in bad.output
+
+
+def test_write_report_is_atomic_and_complete(corpus, tmp_path):
+    result = evaluate_sdsm(corpus, ["bm25"], split="idt")
+    paths = write_report(result, tmp_path / "r")
+    assert all(p.exists() for p in paths)
+    assert not list((tmp_path / "r").glob(".*tmp"))

@@ -529,6 +529,60 @@ def eval_sdsm(
             err.print(f"{name}: not scored: {figures['error']}", highlight=False)
 
 
+@eval_app.command("pools")
+def eval_pools(
+    papers: Annotated[Path, typer.Option(help="Papers: JSON lines (id, title, abstract) or "
+                                              "SciDocs' metadata JSON object.")],
+    task: Annotated[list[str], typer.Option(help="NAME=QRELS ('query 0 doc label' or "
+                                                 "'query<TAB>doc<TAB>label' lines); repeat "
+                                                 "for each task.")],
+    model: Annotated[list[str], typer.Option("--model", "-m", help="A registry model, a "
+                                             "SentenceTransformer directory, 'bm25' or "
+                                             "'random'; repeat to compare.")]
+    = [DEFAULT_MODEL],  # noqa: B006
+    protocol: Annotated[list[str], typer.Option(help="clustered (SciDocs: rank the query's "
+                                                     "cluster) and/or merged (OpenMSD "
+                                                     "Appendix A: rank the whole pool).")]
+    = ["clustered", "merged"],  # noqa: B006
+    json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """OpenMSD's merged-pool protocol (Appendix A) on any tasks with labels: every task's
+    papers in one pool, clusters ignored; beside SciDocs' clustered protocol."""
+    from openmsd.eval.pools import evaluate_files as evaluate_pool_files
+
+    bad = [p for p in protocol if p not in ("clustered", "merged")]
+    if bad:
+        _fail(f"unknown protocol {bad[0]!r}: expected clustered or merged")
+    files = {}
+    for item in task:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            _fail(f"--task {item!r}: expected NAME=QRELS_FILE")
+        files[name] = Path(path)
+    try:
+        result, report = evaluate_pool_files(papers, files, model, tuple(protocol))
+    except (RetrievalEvalError, UnknownModelError) as error:
+        _fail(str(error))
+    for problem in report.problems[:10]:
+        err.print(f"  - {problem}", highlight=False, soft_wrap=True)
+    if json:
+        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    columns = [*files, "average"]
+    for name in protocol:
+        table = Table(title=f"{name} protocol: pool {result['pool']:,} papers; "
+                            "MAP / nDCG@10 in %")
+        table.add_column("model")
+        for column in columns:
+            for metric in ("MAP", "nDCG@10"):
+                table.add_column(f"{column}\n{metric}", justify="right")
+        for model_name, figures in result["models"].items():
+            table.add_row(model_name, *(
+                "–" if figures[name][c][m] is None else f"{figures[name][c][m]:.2f}"
+                for c in columns for m in ("MAP", "nDCG@10")))
+        out.print(table)
+
+
 @app.command()
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Where to build the demo corpus.")]

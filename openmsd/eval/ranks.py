@@ -76,6 +76,24 @@ class RandomScorer:
                           for q in queries]).reshape(len(queries), self.n_docs)
 
 
+def text_scorer(name: str, texts: Sequence[str], seed: int = 0, batch_size: int = 32
+                ) -> Scorer:
+    """The scorer of model ``name`` over papers ``texts`` (queries and candidates alike):
+    ``random``, ``bm25`` fitted on the texts, or a registry / SentenceTransformer model whose
+    passage vectors are computed here."""
+    if name == "random":
+        return RandomScorer(len(texts), seed)
+    from openmsd.models.bm25 import BM25
+    from openmsd.models.registry import load_model
+
+    model = BM25() if name == "bm25" else load_model(name)
+    if isinstance(model, BM25):
+        model.fit(list(texts))
+        return MatrixScorer(model.scores, texts, len(texts))
+    vectors = model.encode(list(texts), "passage", batch_size)
+    return DenseScorer(vectors, vectors)
+
+
 def relevant_ranks(scorer: Scorer, queries: np.ndarray, pair_query: np.ndarray,
                    pair_doc: np.ndarray, tie_order: np.ndarray, exclude_self: bool = True,
                    budget: int = SCORE_BUDGET,
@@ -86,7 +104,8 @@ def relevant_ranks(scorer: Scorer, queries: np.ndarray, pair_query: np.ndarray,
     query in ``queries``; ``pair_doc``: the pool index of its document; ``tie_order``: per pool
     document, its place in id order (trec_eval puts the higher id first among equal scores).
     With ``exclude_self`` the query paper (``queries[i]`` is also a pool index) is never a
-    candidate. Memory: about ``budget`` scores per block of queries."""
+    candidate. Memory: about ``budget`` scores per block of queries; each query's row is then
+    compared with its relevant papers' scores in place (no copies of rows)."""
     pair_query = np.asarray(pair_query, np.int64)
     pair_doc = np.asarray(pair_doc, np.int64)
     ranks = np.zeros(len(pair_query), np.int64)
@@ -101,20 +120,20 @@ def relevant_ranks(scorer: Scorer, queries: np.ndarray, pair_query: np.ndarray,
         scores = scorer.rows(queries[start:stop])
         if exclude_self:
             scores[np.arange(stop - start), queries[start:stop]] = -np.inf
-        pairs = order[bounds[start]:bounds[stop]]
-        # pairs of the block, a chunk at a time: each gathers a (chunk × n_docs) row copy
-        for chunk in np.array_split(pairs, max(1, len(pairs) * n_docs // budget + 1)):
-            if len(chunk) == 0:
+        for local in range(stop - start):
+            pairs = order[bounds[start + local]:bounds[start + local + 1]]
+            if len(pairs) == 0:
                 continue
-            rows = scores[pair_query[chunk] - start]
-            own = rows[np.arange(len(chunk)), pair_doc[chunk]][:, None]
-            above = np.count_nonzero(rows > own, axis=1)
-            equal = rows == own
+            row = scores[local]
+            docs = pair_doc[pairs]
+            own = row[docs][:, None]
+            above = np.count_nonzero(row[None, :] > own, axis=1)
+            equal = row[None, :] == own
             tied = np.count_nonzero(equal, axis=1) > 1
-            if tied.any():
-                later = tie_order[None, :] > tie_order[pair_doc[chunk[tied]]][:, None]
+            if tied.any():  # trec_eval: among equal scores, the higher id first
+                later = tie_order[None, :] > tie_order[docs[tied]][:, None]
                 above[tied] += np.count_nonzero(equal[tied] & later, axis=1)
-            ranks[chunk] = above + 1
+            ranks[pairs] = above + 1
         if progress:
             progress(stop - start)
     return ranks

@@ -35,7 +35,7 @@ from scipy import stats
 
 from openmsd.corpus.store import Corpus, arrow_table
 from openmsd.eval.metrics import per_query
-from openmsd.eval.ranks import DenseScorer, MatrixScorer, RandomScorer, Scorer, relevant_ranks
+from openmsd.eval.ranks import DenseScorer, Scorer, relevant_ranks, text_scorer
 from openmsd.models.formatting import paper_input
 from openmsd.relations.build import relations_dir
 
@@ -265,14 +265,8 @@ def scorer_for(name: str, corpus: Corpus, pool: Pool, seed: int = 0) -> Scorer:
     """The scorer of a model over ``pool``: the random baseline, BM25 fitted on the pool's
     texts, or the stored vectors of a dense model (``openmsd embed``); a dense model's pool
     must be covered by its vectors (see :func:`common_pool`)."""
-    if name == RANDOM:
-        return RandomScorer(pool.papers.num_rows, seed)
-    if name == BM25_NAME:
-        from openmsd.models.bm25 import BM25
-
-        texts = pool.papers["text"].to_pylist()
-        bm25 = BM25().fit(texts)
-        return MatrixScorer(bm25.scores, texts, len(texts))
+    if name in (RANDOM, BM25_NAME):
+        return text_scorer(name, pool.papers["text"].to_pylist(), seed)
     ids, vectors = _vectors(corpus, name)
     position = {paper: i for i, paper in enumerate(ids)}
     rows = vectors[[position[p] for p in pool.ids]]

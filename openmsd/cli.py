@@ -308,7 +308,7 @@ def _print_results(results: list, as_json: bool) -> None:
     table.add_column("why related", overflow="fold", ratio=1)
     for r in results:
         title = r.title or r.english_title or ""
-        if r.english_title:
+        if r.english_title and r.english_title != title:
             title += f"\n[dim]{r.english_title}[/]"
         table.add_row(f"{r.score:.3f}", r.paper_id, r.language or "?", str(r.year or ""),
                       title, "; ".join(r.why))
@@ -581,6 +581,70 @@ def eval_pools(
                 "–" if figures[name][c][m] is None else f"{figures[name][c][m]:.2f}"
                 for c in columns for m in ("MAP", "nDCG@10")))
         out.print(table)
+
+
+@app.command()
+def recommend(
+    corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
+    manuscript: Annotated[Path, typer.Option(help="A text file: a paragraph or more, with "
+                                             "citation markers ([12], (Smith, 2020), "
+                                             "\\cite{x}) where citations go.")],
+    at: Annotated[str | None, typer.Option(help="Only the sentences containing this text.")]
+    = None,
+    model: Annotated[str, typer.Option(help="The model whose index to search.")]
+    = DEFAULT_MODEL,
+    k: Annotated[int, typer.Option("-k", help="Papers per citation location.")] = 5,
+    lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
+    year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Papers to cite at each citation location of a manuscript."""
+    from openmsd.search.recommend import recommend as recommend_citations
+
+    try:
+        text = manuscript.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        _fail(f"{manuscript}: cannot read it as UTF-8 text ({error})")
+    try:
+        encoder = load_model(model)
+        if isinstance(encoder, BM25):
+            _fail("recommend with bm25 is not indexed yet: use a dense model")
+        found = recommend_citations(Corpus(corpus), text, encoder, model, k, at=at,
+                                    languages=lang, years=_year_range(year))
+    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
+        _fail(f"{manuscript}: {error}")
+    if json:
+        sys.stdout.write(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    for location in found:
+        out.print(f"[bold]sentence {location['location'] + 1}[/] "
+                  f"{' '.join(location['markers'])}: {location['sentence']}", highlight=False)
+        for r in location["results"]:
+            title = r["title"] or r["english_title"] or ""
+            out.print(f"  {r['score']:.3f}  {r['paper_id']}  [{r['language'] or '?'}] "
+                      f"{r['year'] or ''}  {title}", highlight=False, markup=False)
+
+
+@app.command()
+def serve(
+    corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
+    host: Annotated[str, typer.Option(help="The address to listen on (loopback by default; "
+                                      "0.0.0.0 exposes the server to the network).")]
+    = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="The port.")] = 8000,
+    model: Annotated[list[str] | None, typer.Option(
+        help="A model with an index to serve (repeat for several; the first is the default); by "
+             "default every registered model with an index, e5-small-multilingual first.")]
+    = None,
+) -> None:
+    """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
+    from openmsd.server.app import serve as run_server
+    from openmsd.server.resources import indexed_models
+
+    try:
+        run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port)
+    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
+        _fail(str(error))
 
 
 @app.command()

@@ -1,0 +1,1 @@
+"""The web application and HTTP API over a corpus (``openmsd serve CORPUS``)."""

@@ -1,0 +1,274 @@
+"""The JSON API: papers, related papers, search, citation recommendation, BibTeX, statistics.
+
+Every route is a thin call into :mod:`openmsd.search`; parameters are validated here (a bad
+one is a 422 naming the field), unknown papers are 404s. The functions ``search_or_related``,
+``related_page`` and ``recommend_for`` are shared with the HTML pages.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.responses import PlainTextResponse
+from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
+
+from openmsd.search.papers import bibtex, paper_details, papers_by_id
+from openmsd.search.recommend import recommend
+from openmsd.search.related import PaperNotFoundError, find_paper, related, search
+from openmsd.server.resources import Resources
+
+MAX_K = 100
+MAX_RANK = 1000
+"""Results are ranked up to this depth: ``offset + k`` may not exceed it."""
+MAX_QUERY = 10_000
+MAX_TEXT = 50_000
+MAX_IDS = 200
+
+Language = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z]{2,8})?$")]
+Model = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Key = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+Year = Annotated[Annotated[int, Field(ge=0, le=3000)] | None,
+                 BeforeValidator(lambda v: None if v == "" else v)]  # an empty form field
+
+
+class Filters(BaseModel):
+    """Which results, and which page of them."""
+
+    k: int = Field(10, ge=1, le=MAX_K, description="Results per page.")
+    offset: int = Field(0, ge=0, lt=MAX_RANK, description="Results to skip (pagination).")
+    lang: list[Language] = Field([], max_length=50,
+                                 description="Only papers in these languages (ISO 639).")
+    year_from: int | None = Field(None, ge=0, le=3000, description="Only papers from this year.")
+    year_to: int | None = Field(None, ge=0, le=3000, description="Only papers up to this year.")
+    model: Model | None = Field(None, description="A served model; the default when absent.")
+
+    @property
+    def years(self) -> tuple[int | None, int | None] | None:
+        return (self.year_from, self.year_to) if self.year_from or self.year_to else None
+
+
+def filters(k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
+            offset: Annotated[int, Query(ge=0, lt=MAX_RANK)] = 0,
+            lang: Annotated[list[Language], Query(max_length=50)] = [],  # noqa: B006
+            year_from: Annotated[Year, Query()] = None,
+            year_to: Annotated[Year, Query()] = None,
+            model: Annotated[Model | None, Query()] = None) -> Filters:
+    return Filters(k=k, offset=offset, lang=lang, year_from=year_from, year_to=year_to,
+                   model=model)
+
+
+class Result(BaseModel):
+    """A related paper and why it is related."""
+
+    paper_id: str
+    score: float
+    title: str | None
+    english_title: str | None
+    language: str | None
+    year: int | None
+    venue: str | None
+    doi: str | None
+    cites: bool = False
+    cited_by: bool = False
+    shared_references: int = 0
+    co_cited: int = 0
+    why: list[str] = []
+
+
+class Paper(BaseModel):
+    """A corpus paper."""
+
+    paper_id: str
+    doi: str | None
+    title: str | None
+    abstract: str | None
+    language: str | None
+    year: int | None
+    venue: str | None
+    authors: list[str] | None
+    keywords: list[str] | None
+    english_title: str | None
+    english_abstract: str | None
+    references: int = Field(description="Its citations to corpus papers.")
+    cited_by: int = Field(description="Corpus papers citing it.")
+
+
+class Results(BaseModel):
+    """One page of ranked papers."""
+
+    model: str
+    offset: int
+    k: int
+    next_offset: int | None = Field(description="The offset of the next page, if any.")
+    paper: Paper | None = Field(None, description="The paper the query named, when it named "
+                                "one (by id or DOI): the results are then its related papers.")
+    results: list[Result]
+
+
+class RecommendRequest(BaseModel):
+    """Manuscript text to recommend citations for."""
+
+    text: str = Field(min_length=1, max_length=MAX_TEXT,
+                      description="A paragraph or more; citation markers ([1], (Smith, 2020), "
+                      "\\cite{x}) mark where citations go, else every sentence is a location.")
+    at: str | None = Field(None, min_length=1, max_length=1000,
+                           description="Only the sentences containing this text.")
+    k: int = Field(5, ge=1, le=MAX_K)
+    lang: list[Language] = Field([], max_length=50)
+    year_from: int | None = Field(None, ge=0, le=3000)
+    year_to: int | None = Field(None, ge=0, le=3000)
+    model: Model | None = None
+
+
+class Location(BaseModel):
+    """Papers to cite at one place of the text."""
+
+    location: int = Field(description="The sentence's number, from 0.")
+    sentence: str
+    markers: list[str]
+    context: list[str] = Field(description="The sentences embedded: before, this, after.")
+    results: list[Result]
+
+
+class Recommendations(BaseModel):
+    model: str
+    locations: list[Location]
+
+
+def served_model(resources: Resources, model: str | None, where: str = "query") -> str:
+    """The model to use; a 422 naming the field for one the server does not serve."""
+    if model is None:
+        return resources.default_model
+    if model not in resources.models:
+        raise HTTPException(422, [{"loc": [where, "model"], "type": "value_error",
+                                   "msg": f"model {model!r} is not served here; served: "
+                                          f"{', '.join(resources.models)}"}])
+    return model
+
+
+def _page(model: str, f: Filters, results: list[Any], paper: dict | None = None) -> dict:
+    shown = results[f.offset:f.offset + f.k]
+    more = len(results) > f.offset + f.k and f.offset + f.k < MAX_RANK
+    return {"model": model, "offset": f.offset, "k": f.k,
+            "next_offset": f.offset + f.k if more else None, "paper": paper,
+            "results": [r.as_dict() for r in shown]}
+
+
+def paper_or_404(resources: Resources, key: str) -> dict[str, Any]:
+    try:
+        return paper_details(resources.corpus, key)
+    except PaperNotFoundError:
+        raise HTTPException(404, f"no paper with id or DOI {key!r}") from None
+
+
+def related_page(resources: Resources, key: str, f: Filters) -> dict[str, Any]:
+    """A page of the papers related to paper ``key`` (404 when unknown or without a vector)."""
+    model = served_model(resources, f.model)
+    paper = paper_or_404(resources, key)
+    try:
+        # one more than the page so we know whether a next page exists
+        found = related(resources.corpus, paper["paper_id"], model, f.offset + f.k + 1,
+                        f.lang or None, f.years, index=resources.index(model))
+    except PaperNotFoundError:
+        raise HTTPException(404, f"paper {paper['paper_id']!r} has no vector for model "
+                            f"{model!r} (it has no title or abstract, or was added after "
+                            "the index was built)") from None
+    return _page(model, f, found, paper)
+
+
+def search_or_related(resources: Resources, q: str, f: Filters) -> dict[str, Any]:
+    """Related papers when ``q`` is a paper id or DOI, else the papers nearest to the text."""
+    model = served_model(resources, f.model)
+    try:
+        find_paper(resources.corpus, q.strip())
+    except PaperNotFoundError:
+        pass
+    else:
+        return related_page(resources, q.strip(), f)
+    found = search(resources.corpus, q, resources.encoder(model), model, f.offset + f.k + 1,
+                   f.lang or None, f.years, index=resources.index(model))
+    return _page(model, f, found)
+
+
+def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any]:
+    model = served_model(resources, body.model, "body")
+    years = (body.year_from, body.year_to) if body.year_from or body.year_to else None
+    try:
+        found = recommend(resources.corpus, body.text, resources.encoder(model), model, body.k,
+                          at=body.at, languages=body.lang or None, years=years,
+                          index=resources.index(model))
+    except ValueError as error:
+        raise HTTPException(422, [{"loc": ["body", "at" if body.at else "text"],
+                                   "type": "value_error", "msg": str(error)}]) from None
+    return {"model": model, "locations": found}
+
+
+def resources_of(request: Request) -> Resources:
+    return request.app.state.resources
+
+
+Served = Annotated[Resources, Depends(resources_of)]
+Filtered = Annotated[Filters, Depends(filters)]
+router = APIRouter()
+
+
+@router.get("/healthz", tags=["service"])
+def healthz(resources: Served) -> dict[str, Any]:
+    """Liveness, and how many papers each served model's index holds."""
+    return {"status": "ok",
+            "indexed": {m: resources.index(m).index.ntotal for m in resources.models}}
+
+
+@router.get("/api/stats", tags=["corpus"])
+def stats(resources: Served) -> dict[str, Any]:
+    """Corpus statistics (as ``openmsd corpus stats --json``) and the served indexes."""
+    return {**resources.stats(),
+            "models": {m: {"indexed": resources.index(m).index.ntotal,
+                           "index": type(resources.index(m).index).__name__,
+                           "default": m == resources.default_model}
+                       for m in resources.models}}
+
+
+@router.get("/api/search", response_model=Results, tags=["search"])
+def search_route(resources: Served, f: Filtered,
+                 q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY,
+                                         description="A DOI, a paper id, a title, an abstract "
+                                                     "or a query, in any language.")]
+                 ) -> dict[str, Any]:
+    """Papers for a free text; for a paper id or DOI, that paper's related papers."""
+    if not q.strip():
+        raise HTTPException(422, [{"loc": ["query", "q"], "type": "value_error",
+                                   "msg": "the query is blank"}])
+    return search_or_related(resources, q, f)
+
+
+@router.get("/api/papers/{key:path}/related", response_model=Results, tags=["papers"])
+def related_route(resources: Served, f: Filtered, key: Key) -> dict[str, Any]:
+    """The papers most related to a paper (id or DOI), in any language, with why."""
+    return related_page(resources, key, f)
+
+
+@router.get("/api/papers/{key:path}", response_model=Paper, tags=["papers"])
+def paper_route(resources: Served, key: Key) -> dict[str, Any]:
+    """A paper by id, DOI or alias."""
+    return paper_or_404(resources, key)
+
+
+@router.post("/api/recommend", response_model=Recommendations, tags=["recommend"])
+def recommend_route(resources: Served, body: RecommendRequest) -> dict[str, Any]:
+    """Papers to cite at each citation location of a manuscript text."""
+    return recommend_for(resources, body)
+
+
+@router.get("/api/bibtex", response_class=PlainTextResponse, tags=["papers"],
+            responses={200: {"content": {"application/x-bibtex": {}}}})
+def bibtex_route(resources: Served,
+                 id: Annotated[list[Key], Query(min_length=1, max_length=MAX_IDS,
+                                                description="Paper ids.")]
+                 ) -> PlainTextResponse:
+    """BibTeX entries of the given papers (unknown ids are left out)."""
+    text = bibtex(papers_by_id(resources.corpus, list(dict.fromkeys(id))))
+    return PlainTextResponse(text, media_type="application/x-bibtex; charset=utf-8",
+                             headers={"Content-Disposition":
+                                      'attachment; filename="openmsd.bib"'})

@@ -1,0 +1,161 @@
+"""The FastAPI application: the JSON API and the web page from one process.
+
+``create_app(corpus, models)`` loads the corpus and the models' indexes (failing at once, with
+the command to run, when one is missing) and returns the app; ``serve`` runs it with uvicorn,
+on loopback unless told otherwise. Request bodies are limited to ``MAX_BODY`` bytes; responses
+carry a content security policy that allows only the app's own scripts and styles; errors are
+answered without stack traces (they go to the server log).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from openmsd.server import api, pages
+from openmsd.server.resources import Resources
+
+MAX_BODY = 256 * 1024
+STATIC = Path(__file__).parent / "static"
+HEADERS = [
+    (b"content-security-policy",
+     b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+     b"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+    (b"x-frame-options", b"DENY"),
+]
+log = logging.getLogger("openmsd.server")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class LimitsAndHeaders:
+    """ASGI middleware: refuse request bodies over ``max_body`` bytes (413) and add the
+    security headers to every response."""
+
+    def __init__(self, app: Any, max_body: int = MAX_BODY):
+        self.app, self.max_body = app, max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *HEADERS]
+            await send(message)
+
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_body):
+            await self._too_large(scope, receive, send_with_headers)
+            return
+        if scope["method"] in ("POST", "PUT", "PATCH"):
+            chunks, size = [], 0
+            while True:  # read the whole (bounded) body first, then replay it to the app
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                size += len(message.get("body", b""))
+                if size > self.max_body:
+                    await self._too_large(scope, receive, send_with_headers)
+                    return
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    break
+            body, sent = b"".join(chunks), False
+
+            async def replay() -> dict[str, Any]:
+                nonlocal sent
+                if sent:
+                    return await receive()
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            await self.app(scope, replay, send_with_headers)
+            return
+        await self.app(scope, receive, send_with_headers)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = JSONResponse({"detail": f"request body over {self.max_body:,} bytes"}, 413)
+        await response(scope, receive, send)
+
+
+def _wants_json(request: Request) -> bool:
+    path = request.url.path
+    return path.startswith("/api/") or path in ("/healthz", "/openapi.json")
+
+
+def _field_errors(error: RequestValidationError) -> list[dict[str, Any]]:
+    """Validation errors naming the field, without echoing the (possibly large) input."""
+    return [{"loc": list(e.get("loc", [])), "msg": e.get("msg", ""), "type": e.get("type", "")}
+            for e in error.errors()]
+
+
+def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.0,
+               max_body: int = MAX_BODY) -> FastAPI:
+    """The app over ``corpus`` serving ``models`` (the first is the default); the indexes are
+    polled every ``watch_s`` seconds for rebuilds (never when None)."""
+    resources = Resources(corpus, models)
+    for model in resources.models:
+        resources.encoder(model)  # loaded now: the first request should not wait for it
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if watch_s:
+            resources.watch(watch_s)
+        yield
+        resources.close()
+
+    app = FastAPI(title="openmsd", version="0.1.0", lifespan=lifespan,
+                  description="Related papers across languages, free-text search and "
+                  "citation recommendation over an openmsd corpus.",
+                  docs_url=None, redoc_url=None)  # their pages load scripts from a CDN
+    app.state.resources = resources
+    app.add_middleware(LimitsAndHeaders, max_body=max_body)
+    app.include_router(api.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> Response:
+        if _wants_json(request):
+            return JSONResponse({"detail": error.detail}, error.status_code,
+                                headers=getattr(error, "headers", None))
+        return pages.error_page(request, error.status_code, error.detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, error: RequestValidationError) -> Response:
+        if _wants_json(request):
+            return JSONResponse({"detail": _field_errors(error)}, 422)
+        return pages.error_page(request, 422, _field_errors(error))
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, error: Exception) -> Response:
+        log.exception("error serving %s", request.url.path)
+        if _wants_json(request):
+            return JSONResponse({"detail": "internal error (logged on the server)"}, 500)
+        return pages.error_page(request, 500, "internal error (logged on the server)")
+
+    return app
+
+
+def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: int = 8000,
+          log_level: str = "info") -> None:
+    """Run the app with uvicorn until interrupted."""
+    import uvicorn
+
+    uvicorn.run(create_app(corpus, models), host=host, port=port, log_level=log_level,
+                access_log=False)

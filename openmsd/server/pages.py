@@ -1,0 +1,131 @@
+"""The web page: search (``/``, ``/?q=`` rendered on the server), a paper with its related
+papers (``/papers/{id}``) and citation recommendation (``/recommend``).
+
+Pages are Jinja2 templates with autoescaping on: every title, abstract and name is escaped.
+They work without JavaScript; ``static/app.js`` adds BibTeX preview, select-all and filters
+that apply on change.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from openmsd.server.api import (
+    MAX_K,
+    MAX_QUERY,
+    MAX_TEXT,
+    Filters,
+    Language,
+    Model,
+    RecommendRequest,
+    Served,
+    filters,
+    paper_or_404,
+    recommend_for,
+    related_page,
+    search_or_related,
+)
+
+TEMPLATES = Path(__file__).parent / "templates"
+env = Environment(loader=FileSystemLoader(TEMPLATES),
+                  autoescape=select_autoescape(["html"], default=True),
+                  trim_blocks=True, lstrip_blocks=True)
+env.filters["paper_url"] = lambda paper_id: "/papers/" + quote(paper_id, safe="")
+router = APIRouter(include_in_schema=False)
+
+
+def render(request: Request, template: str, status_code: int = 200, **values: Any
+           ) -> HTMLResponse:
+    resources = request.app.state.resources
+    html = env.get_template(template).render(request=request, models=resources.models,
+                                             default_model=resources.default_model, **values)
+    return HTMLResponse(html, status_code)
+
+
+def error_page(request: Request, status: int, detail: Any) -> HTMLResponse:
+    """An error as a page: the message, or the fields that failed validation."""
+    fields = detail if isinstance(detail, list) else []
+    message = detail if isinstance(detail, str) else None
+    return render(request, "error.html", status, status=status, message=message, fields=fields)
+
+
+def language_chart(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Bars of the result languages: ``language``, ``n``, ``width`` (percent of the largest)."""
+    counts = Counter(r.get("language") or "und" for r in results).most_common()
+    top = counts[0][1] if counts else 1
+    return [{"language": lang, "n": n, "width": round(100 * n / top)} for lang, n in counts]
+
+
+def _page_links(request: Request, page: dict[str, Any]) -> dict[str, str | None]:
+    params = [(k, v) for k, v in request.query_params.multi_items() if k != "offset"]
+    prev = max(0, page["offset"] - page["k"]) if page["offset"] else None
+
+    def link(offset: int | None) -> str | None:
+        if offset is None:
+            return None
+        return f"{request.url.path}?{urlencode([*params, ('offset', offset)])}"
+
+    return {"prev": link(prev), "next": link(page["next_offset"])}
+
+
+def _filters_shown(resources: Any, f: Filters) -> dict[str, Any]:
+    return {"languages": resources.languages(), "chosen": set(f.lang),
+            "year_from": f.year_from, "year_to": f.year_to, "model": f.model}
+
+
+PageFilters = Annotated[Filters, Depends(filters)]
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(request: Request, resources: Served, f: PageFilters,
+         q: Annotated[str | None, Query(max_length=MAX_QUERY)] = None) -> HTMLResponse:
+    """The search box; with ``q``, its results."""
+    page = None
+    if q and q.strip():
+        page = search_or_related(resources, q, f)
+    return render(request, "search.html", q=q or "", page=page,
+                  bars=language_chart(page["results"]) if page else [],
+                  links=_page_links(request, page) if page else {},
+                  filters=_filters_shown(resources, f), stats=resources.stats())
+
+
+@router.get("/papers/{key:path}", response_class=HTMLResponse)
+def paper_view(request: Request, resources: Served, f: PageFilters, key: str) -> HTMLResponse:
+    """A paper and its related papers."""
+    if len(key) > 500:
+        raise HTTPException(422, [{"loc": ["path", "key"], "msg": "at most 500 characters",
+                                   "type": "string_too_long"}])
+    paper = paper_or_404(resources, key)
+    try:
+        page = related_page(resources, paper["paper_id"], f)
+        note = None
+    except HTTPException as error:
+        page, note = None, error.detail
+    return render(request, "paper.html", paper=paper, page=page, note=note,
+                  bars=language_chart(page["results"]) if page else [],
+                  links=_page_links(request, page) if page else {},
+                  filters=_filters_shown(resources, f))
+
+
+@router.get("/recommend", response_class=HTMLResponse)
+def recommend_form(request: Request) -> HTMLResponse:
+    """The form for a pasted paragraph."""
+    return render(request, "recommend.html", text="", found=None, k=5, max_text=MAX_TEXT)
+
+
+@router.post("/recommend", response_class=HTMLResponse)
+def recommend_view(request: Request, resources: Served,
+                   text: Annotated[str, Form(min_length=1, max_length=MAX_TEXT)],
+                   k: Annotated[int, Form(ge=1, le=MAX_K)] = 5,
+                   lang: Annotated[list[Language], Form(max_length=50)] = [],  # noqa: B006
+                   model: Annotated[Model | None, Form()] = None) -> HTMLResponse:
+    """Recommended citations for each citation location of the pasted text."""
+    found = recommend_for(resources, RecommendRequest(text=text, k=k, lang=lang, model=model))
+    return render(request, "recommend.html", text=text, found=found, k=k, max_text=MAX_TEXT)

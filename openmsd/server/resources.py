@@ -1,0 +1,163 @@
+"""What a serving process keeps loaded: the corpus views, the encoders and the live indexes.
+
+* :class:`ServedCorpus` opens the corpus once; each ``connect()`` is a cursor on one shared
+  DuckDB database (its views read the Parquet files, so a re-ingested corpus is seen at once).
+* :class:`LiveIndex` holds a model's FAISS index and swaps in a rebuilt one when its files
+  change: the old index answers until the new one has loaded completely (a half-written build,
+  whose index and rows disagree, is not taken).
+* :class:`Resources` bundles them for the application, with the corpus statistics cached.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from openmsd.corpus.stats import corpus_stats
+from openmsd.corpus.store import MANIFEST, Corpus
+from openmsd.index.vector_index import VectorIndex, index_dir, load_index
+from openmsd.models.bm25 import BM25
+from openmsd.models.encoder import DenseEncoder, Kind
+from openmsd.models.registry import load_model
+
+
+class ServedCorpus(Corpus):
+    """A corpus whose connections are cursors on one DuckDB database, opened once."""
+
+    def __init__(self, root: str | Path):
+        super().__init__(root)
+        self._database = super().connect()
+
+    def connect(self, database: str = ":memory:") -> duckdb.DuckDBPyConnection:
+        return self._database.cursor()
+
+
+class ServedIndex(VectorIndex):
+    """A :class:`VectorIndex` whose row ids are listed once, not on every search."""
+
+    @cached_property
+    def ids(self) -> list[str]:  # type: ignore[override]
+        return self.papers["paper_id"].to_pylist()
+
+
+def _stamp(directory: Path) -> tuple[tuple[int, int], ...]:
+    files = [directory / "index.faiss", directory / "papers.parquet"]
+    return tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else (0, 0)
+                 for f in files)
+
+
+class LiveIndex:
+    """The current index of one model, replaced by a rebuilt one once that is complete."""
+
+    def __init__(self, corpus: Corpus, model: str):
+        self.corpus, self.model = corpus, model
+        self.directory = index_dir(corpus, model)
+        self._stamp = _stamp(self.directory)
+        self.current = self._load()
+        self.reloads = 0
+
+    def _load(self) -> ServedIndex:
+        loaded = load_index(self.corpus, self.model)
+        return ServedIndex(loaded.index, loaded.papers)
+
+    def refresh(self) -> bool:
+        """Load the index again if its files changed and are consistent; True if swapped."""
+        stamp = _stamp(self.directory)
+        if stamp == self._stamp:
+            return False
+        try:
+            fresh = self._load()
+        except (FileNotFoundError, RuntimeError, OSError):
+            return False  # a build in progress: keep answering with the old index
+        if _stamp(self.directory) != stamp:
+            return False  # changed while loading: try again on the next poll
+        self.current, self._stamp = fresh, stamp
+        self.reloads += 1
+        return True
+
+
+class LockedEncoder:
+    """An encoder used by one request at a time (not every backend is thread-safe)."""
+
+    def __init__(self, encoder: DenseEncoder):
+        self.encoder, self.name, self.dim = encoder, encoder.name, encoder.dim
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str], kind: Kind = "passage",
+               batch_size: int = 32) -> np.ndarray:
+        with self._lock:
+            return self.encoder.encode(texts, kind, batch_size)
+
+
+class Resources:
+    """The corpus, the models served (the first is the default) with their indexes and
+    encoders, and the cached statistics; :meth:`watch` polls the indexes for rebuilds."""
+
+    def __init__(self, corpus: str | Path, models: list[str]):
+        if not models:
+            raise ValueError("serve: name at least one model")
+        self.corpus = ServedCorpus(corpus)
+        self.models = list(dict.fromkeys(models))
+        self.indexes = {m: LiveIndex(self.corpus, m) for m in self.models}
+        self._encoders: dict[str, LockedEncoder] = {}
+        self._lock = threading.Lock()
+        self._stats: tuple[int, dict[str, Any]] | None = None
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    @property
+    def default_model(self) -> str:
+        return self.models[0]
+
+    def encoder(self, model: str) -> LockedEncoder:
+        """The query encoder of a served model, loaded on first use."""
+        with self._lock:
+            if model not in self._encoders:
+                encoder = load_model(model)
+                if isinstance(encoder, BM25):
+                    raise ValueError(f"model {model!r} is lexical: serve a dense model")
+                self._encoders[model] = LockedEncoder(encoder)
+            return self._encoders[model]
+
+    def index(self, model: str) -> ServedIndex:
+        return self.indexes[model].current
+
+    def stats(self) -> dict[str, Any]:
+        """``corpus_stats`` of the corpus, computed again only after an ingest."""
+        stamp = (self.corpus.root / MANIFEST).stat().st_mtime_ns
+        if self._stats is None or self._stats[0] != stamp:
+            self._stats = (stamp, corpus_stats(self.corpus))
+        return self._stats[1]
+
+    def languages(self) -> list[str]:
+        """The corpus languages, most papers first."""
+        return [lang for lang in self.stats()["languages"] if lang != "und"]
+
+    def watch(self, every_s: float = 2.0) -> None:
+        """Start polling the indexes for rebuilds in a daemon thread."""
+        def loop() -> None:
+            while not self._stop.wait(every_s):
+                for live in self.indexes.values():
+                    live.refresh()
+        self._stop.clear()
+        self._watcher = threading.Thread(target=loop, name="openmsd-index-watch", daemon=True)
+        self._watcher.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=5)
+
+
+def indexed_models(corpus: str | Path) -> list[str]:
+    """The registered models that have an index in ``corpus``, the default model first."""
+    from openmsd.models.registry import DEFAULT_MODEL, MODELS
+
+    found = [m for m in MODELS if (index_dir(Corpus(corpus), m) / "index.faiss").exists()]
+    return sorted(found, key=lambda m: m != DEFAULT_MODEL)

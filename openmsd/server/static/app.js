@@ -1,0 +1,45 @@
+// openmsd page enhancements; the pages work without this file.
+"use strict";
+
+document.addEventListener("DOMContentLoaded", () => {
+  // Filters apply as soon as they change.
+  const filters = document.getElementById("filters");
+  if (filters) {
+    filters.addEventListener("change", () => filters.requestSubmit());
+  }
+
+  // Select all results.
+  const all = document.getElementById("select-all");
+  if (all) {
+    all.addEventListener("change", () => {
+      document.querySelectorAll("input.pick").forEach((box) => { box.checked = all.checked; });
+    });
+  }
+
+  // BibTeX of the selected results: shown in the page and downloaded.
+  const form = document.getElementById("bibtex-form");
+  const out = document.getElementById("bibtex-out");
+  if (form && out) {
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const ids = [...form.querySelectorAll("input.pick:checked")].map((box) => box.value);
+      if (ids.length === 0) {
+        out.textContent = "Select at least one paper.";
+        out.hidden = false;
+        return;
+      }
+      const params = new URLSearchParams(ids.map((id) => ["id", id]));
+      const response = await fetch("/api/bibtex?" + params.toString());
+      const text = await response.text();
+      out.textContent = text;  // text, never HTML
+      out.hidden = false;
+      if (response.ok) {
+        const link = document.createElement("a");
+        link.href = URL.createObjectURL(new Blob([text], { type: "application/x-bibtex" }));
+        link.download = "openmsd.bib";
+        link.click();
+        URL.revokeObjectURL(link.href);
+      }
+    });
+  }
+});

@@ -1,0 +1,191 @@
+"""The JSON API over a real corpus (muse-v3 index): lookups, related, search, recommend,
+BibTeX, statistics, validation (422 naming the field), 404s, size limits and errors."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+from tests.server.conftest import SCRIPT_TITLE
+
+CONTRACT = ["/healthz", "/api/search", "/api/papers/{key}", "/api/papers/{key}/related",
+            "/api/recommend", "/api/stats"]
+
+
+def test_health_and_openapi_schema_lists_the_contract(client) -> None:
+    assert client.get("/healthz").json() == {"status": "ok", "indexed": {"muse-v3": 23}}
+    paths = client.get("/openapi.json").json()["paths"]
+    for path in CONTRACT:
+        assert path in paths, path
+    assert "/docs" not in paths and client.get("/docs").status_code == 404  # CDN scripts
+
+
+def test_paper_by_id_and_by_doi(client) -> None:
+    paper = client.get("/api/papers/fr-parse").json()
+    assert paper["title"] == "Analyse syntaxique en dépendances du français"
+    assert paper["language"] == "fr" and paper["english_title"] == "Dependency parsing of French"
+    assert paper["references"] == 2 and paper["cited_by"] == 1
+    by_doi = client.get("/api/papers/" + quote("https://doi.org/10.1590/2176-4573P59384"))
+    assert by_doi.status_code == 200 and by_doi.json()["paper_id"] == "10.1590/2176-4573p59384"
+
+
+def test_unknown_paper_is_404(client) -> None:
+    for url in ("/api/papers/no-such-paper", "/api/papers/no-such-paper/related",
+                "/api/papers/..%2F..%2Fetc%2Fpasswd"):
+        response = client.get(url)
+        assert response.status_code == 404, url
+        assert "no paper" in response.json()["detail"]
+
+
+def test_related_explains_and_filters(client) -> None:
+    page = client.get("/api/papers/fr-parse/related?k=5").json()
+    ids = [r["paper_id"] for r in page["results"]]
+    assert "fr-parse" not in ids and page["paper"]["paper_id"] == "fr-parse"
+    en = next(r for r in page["results"] if r["paper_id"] == "en-parse")
+    assert en["cites"] and "cited by the query paper" in en["why"]
+    pt = next(r for r in page["results"] if r["paper_id"] == "pt-parse")
+    assert pt["cited_by"] and pt["shared_references"] == 1
+    spanish = client.get("/api/papers/fr-parse/related?k=5&lang=es").json()["results"]
+    assert spanish and {r["language"] for r in spanish} == {"es"}
+    recent = client.get("/api/papers/fr-parse/related?k=20&year_from=2015&year_to=2020").json()
+    assert recent["results"] and all(2015 <= r["year"] <= 2020 for r in recent["results"])
+
+
+def test_pagination_pages_are_consecutive(client) -> None:
+    whole = client.get("/api/papers/fr-parse/related?k=6").json()["results"]
+    first = client.get("/api/papers/fr-parse/related?k=3").json()
+    second = client.get(f"/api/papers/fr-parse/related?k=3&offset={first['next_offset']}").json()
+    assert first["next_offset"] == 3 and second["offset"] == 3
+    ids = [r["paper_id"] for r in first["results"] + second["results"]]
+    assert ids == [r["paper_id"] for r in whole]
+    last = client.get("/api/papers/fr-parse/related?k=10&offset=20").json()  # 22 others
+    assert len(last["results"]) == 2 and last["next_offset"] is None
+    beyond = client.get("/api/papers/fr-parse/related?k=10&offset=30").json()
+    assert beyond["results"] == [] and beyond["next_offset"] is None
+
+
+def test_search_finds_papers_in_other_languages(client) -> None:
+    page = client.get("/api/search", params={"q": "analyse syntaxique en dépendances",
+                                             "k": 5}).json()
+    assert page["paper"] is None
+    top = [r["paper_id"] for r in page["results"]]
+    assert top[0] == "fr-parse"
+    assert {"es-parse", "pt-parse"} & set(top[:4])  # the same topic in other languages
+
+
+def test_search_with_a_doi_gives_related_papers(client) -> None:
+    page = client.get("/api/search", params={"q": "doi:10.1590/0101-3173.2022.v45n1.p139"}).json()
+    assert page["paper"]["paper_id"] == "10.1590/0101-3173.2022.v45n1.p139"
+    assert any("cites the query paper" in r["why"] for r in page["results"])
+
+
+@pytest.mark.parametrize(("url", "field"), [
+    ("/api/search?q=x&k=0", ["query", "k"]),
+    ("/api/search?q=x&k=101", ["query", "k"]),
+    ("/api/search?q=x&offset=-1", ["query", "offset"]),
+    ("/api/search?q=x&lang=%3Cb%3E", ["query", "lang", 0]),
+    ("/api/search?q=x&year_from=abc", ["query", "year_from"]),
+    ("/api/search?q=x&model=nope", ["query", "model"]),
+    ("/api/search", ["query", "q"]),
+    ("/api/search?q=%20%20", ["query", "q"]),
+    ("/api/search?q=" + "x" * 10_001, ["query", "q"]),
+    ("/api/papers/fr-parse/related?k=abc", ["query", "k"]),
+    ("/api/bibtex", ["query", "id"]),
+])
+def test_bad_parameters_are_422_naming_the_field(client, url: str, field: list) -> None:
+    response = client.get(url)
+    assert response.status_code == 422
+    assert field in [error["loc"] for error in response.json()["detail"]]
+    assert "x" * 100 not in response.text  # the input is not echoed back
+
+
+def test_recommend_at_citation_markers(client) -> None:
+    text = ("Parsing has improved a lot. Transition-based dependency parsers are fast [3]. "
+            "Neural machine translation learns to align words (Bahdanau et al., 2015). "
+            "We thank the reviewers.")
+    body = client.post("/api/recommend", json={"text": text, "k": 3}).json()
+    assert [loc["location"] for loc in body["locations"]] == [1, 2]
+    first, second = body["locations"]
+    assert first["markers"] == ["[3]"] and first["context"][0] == "Parsing has improved a lot."
+    assert first["results"][0]["paper_id"] in {"en-parse", "xss"}
+    assert "en-mt" in [r["paper_id"] for r in second["results"]]  # context: parsing too
+    only = client.post("/api/recommend", json={"text": text, "at": "align"}).json()
+    assert [loc["location"] for loc in only["locations"]] == [2]
+
+
+def test_recommend_rejects_bad_bodies(client) -> None:
+    assert client.post("/api/recommend", json={"text": ""}).status_code == 422
+    missing = client.post("/api/recommend", json={"txt": "a"})
+    assert ["body", "text"] in [e["loc"] for e in missing.json()["detail"]]
+    nowhere = client.post("/api/recommend", json={"text": "One sentence.", "at": "zzz"})
+    assert nowhere.status_code == 422 and "zzz" in nowhere.text
+    assert client.post("/api/recommend", json={"text": "a" * 50_001}).status_code == 422
+    huge = client.post("/api/recommend", content=b'{"text": "' + b"a" * 300_000 + b'"}',
+                       headers={"content-type": "application/json"})
+    assert huge.status_code == 413
+    assert client.post("/api/recommend", content=b"{not json",
+                       headers={"content-type": "application/json"}).status_code == 422
+
+
+def test_bibtex_export(client) -> None:
+    response = client.get("/api/bibtex?id=fr-parse&id=en-mt&id=unknown")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/x-bibtex")
+    assert response.text.count("@article{") == 2
+    assert "title = {Analyse syntaxique en dépendances du français}" in response.text
+    assert "author = {Dzmitry Bahdanau}" in response.text
+
+
+def test_stats(client) -> None:
+    stats = client.get("/api/stats").json()
+    assert stats["papers"] == 23 and stats["citations"] == 9
+    assert stats["models"]["muse-v3"] == {"indexed": 23, "index": "IndexFlatIP", "default": True}
+
+
+def test_titles_are_escaped_in_pages(client) -> None:
+    page = client.get("/", params={"q": "dependency parsing markup"}).text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert SCRIPT_TITLE not in page
+    paper = client.get("/papers/xss").text
+    assert SCRIPT_TITLE not in paper and "<img src=x" not in paper and "<b>Venue" not in paper
+    assert "&lt;b&gt;Venue&lt;/b&gt;" in paper
+    echoed = client.get("/", params={"q": '"><script>alert(3)</script>'}).text
+    assert "<script>alert(3)" not in echoed
+
+
+def test_security_headers(client) -> None:
+    headers = client.get("/").headers
+    assert "script-src 'self'" in headers["content-security-policy"]
+    assert headers["x-content-type-options"] == "nosniff"
+
+
+def test_pages_render_on_the_server(client) -> None:
+    page = client.get("/?q=traduction+automatique&lang=en")
+    assert page.status_code == 200 and "Neural machine translation" in page.text
+    assert "Result languages" in page.text  # the chart
+    assert client.get("/papers/fr-parse").status_code == 200
+    assert client.get("/papers/nope").status_code == 404
+    bad = client.get("/?q=x&k=1000")
+    assert bad.status_code == 422 and "query.k" in bad.text
+    posted = client.post("/recommend", data={"text": "Dependency parsers are fast [1].", "k": 2})
+    assert posted.status_code == 200
+    assert "<mark>Dependency parsers are fast [1].</mark>" in posted.text
+
+
+def test_static_files_stay_inside_the_app(client) -> None:
+    assert client.get("/static/app.js").status_code == 200
+    for url in ("/static/../app.py", "/static/%2e%2e/app.py", "/static/..%2Fapp.py",
+                "/static/../../../../etc/passwd"):
+        assert client.get(url).status_code == 404, url
+
+
+def test_errors_do_not_leak_stack_traces(client, app, monkeypatch) -> None:
+    def broken() -> None:
+        raise RuntimeError("secret detail /home/x")
+
+    monkeypatch.setattr(app.state.resources, "stats", broken)
+    for url in ("/api/stats", "/"):
+        response = client.get(url)
+        assert response.status_code == 500
+        assert "secret" not in response.text and "Traceback" not in response.text

@@ -20,6 +20,7 @@ import unicodedata
 from typing import Any
 
 from openmsd.corpus.store import Corpus
+from openmsd.search.citation_graph import citation_graph
 from openmsd.search.related import find_paper
 
 _FIELDS = """paper_id, doi, title, abstract, language, year, venue, authors, keywords,
@@ -43,12 +44,11 @@ def paper_details(corpus: Corpus, key: str) -> dict[str, Any]:
     :class:`openmsd.search.related.PaperNotFoundError` for an unknown key."""
     paper_id = find_paper(corpus, key)
     con = corpus.connect()
-    cursor = con.execute(f"""SELECT {_FIELDS},
-        (SELECT count(*) FROM citations WHERE citing_id = p.paper_id) AS "references",
-        (SELECT count(*) FROM citations WHERE cited_id = p.paper_id) AS cited_by
-        FROM papers p WHERE paper_id = ?""", [paper_id])
+    cursor = con.execute(f"SELECT {_FIELDS} FROM papers p WHERE paper_id = ?", [paper_id])
     names = [d[0] for d in cursor.description]
-    return _record(cursor.fetchone(), names)
+    graph = citation_graph(corpus)
+    return {**_record(cursor.fetchone(), names), "references": graph.reference_count(paper_id),
+            "cited_by": graph.citer_count(paper_id)}
 
 
 def papers_by_id(corpus: Corpus, ids: list[str]) -> list[dict[str, Any]]:

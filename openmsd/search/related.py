@@ -18,6 +18,8 @@ from openmsd.corpus.identifiers import key_aliases, normalize_doi
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import VectorIndex, load_index
 from openmsd.models.encoder import DenseEncoder
+from openmsd.search.citation_graph import citation_graph
+from openmsd.search.paper_summaries import paper_summaries
 
 
 class PaperNotFoundError(LookupError):
@@ -48,43 +50,33 @@ class Result:
 
 def find_paper(corpus: Corpus, key: str) -> str:
     """The ``paper_id`` of a paper id, a DOI (any form), or any alias (``openalex:W1``)."""
-    con = corpus.connect()
     doi = normalize_doi(key)
     candidates = [key, *([doi, f"doi:{doi}"] if doi else []), *key_aliases(key)]
+    summaries = paper_summaries(corpus)
     for candidate in candidates:
-        row = con.execute("SELECT paper_id FROM papers WHERE paper_id = ? "
-                          "OR list_contains(aliases, ?) LIMIT 1",
-                          [candidate, candidate]).fetchone()
+        if candidate in summaries:
+            return candidate
+        row = corpus.connect().execute("SELECT paper_id FROM papers WHERE "
+                                       "list_contains(aliases, ?) LIMIT 1",
+                                       [candidate]).fetchone()
         if row:
             return row[0]
     raise PaperNotFoundError(f"{corpus.root}: no paper with id or DOI {key!r}")
 
 
 def _explain(corpus: Corpus, query_id: str | None, results: list[Result]) -> None:
+    """Set each result's citation links to ``query_id`` and the sentences saying them."""
     if query_id is None or not results:
         return
-    con = corpus.connect()
-    ids = [r.paper_id for r in results]
-    rows = con.execute("""
-        WITH c AS (SELECT citing_id, cited_id FROM citations),
-        ids AS (SELECT unnest(?::VARCHAR[]) AS id)
-        SELECT ids.id,
-          EXISTS (SELECT 1 FROM c WHERE citing_id = ? AND cited_id = ids.id) AS cites,
-          EXISTS (SELECT 1 FROM c WHERE citing_id = ids.id AND cited_id = ?) AS cited_by,
-          (SELECT count(*) FROM c a JOIN c b ON a.cited_id = b.cited_id
-             WHERE a.citing_id = ? AND b.citing_id = ids.id) AS shared,
-          (SELECT count(*) FROM c a JOIN c b ON a.citing_id = b.citing_id
-             WHERE a.cited_id = ? AND b.cited_id = ids.id) AS co_cited
-        FROM ids""", [ids, query_id, query_id, query_id, query_id]).fetchall()
-    found = {row[0]: row[1:] for row in rows}
-    for result in results:
-        cites, cited_by, shared, co_cited = found[result.paper_id]
-        result.cites, result.cited_by = bool(cites), bool(cited_by)
-        result.shared_references, result.co_cited = int(shared), int(co_cited)
+    links = citation_graph(corpus).links(query_id, [r.paper_id for r in results])
+    for result, link in zip(results, links, strict=True):
+        result.cites, result.cited_by = link.cites, link.cited_by
+        result.shared_references, result.co_cited = link.shared_references, link.co_cited
+        shared, co_cited = link.shared_references, link.co_cited
         why = []
-        if cites:
+        if link.cites:
             why.append("cited by the query paper")
-        if cited_by:
+        if link.cited_by:
             why.append("cites the query paper")
         if shared:
             why.append(f"{shared} shared reference{'s' if shared > 1 else ''}")
@@ -94,21 +86,14 @@ def _explain(corpus: Corpus, query_id: str | None, results: list[Result]) -> Non
 
 
 def _results(corpus: Corpus, hits: list[tuple[str, float]]) -> list[Result]:
-    if not hits:
-        return []
-    con = corpus.connect()
-    rows = con.execute("""
-        SELECT paper_id, title, language, year, venue, doi,
-               [t.title FOR t IN coalesce(translations, []) IF t.language = 'en'][1]
-                 AS english_title
-        FROM papers WHERE paper_id IN (SELECT unnest(?::VARCHAR[]))""",
-                       [[h[0] for h in hits]]).fetchall()
-    meta = {r[0]: r for r in rows}
+    """Results of ``(paper_id, score)`` hits, with each paper's summary."""
+    meta = paper_summaries(corpus).get([h[0] for h in hits])
     out = []
     for paper_id, score in hits:
-        _, title, language, year, venue, doi, english = meta[paper_id]
-        out.append(Result(paper_id, round(score, 4), title,
-                          english if language != "en" else None, language, year, venue, doi))
+        paper = meta[paper_id]
+        out.append(Result(paper_id, round(score, 4), paper["title"],
+                          paper["english_title"] if paper["language"] != "en" else None,
+                          paper["language"], paper["year"], paper["venue"], paper["doi"]))
     return out
 
 

@@ -583,6 +583,48 @@ def eval_pools(
         out.print(table)
 
 
+@app.command("robustness")
+def robustness_command(
+    papers: Annotated[list[Path], typer.Argument(help="Papers with titles and abstracts: any "
+                                                 "input 'openmsd ingest' reads (JSONL, S2ORC, "
+                                                 "unarXive, ...); several are pooled.")],
+    model: Annotated[list[str], typer.Option(
+        "--model", "-m", help="A dense encoder ('openmsd models list', a SentenceTransformer "
+                              "directory); repeat to compare models.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Report directory (report.json, "
+                                          "report.html, plots, embedding cache).")],
+    sample_size: Annotated[int, typer.Option("--sample", help="Seeded sample of papers (0: "
+                                             "all).")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the sample and of every neighbour.")] = 0,
+    lang: Annotated[str, typer.Option(help="Language of the texts used: a paper's own text "
+                                      "in it, else its translation into it; 'any' keeps "
+                                      "each paper's own text.")] = "en",
+    backend: Annotated[str, typer.Option(help="torch or onnx (int8, faster on CPU; models "
+                                         "without an ONNX path run with torch).")] = "torch",
+    batch_size: Annotated[int, typer.Option(help="Texts per encoder batch.")] = 32,
+    tsne: Annotated[bool, typer.Option(help="Draw the t-SNE of T vs T+A vectors.")] = True,
+) -> None:
+    """The robustness suite (Singh & Singh): short-query alternative-self retrieval (Tasks I,
+    II), the 32 textual neighbours (NN1_Ret, NN10_Ret, AOP-10/20, similarity distributions,
+    the Table 5 capability matrix), t-SNE; writes DIR/report.json and DIR/report.html."""
+    from openmsd.robustness.suite import RobustnessError, run_suite
+
+    try:
+        report = run_suite(papers, model, out_dir, sample_size or None, seed,
+                           None if lang == "any" else lang, backend, batch_size, tsne)
+    except (RobustnessError, IngestError, UnknownModelError, UnsupportedBackendError,
+            ValueError) as error:
+        _fail(str(error))
+    for name, result in report["models"].items():
+        cap = ", ".join(f"{c} {v['AOP-20']}{'*' if v['optimal'] else ''}"
+                        for c, v in result["capability"].items())
+        out.print(f"[bold]{name}[/]: Task I MRR {result['task1']['MRR']} T100 "
+                  f"{result['task1']['T100']}; Task II MRR {result['task2']['MRR']} T100 "
+                  f"{result['task2']['T100']}; AOP-20 {cap} (* optimal)", highlight=False)
+    out.print(f"{report['n_papers']} papers; report in {out_dir / 'report.html'} "
+              f"({report['timing_s']['total']} s)", highlight=False)
+
+
 @app.command()
 def recommend(
     corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
@@ -645,6 +687,73 @@ def serve(
         run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(str(error))
+
+
+@app.command("train")
+def train_command(
+    recipe: Annotated[str, typer.Argument(help="pretrain-cl, mspt, specter or scincl.")],
+    corpus: Annotated[Path, typer.Argument(help="A corpus with relations.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="The model directory to write.")],
+    base: Annotated[str | None, typer.Option(help="The model to start from (default "
+                                                  f"{DEFAULT_MODEL}).")] = None,
+    config: Annotated[Path | None, typer.Option(help="A TOML/YAML file of training settings "
+                                                     "(options given here win).")] = None,
+    positives: Annotated[str | None, typer.Option(help="mspt: dc, cc, bc, dc-or-cc, "
+                                                       "dc-and-cc, ...")] = None,
+    loss: Annotated[str | None, typer.Option(help="contrastive (eq. 1) or triplet (eq. 2).")]
+    = None,
+    steps: Annotated[int | None, typer.Option(help="Training steps.")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Examples a step.")] = None,
+    mini_batch_size: Annotated[int | None, typer.Option(
+        help="GradCache: encode this many texts at a time.")] = None,
+    learning_rate: Annotated[float | None, typer.Option(help="Peak learning rate.")] = None,
+    eval_steps: Annotated[int | None, typer.Option(help="Dev evaluation every N steps.")]
+    = None,
+    seed: Annotated[int | None, typer.Option(help="Seed.")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+) -> None:
+    """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
+    MAP is written to --out with openmsd_train.json (config, data fingerprint, metrics)."""
+    from openmsd.models.train import train
+    from openmsd.models.train_config import ConfigError, TrainConfig, load_config
+    from openmsd.models.train_data import TrainingDataError
+
+    options = {"recipe": recipe, "corpus": str(corpus), "out": str(out_dir), "base": base,
+               "positives": positives, "loss": loss, "max_steps": steps,
+               "batch_size": batch_size, "mini_batch_size": mini_batch_size,
+               "learning_rate": learning_rate, "eval_steps": eval_steps, "seed": seed}
+    try:
+        settings = (load_config(config, **options) if config else
+                    TrainConfig(**{k: v for k, v in options.items() if v is not None}))
+        manifest = train(settings)
+    except (ConfigError, TrainingDataError, CorpusError) as error:
+        _fail(str(error))
+    if json:
+        sys.stdout.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    metrics = manifest["metrics"]
+    out.print(f"{out_dir}: {metrics['steps']} steps, {manifest['data']['examples']:,} examples, "
+              f"{metrics['examples_per_second']:.1f} examples/s; dev MAP "
+              f"{metrics['dev_before']['dev_MAP']:.2f} → {metrics['dev_best']['dev_MAP']:.2f}",
+              highlight=False)
+
+
+@app.command("experiment")
+def experiment_command(
+    config: Annotated[Path, typer.Argument(help="The experiment file (TOML or YAML).")],
+) -> None:
+    """Train and evaluate a grid of recipes × positive sets × seeds; write results.json and
+    results.md (OpenMSD Tables 5/6 layout) into the experiment's out directory."""
+    from openmsd.models.experiment import load_experiment, run_experiment
+    from openmsd.models.train_config import ConfigError
+    from openmsd.models.train_data import TrainingDataError
+
+    try:
+        experiment = load_experiment(config)
+        run_experiment(experiment, log=lambda m: err.print(m, highlight=False))
+    except (ConfigError, TrainingDataError, CorpusError) as error:
+        _fail(str(error))
+    out.print((experiment.out / "results.md").read_text(), highlight=False)
 
 
 @app.command()

@@ -47,7 +47,10 @@ class SentenceTransformerEncoder:
         dimension = getattr(self.model, "get_embedding_dimension", None) or \
             self.model.get_sentence_embedding_dimension
         self.dim = int(dimension())
-        self.prefixes = {"query": query_prefix, "passage": passage_prefix}
+        # a directory written by ``openmsd train`` names its prefixes in its ``prompts``
+        prompts = getattr(self.model, "prompts", None) or {}
+        self.prefixes = {"query": query_prefix or prompts.get("query", ""),
+                         "passage": passage_prefix or prompts.get("passage", "")}
 
     def encode(self, texts: Sequence[str], kind: Kind = "passage",
                batch_size: int = 32) -> np.ndarray:

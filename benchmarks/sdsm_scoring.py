@@ -19,6 +19,7 @@ query; the two must agree on every query's AP and nDCG@10.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import time
@@ -31,7 +32,7 @@ from openmsd.eval.metrics import per_query
 from openmsd.eval.ranks import DenseScorer, relevant_ranks
 
 sys.path.insert(0, str(Path(__file__).parent))
-from search_index import generate, rss_mib  # noqa: E402
+from search_index import generate, rss_mib
 
 
 def peak_rss_mib() -> float:
@@ -57,6 +58,7 @@ def judgements(vectors: np.ndarray, n_queries: int, per_query_relevant: int, see
 
 def ours(vectors: np.ndarray, queries: np.ndarray, pair_query: np.ndarray,
          pair_doc: np.ndarray) -> tuple[pa.Table, float]:
+    """Per-query AP and nDCG@10 as ``openmsd eval sdsm`` computes them; the seconds taken."""
     start = time.perf_counter()
     ranks = relevant_ranks(DenseScorer(vectors, vectors), queries, pair_query, pair_doc,
                            tie_order=np.arange(len(vectors)))
@@ -99,9 +101,12 @@ def main() -> None:
     print(f"pool {args.pool:,} × {args.dim}, {args.queries:,} queries, {len(pair_doc):,} "
           f"relevant pairs; RSS before scoring {base:,.0f} MiB (the vectors: "
           f"{vectors.nbytes / 2**20:,.0f} MiB)", flush=True)
+    cpu = time.process_time()
     table, seconds = ours(vectors, queries, pair_query, pair_doc)
+    cpu = time.process_time() - cpu
     peak = peak_rss_mib()
-    print(f"openmsd: {seconds:.1f} s for {args.queries:,} queries "
+    print(f"openmsd: {seconds:.1f} s ({cpu:.1f} CPU-s, load {os.getloadavg()[0]:.1f}) for "
+          f"{args.queries:,} queries "
           f"({seconds / args.queries * 1000:.2f} ms/query), peak RSS {peak:,.0f} MiB; "
           f"MAP {np.mean(table['AP'].to_numpy()) * 100:.2f}, "
           f"nDCG@10 {np.mean(table['nDCG@10'].to_numpy()) * 100:.2f}", flush=True)

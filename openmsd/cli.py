@@ -325,8 +325,23 @@ def embed(
                                               "times faster on CPU (built on first use).")]
     = "torch",
     json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
+    enrich: Annotated[str | None, typer.Option(
+        help="METHOD-LENGTH (e.g. llm-64): embed the text enriched with 'openmsd enrich' "
+             "summaries, stored as model MODEL+METHODLENGTH.")] = None,
+    split: Annotated[str | None, typer.Option(
+        help="Only the papers of this relations split (idt, odt, test = idt + odt, ...).")]
+    = None,
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
+    from openmsd.enrich.run import EnrichError, split_papers
+    from openmsd.enrich.store import enriched_name
+
+    stored_as = model
+    if enrich is not None:
+        method, _, size = enrich.partition("-")
+        if not size.isdigit():
+            _fail(f"--enrich {enrich!r}: expected METHOD-LENGTH, e.g. llm-64")
+        stored_as = enriched_name(model, method, int(size))
     try:
         encoder = load_model(model, backend)
         if isinstance(encoder, BM25):
@@ -334,15 +349,19 @@ def embed(
                   "directly")
         target = Corpus(corpus)
         total = target.check()["build"]["counts"]["papers"]
+        ids = split_papers(target, split) if split else None
         with _progress() as progress:
-            result = embed_corpus(target, encoder, model, batch_size,
-                                  progress(f"embedding with {model}", total))
-    except (CorpusError, UnknownModelError, UnsupportedBackendError) as error:
+            result = embed_corpus(target, encoder, stored_as, batch_size,
+                                  progress(f"embedding with {stored_as}",
+                                           len(ids) if ids is not None else total),
+                                  paper_ids=ids)
+    except (CorpusError, UnknownModelError, UnsupportedBackendError, EnrichError,
+            FileNotFoundError) as error:
         _fail(str(error))
     if json:
         sys.stdout.write(orjson.dumps(asdict(result)).decode() + "\n")
         return
-    out.print(f"{model}: {result.embedded:,} papers embedded, {result.cached:,} already were, "
+    out.print(f"{stored_as}: {result.embedded:,} papers embedded, {result.cached:,} already were, "
               f"{result.no_text:,} without title or abstract -> {result.directory}",
               highlight=False)
 
@@ -529,132 +548,121 @@ def eval_sdsm(
             err.print(f"{name}: not scored: {figures['error']}", highlight=False)
 
 
-@eval_app.command("pools")
-def eval_pools(
-    papers: Annotated[Path, typer.Option(help="Papers: JSON lines (id, title, abstract) or "
-                                              "SciDocs' metadata JSON object.")],
-    task: Annotated[list[str], typer.Option(help="NAME=QRELS ('query 0 doc label' or "
-                                                 "'query<TAB>doc<TAB>label' lines); repeat "
-                                                 "for each task.")],
-    model: Annotated[list[str], typer.Option("--model", "-m", help="A registry model, a "
-                                             "SentenceTransformer directory, 'bm25' or "
-                                             "'random'; repeat to compare.")]
-    = [DEFAULT_MODEL],  # noqa: B006
-    protocol: Annotated[list[str], typer.Option(help="clustered (SciDocs: rank the query's "
-                                                     "cluster) and/or merged (OpenMSD "
-                                                     "Appendix A: rank the whole pool).")]
-    = ["clustered", "merged"],  # noqa: B006
-    json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+@app.command("enrich")
+def enrich_command(
+    corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
+    method: Annotated[str, typer.Option(help="author (the source's English abstract), topn "
+                                             "(English abstract cut to N tokens) or llm "
+                                             "(a generated summary).")],
+    length: Annotated[int, typer.Option(help="Summary length in tokens: 64 or 128.")] = 64,
+    backend: Annotated[str | None, typer.Option(
+        help="gemma (local Gemma-3-270M), apertium (es/ca/gl), or an OpenAI-compatible "
+             "endpoint URL (http://HOST:PORT/v1). llm: default gemma; topn: translates "
+             "abstracts the source has no English version of.")] = None,
+    endpoint_model: Annotated[str | None, typer.Option(
+        help="The model name sent to an endpoint (default: the first it lists).")] = None,
+    api_key_env: Annotated[str, typer.Option(
+        help="The environment variable holding the endpoint's key.")] = "OPENAI_API_KEY",
+    split: Annotated[str | None, typer.Option(
+        help="Only the papers of this relations split (idt, odt, test = idt + odt, ...).")]
+    = None,
+    batch_size: Annotated[int, typer.Option(help="Papers per batch (and per write).")] = 8,
+    attempts: Annotated[int, typer.Option(help="Tries per paper when the output is empty "
+                                               "or not English.")] = 2,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only count the papers and "
+                                                            "tokens a run would take.")] = False,
+    json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
 ) -> None:
-    """OpenMSD's merged-pool protocol (Appendix A) on any tasks with labels: every task's
-    papers in one pool, clusters ignored; beside SciDocs' clustered protocol."""
-    from openmsd.eval.pools import evaluate_files as evaluate_pool_files
+    """English summaries of the non-English papers (OpenMSD §7), cached per paper, method and
+    length: a rerun only does what is missing. Embed them with 'openmsd embed --enrich'."""
+    from openmsd.enrich.backends import load_backend
+    from openmsd.enrich.generator import GeneratorError
+    from openmsd.enrich.run import EnrichError, enrich, split_papers
 
-    bad = [p for p in protocol if p not in ("clustered", "merged")]
-    if bad:
-        _fail(f"unknown protocol {bad[0]!r}: expected clustered or merged")
-    files = {}
-    for item in task:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            _fail(f"--task {item!r}: expected NAME=QRELS_FILE")
-        files[name] = Path(path)
+    target = Corpus(corpus)
     try:
-        result, report = evaluate_pool_files(papers, files, model, tuple(protocol))
-    except (RetrievalEvalError, UnknownModelError) as error:
+        target.check()
+        ids = split_papers(target, split) if split else None
+        name = backend or ("gemma" if method == "llm" else None)
+        generator = (load_backend(name, endpoint_model, api_key_env)
+                     if name and not (dry_run and name == "gemma") else None)
+        with _progress() as progress:
+            result = enrich(target, method, length, generator, ids, batch_size, dry_run,
+                            attempts,
+                            progress(f"enrich {method}{length}", None))
+        if dry_run and name and generator is None:
+            result.backend = name
+    except (CorpusError, EnrichError, GeneratorError, ValueError) as error:
         _fail(str(error))
-    for problem in report.problems[:10]:
-        err.print(f"  - {problem}", highlight=False, soft_wrap=True)
     if json:
-        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(orjson.dumps(result.summary()).decode() + "\n")
         return
-    columns = [*files, "average"]
-    for name in protocol:
-        table = Table(title=f"{name} protocol: pool {result['pool']:,} papers; "
-                            "MAP / nDCG@10 in %")
-        table.add_column("model")
-        for column in columns:
-            for metric in ("MAP", "nDCG@10"):
-                table.add_column(f"{column}\n{metric}", justify="right")
-        for model_name, figures in result["models"].items():
-            table.add_row(model_name, *(
-                "–" if figures[name][c][m] is None else f"{figures[name][c][m]:.2f}"
-                for c in columns for m in ("MAP", "nDCG@10")))
-        out.print(table)
-
-
-@app.command("robustness")
-def robustness_command(
-    papers: Annotated[list[Path], typer.Argument(help="Papers with titles and abstracts: any "
-                                                 "input 'openmsd ingest' reads (JSONL, S2ORC, "
-                                                 "unarXive, ...); several are pooled.")],
-    model: Annotated[list[str], typer.Option(
-        "--model", "-m", help="A dense encoder ('openmsd models list', a SentenceTransformer "
-                              "directory); repeat to compare models.")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Report directory (report.json, "
-                                          "report.html, plots, embedding cache).")],
-    sample_size: Annotated[int, typer.Option("--sample", help="Seeded sample of papers (0: "
-                                             "all).")] = 2000,
-    seed: Annotated[int, typer.Option(help="Seed of the sample and of every neighbour.")] = 0,
-    lang: Annotated[str, typer.Option(help="Language of the texts used: a paper's own text "
-                                      "in it, else its translation into it; 'any' keeps "
-                                      "each paper's own text.")] = "en",
-    backend: Annotated[str, typer.Option(help="torch or onnx (int8, faster on CPU; models "
-                                         "without an ONNX path run with torch).")] = "torch",
-    batch_size: Annotated[int, typer.Option(help="Texts per encoder batch.")] = 32,
-    tsne: Annotated[bool, typer.Option(help="Draw the t-SNE of T vs T+A vectors.")] = True,
-) -> None:
-    """The robustness suite (Singh & Singh): short-query alternative-self retrieval (Tasks I,
-    II), the 32 textual neighbours (NN1_Ret, NN10_Ret, AOP-10/20, similarity distributions,
-    the Table 5 capability matrix), t-SNE; writes DIR/report.json and DIR/report.html."""
-    from openmsd.robustness.suite import RobustnessError, run_suite
-
-    try:
-        report = run_suite(papers, model, out_dir, sample_size or None, seed,
-                           None if lang == "any" else lang, backend, batch_size, tsne)
-    except (RobustnessError, IngestError, UnknownModelError, UnsupportedBackendError,
-            ValueError) as error:
-        _fail(str(error))
-    for name, result in report["models"].items():
-        cap = ", ".join(f"{c} {v['AOP-20']}{'*' if v['optimal'] else ''}"
-                        for c, v in result["capability"].items())
-        out.print(f"[bold]{name}[/]: Task I MRR {result['task1']['MRR']} T100 "
-                  f"{result['task1']['T100']}; Task II MRR {result['task2']['MRR']} T100 "
-                  f"{result['task2']['T100']}; AOP-20 {cap} (* optimal)", highlight=False)
-    out.print(f"{report['n_papers']} papers; report in {out_dir / 'report.html'} "
-              f"({report['timing_s']['total']} s)", highlight=False)
+    verb = "would summarise" if dry_run else "summarised"
+    out.print(f"{method}{length}: {verb} {result.to_do if dry_run else result.enriched:,} "
+              f"papers; {result.cached:,} cached, {result.skipped_english:,} English skipped, "
+              f"{result.unknown_language:,} of unknown language, {result.no_abstract:,} "
+              f"without abstract, {result.failed:,} failed -> {result.directory}",
+              highlight=False)
+    if dry_run:
+        out.print(f"input {result.input_tokens:,} tokens, at most "
+                  f"{result.max_generated_tokens:,} generated", highlight=False)
+    elif result.tokens_per_s is not None:
+        out.print(f"{result.seconds:.0f} s: {result.papers_per_s} papers/s, "
+                  f"{result.tokens_per_s} generated tokens/s", highlight=False)
+    for reason, n in result.failed_reasons.items():
+        err.print(f"  failed {n:>5,}  {reason}", highlight=False)
 
 
 @app.command()
 def recommend(
     corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
-    manuscript: Annotated[Path, typer.Option(help="A text file: a paragraph or more, with "
-                                             "citation markers ([12], (Smith, 2020), "
-                                             "\\cite{x}) where citations go.")],
-    at: Annotated[str | None, typer.Option(help="Only the sentences containing this text.")]
-    = None,
-    model: Annotated[str, typer.Option(help="The model whose index to search.")]
+    manuscript: Annotated[Path, typer.Option(help="The manuscript: plain text (.txt), Markdown "
+                                             "(.md), LaTeX (.tex), JATS XML (.xml) or unarXive "
+                                             "JSON(L) (.json, .jsonl), with citation markers "
+                                             "([12], (Smith, 2020), \\cite{x}, {{cite:x}}, "
+                                             "xref) where citations go.")],
+    at: Annotated[str | None, typer.Option(help="Only the sentences containing this text (a "
+                                                "sentence or a marker).")] = None,
+    model: Annotated[str, typer.Option(help="The model whose index to search (a registry "
+                                            "name or a 'train citrec' directory).")]
     = DEFAULT_MODEL,
     k: Annotated[int, typer.Option("-k", help="Papers per citation location.")] = 5,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
+    paper: Annotated[str | None, typer.Option(help="unarXive JSONL: the paper_id to read "
+                                                   "(default: the first).")] = None,
+    bibtex_file: Annotated[Path | None, typer.Option(
+        "--bibtex", help="Write the BibTeX entries of the recommended papers here.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Papers to cite at each citation location of a manuscript."""
+    """Papers to cite at each citation location of a manuscript, with the sentences that
+    point to them."""
+    from openmsd.corpus.store import atomic_path
+    from openmsd.search.manuscript import ManuscriptError, read_manuscript
+    from openmsd.search.papers import bibtex, papers_by_id
     from openmsd.search.recommend import recommend as recommend_citations
 
     try:
-        text = manuscript.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        _fail(f"{manuscript}: cannot read it as UTF-8 text ({error})")
+        document = read_manuscript(manuscript, paper)
+    except ManuscriptError as error:
+        _fail(str(error))
+    for problem in document.problems[:20]:
+        err.print(f"[yellow]unknown marker[/]: {problem}", highlight=False)
+    if len(document.problems) > 20:
+        err.print(f"... {len(document.problems) - 20} more unknown markers", highlight=False)
     try:
         encoder = load_model(model)
         if isinstance(encoder, BM25):
             _fail("recommend with bm25 is not indexed yet: use a dense model")
-        found = recommend_citations(Corpus(corpus), text, encoder, model, k, at=at,
+        found = recommend_citations(Corpus(corpus), document.text, encoder, model, k, at=at,
                                     languages=lang, years=_year_range(year))
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(f"{manuscript}: {error}")
+    if bibtex_file:
+        ids = list(dict.fromkeys(r["paper_id"] for loc in found for r in loc["results"]))
+        with atomic_path(bibtex_file) as tmp:
+            tmp.write_text(bibtex(papers_by_id(Corpus(corpus), ids)), encoding="utf-8")
+        err.print(f"{len(ids)} BibTeX entries -> {bibtex_file}", highlight=False)
     if json:
         sys.stdout.write(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
@@ -665,6 +673,9 @@ def recommend(
             title = r["title"] or r["english_title"] or ""
             out.print(f"  {r['score']:.3f}  {r['paper_id']}  [{r['language'] or '?'}] "
                       f"{r['year'] or ''}  {title}", highlight=False, markup=False)
+            if r.get("drivers"):
+                out.print(f"         ← {r['drivers'][0]['sentence'][:110]}", highlight=False,
+                          markup=False, style="dim")
 
 
 @app.command()
@@ -691,7 +702,8 @@ def serve(
 
 @app.command("train")
 def train_command(
-    recipe: Annotated[str, typer.Argument(help="pretrain-cl, mspt, specter or scincl.")],
+    recipe: Annotated[str, typer.Argument(help="pretrain-cl, mspt, specter, scincl or citrec "
+                                              "(MP-BERT4CR, see docs/citrec.md).")],
     corpus: Annotated[Path, typer.Argument(help="A corpus with relations.")],
     out_dir: Annotated[Path, typer.Option("--out", help="The model directory to write.")],
     base: Annotated[str | None, typer.Option(help="The model to start from (default "
@@ -710,10 +722,26 @@ def train_command(
     eval_steps: Annotated[int | None, typer.Option(help="Dev evaluation every N steps.")]
     = None,
     seed: Annotated[int | None, typer.Option(help="Seed.")] = None,
+    epochs: Annotated[int | None, typer.Option(help="citrec: passes over the examples.")]
+    = None,
+    dynamic_sampling: Annotated[bool | None, typer.Option(
+        "--dynamic-sampling/--no-dynamic-sampling",
+        help="citrec: supplemental contexts (off: the ablation).")] = None,
+    outside_references: Annotated[bool | None, typer.Option(
+        "--outside-references", help="citrec: references outside the corpus are candidates "
+        "too (their title or raw string).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
     """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
-    MAP is written to --out with openmsd_train.json (config, data fingerprint, metrics)."""
+    MAP is written to --out with openmsd_train.json (config, data fingerprint, metrics).
+    citrec trains MP-BERT4CR (--loss triplet, mpt-tgt, mpt-src or mpt-src-tgt)."""
+    if recipe == "citrec":
+        _train_citrec({"corpus": str(corpus), "out": str(out_dir), "base": base, "loss": loss,
+                       "max_steps": steps, "batch_size": batch_size,
+                       "learning_rate": learning_rate, "seed": seed, "epochs": epochs,
+                       "dynamic_sampling": dynamic_sampling,
+                       "outside_references": outside_references}, config, json)
+        return
     from openmsd.models.train import train
     from openmsd.models.train_config import ConfigError, TrainConfig, load_config
     from openmsd.models.train_data import TrainingDataError
@@ -736,6 +764,26 @@ def train_command(
               f"{metrics['examples_per_second']:.1f} examples/s; dev MAP "
               f"{metrics['dev_before']['dev_MAP']:.2f} → {metrics['dev_best']['dev_MAP']:.2f}",
               highlight=False)
+
+
+def _train_citrec(options: dict[str, Any], config: Path | None, as_json: bool) -> None:
+    """``openmsd train citrec``: MP-BERT4CR (openmsd.models.citrec.train)."""
+    from openmsd.models.citrec.data import CitrecDataError
+    from openmsd.models.citrec.train import CitrecConfigError, load_citrec_config
+    from openmsd.models.citrec.train import train as train_citrec
+
+    try:
+        manifest = train_citrec(load_citrec_config(config, **options))
+    except (CitrecConfigError, CitrecDataError, CorpusError) as error:
+        _fail(str(error))
+    if as_json:
+        sys.stdout.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    metrics, data = manifest["metrics"], manifest["data"]
+    out.print(f"{options['out']}: {metrics['steps']} steps on {data['train_examples']:,} "
+              f"examples ({data['train_locations']:,} locations; {data['test_locations']:,} "
+              f"held out), loss {metrics['first_loss']:.3f} → {metrics['last_loss']:.3f}, "
+              f"{metrics['train_seconds']:.0f} s", highlight=False)
 
 
 @app.command("experiment")

@@ -282,12 +282,15 @@ def _vectors(corpus: Corpus, name: str) -> tuple[list[str], np.ndarray]:
 def embed_pool(corpus: Corpus, pool: Pool, models: Sequence[str]) -> None:
     """Store vectors of the pool's papers for each dense model of ``models`` (resumable:
     papers already embedded are skipped)."""
+    from openmsd.enrich.store import parse_enriched
     from openmsd.models.embed import embed_corpus
     from openmsd.models.registry import load_model
 
     for name in models:
         if name not in (RANDOM, BM25_NAME):
-            embed_corpus(corpus, load_model(name), name, paper_ids=pool.ids)
+            enriched = parse_enriched(name)  # MODEL+METHODLENGTH: MODEL on enriched texts
+            encoder = load_model(enriched[0] if enriched else name)
+            embed_corpus(corpus, encoder, name, paper_ids=pool.ids)
 
 
 def common_pool(corpus: Corpus, pool: Pool, models: Sequence[str]

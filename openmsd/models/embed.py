@@ -5,6 +5,10 @@ Vectors live in ``CORPUS/vectors/<model>/part-NNNNN.parquet`` (``paper_id``, ``t
 when no part holds its current ``(paper_id, text_hash)``: an interrupted run resumes where it
 stopped, and a paper whose title or abstract did not change is never embedded twice. Papers
 with no text are counted and left without a vector.
+
+A model name ``MODEL+METHODLENGTH`` (``e5-small-multilingual+llm64``, see
+:mod:`openmsd.enrich.store`) stores and loads vectors of the enriched text
+``Title: ... Abstract: (English summary) ...`` of ``openmsd enrich``'s summaries.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from openmsd.corpus.store import Corpus, ParquetSink, arrow_reader
+from openmsd.enrich.store import summaries_for_model
 from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
 
@@ -30,7 +35,7 @@ VECTORS = "vectors"
 
 def model_slug(name: str) -> str:
     """A directory name for a model: its registry name, or a readable hash of a path or hub name."""
-    if re.fullmatch(r"[A-Za-z0-9._-]+", name):
+    if re.fullmatch(r"[A-Za-z0-9._+-]+", name):  # '+': enriched vectors, MODEL+llm64
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:10]
     tail = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).name or name).strip("-")
@@ -92,6 +97,7 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
     directory = vectors_dir(corpus, name)
     directory.mkdir(parents=True, exist_ok=True)
     known = _known(directory)
+    summaries = summaries_for_model(corpus, name)  # MODEL+METHODLENGTH: enriched text
     next_part = len(list(directory.glob("part-*.parquet")))
     embedded = cached = no_text = 0
     for batch in _papers(corpus, paper_ids):
@@ -99,7 +105,7 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
         for paper_id, title, abstract in zip(batch["paper_id"].to_pylist(),
                                              batch["title"].to_pylist(),
                                              batch["abstract"].to_pylist(), strict=True):
-            text = paper_input(title, abstract)
+            text = paper_input(title, abstract, summaries.get(paper_id))
             if not text:
                 no_text += 1
                 continue
@@ -141,11 +147,12 @@ def load_vectors(corpus: Corpus, model: str) -> tuple[list[str], np.ndarray]:
         raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
                                 f"'openmsd embed {corpus.root} --model {model}' first")
     current = {}
+    summaries = summaries_for_model(corpus, model)
     for batch in _papers(corpus):
         for paper_id, title, abstract in zip(batch["paper_id"].to_pylist(),
                                              batch["title"].to_pylist(),
                                              batch["abstract"].to_pylist(), strict=True):
-            text = paper_input(title, abstract)
+            text = paper_input(title, abstract, summaries.get(paper_id))
             if text:
                 current[paper_id] = text_hash(text)
     ids: list[str] = []

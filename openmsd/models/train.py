@@ -62,7 +62,9 @@ def base_path(name: str) -> str:
 
 
 def load_base(config: TrainConfig) -> Any:
-    """The base SentenceTransformer, with its prompts set; ConfigError if it cannot load."""
+    """The base SentenceTransformer, with its prompts set (and its word embeddings frozen if
+    asked); ConfigError if it cannot load."""
+    import torch
     from sentence_transformers import SentenceTransformer
 
     path = base_path(config.base)
@@ -71,6 +73,10 @@ def load_base(config: TrainConfig) -> Any:
     except Exception as error:  # OSError, ValueError, hub errors: all mean "cannot load"
         raise ConfigError(f"base: cannot load {config.base!r} ({error})") from None
     model.max_seq_length = config.max_seq_length
+    if config.freeze_embeddings:
+        for module in model.modules():
+            if isinstance(module, torch.nn.Embedding) and module.num_embeddings > 1000:
+                module.weight.requires_grad_(False)
     prompts = PROMPTS.get(config.base) or dict(model.prompts or {})
     model.prompts = prompts
     return model
@@ -137,6 +143,7 @@ def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
     beside it. Everything that can be checked is checked before the first step."""
     from datasets import Dataset
     from sentence_transformers import (
+        SentenceTransformer,
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
     )
@@ -160,8 +167,8 @@ def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
         per_device_train_batch_size=config.batch_size, learning_rate=config.learning_rate,
         warmup_steps=config.warmup_steps, lr_scheduler_type="inverse_sqrt",
         eval_strategy="steps", eval_steps=config.eval_steps, save_strategy="steps",
-        save_steps=config.eval_steps, save_total_limit=2, load_best_model_at_end=True,
-        metric_for_best_model="eval_dev_MAP", greater_is_better=True, seed=config.seed,
+        save_steps=config.eval_steps, metric_for_best_model="eval_dev_MAP",
+        greater_is_better=True, seed=config.seed,
         data_seed=config.seed, logging_steps=max(1, config.eval_steps // 5),
         report_to="none", prompts=model.prompts.get("passage") or None,
         batch_sampler=BatchSamplers.NO_DUPLICATES, dataloader_drop_last=False,
@@ -174,6 +181,10 @@ def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
     start = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=last)
     seconds = time.perf_counter() - start
+    if trainer.state.best_model_checkpoint:  # each checkpoint is a SentenceTransformer directory
+        prompts = model.prompts
+        model = SentenceTransformer(trainer.state.best_model_checkpoint, device=config.device)
+        model.prompts = prompts
     history = [{k: v for k, v in row.items() if k in ("step", "loss", "eval_dev_MAP",
                                                       "eval_dev_nDCG@10", "learning_rate")}
                for row in trainer.state.log_history]

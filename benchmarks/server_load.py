@@ -6,12 +6,15 @@ The corpus is generated as in ``ingest_throughput.py`` (OpenAlex works with real
 text and ~30 references each, so ~3M citations at 100,000 papers) and ingested with
 ``openmsd ingest``. Its vectors are seeded clustered 512-d unit vectors (``search_index.py``'s
 generator) stored as the ``muse-v3`` vectors of the papers' current texts, then indexed with
-``openmsd index build`` (exact inner product): embedding 100,000 papers with a real encoder
-takes about an hour on these 2 cores, and the load test measures serving, not embedding.
+``openmsd index build --kind K`` (``--kind hnsw`` by default, as a served corpus of this size
+should be; ``--kind flat`` for exact search, rebuilt when the cached corpus has another kind):
+embedding 100,000 papers with a real encoder takes about an hour on these 2 cores, and the load
+test measures serving, not embedding.
 
 The server is ``openmsd serve`` in its own process; the clients are asyncio tasks (httpx) in
 this one, on the same cores. Each request's latency is timed from send to the full response.
-Prints and optionally writes requests/s, p50/p95/p99 latency and errors:
+Prints and optionally writes requests/s, p50/p95/p99 latency, errors, and the CPU time per
+request of the server process and of the clients (steadier than latency on a shared machine):
 
     python benchmarks/server_load.py --papers 100000 --clients 20 --seconds 60 \
         --cache /tmp/server-load --json /tmp/server-load.json
@@ -32,10 +35,11 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+import psutil
 import pyarrow as pa
 
 from openmsd.corpus.store import Corpus, ParquetSink, arrow_reader
-from openmsd.index.vector_index import build_index
+from openmsd.index.vector_index import build_index, index_kind, load_index
 from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import text_hash, vector_schema, vectors_dir
 from openmsd.models.formatting import paper_input
@@ -48,10 +52,15 @@ MODEL = "muse-v3"
 DIM = 512
 
 
-def build_corpus(root: Path, papers: int) -> Path:
-    """The corpus with vectors and index under ``root`` (reused when already complete)."""
+def build_corpus(root: Path, papers: int, kind: str) -> Path:
+    """The corpus with vectors and a ``kind`` index under ``root`` (reused when already
+    complete)."""
     corpus_dir = root / "corpus"
     if (corpus_dir / "index" / MODEL / "papers.parquet").exists():
+        if index_kind(load_index(Corpus(corpus_dir), MODEL).index) != kind:
+            started = time.time()
+            build_index(Corpus(corpus_dir), MODEL, kind)
+            print(f"built the {kind} index in {time.time() - started:.0f} s", flush=True)
         return corpus_dir
     root.mkdir(parents=True, exist_ok=True)
     works = root / "works.jsonl.gz"
@@ -80,8 +89,10 @@ def build_corpus(root: Path, papers: int) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     with ParquetSink(directory / "part-00000.parquet", schema) as sink:
         sink.write(table)
-    built, _ = build_index(corpus, MODEL)
-    print(f"indexed {built.index.ntotal:,} vectors", flush=True)
+    started = time.time()
+    built, _ = build_index(corpus, MODEL, kind)
+    print(f"indexed {built.index.ntotal:,} vectors ({kind}) in {time.time() - started:.0f} s",
+          flush=True)
     return corpus_dir
 
 
@@ -127,11 +138,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--max-requests", type=int, default=200_000)
     parser.add_argument("--warmup", type=float, default=5)
+    parser.add_argument("--kind", choices=["hnsw", "flat"], default="hnsw",
+                        help="The index: HNSW (efSearch 128) or exact.")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/server-load"))
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    corpus_dir = build_corpus(args.cache / f"n{args.papers}", args.papers)
+    corpus_dir = build_corpus(args.cache / f"n{args.papers}", args.papers, args.kind)
     ids = Corpus(corpus_dir).connect().execute(
         f"SELECT paper_id FROM read_parquet('{corpus_dir}/index/{MODEL}/papers.parquet')"
     ).fetchnumpy()["paper_id"].tolist()
@@ -148,8 +161,12 @@ def main() -> None:
             except httpx.HTTPError:
                 time.sleep(0.2)
         asyncio.run(load(base, ids, args.clients, args.warmup, args.max_requests))
+        served, own = psutil.Process(server.pid), psutil.Process()
+        server_cpu, client_cpu = sum(served.cpu_times()[:2]), sum(own.cpu_times()[:2])
         latencies, errors, elapsed = asyncio.run(
             load(base, ids, args.clients, args.seconds, args.max_requests))
+        server_cpu = sum(served.cpu_times()[:2]) - server_cpu
+        client_cpu = sum(own.cpu_times()[:2]) - client_cpu
     finally:
         server.terminate()
         try:
@@ -158,12 +175,16 @@ def main() -> None:
             server.kill()
             server.wait()
     ms = np.array(latencies) * 1000
+    requests = max(len(latencies) + len(errors), 1)
     result = {
-        "papers": len(ids), "clients": args.clients, "seconds": round(elapsed, 1),
+        "papers": len(ids), "index": args.kind, "clients": args.clients,
+        "seconds": round(elapsed, 1),
         "requests": len(latencies) + len(errors), "errors": len(errors),
         "requests_per_s": round((len(latencies) + len(errors)) / elapsed, 1),
         "latency_ms": {p: round(float(np.percentile(ms, q)), 1) if len(ms) else None
                        for p, q in (("p50", 50), ("p95", 95), ("p99", 99))},
+        "server_cpu_ms_per_request": round(server_cpu * 1000 / requests, 2),
+        "client_cpu_ms_per_request": round(client_cpu * 1000 / requests, 2),
         "load_average_1m": os.getloadavg()[0], "cores": os.cpu_count(),
         "error_examples": errors[:5],
     }

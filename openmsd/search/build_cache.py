@@ -9,31 +9,59 @@ tables into place: the open file stays the one checked).
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import Corpus, CorpusError
+from openmsd.corpus.store import MANIFEST, Corpus, CorpusError
 
 T = TypeVar("T")
 
-_CACHE: dict[tuple[Path, str, str], tuple[str, Any]] = {}
+_CACHE: dict[tuple[str, str, str], tuple[str, Any]] = {}
+_BUILDS: dict[str, tuple[tuple[int, int, int], str]] = {}
 _LOCK = threading.Lock()
 
 
 def current_build(corpus: Corpus) -> str:
-    """The build id the manifest names (:class:`CorpusError` when there is none)."""
+    """The build id the manifest names (:class:`CorpusError` when there is none); the
+    manifest is read again only when its file changed (an ingest replaces it)."""
+    path = os.path.abspath(corpus.root / MANIFEST)
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return corpus.check()["build"]["id"]  # raises, naming what is missing
+    stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    cached = _BUILDS.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
     build = corpus.manifest().get("build", {}).get("id")
-    return build if build is not None else corpus.check()["build"]["id"]
+    if build is None:
+        build = corpus.check()["build"]["id"]
+    _BUILDS[path] = (stamp, build)
+    return build
+
+
+def _key(corpus: Corpus, table: str, load: Callable[[BinaryIO], T]) -> tuple[str, str, str]:
+    return os.path.abspath(corpus.root), table, f"{load.__module__}.{load.__qualname__}"
+
+
+def is_loaded(corpus: Corpus, table: str, load: Callable[[BinaryIO], T]) -> bool:
+    """Whether ``per_build(corpus, table, load)`` would answer without loading anything."""
+    try:
+        build = current_build(corpus)
+    except CorpusError:
+        return False
+    cached = _CACHE.get(_key(corpus, table, load))
+    return cached is not None and cached[0] == build
 
 
 def per_build(corpus: Corpus, table: str, load: Callable[[BinaryIO], T]) -> T:
     """``load(table file)`` for the corpus's current build, computed once per build."""
     build = current_build(corpus)
-    key = (corpus.root.resolve(), table, f"{load.__module__}.{load.__qualname__}")
+    key = _key(corpus, table, load)
     with _LOCK:  # one load at a time; requests arriving meanwhile wait for it
         cached = _CACHE.get(key)
         if cached is not None and cached[0] == build:

@@ -37,7 +37,7 @@ class PaperSummaries:
         """Summaries of a table with the :data:`COLUMNS` of ``papers.parquet``."""
         con = duckdb.connect()
         con.register("papers", papers)
-        table = arrow_table(con, SUMMARY_SQL)
+        table = arrow_table(con, SUMMARY_SQL).combine_chunks()  # ``take`` would combine them
         return cls({paper_id: row for row, paper_id in
                     enumerate(table["paper_id"].to_pylist())}, table)
 

@@ -17,23 +17,62 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, BinaryIO
 
-from openmsd.corpus.store import Corpus
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.search.build_cache import per_build
 from openmsd.search.citation_graph import citation_graph
-from openmsd.search.related import find_paper
+from openmsd.search.related import PaperNotFoundError, find_paper
 
-_FIELDS = """paper_id, doi, title, abstract, language, year, venue, authors, keywords,
-    [t FOR t IN coalesce(translations, []) IF t.language = 'en'][1] AS english"""
+RECORD_SQL = """
+SELECT paper_id, doi, title, abstract, language, year, venue, authors, keywords,
+       CASE WHEN language IS DISTINCT FROM 'en' THEN nullif(english.title, '') END
+           AS english_title,
+       CASE WHEN language IS DISTINCT FROM 'en' THEN nullif(english.abstract, '') END
+           AS english_abstract
+FROM (SELECT *, [t FOR t IN coalesce(translations, []) IF t.language = 'en'][1] AS english
+      FROM papers)"""
+COLUMNS = ["paper_id", "doi", "title", "abstract", "language", "year", "venue", "authors",
+           "keywords", "translations"]
 
 
-def _record(row: tuple, names: list[str]) -> dict[str, Any]:
-    paper = dict(zip(names, row, strict=True))
-    english = paper.pop("english") or {}
-    english_title = english.get("title") if paper["language"] != "en" else None
-    english_abstract = english.get("abstract") if paper["language"] != "en" else None
-    return {**paper, "english_title": english_title or None,
-            "english_abstract": english_abstract or None}
+@dataclass(frozen=True)
+class PaperRecords:
+    """Every paper's record (``table``: the :data:`RECORD_SQL` columns) and each paper id's
+    row in it; a record costs about its title and abstract in memory (~1 KB)."""
+
+    rows: dict[str, int]
+    table: pa.Table
+
+    @classmethod
+    def from_table(cls, papers: pa.Table) -> PaperRecords:
+        """The records of a table with the :data:`COLUMNS` of ``papers.parquet``."""
+        con = duckdb.connect()
+        con.register("papers", papers)
+        table = arrow_table(con, RECORD_SQL)
+        return cls({paper_id: row for row, paper_id in
+                    enumerate(table["paper_id"].to_pylist())}, table)
+
+    def get(self, ids: list[str]) -> list[dict[str, Any]]:
+        """The records of the known ``ids``, in their order (unknown ids are left out)."""
+        # one slice per row: ``take`` would concatenate the table's chunks (a copy of it all)
+        return [self.table.slice(self.rows[i], 1).to_pylist()[0] for i in ids if i in self.rows]
+
+
+def read_records(source: BinaryIO) -> PaperRecords:
+    """The records of an open ``papers.parquet``."""
+    return PaperRecords.from_table(pq.read_table(source, columns=COLUMNS))
+
+
+def paper_records(corpus: Corpus) -> PaperRecords:
+    """The paper records of ``corpus``'s current build, loaded once per build (what a
+    serving process keeps so that a paper's page needs no scan of ``papers.parquet``)."""
+    return per_build(corpus, "papers", read_records)
 
 
 def paper_details(corpus: Corpus, key: str) -> dict[str, Any]:
@@ -43,23 +82,19 @@ def paper_details(corpus: Corpus, key: str) -> dict[str, Any]:
     ``references`` (its citations to corpus papers) and ``cited_by`` (corpus papers citing it).
     :class:`openmsd.search.related.PaperNotFoundError` for an unknown key."""
     paper_id = find_paper(corpus, key)
-    con = corpus.connect()
-    cursor = con.execute(f"SELECT {_FIELDS} FROM papers p WHERE paper_id = ?", [paper_id])
-    names = [d[0] for d in cursor.description]
+    found = paper_records(corpus).get([paper_id])
+    if not found:  # gone in a re-ingest since find_paper looked
+        raise PaperNotFoundError(f"{corpus.root}: no paper with id or DOI {key!r}")
     graph = citation_graph(corpus)
-    return {**_record(cursor.fetchone(), names), "references": graph.reference_count(paper_id),
+    return {**found[0],
+            "references": graph.reference_count(paper_id),
             "cited_by": graph.citer_count(paper_id)}
 
 
 def papers_by_id(corpus: Corpus, ids: list[str]) -> list[dict[str, Any]]:
     """The records (as :func:`paper_details`, without counts) of the known ``ids``, in their
     order; unknown ids are left out."""
-    con = corpus.connect()
-    cursor = con.execute(f"SELECT {_FIELDS} FROM papers WHERE paper_id IN "
-                         "(SELECT unnest(?::VARCHAR[]))", [ids])
-    names = [d[0] for d in cursor.description]
-    found = {row[0]: _record(row, names) for row in cursor.fetchall()}
-    return [found[i] for i in ids if i in found]
+    return paper_records(corpus).get(ids)
 
 
 def _ascii_word(text: str) -> str:

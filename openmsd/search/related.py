@@ -9,7 +9,7 @@ references with it (bibliographic coupling), or is co-cited with it n times.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,7 @@ class Result:
     why: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**vars(self), "why": list(self.why)}  # what asdict gives, without deep copies
 
 
 def find_paper(corpus: Corpus, key: str) -> str:
@@ -104,9 +104,8 @@ def related(corpus: Corpus, key: str, model: str, k: int = 10,
     """The ``k`` papers nearest to paper ``key`` (id or DOI) in ``model``'s index."""
     paper_id = find_paper(corpus, key)
     index = index or load_index(corpus, model)
-    ids = index.ids
     try:
-        row = ids.index(paper_id)
+        row = index.row(paper_id)
     except ValueError:
         raise PaperNotFoundError(f"{corpus.root}: paper {paper_id!r} has no vector for "
                                  f"{model!r} (no title or abstract?); run 'openmsd embed' and "

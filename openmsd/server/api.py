@@ -3,15 +3,22 @@
 Every route is a thin call into :mod:`openmsd.search`; parameters are validated here (a bad
 one is a 422 naming the field), unknown papers are 404s. The functions ``search_or_related``,
 ``related_page`` and ``recommend_for`` are shared with the HTML pages.
+
+Most routes are plain functions, run in the thread pool (they embed text or scan tables). A
+paper and its related papers are answered from what the server keeps in memory in about a
+millisecond: those two routes run on the event loop (no thread hop, no contention for the GIL
+between pool threads), unless the structures they read are being loaded (:func:`quick`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
+from starlette.concurrency import run_in_threadpool
 
 from openmsd.search.papers import bibtex, paper_details, papers_by_id
 from openmsd.search.recommend import recommend
@@ -24,6 +31,7 @@ MAX_RANK = 1000
 MAX_QUERY = 10_000
 MAX_TEXT = 50_000
 MAX_IDS = 200
+T = TypeVar("T")
 
 Language = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,3}(-[A-Za-z]{2,8})?$")]
 Model = Annotated[str, StringConstraints(min_length=1, max_length=200)]
@@ -48,12 +56,13 @@ class Filters(BaseModel):
         return (self.year_from, self.year_to) if self.year_from or self.year_to else None
 
 
-def filters(k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
-            offset: Annotated[int, Query(ge=0, lt=MAX_RANK)] = 0,
-            lang: Annotated[list[Language], Query(max_length=50)] = [],  # noqa: B006
-            year_from: Annotated[Year, Query()] = None,
-            year_to: Annotated[Year, Query()] = None,
-            model: Annotated[Model | None, Query()] = None) -> Filters:
+async def filters(k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
+                  offset: Annotated[int, Query(ge=0, lt=MAX_RANK)] = 0,
+                  lang: Annotated[list[Language], Query(max_length=50)] = [],  # noqa: B006
+                  year_from: Annotated[Year, Query()] = None,
+                  year_to: Annotated[Year, Query()] = None,
+                  model: Annotated[Model | None, Query()] = None) -> Filters:
+    # async: a dependency this quick should not take a trip through the thread pool
     return Filters(k=k, offset=offset, lang=lang, year_from=year_from, year_to=year_to,
                    model=model)
 
@@ -204,7 +213,15 @@ def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any
     return {"model": model, "locations": found}
 
 
-def resources_of(request: Request) -> Resources:
+async def quick(resources: Resources, answer: Callable[..., T], *args: Any) -> T:
+    """``answer(*args)`` on the event loop when the per-build structures are loaded (a
+    millisecond of work), else in the thread pool (it may wait seconds for them to load)."""
+    if resources.warmed():
+        return answer(*args)
+    return await run_in_threadpool(answer, *args)
+
+
+async def resources_of(request: Request) -> Resources:
     return request.app.state.resources
 
 
@@ -244,15 +261,15 @@ def search_route(resources: Served, f: Filtered,
 
 
 @router.get("/api/papers/{key:path}/related", response_model=Results, tags=["papers"])
-def related_route(resources: Served, f: Filtered, key: Key) -> dict[str, Any]:
+async def related_route(resources: Served, f: Filtered, key: Key) -> dict[str, Any]:
     """The papers most related to a paper (id or DOI), in any language, with why."""
-    return related_page(resources, key, f)
+    return await quick(resources, related_page, resources, key, f)
 
 
 @router.get("/api/papers/{key:path}", response_model=Paper, tags=["papers"])
-def paper_route(resources: Served, key: Key) -> dict[str, Any]:
+async def paper_route(resources: Served, key: Key) -> dict[str, Any]:
     """A paper by id, DOI or alias."""
-    return paper_or_404(resources, key)
+    return await quick(resources, paper_or_404, resources, key)
 
 
 @router.post("/api/recommend", response_model=Recommendations, tags=["recommend"])

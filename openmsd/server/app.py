@@ -111,6 +111,7 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
     resources = Resources(corpus, models)
     for model in resources.models:
         resources.encoder(model)  # loaded now: the first request should not wait for it
+    resources.warm()  # and the per-build structures the requests read
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -5,11 +5,14 @@
 * :class:`LiveIndex` holds a model's FAISS index and swaps in a rebuilt one when its files
   change: the old index answers until the new one has loaded completely (a half-written build,
   whose index and rows disagree, is not taken).
-* :class:`Resources` bundles them for the application, with the corpus statistics cached.
+* :class:`Resources` bundles them for the application, with the corpus statistics cached, and
+  loads what :mod:`openmsd.search` keeps per corpus build (paper summaries and records, the
+  citation graph) at start and after a re-ingest, so that no request waits for it alone.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from functools import cached_property
@@ -20,11 +23,17 @@ import duckdb
 import numpy as np
 
 from openmsd.corpus.stats import corpus_stats
-from openmsd.corpus.store import MANIFEST, Corpus
+from openmsd.corpus.store import MANIFEST, Corpus, CorpusError
 from openmsd.index.vector_index import VectorIndex, index_dir, load_index
 from openmsd.models.bm25 import BM25
 from openmsd.models.encoder import DenseEncoder, Kind
 from openmsd.models.registry import load_model
+from openmsd.search.build_cache import is_loaded
+from openmsd.search.citation_graph import citation_graph, read_graph
+from openmsd.search.paper_summaries import paper_summaries, read_summaries
+from openmsd.search.papers import paper_records, read_records
+
+log = logging.getLogger("openmsd.server")
 
 
 class ServedCorpus(Corpus):
@@ -39,11 +48,22 @@ class ServedCorpus(Corpus):
 
 
 class ServedIndex(VectorIndex):
-    """A :class:`VectorIndex` whose row ids are listed once, not on every search."""
+    """A :class:`VectorIndex` whose row ids are listed (and their rows mapped) once, not on
+    every search."""
 
     @cached_property
     def ids(self) -> list[str]:  # type: ignore[override]
         return self.papers["paper_id"].to_pylist()
+
+    @cached_property
+    def rows(self) -> dict[str, int]:
+        return {paper_id: row for row, paper_id in enumerate(self.ids)}
+
+    def row(self, paper_id: str) -> int:
+        try:
+            return self.rows[paper_id]
+        except KeyError:
+            raise ValueError(f"{paper_id!r} is not in the index") from None
 
 
 def _stamp(directory: Path) -> tuple[tuple[int, int], ...]:
@@ -64,7 +84,9 @@ class LiveIndex:
 
     def _load(self) -> ServedIndex:
         loaded = load_index(self.corpus, self.model)
-        return ServedIndex(loaded.index, loaded.papers)
+        served = ServedIndex(loaded.index, loaded.papers)
+        served.rows, served.filter_columns  # listed now, not by the first request  # noqa: B018
+        return served
 
     def refresh(self) -> bool:
         """Load the index again if its files changed and are consistent; True if swapped."""
@@ -135,16 +157,35 @@ class Resources:
             self._stats = (stamp, corpus_stats(self.corpus))
         return self._stats[1]
 
+    def warm(self) -> None:
+        """Load the current build's paper summaries, records and citation graph (at once when
+        already loaded; after a re-ingest, the new build's)."""
+        paper_summaries(self.corpus)
+        paper_records(self.corpus)
+        citation_graph(self.corpus)
+
+    def warmed(self) -> bool:
+        """Whether what :meth:`warm` loads is loaded for the current build (then a paper or
+        its related papers are answered in about a millisecond, without waiting for a load)."""
+        return (is_loaded(self.corpus, "papers", read_summaries)
+                and is_loaded(self.corpus, "papers", read_records)
+                and is_loaded(self.corpus, "citations", read_graph))
+
     def languages(self) -> list[str]:
         """The corpus languages, most papers first."""
         return [lang for lang in self.stats()["languages"] if lang != "und"]
 
     def watch(self, every_s: float = 2.0) -> None:
-        """Start polling the indexes for rebuilds in a daemon thread."""
+        """Start polling the indexes for rebuilds, and the corpus for a new build, in a
+        daemon thread."""
         def loop() -> None:
             while not self._stop.wait(every_s):
                 for live in self.indexes.values():
                     live.refresh()
+                try:
+                    self.warm()
+                except (CorpusError, OSError) as error:  # an ingest in progress: next time
+                    log.info("not loaded yet: %s", error)
         self._stop.clear()
         self._watcher = threading.Thread(target=loop, name="openmsd-index-watch", daemon=True)
         self._watcher.start()

@@ -17,7 +17,7 @@ from openmsd.ingest.pipeline import ingest
 from openmsd.search import citation_graph as citation_graph_module
 from openmsd.search.citation_graph import CitationGraph, Links, citation_graph
 from openmsd.search.paper_summaries import paper_summaries
-from openmsd.search.papers import paper_details
+from openmsd.search.papers import paper_details, papers_by_id
 from openmsd.search.related import Result, _explain, _results, find_paper
 
 # What _explain asked DuckDB before the graph: one correlated join per result.
@@ -157,3 +157,24 @@ def test_empty_tables_and_rows_missing_an_id_link_nothing():
     graph = CitationGraph.from_table(pa.table({"citing_id": ["a", "b", None],
                                                "cited_id": ["x", None, "x"]}))
     assert graph.citer_count("x") == 1 and graph.reference_count("b") == 0
+
+
+def test_paper_records_equal_the_papers_table(taln):
+    cursor = taln.connect().execute("""
+        SELECT paper_id, doi, title, abstract, language, year, venue, authors, keywords,
+               [t FOR t IN coalesce(translations, []) IF t.language = 'en'][1] AS english
+        FROM papers""")
+    names = [d[0] for d in cursor.description]
+    expected = []
+    for row in cursor.fetchall():
+        paper = dict(zip(names, row, strict=True))
+        english = paper.pop("english") or {}
+        english = english if paper["language"] != "en" else {}
+        expected.append({**paper, "english_title": english.get("title") or None,
+                         "english_abstract": english.get("abstract") or None})
+    ids = [p["paper_id"] for p in expected]
+    assert papers_by_id(taln, [*ids, "no-such-paper"]) == expected
+    assert sum(1 for p in expected if p["english_abstract"]) > 500
+    query = ids[7]
+    assert {k: v for k, v in paper_details(taln, query).items()
+            if k not in ("references", "cited_by")} == expected[7]

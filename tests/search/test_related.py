@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from openmsd.cli import SAMPLE, app
 from openmsd.corpus.store import Corpus
-from openmsd.index.vector_index import build_index, load_index
+from openmsd.index.vector_index import build_index, index_kind, load_index
 from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import embed_corpus, load_vectors
 from openmsd.models.registry import load_model
@@ -97,3 +97,28 @@ def test_cli_related_and_search_json(corpus):
     bad_year = runner.invoke(app, ["related", str(corpus.root), ARTICLE, "--model", MODEL,
                                    "--year", "soon"])
     assert bad_year.exit_code == 2 and "--year" in bad_year.output
+
+
+def test_filter_masks_equal_a_row_by_row_check(corpus):
+    index = load_index(corpus, MODEL)
+    rows = index.papers.to_pylist()
+    for languages, years in [(["pt"], None), (["es", "en"], (2020, None)),
+                             (None, (None, 2021)), (["xx"], (2000, 2030))]:
+        low, high = years or (None, None)
+        expected = [(not languages or row["language"] in languages)
+                    and (low is None or (row["year"] is not None and row["year"] >= low))
+                    and (high is None or (row["year"] is not None and row["year"] <= high))
+                    for row in rows]
+        assert index._allowed(languages, years).tolist() == expected
+        assert 0 < sum(expected) < len(rows) or languages == ["xx"]
+
+
+def test_an_index_of_another_kind_is_built_anew(corpus, tmp_path):
+    copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
+    hnsw, added = build_index(copy, MODEL, "hnsw")  # the corpus has an exact index
+    assert index_kind(hnsw.index) == "hnsw" and added == 15
+    again, added = build_index(copy, MODEL)  # auto extends what is there
+    assert index_kind(again.index) == "hnsw" and added == 0
+    assert index_kind(load_index(copy, MODEL).index) == "hnsw"
+    assert [r.paper_id for r in related(copy, ARTICLE, MODEL, k=5)] == \
+        [r.paper_id for r in related(corpus, ARTICLE, MODEL, k=5)]

@@ -189,3 +189,16 @@ def test_errors_do_not_leak_stack_traces(client, app, monkeypatch) -> None:
         response = client.get(url)
         assert response.status_code == 500
         assert "secret" not in response.text and "Traceback" not in response.text
+
+
+def test_papers_are_answered_alike_on_the_loop_and_in_the_thread_pool(client, app,
+                                                                      monkeypatch) -> None:
+    resources = app.state.resources
+    assert resources.warmed()  # loaded when the app was created, before any request
+    urls = ["/api/papers/fr-parse", "/api/papers/fr-parse/related?k=5&lang=es&lang=en",
+            "/api/papers/no-such-paper/related"]
+    on_loop = [client.get(url) for url in urls]
+    monkeypatch.setattr(resources, "warmed", lambda: False)  # as while a new build loads
+    in_pool = [client.get(url) for url in urls]
+    assert [r.status_code for r in on_loop] == [r.status_code for r in in_pool] == [200, 200, 404]
+    assert [r.json() for r in on_loop] == [r.json() for r in in_pool]

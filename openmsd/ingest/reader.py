@@ -138,13 +138,19 @@ def text_stream(path: Path) -> io.TextIOWrapper:
     return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="")
 
 
+#: C1 control characters (U+0080–U+009F) that are Windows-1252 punctuation decoded as
+#: Latin-1 upstream (TALN's ``l\x92analyse``), mapped back to what the authors typed.
+_C1_AS_CP1252 = {code: bytes([code]).decode("cp1252") for code in range(0x80, 0xA0)
+                 if code not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
+
+
 def as_str(value: Any) -> str | None:
-    """A stripped, NFC-normalised string; None for None, non-strings and empty strings."""
+    """A stripped, NFC-normalised string (Windows-1252 punctuation that arrived as C1 control
+    characters repaired); None for None, non-strings and empty strings."""
     if isinstance(value, str):
-        value = value.strip()
         if not value.isascii():
-            value = unicodedata.normalize("NFC", value)
-        return value or None
+            value = unicodedata.normalize("NFC", value.translate(_C1_AS_CP1252))
+        return value.strip() or None
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return None

@@ -72,6 +72,7 @@ def load_base(config: TrainConfig) -> Any:
         model = SentenceTransformer(path, device=config.device)
     except Exception as error:  # OSError, ValueError, hub errors: all mean "cannot load"
         raise ConfigError(f"base: cannot load {config.base!r} ({error})") from None
+    model.inference_max_seq_length = model.max_seq_length  # restored before saving
     model.max_seq_length = config.max_seq_length
     if config.freeze_embeddings:
         for module in model.modules():
@@ -181,10 +182,13 @@ def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
     start = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=last)
     seconds = time.perf_counter() - start
+    inference_length = model.inference_max_seq_length
     if trainer.state.best_model_checkpoint:  # each checkpoint is a SentenceTransformer directory
         prompts = model.prompts
         model = SentenceTransformer(trainer.state.best_model_checkpoint, device=config.device)
         model.prompts = prompts
+    # trained on max_seq_length tokens for speed; used on whole papers, as the base model is
+    model.max_seq_length = inference_length
     history = [{k: v for k, v in row.items() if k in ("step", "loss", "eval_dev_MAP",
                                                       "eval_dev_nDCG@10", "learning_rate")}
                for row in trainer.state.log_history]

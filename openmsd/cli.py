@@ -548,6 +548,102 @@ def eval_sdsm(
             err.print(f"{name}: not scored: {figures['error']}", highlight=False)
 
 
+@eval_app.command("pools")
+def eval_pools(
+    papers: Annotated[Path, typer.Option(help="Papers: JSON lines (id, title, abstract) or "
+                                              "SciDocs' metadata JSON object.")],
+    task: Annotated[list[str], typer.Option(help="NAME=QRELS ('query 0 doc label' or "
+                                                 "'query<TAB>doc<TAB>label' lines); repeat "
+                                                 "for each task.")],
+    model: Annotated[list[str], typer.Option("--model", "-m", help="A registry model, a "
+                                             "SentenceTransformer directory, 'bm25' or "
+                                             "'random'; repeat to compare.")]
+    = [DEFAULT_MODEL],  # noqa: B006
+    protocol: Annotated[list[str], typer.Option(help="clustered (SciDocs: rank the query's "
+                                                     "cluster) and/or merged (OpenMSD "
+                                                     "Appendix A: rank the whole pool).")]
+    = ["clustered", "merged"],  # noqa: B006
+    json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """OpenMSD's merged-pool protocol (Appendix A) on any tasks with labels: every task's
+    papers in one pool, clusters ignored; beside SciDocs' clustered protocol."""
+    from openmsd.eval.pools import evaluate_files as evaluate_pool_files
+
+    bad = [p for p in protocol if p not in ("clustered", "merged")]
+    if bad:
+        _fail(f"unknown protocol {bad[0]!r}: expected clustered or merged")
+    files = {}
+    for item in task:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            _fail(f"--task {item!r}: expected NAME=QRELS_FILE")
+        files[name] = Path(path)
+    try:
+        result, report = evaluate_pool_files(papers, files, model, tuple(protocol))
+    except (RetrievalEvalError, UnknownModelError) as error:
+        _fail(str(error))
+    for problem in report.problems[:10]:
+        err.print(f"  - {problem}", highlight=False, soft_wrap=True)
+    if json:
+        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    columns = [*files, "average"]
+    for name in protocol:
+        table = Table(title=f"{name} protocol: pool {result['pool']:,} papers; "
+                            "MAP / nDCG@10 in %")
+        table.add_column("model")
+        for column in columns:
+            for metric in ("MAP", "nDCG@10"):
+                table.add_column(f"{column}\n{metric}", justify="right")
+        for model_name, figures in result["models"].items():
+            table.add_row(model_name, *(
+                "–" if figures[name][c][m] is None else f"{figures[name][c][m]:.2f}"
+                for c in columns for m in ("MAP", "nDCG@10")))
+        out.print(table)
+
+
+@app.command("robustness")
+def robustness_command(
+    papers: Annotated[list[Path], typer.Argument(help="Papers with titles and abstracts: any "
+                                                 "input 'openmsd ingest' reads (JSONL, S2ORC, "
+                                                 "unarXive, ...); several are pooled.")],
+    model: Annotated[list[str], typer.Option(
+        "--model", "-m", help="A dense encoder ('openmsd models list', a SentenceTransformer "
+                              "directory); repeat to compare models.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Report directory (report.json, "
+                                          "report.html, plots, embedding cache).")],
+    sample_size: Annotated[int, typer.Option("--sample", help="Seeded sample of papers (0: "
+                                             "all).")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the sample and of every neighbour.")] = 0,
+    lang: Annotated[str, typer.Option(help="Language of the texts used: a paper's own text "
+                                      "in it, else its translation into it; 'any' keeps "
+                                      "each paper's own text.")] = "en",
+    backend: Annotated[str, typer.Option(help="torch or onnx (int8, faster on CPU; models "
+                                         "without an ONNX path run with torch).")] = "torch",
+    batch_size: Annotated[int, typer.Option(help="Texts per encoder batch.")] = 32,
+    tsne: Annotated[bool, typer.Option(help="Draw the t-SNE of T vs T+A vectors.")] = True,
+) -> None:
+    """The robustness suite (Singh & Singh): short-query alternative-self retrieval (Tasks I,
+    II), the 32 textual neighbours (NN1_Ret, NN10_Ret, AOP-10/20, similarity distributions,
+    the Table 5 capability matrix), t-SNE; writes DIR/report.json and DIR/report.html."""
+    from openmsd.robustness.suite import RobustnessError, run_suite
+
+    try:
+        report = run_suite(papers, model, out_dir, sample_size or None, seed,
+                           None if lang == "any" else lang, backend, batch_size, tsne)
+    except (RobustnessError, IngestError, UnknownModelError, UnsupportedBackendError,
+            ValueError) as error:
+        _fail(str(error))
+    for name, result in report["models"].items():
+        cap = ", ".join(f"{c} {v['AOP-20']}{'*' if v['optimal'] else ''}"
+                        for c, v in result["capability"].items())
+        out.print(f"[bold]{name}[/]: Task I MRR {result['task1']['MRR']} T100 "
+                  f"{result['task1']['T100']}; Task II MRR {result['task2']['MRR']} T100 "
+                  f"{result['task2']['T100']}; AOP-20 {cap} (* optimal)", highlight=False)
+    out.print(f"{report['n_papers']} papers; report in {out_dir / 'report.html'} "
+              f"({report['timing_s']['total']} s)", highlight=False)
+
+
 @app.command("enrich")
 def enrich_command(
     corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
@@ -655,7 +751,7 @@ def recommend(
         if isinstance(encoder, BM25):
             _fail("recommend with bm25 is not indexed yet: use a dense model")
         found = recommend_citations(Corpus(corpus), document.text, encoder, model, k, at=at,
-                                    languages=lang, years=_year_range(year))
+                                    languages=lang, years=_year_range(year), explain=True)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(f"{manuscript}: {error}")
     if bibtex_file:

@@ -548,6 +548,51 @@ def eval_sdsm(
             err.print(f"{name}: not scored: {figures['error']}", highlight=False)
 
 
+@eval_app.command("citrec")
+def eval_citrec(
+    corpus: Annotated[Path, typer.Argument(help="A corpus with citation contexts.")],
+    model: Annotated[list[str], typer.Option("--model", "-m", help="'bm25', a registry or "
+                                             "SentenceTransformer model (untrained, on the "
+                                             "fundamental context), or a 'train citrec' "
+                                             "directory; repeat to compare.")],
+    test_fraction: Annotated[float, typer.Option(help="Share of citing papers held out "
+                                                      "(as in training).")] = 0.3,
+    seed: Annotated[int, typer.Option(help="Seed of the held-out draw (as in training).")]
+    = 0,
+    outside_references: Annotated[bool, typer.Option(
+        "--outside-references", help="References outside the corpus are candidates too.")]
+    = False,
+    out_file: Annotated[Path | None, typer.Option("--out", help="Also write the JSON and a "
+                                                  "Markdown table (FILE.md) here.")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Citation recommendation on held-out citing papers: Recall@10, MAP@10 (positive=1, >=1,
+    >=2; MP-BERT4CR Table 3), MRR and nDCG@10."""
+    from openmsd.eval.citrec import CitrecEvalError, evaluate, table3
+    from openmsd.models.citrec.data import CitrecDataError
+
+    try:
+        result = evaluate(Corpus(corpus), model, test_fraction, seed, outside_references,
+                          log=lambda m: err.print(m, highlight=False))
+    except (CitrecEvalError, CitrecDataError, CorpusError, UnknownModelError,
+            ValueError) as error:
+        _fail(str(error))
+    if out_file:
+        write_json(out_file, result)
+        from openmsd.corpus.store import atomic_path
+
+        with atomic_path(out_file.with_suffix(".md")) as tmp:
+            tmp.write_text(table3(result) + "\n")
+        from openmsd.eval.citrec import plot_table3
+
+        with atomic_path(out_file.with_suffix(".png")) as tmp:
+            plot_table3(result, tmp)
+    if json:
+        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    out.print(table3(result), highlight=False, markup=False)
+
+
 @eval_app.command("pools")
 def eval_pools(
     papers: Annotated[Path, typer.Option(help="Papers: JSON lines (id, title, abstract) or "

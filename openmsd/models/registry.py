@@ -112,6 +112,10 @@ def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncode
         return _load_onnx(name)
     if name in MODELS:
         return MODELS[name].load()
+    if Path(name).is_dir() and (Path(name) / "citrec.json").is_file():
+        from openmsd.models.citrec.model import CitrecEncoder  # MP-BERT4CR (train citrec)
+
+        return CitrecEncoder(Path(name))
     if Path(name).is_dir():
         return SentenceTransformerEncoder(Path(name), Path(name).name)
     if "/" in name:  # a hub name: works where a hub is reachable

@@ -1,14 +1,20 @@
 """Citation recommendation for manuscript text: which corpus papers to cite where.
 
-A first, untrained recommender (issue 9 can swap in its trained model behind the same call):
-
-1. the text is split into sentences by pySBD, in the text's language (CLD3) when pySBD has
-   rules for it, else with its English rules;
+1. the text is cut into paragraphs at blank lines and each paragraph into sentences by pySBD,
+   in the text's language (CLD3) when pySBD has rules for it, else with its English rules;
 2. citation locations are the sentences holding a citation marker (``[12]``, ``[3, 5-7]``,
    ``(Smith, 2020)``, ``(Smith et al. 2020; Doe 2019)``, ``Smith et al. (2020)``,
-   ``\\cite{key}``); a text without markers has a location at every sentence;
-3. a location's context is its sentence with the one before and the one after, markers removed;
-4. the contexts are embedded as queries by the encoder of the corpus index and searched in it.
+   ``\\cite{key}``, ``{{cite:…}}``, ``[@key]``; :mod:`openmsd.models.citrec.markers`); a text
+   without markers has a location at every paragraph (its first sentence);
+3. a location's context is its *fundamental* context (its sentence with the one before and the
+   one after; a marker-less paragraph: its sentences), markers removed; an encoder that reads a
+   macro context (MP-BERT4CR, ``encoder.supplemental`` > 0) also gets that many sentences
+   spread evenly over the text before it (MP-BERT4CR's dynamic context, deterministic here);
+4. the contexts are embedded as queries by the encoder of the corpus index and searched in it;
+   each result names the context sentences that point to it most (each sentence embedded
+   alone, compared with the paper's vector).
+
+Reading files (LaTeX, Markdown, JATS, unarXive) is :mod:`openmsd.search.manuscript`'s job.
 
 >>> [s for s, _ in citation_markers("As shown in [12] and by (Smith et al., 2020).")]
 ['[12]', '(Smith et al., 2020)']
@@ -16,7 +22,6 @@ A first, untrained recommender (issue 9 can swap in its trained model behind the
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -24,79 +29,142 @@ import numpy as np
 from openmsd.corpus.langid import identify
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import VectorIndex, load_index
+from openmsd.models.citrec.context import fundamental, pick
+from openmsd.models.citrec.markers import MARKER, citation_markers, without_markers
+from openmsd.models.citrec.sentences import split_sentences
 from openmsd.models.encoder import DenseEncoder
+from openmsd.search.manuscript import paragraphs_of
 from openmsd.search.related import _results
+
+__all__ = ["MARKER", "MAX_LOCATIONS", "citation_markers", "locations", "recommend",
+           "split_sentences"]
 
 MAX_LOCATIONS = 50
 """At most this many locations are searched (the first ones in the text)."""
-
-_YEAR = r"(?:1[89]|20)\d{2}[a-z]?"
-_AUTHOR = r"[A-Z][\w'’\-]+(?:\s+(?:and|&|et|y|e|und)\s+[A-Z][\w'’\-]+)?(?:\s+et\s+al\.?)?"
-MARKER = re.compile(
-    r"\[\s*\d+(?:\s*[,;–-]\s*\d+)*\s*\]"                        # [12], [3, 5-7]
-    r"|\\(?:no)?cite[a-zA-Z]*\*?(?:\[[^\]]*\])*\{[^}]*\}"        # \cite{key}, \citep[p. 3]{a,b}
-    rf"|\((?:[^()]*?\b{_AUTHOR},?\s+{_YEAR}[^()]*?)\)"          # (Smith, 2020; Doe 2019)
-    rf"|\b{_AUTHOR}\s+\({_YEAR}(?:[,;]\s*{_YEAR})*\)"           # Smith et al. (2020)
-)
+MAX_PARAGRAPH_CONTEXT = 10
+"""A marker-less paragraph's context: at most its first this many sentences."""
+DRIVERS = 2
+"""Context sentences named per result."""
 
 
-def citation_markers(sentence: str) -> list[tuple[str, int]]:
-    """The citation markers of a sentence and their character offsets."""
-    return [(m.group(0), m.start()) for m in MARKER.finditer(sentence)]
-
-
-def split_sentences(text: str, language: str | None = None) -> list[str]:
-    """The sentences of ``text`` (pySBD, in ``language`` when it has rules for it, else
-    English), stripped, empty ones left out."""
-    import pysbd
-    from pysbd.languages import LANGUAGE_CODES
-
-    language = language if language in LANGUAGE_CODES else "en"
-    segmenter = pysbd.Segmenter(language=language, clean=False)
-    return [s.strip() for s in segmenter.segment(text) if s.strip()]
-
-
-def _without_markers(sentence: str) -> str:
-    """The sentence with its citation markers removed (they carry no topic)."""
-    return re.sub(r"\s+([.,;:])", r"\1", re.sub(r"\s{2,}", " ", MARKER.sub(" ", sentence))).strip()
-
-
-def locations(sentences: list[str], at: str | None = None) -> list[int]:
-    """Indexes of the sentences to recommend for: those with a citation marker, or every
-    sentence when none has one; only those containing ``at`` when it is given."""
+def locations(sentences: list[str], at: str | None = None,
+              paragraph_starts: list[int] | None = None) -> list[int]:
+    """Indexes of the sentences to recommend for: those with a citation marker, or the first
+    sentence of every paragraph (``paragraph_starts``; default: every sentence) when none has
+    one; only those containing ``at`` when it is given."""
     if at is not None:
         return [i for i, s in enumerate(sentences) if at in s]
     marked = [i for i, s in enumerate(sentences) if citation_markers(s)]
-    return marked or list(range(len(sentences)))
+    if marked:
+        return marked
+    return list(paragraph_starts) if paragraph_starts is not None else list(range(len(sentences)))
+
+
+def _paragraph_sentences(text: str, language: str | None) -> tuple[list[str], list[int]]:
+    """All sentences of the text and the index of each paragraph's first sentence."""
+    sentences: list[str] = []
+    starts = []
+    for paragraph in paragraphs_of(text):
+        found = split_sentences(paragraph, language)
+        if found:
+            starts.append(len(sentences))
+            sentences.extend(found)
+    return sentences, starts
+
+
+def _context(sentences: list[str], i: int, marked: bool, starts: list[int]) -> list[str]:
+    if marked:
+        return fundamental(sentences, i)
+    end = next((s for s in starts if s > i), len(sentences))
+    return sentences[i:min(end, i + MAX_PARAGRAPH_CONTEXT)]
+
+
+def _drivers(encoder: DenseEncoder, index: VectorIndex, contexts: list[list[str]],
+             hits: list[list[tuple[str, float]]]) -> list[dict[str, list[dict[str, Any]]]]:
+    """Per location, per result paper: the context sentences most similar to it, best first.
+    All locations' sentences are embedded in one batch, the papers' rows found in one look-up
+    (``VectorIndex.row`` scans a list)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    unique = list(dict.fromkeys(c for s in (x for ctx in contexts for x in ctx)
+                                if (c := without_markers(s))))
+    papers = list(dict.fromkeys(p for found in hits for p, _ in found))
+    if not unique or not papers:
+        return [{} for _ in contexts]
+    vectors = np.asarray(encoder.encode(unique, "query"), np.float32)
+    position = {s: i for i, s in enumerate(unique)}
+    rows = pc.index_in(pa.array(papers), value_set=index.papers["paper_id"]).to_pylist()
+    try:
+        paper_vectors = {p: index.index.reconstruct(int(r)) for p, r in zip(papers, rows,
+                                                                              strict=True)}
+    except (TypeError, RuntimeError):  # no row, or an index that cannot give vectors back
+        return [{} for _ in contexts]
+    out = []
+    for context, found in zip(contexts, hits, strict=True):
+        mine = [(s, position[c]) for s in context if (c := without_markers(s))]
+        if not mine:
+            out.append({})
+            continue
+        own = vectors[[i for _, i in mine]]
+        drivers = {}
+        for paper_id, _ in found:
+            scores = own @ paper_vectors[paper_id]
+            drivers[paper_id] = [{"sentence": mine[j][0], "score": round(float(scores[j]), 4)}
+                                 for j in np.argsort(-scores)[:DRIVERS]]
+        out.append(drivers)
+    return out
 
 
 def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int = 10, *,
               at: str | None = None, languages: list[str] | None = None,
               years: tuple[int | None, int | None] | None = None,
               index: VectorIndex | None = None,
-              max_locations: int = MAX_LOCATIONS) -> list[dict[str, Any]]:
+              max_locations: int = MAX_LOCATIONS, supplemental: int | None = None,
+              explain: bool = False) -> list[dict[str, Any]]:
     """Papers to cite at each citation location of ``text``, best first.
 
     One dict per location: ``location`` (sentence number, from 0), ``sentence``, ``markers``
-    (the citation markers found in it), ``context`` (the sentences embedded: the one before,
-    this one, the one after) and ``results`` (the top ``k`` papers, as
-    :class:`openmsd.search.related.Result` dicts). ``ValueError`` for an empty text or an
-    ``at`` that is in no sentence."""
+    (the citation markers found in it), ``context`` (the fundamental context: the one before,
+    this one, the one after, or a marker-less paragraph), ``supplemental`` (the macro context
+    sentences, for encoders that read one) and ``results`` (the top ``k`` papers, as
+    :class:`openmsd.search.related.Result` dicts, each with ``drivers``: the context sentences
+    that point to it most, when ``explain``). ``supplemental``: how many macro-context
+    sentences (default: the encoder's ``supplemental``, else none). ``ValueError`` for an empty
+    text or an ``at`` that is in no sentence."""
     if not text.strip():
         raise ValueError("recommend: the manuscript text is empty")
     language = identify([text[:2000]])[0][0]
-    sentences = split_sentences(text, language)
-    where = locations(sentences, at)
+    sentences, starts = _paragraph_sentences(text, language)
+    if not sentences:
+        raise ValueError("recommend: the manuscript has no sentence")
+    where = locations(sentences, at, starts)
     if not where:
         raise ValueError(f"recommend: no sentence contains {at!r}")
     where = where[:max_locations]
-    contexts = [sentences[max(0, i - 1):i + 2] for i in where]
-    queries = [" ".join(_without_markers(s) for s in context) for context in contexts]
+    marked = any(citation_markers(s) for s in sentences)
+    contexts = [_context(sentences, i, marked or at is not None, starts) for i in where]
+    extra = supplemental if supplemental is not None else int(getattr(encoder, "supplemental",
+                                                                      0))
+    macros = [pick(sentences[:max(0, i - 1)], extra) for i in where]
+    queries = [("\n" if extra else " ").join(
+                   s for s in (without_markers(x) for x in macro + context) if s)
+               for macro, context in zip(macros, contexts, strict=True)]
     index = index or load_index(corpus, model)
     vectors = np.asarray(encoder.encode(queries, "query"), np.float32)
     hits = index.search(vectors, k, languages, years)
-    return [{"location": i, "sentence": sentences[i],
-             "markers": [m for m, _ in citation_markers(sentences[i])],
-             "context": context,
-             "results": [r.as_dict() for r in _results(corpus, found)]}
-            for i, context, found in zip(where, contexts, hits, strict=True)]
+    explained = (_drivers(encoder, index, [m + c for m, c in zip(macros, contexts,
+                                                                 strict=True)], hits)
+                 if explain else [{} for _ in where])
+    out = []
+    for i, context, macro, found, drivers in zip(where, contexts, macros, hits, explained,
+                                                 strict=True):
+        results = []
+        for result in _results(corpus, found):
+            row = result.as_dict()
+            row["drivers"] = drivers.get(result.paper_id, [])
+            results.append(row)
+        out.append({"location": i, "sentence": sentences[i],
+                    "markers": [m for m, _ in citation_markers(sentences[i])],
+                    "context": context, "supplemental": macro, "results": results})
+    return out

@@ -1,0 +1,236 @@
+"""``openmsd eval citrec``: citation recommendation as MP-BERT4CR's Table 3.
+
+Queries are the citing locations of held-out citing papers (:func:`openmsd.models.citrec.data.
+held_out`, the same draw ``train citrec`` made with the same fraction and seed; a trained
+model whose held-out set differs is refused). Every candidate paper is ranked for each query,
+except the citing paper itself; a location's relevant papers are all the candidates it cites.
+Metrics at 10 from the exact ranks (:func:`openmsd.eval.ranks.relevant_ranks`):
+
+* Recall@10 = |relevant in the top 10| / R;
+* MAP@10 = Σ_{relevant i in the top 10} (i / rankᵢ) / min(R, 10), averaged over queries;
+* MRR = 1 / the best rank of a relevant paper; nDCG@10 with binary gains;
+
+for the queries with exactly one (``positive=1``), at least one (``positive>=1``) and at least
+two (``positive>=2``) relevant papers. Models:
+
+* ``bm25``: BM25 of the fundamental context against title + abstract;
+* a registry or SentenceTransformer model: the untrained encoder on the fundamental context
+  (query) and title + abstract (passage), the paper's SciBERT / Specter setting;
+* a ``train citrec`` directory: MP-BERT4CR with its own deterministic dynamic contexts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openmsd.corpus.store import Corpus
+from openmsd.eval.ranks import DenseScorer, MatrixScorer, Scorer, relevant_ranks
+from openmsd.models.citrec.context import fundamental, manuscript_context
+from openmsd.models.citrec.data import CitrecData, Location, load
+from openmsd.models.citrec.model import is_citrec_model
+from openmsd.models.citrec.train import TRAIN_MANIFEST, PaperContexts, split_locations
+
+GROUPS = {"positive=1": lambda r: r == 1, "positive>=1": lambda r: r >= 1,
+          "positive>=2": lambda r: r >= 2}
+METRICS = ("Recall@10", "MAP@10", "MRR", "nDCG@10")
+
+
+class CitrecEvalError(ValueError):
+    """An evaluation that cannot run: no test location, a model trained on another split."""
+
+
+@dataclass
+class Queries:
+    """The test locations and the candidates: ids, their column in the score rows."""
+
+    locations: list[Location]
+    candidates: list[str]
+    column: dict[str, int]
+
+
+def query_metrics(ranks: np.ndarray, k: int = 10) -> dict[str, float]:
+    """The metrics of one query from the 1-based ranks of its relevant papers.
+
+    >>> query_metrics(np.array([2, 5, 40]))["MAP@10"]  # (1/2 + 2/5) / 3
+    0.3
+    """
+    ranks = np.sort(np.asarray(ranks))
+    hits = ranks[ranks <= k]
+    ideal = sum(1 / np.log2(i + 2) for i in range(min(len(ranks), k)))
+    return {"Recall@10": len(hits) / len(ranks),
+            "MAP@10": float(sum((i + 1) / r for i, r in enumerate(hits)) / min(len(ranks), k)),
+            "MRR": float(1 / ranks[0]),
+            "nDCG@10": float(sum(1 / np.log2(r + 1) for r in hits) / ideal)}
+
+
+def summarise(per_query: list[tuple[int, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """Mean metrics and query counts per group; ``per_query``: (R, metrics) pairs."""
+    out = {}
+    for group, keep in GROUPS.items():
+        rows = [m for r, m in per_query if keep(r)]
+        out[group] = {"n": len(rows), **{name: round(float(np.mean([m[name] for m in rows])), 4)
+                                         if rows else None for name in METRICS}}
+    return out
+
+
+class _WithoutCiting:
+    """A scorer whose rows never rank the citing paper of the query."""
+
+    def __init__(self, scorer: Scorer, citing_columns: np.ndarray):
+        self.scorer, self.citing = scorer, citing_columns
+        self.n_docs = scorer.n_docs
+
+    def rows(self, queries: np.ndarray) -> np.ndarray:
+        rows = np.array(self.scorer.rows(queries), np.float32, copy=True)
+        for i, q in enumerate(queries):
+            if self.citing[q] >= 0:
+                rows[i, self.citing[q]] = -np.inf
+        return rows
+
+
+def model_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int = 32
+                 ) -> Scorer:
+    """The scorer of model ``name`` (``bm25``, a registry / SentenceTransformer model, or a
+    ``train citrec`` directory) for the test queries over all candidates."""
+    from openmsd.models.bm25 import BM25
+    from openmsd.models.registry import load_model
+
+    passages = [data.papers[p][0] for p in queries.candidates]
+    flat = [" ".join(fundamental(loc.sentences, loc.at)) for loc in queries.locations]
+    if name == "bm25":
+        model = BM25().fit(passages)
+        return MatrixScorer(model.scores, flat, len(passages))
+    encoder = load_model(name)
+    if isinstance(encoder, BM25):
+        raise CitrecEvalError(f"model {name!r}: use 'bm25'")
+    if not is_citrec_model(name):
+        return DenseScorer(encoder.encode(flat, "query", batch_size),
+                           encoder.encode(passages, "passage", batch_size))
+    settings = encoder.settings
+    contexts = PaperContexts(data.papers)
+    documents = [contexts.context(p, settings.citation_fundamental,
+                                  settings.citation_supplemental) for p in queries.candidates]
+    sources = [manuscript_context(loc.sentences, loc.at, settings.manuscript_supplemental)
+               for loc in queries.locations]
+    return DenseScorer(encoder.encode_documents(sources, "query", batch_size),
+                       encoder.encode_documents(documents, "passage", batch_size))
+
+
+def _check_split(name: str, test: set[str], fraction: float, seed: int) -> None:
+    """A trained citrec model must have held out exactly these citing papers."""
+    import json
+
+    manifest = Path(name) / TRAIN_MANIFEST
+    if not (is_citrec_model(name) and manifest.is_file()):
+        return
+    trained = json.loads(manifest.read_text())
+    held = set(trained["data"]["held_out_citing_papers"])
+    if held != test:
+        config = trained["config"]
+        raise CitrecEvalError(
+            f"{name}: trained with another held-out set (test_fraction "
+            f"{config['test_fraction']}, seed {config['seed']}, outside_references "
+            f"{config['outside_references']}); evaluate with --test-fraction {fraction} "
+            f"--seed {seed} matching those, or its test contexts were seen in training")
+
+
+def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed: int = 0,
+             outside: bool = False, log: Callable[[str], None] | None = None
+             ) -> dict[str, Any]:
+    """Table 3 for ``models`` on ``corpus``: ``{"corpus", "candidates", "test_locations",
+    "held_out_citing_papers", "models": {name: {group: {"n", metric: value}}}}``."""
+    data = load(corpus, outside)
+    _, test_locations, test = split_locations(data, test_fraction, seed)
+    if not test_locations:
+        raise CitrecEvalError(f"{corpus.root}: no test location (held out: {len(test)} citing "
+                              "papers)")
+    candidates = sorted(data.papers)
+    column = {p: i for i, p in enumerate(candidates)}
+    queries = Queries(test_locations, candidates, column)
+    pair_query = np.array([i for i, loc in enumerate(test_locations) for _ in loc.cited])
+    pair_doc = np.array([column[c] for loc in test_locations for c in loc.cited])
+    citing = np.array([column.get(loc.citing_id, -1) for loc in test_locations])
+    result: dict[str, Any] = {"corpus": str(corpus.root), "outside_references": outside,
+                              "candidates": len(candidates),
+                              "test_locations": len(test_locations),
+                              "test_fraction": test_fraction, "seed": seed,
+                              "held_out_citing_papers": len(test), "models": {}}
+    for name in models:
+        _check_split(name, test, test_fraction, seed)
+        if log:
+            log(f"{name}: encoding {len(test_locations):,} queries and "
+                f"{len(candidates):,} candidates")
+        scorer = _WithoutCiting(model_scorer(name, data, queries), citing)
+        ranks = relevant_ranks(scorer, np.arange(len(test_locations)), pair_query, pair_doc,
+                               np.arange(len(candidates)), exclude_self=False)
+        per_query, cursor = [], 0
+        for loc in test_locations:
+            mine = ranks[cursor:cursor + len(loc.cited)]
+            cursor += len(loc.cited)
+            per_query.append((len(loc.cited), query_metrics(mine)))
+        result["models"][_label(name)] = summarise(per_query)
+    return result
+
+
+def _label(name: str) -> str:
+    return Path(name).name if Path(name).is_dir() else name
+
+
+def table3(result: dict[str, Any]) -> str:
+    """The result as a Markdown table: Recall@10 and MAP@10 per group (MRR and nDCG@10 of all
+    queries), one row per model."""
+    groups = list(GROUPS)
+    head = ["model", *[f"{g} {m}" for g in groups for m in ("R@10", "MAP@10")],
+            "MRR", "nDCG@10"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cell(value: float | None) -> str:
+        return "–" if value is None else f"{100 * value:.1f}"
+
+    for name, scores in result["models"].items():
+        cells = [cell(scores[g][m]) for g in groups for m in ("Recall@10", "MAP@10")]
+        cells += [cell(scores["positive>=1"]["MRR"]), cell(scores["positive>=1"]["nDCG@10"])]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    counts = ", ".join(f"{g}: {result['models'][next(iter(result['models']))][g]['n']}"
+                       for g in groups) if result["models"] else ""
+    lines.append("")
+    lines.append(f"{result['test_locations']} test locations ({counts}) from "
+                 f"{result['held_out_citing_papers']} held-out citing papers; "
+                 f"{result['candidates']:,} candidates; scores in %.")
+    return "\n".join(lines)
+
+
+def plot_table3(result: dict[str, Any], path: Path, title: str = "") -> None:
+    """Recall@10 and MAP@10 per model and group as grouped bars (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = [g for g in GROUPS if any(s[g]["n"] for s in result["models"].values())]
+    names = list(result["models"])
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    width = 0.8 / max(1, len(names))
+    for ax, metric in zip(axes, ("Recall@10", "MAP@10"), strict=True):
+        for j, name in enumerate(names):
+            values = [100 * (result["models"][name][g][metric] or 0) for g in groups]
+            bars = ax.bar([i + j * width for i in range(len(groups))], values, width,
+                          label=name)
+            ax.bar_label(bars, fmt="%.0f", fontsize=7)
+        ax.set_xticks([i + width * (len(names) - 1) / 2 for i in range(len(groups))])
+        n = next(iter(result["models"].values()))
+        ax.set_xticklabels([f"{g}\n(n={n[g]['n']})" for g in groups])
+        ax.set_title(metric)
+        ax.set_ylabel("%")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=min(len(names), 5),
+               frameon=False)
+    fig.suptitle(title or f"{result['corpus']}: {result['candidates']:,} candidates")
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.savefig(path, dpi=120, format="png")
+    plt.close(fig)

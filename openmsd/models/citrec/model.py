@@ -1,0 +1,208 @@
+"""The MP-BERT4CR model (§4.1.2): a hierarchical encoder on each side.
+
+:class:`HierarchicalEncoder`: a sentence encoder (the transformer of any SentenceTransformer
+model: a registry model such as ``e5-small-multilingual``, a directory, a hub name) whose token
+vectors are mean-pooled within each sentence; the sentence vectors of a document are summed and
+layer-normalised into the document vector.
+
+:class:`CitrecModel`: a *manuscript* encoder (citing contexts) and a *citation* encoder (cited,
+positive and negative papers alike, so their parameters are shared), both initialised from the
+same weights and then updated separately. Saved as a directory (``citrec.json`` + one
+SentenceTransformer directory and one ``layer_norm.safetensors`` per side) that
+:func:`openmsd.models.registry.load_model` loads as a :class:`CitrecEncoder`: ``query`` texts go
+through the manuscript encoder, ``passage`` texts through the citation encoder, and the vectors
+are L2-normalised so that the index ranks by cosine, as the paper recommends.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from openmsd.models.citrec.context import (
+    CITATION_FUNDAMENTAL,
+    CITATION_SUPPLEMENTAL,
+    MANUSCRIPT_SUPPLEMENTAL,
+    paper_context,
+)
+from openmsd.models.citrec.sentences import document_sentences
+from openmsd.models.encoder import Kind, normalise
+
+MANIFEST = "citrec.json"
+SIDES = ("manuscript", "citation")
+
+
+@dataclass
+class CitrecSettings:
+    """What a saved model needs to read texts the way it was trained."""
+
+    base: str
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    max_seq_length: int = 64
+    manuscript_supplemental: int = MANUSCRIPT_SUPPLEMENTAL
+    citation_fundamental: int = CITATION_FUNDAMENTAL
+    citation_supplemental: int = CITATION_SUPPLEMENTAL
+
+
+class HierarchicalEncoder(nn.Module):
+    """Documents (lists of sentences) in, (len, dim) document vectors out: sentence encoder,
+    mean pooling over tokens, sum over sentences, layer normalisation."""
+
+    def __init__(self, transformer: nn.Module, prefix: str = ""):
+        from sentence_transformers.sentence_transformer.modules import Pooling
+
+        super().__init__()
+        self.transformer = transformer
+        self.dim = int(transformer.get_embedding_dimension())
+        self.pooling = Pooling(self.dim, "mean")
+        self.norm = nn.LayerNorm(self.dim)
+        self.prefix = prefix
+
+    def sentence_vectors(self, sentences: list[str]) -> Tensor:
+        """(len, dim) mean-pooled token vectors of each sentence."""
+        features = self.transformer.preprocess([self.prefix + s for s in sentences])
+        device = self.norm.weight.device
+        features = {k: v.to(device) if isinstance(v, Tensor) else v
+                    for k, v in features.items()}
+        return self.pooling(self.transformer(features))["sentence_embedding"]
+
+    def forward(self, documents: Sequence[Sequence[str]], batch_size: int | None = None
+                ) -> Tensor:
+        empty = [i for i, d in enumerate(documents) if not d]
+        if empty:
+            raise ValueError(f"documents {empty[:5]}: a document needs at least one sentence")
+        flat = [s for d in documents for s in d]
+        owner = torch.tensor([i for i, d in enumerate(documents) for _ in d],
+                             device=self.norm.weight.device)
+        step = batch_size or len(flat)
+        vectors = torch.cat([self.sentence_vectors(flat[i:i + step])
+                             for i in range(0, len(flat), step)])
+        summed = vectors.new_zeros(len(documents), self.dim).index_add(0, owner, vectors)
+        return self.norm(summed)
+
+
+class CitrecModel(nn.Module):
+    """The manuscript encoder and the citation encoder of MP-BERT4CR."""
+
+    def __init__(self, manuscript: HierarchicalEncoder, citation: HierarchicalEncoder,
+                 settings: CitrecSettings):
+        super().__init__()
+        self.manuscript = manuscript
+        self.citation = citation
+        self.settings = settings
+
+    @classmethod
+    def from_base(cls, path: str, settings: CitrecSettings, device: str | None = None
+                  ) -> CitrecModel:
+        """Both encoders from the transformer of the SentenceTransformer at ``path``."""
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(path, device=device or "cpu")
+        transformer = model[0]
+        transformer.max_seq_length = settings.max_seq_length
+        return cls(HierarchicalEncoder(copy.deepcopy(transformer), settings.query_prefix),
+                   HierarchicalEncoder(transformer, settings.passage_prefix), settings)
+
+    def save(self, directory: Path) -> None:
+        """Write the model into ``directory`` (which must exist and be empty)."""
+        from safetensors.torch import save_file
+        from sentence_transformers import SentenceTransformer
+
+        for side in SIDES:
+            encoder: HierarchicalEncoder = getattr(self, side)
+            SentenceTransformer(modules=[encoder.transformer, encoder.pooling]).save(
+                str(directory / side))
+            save_file({k: v.detach().cpu().contiguous() for k, v in
+                       encoder.norm.state_dict().items()},
+                      str(directory / side / "layer_norm.safetensors"))
+        (directory / MANIFEST).write_text(json.dumps(asdict(self.settings), indent=2))
+
+    @classmethod
+    def load(cls, directory: Path, device: str | None = None) -> CitrecModel:
+        """A model :meth:`save` wrote."""
+        from safetensors.torch import load_file
+        from sentence_transformers import SentenceTransformer
+
+        settings = read_settings(directory)
+        encoders = []
+        for side, prefix in zip(SIDES, (settings.query_prefix, settings.passage_prefix),
+                                strict=True):
+            transformer = SentenceTransformer(str(directory / side), device=device or "cpu")[0]
+            transformer.max_seq_length = settings.max_seq_length
+            encoder = HierarchicalEncoder(transformer, prefix)
+            encoder.norm.load_state_dict(load_file(str(directory / side /
+                                                       "layer_norm.safetensors")))
+            encoders.append(encoder)
+        return cls(*encoders, settings)
+
+
+def read_settings(directory: Path) -> CitrecSettings:
+    """The settings of a saved model; ValueError naming the file when it is not one."""
+    path = Path(directory) / MANIFEST
+    try:
+        values: dict[str, Any] = json.loads(path.read_text())
+        return CitrecSettings(**values)
+    except (OSError, ValueError, TypeError) as error:
+        raise ValueError(f"{path}: not a citrec model settings file ({error})") from None
+
+
+def is_citrec_model(path: str | Path) -> bool:
+    """Whether ``path`` is a directory :meth:`CitrecModel.save` wrote."""
+    return (Path(path) / MANIFEST).is_file()
+
+
+class CitrecEncoder:
+    """A saved :class:`CitrecModel` as a :class:`openmsd.models.encoder.DenseEncoder`.
+
+    A text is a document: its lines are split into sentences. ``query`` documents keep their
+    last ``3 + manuscript_supplemental`` sentences (callers put the supplemental context first,
+    then the fundamental context); ``passage`` documents (a paper's title and abstract, then
+    any body text) keep the first ``citation_fundamental`` sentences and an even spread of
+    ``citation_supplemental`` of the rest."""
+
+    def __init__(self, directory: str | Path, name: str | None = None,
+                 device: str | None = None):
+        self.model = CitrecModel.load(Path(directory), device).eval()
+        self.settings = self.model.settings
+        self.name = name or Path(directory).name
+        self.dim = self.model.manuscript.dim
+        self.supplemental = self.settings.manuscript_supplemental
+        """How many supplemental sentences a manuscript context should bring (recommend)."""
+
+    def documents(self, texts: Sequence[str], kind: Kind) -> list[list[str]]:
+        """The sentences each text is encoded from."""
+        out = []
+        for text in texts:
+            sentences = document_sentences(text) or [text.strip() or "."]
+            if kind == "query":
+                out.append(sentences[-(3 + self.settings.manuscript_supplemental):])
+            else:
+                fundamental = self.settings.citation_fundamental
+                out.append(paper_context(sentences[:fundamental], sentences[fundamental:],
+                                         fundamental, self.settings.citation_supplemental))
+        return out
+
+    def encode_documents(self, documents: Sequence[Sequence[str]], kind: Kind = "passage",
+                         batch_size: int = 32) -> np.ndarray:
+        """L2-normalised vectors of documents given as sentences."""
+        encoder = self.model.manuscript if kind == "query" else self.model.citation
+        rows = []
+        with torch.inference_mode():
+            for i in range(0, len(documents), batch_size):
+                rows.append(encoder(documents[i:i + batch_size], batch_size=64).cpu().numpy())
+        if not rows:
+            return np.zeros((0, self.dim), np.float32)
+        return normalise(np.vstack(rows))
+
+    def encode(self, texts: Sequence[str], kind: Kind = "passage",
+               batch_size: int = 32) -> np.ndarray:
+        return self.encode_documents(self.documents(texts, kind), kind, batch_size)

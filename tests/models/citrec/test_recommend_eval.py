@@ -1,0 +1,68 @@
+"""A trained MP-BERT4CR model behind ``recommend`` and ``eval citrec``."""
+
+from __future__ import annotations
+
+import pytest
+
+from openmsd.corpus.store import Corpus
+from openmsd.eval.citrec import (
+    CitrecEvalError,
+    evaluate,
+    plot_table3,
+    query_metrics,
+    table3,
+)
+from openmsd.index.vector_index import build_index
+from openmsd.models.embed import embed_corpus
+from openmsd.models.registry import load_model
+from openmsd.search.recommend import recommend
+
+
+def test_query_metrics_by_hand() -> None:
+    m = query_metrics([3])
+    assert m == pytest.approx({"Recall@10": 1.0, "MAP@10": 1 / 3, "MRR": 1 / 3,
+                               "nDCG@10": 0.5})  # 1/log2(4)
+    m = query_metrics([12, 1])
+    assert m["Recall@10"] == 0.5 and m["MAP@10"] == 0.5 and m["MRR"] == 1.0
+
+
+def test_eval_citrec_table3(citrec_model, unarxive_corpus, tmp_path) -> None:
+    model, manifest = citrec_model
+    result = evaluate(Corpus(unarxive_corpus), ["bm25", str(model)], test_fraction=0.3, seed=3,
+                      outside=True)
+    assert result["test_locations"] == manifest["data"]["test_locations"] > 0
+    for scores in result["models"].values():
+        assert scores["positive>=1"]["n"] == result["test_locations"]
+        assert scores["positive=1"]["n"] + scores["positive>=2"]["n"] == result["test_locations"]
+        assert 0 <= scores["positive>=1"]["Recall@10"] <= 1
+    # BM25 finds reference strings sharing words with the context: well above chance
+    assert result["models"]["bm25"]["positive>=1"]["MRR"] > 10 / result["candidates"]
+    assert "| bm25 |" in table3(result) and "| model |" in table3(result)
+    plot_table3(result, tmp_path / "t.png")
+    assert (tmp_path / "t.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(CitrecEvalError, match="another held-out set"):
+        evaluate(Corpus(unarxive_corpus), [str(model)], test_fraction=0.3, seed=0,
+                 outside=True)
+
+
+def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_path) -> None:
+    import shutil
+
+    model, _ = citrec_model
+    corpus = Corpus(shutil.copytree(unarxive_corpus, tmp_path / "corpus"))
+    encoder = load_model(str(model))
+    embed_corpus(corpus, encoder, str(model))
+    build_index(corpus, str(model))
+    text = ("Random polynomials have many zeros. Their zeros lie near the unit circle. "
+            "This was conjectured by Pemantle and Rivin {{cite:b9}}. We prove it.\n\n"
+            "A second paragraph about something else.")
+    found = recommend(corpus, text, encoder, str(model), 3, explain=True)
+    assert [loc["location"] for loc in found] == [2]
+    location = found[0]
+    assert location["markers"] == ["{{cite:b9}}"] and len(location["results"]) == 3
+    assert location["supplemental"] == ["Random polynomials have many zeros."]
+    driver = location["results"][0]["drivers"][0]
+    assert driver["sentence"] in location["supplemental"] + location["context"]
+    # no marker: one location per paragraph
+    plain = recommend(corpus, text.replace(" {{cite:b9}}", ""), encoder, str(model), 2)
+    assert [loc["location"] for loc in plain] == [0, 4]

@@ -58,13 +58,22 @@ class VectorIndex:
     index: faiss.Index
     papers: pa.Table  # paper_id, language, year, one row per vector, in index order
 
-    @property
+    @cached_property
     def ids(self) -> list[str]:
+        """The paper id of each row, listed once per index."""
         return self.papers["paper_id"].to_pylist()
+
+    @cached_property
+    def rows(self) -> dict[str, int]:
+        """Each paper id's row, mapped once per index."""
+        return {paper_id: row for row, paper_id in enumerate(self.ids)}
 
     def row(self, paper_id: str) -> int:
         """The row of ``paper_id``'s vector (ValueError when it has none)."""
-        return self.ids.index(paper_id)
+        try:
+            return self.rows[paper_id]
+        except KeyError:
+            raise ValueError(f"{paper_id!r} is not in the index") from None
 
     def search(self, queries: np.ndarray, k: int, languages: list[str] | None = None,
                years: tuple[int | None, int | None] | None = None,

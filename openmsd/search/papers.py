@@ -17,62 +17,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
 
-import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from openmsd.corpus.store import Corpus, arrow_table
-from openmsd.search.build_cache import per_build
+from openmsd.corpus.store import Corpus
 from openmsd.search.citation_graph import citation_graph
+from openmsd.search.paper_records import paper_records
 from openmsd.search.related import PaperNotFoundError, find_paper
-
-RECORD_SQL = """
-SELECT paper_id, doi, title, abstract, language, year, venue, authors, keywords,
-       CASE WHEN language IS DISTINCT FROM 'en' THEN nullif(english.title, '') END
-           AS english_title,
-       CASE WHEN language IS DISTINCT FROM 'en' THEN nullif(english.abstract, '') END
-           AS english_abstract
-FROM (SELECT *, [t FOR t IN coalesce(translations, []) IF t.language = 'en'][1] AS english
-      FROM papers)"""
-COLUMNS = ["paper_id", "doi", "title", "abstract", "language", "year", "venue", "authors",
-           "keywords", "translations"]
-
-
-@dataclass(frozen=True)
-class PaperRecords:
-    """Every paper's record (``table``: the :data:`RECORD_SQL` columns) and each paper id's
-    row in it; a record costs about its title and abstract in memory (~1 KB)."""
-
-    rows: dict[str, int]
-    table: pa.Table
-
-    @classmethod
-    def from_table(cls, papers: pa.Table) -> PaperRecords:
-        """The records of a table with the :data:`COLUMNS` of ``papers.parquet``."""
-        con = duckdb.connect()
-        con.register("papers", papers)
-        table = arrow_table(con, RECORD_SQL)
-        return cls({paper_id: row for row, paper_id in
-                    enumerate(table["paper_id"].to_pylist())}, table)
-
-    def get(self, ids: list[str]) -> list[dict[str, Any]]:
-        """The records of the known ``ids``, in their order (unknown ids are left out)."""
-        # one slice per row: ``take`` would concatenate the table's chunks (a copy of it all)
-        return [self.table.slice(self.rows[i], 1).to_pylist()[0] for i in ids if i in self.rows]
-
-
-def read_records(source: BinaryIO) -> PaperRecords:
-    """The records of an open ``papers.parquet``."""
-    return PaperRecords.from_table(pq.read_table(source, columns=COLUMNS))
-
-
-def paper_records(corpus: Corpus) -> PaperRecords:
-    """The paper records of ``corpus``'s current build, loaded once per build (what a
-    serving process keeps so that a paper's page needs no scan of ``papers.parquet``)."""
-    return per_build(corpus, "papers", read_records)
 
 
 def paper_details(corpus: Corpus, key: str) -> dict[str, Any]:

@@ -82,11 +82,7 @@ def _context(sentences: list[str], i: int, marked: bool, starts: list[int]) -> l
 def _drivers(encoder: DenseEncoder, index: VectorIndex, contexts: list[list[str]],
              hits: list[list[tuple[str, float]]]) -> list[dict[str, list[dict[str, Any]]]]:
     """Per location, per result paper: the context sentences most similar to it, best first.
-    All locations' sentences are embedded in one batch, the papers' rows found in one look-up
-    (``VectorIndex.row`` scans a list)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
+    All locations' sentences are embedded in one batch."""
     unique = list(dict.fromkeys(c for s in (x for ctx in contexts for x in ctx)
                                 if (c := without_markers(s))))
     papers = list(dict.fromkeys(p for found in hits for p, _ in found))
@@ -94,11 +90,9 @@ def _drivers(encoder: DenseEncoder, index: VectorIndex, contexts: list[list[str]
         return [{} for _ in contexts]
     vectors = np.asarray(encoder.encode(unique, "query"), np.float32)
     position = {s: i for i, s in enumerate(unique)}
-    rows = pc.index_in(pa.array(papers), value_set=index.papers["paper_id"]).to_pylist()
     try:
-        paper_vectors = {p: index.index.reconstruct(int(r)) for p, r in zip(papers, rows,
-                                                                              strict=True)}
-    except (TypeError, RuntimeError):  # no row, or an index that cannot give vectors back
+        paper_vectors = {p: index.index.reconstruct(index.row(p)) for p in papers}
+    except (ValueError, RuntimeError):  # no row, or an index that cannot give vectors back
         return [{} for _ in contexts]
     out = []
     for context, found in zip(contexts, hits, strict=True):

@@ -19,7 +19,7 @@ from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import VectorIndex, load_index
 from openmsd.models.encoder import DenseEncoder
 from openmsd.search.citation_graph import citation_graph
-from openmsd.search.paper_summaries import paper_summaries
+from openmsd.search.paper_records import paper_records
 
 
 class PaperNotFoundError(LookupError):
@@ -52,9 +52,9 @@ def find_paper(corpus: Corpus, key: str) -> str:
     """The ``paper_id`` of a paper id, a DOI (any form), or any alias (``openalex:W1``)."""
     doi = normalize_doi(key)
     candidates = [key, *([doi, f"doi:{doi}"] if doi else []), *key_aliases(key)]
-    summaries = paper_summaries(corpus)
+    records = paper_records(corpus)
     for candidate in candidates:
-        if candidate in summaries:
+        if candidate in records:
             return candidate
         row = corpus.connect().execute("SELECT paper_id FROM papers WHERE "
                                        "list_contains(aliases, ?) LIMIT 1",
@@ -86,15 +86,11 @@ def _explain(corpus: Corpus, query_id: str | None, results: list[Result]) -> Non
 
 
 def _results(corpus: Corpus, hits: list[tuple[str, float]]) -> list[Result]:
-    """Results of ``(paper_id, score)`` hits, with each paper's summary."""
-    meta = paper_summaries(corpus).get([h[0] for h in hits])
-    out = []
-    for paper_id, score in hits:
-        paper = meta[paper_id]
-        out.append(Result(paper_id, round(score, 4), paper["title"],
-                          paper["english_title"] if paper["language"] != "en" else None,
-                          paper["language"], paper["year"], paper["venue"], paper["doi"]))
-    return out
+    """Results of ``(paper_id, score)`` hits, with each paper's summary columns."""
+    records = paper_records(corpus).get([h[0] for h in hits])
+    return [Result(paper_id, round(score, 4), paper["title"], paper["english_title"],
+                   paper["language"], paper["year"], paper["venue"], paper["doi"])
+            for (paper_id, score), paper in zip(hits, records, strict=True)]
 
 
 def related(corpus: Corpus, key: str, model: str, k: int = 10,

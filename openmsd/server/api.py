@@ -128,6 +128,21 @@ class RecommendRequest(BaseModel):
     year_from: int | None = Field(None, ge=0, le=3000)
     year_to: int | None = Field(None, ge=0, le=3000)
     model: Model | None = None
+    explain: bool = Field(True, description="Name the context sentences that drove each "
+                          "result (one more embedding pass over the context sentences).")
+
+
+class Driver(BaseModel):
+    """A context sentence and its similarity to the recommended paper."""
+
+    sentence: str
+    score: float
+
+
+class Recommended(Result):
+    """A paper to cite and the context sentences that point to it most, best first."""
+
+    drivers: list[Driver] = []
 
 
 class Location(BaseModel):
@@ -137,7 +152,10 @@ class Location(BaseModel):
     sentence: str
     markers: list[str]
     context: list[str] = Field(description="The sentences embedded: before, this, after.")
-    results: list[Result]
+    supplemental: list[str] = Field([], description="Sentences from earlier in the text "
+                                    "embedded with the context (MP-BERT4CR's macro context, "
+                                    "for encoders that read one).")
+    results: list[Recommended]
 
 
 class Recommendations(BaseModel):
@@ -206,7 +224,7 @@ def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any
     try:
         found = recommend(resources.corpus, body.text, resources.encoder(model), model, body.k,
                           at=body.at, languages=body.lang or None, years=years,
-                          index=resources.index(model))
+                          index=resources.index(model), explain=body.explain)
     except ValueError as error:
         raise HTTPException(422, [{"loc": ["body", "at" if body.at else "text"],
                                    "type": "value_error", "msg": str(error)}]) from None

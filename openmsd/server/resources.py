@@ -6,7 +6,7 @@
   change: the old index answers until the new one has loaded completely (a half-written build,
   whose index and rows disagree, is not taken).
 * :class:`Resources` bundles them for the application, with the corpus statistics cached, and
-  loads what :mod:`openmsd.search` keeps per corpus build (paper summaries and records, the
+  loads what :mod:`openmsd.search` keeps per corpus build (paper records, the
   citation graph) at start and after a re-ingest, so that no request waits for it alone.
 """
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +29,7 @@ from openmsd.models.encoder import DenseEncoder, Kind
 from openmsd.models.registry import load_model
 from openmsd.search.build_cache import is_loaded
 from openmsd.search.citation_graph import citation_graph, read_graph
-from openmsd.search.paper_summaries import paper_summaries, read_summaries
-from openmsd.search.papers import paper_records, read_records
+from openmsd.search.paper_records import paper_records, read_records
 
 log = logging.getLogger("openmsd.server")
 
@@ -45,25 +43,6 @@ class ServedCorpus(Corpus):
 
     def connect(self, database: str = ":memory:") -> duckdb.DuckDBPyConnection:
         return self._database.cursor()
-
-
-class ServedIndex(VectorIndex):
-    """A :class:`VectorIndex` whose row ids are listed (and their rows mapped) once, not on
-    every search."""
-
-    @cached_property
-    def ids(self) -> list[str]:  # type: ignore[override]
-        return self.papers["paper_id"].to_pylist()
-
-    @cached_property
-    def rows(self) -> dict[str, int]:
-        return {paper_id: row for row, paper_id in enumerate(self.ids)}
-
-    def row(self, paper_id: str) -> int:
-        try:
-            return self.rows[paper_id]
-        except KeyError:
-            raise ValueError(f"{paper_id!r} is not in the index") from None
 
 
 def _stamp(directory: Path) -> tuple[tuple[int, int], ...]:
@@ -82,11 +61,10 @@ class LiveIndex:
         self.current = self._load()
         self.reloads = 0
 
-    def _load(self) -> ServedIndex:
+    def _load(self) -> VectorIndex:
         loaded = load_index(self.corpus, self.model)
-        served = ServedIndex(loaded.index, loaded.papers)
-        served.rows, served.filter_columns  # listed now, not by the first request  # noqa: B018
-        return served
+        loaded.rows, loaded.filter_columns  # listed now, not by the first request  # noqa: B018
+        return loaded
 
     def refresh(self) -> bool:
         """Load the index again if its files changed and are consistent; True if swapped."""
@@ -147,7 +125,7 @@ class Resources:
                 self._encoders[model] = LockedEncoder(encoder)
             return self._encoders[model]
 
-    def index(self, model: str) -> ServedIndex:
+    def index(self, model: str) -> VectorIndex:
         return self.indexes[model].current
 
     def stats(self) -> dict[str, Any]:
@@ -158,17 +136,15 @@ class Resources:
         return self._stats[1]
 
     def warm(self) -> None:
-        """Load the current build's paper summaries, records and citation graph (at once when
-        already loaded; after a re-ingest, the new build's)."""
-        paper_summaries(self.corpus)
+        """Load the current build's paper records and citation graph (at once when already
+        loaded; after a re-ingest, the new build's)."""
         paper_records(self.corpus)
         citation_graph(self.corpus)
 
     def warmed(self) -> bool:
         """Whether what :meth:`warm` loads is loaded for the current build (then a paper or
         its related papers are answered in about a millisecond, without waiting for a load)."""
-        return (is_loaded(self.corpus, "papers", read_summaries)
-                and is_loaded(self.corpus, "papers", read_records)
+        return (is_loaded(self.corpus, "papers", read_records)
                 and is_loaded(self.corpus, "citations", read_graph))
 
     def languages(self) -> list[str]:

@@ -16,7 +16,7 @@ from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.ingest.pipeline import ingest
 from openmsd.search import citation_graph as citation_graph_module
 from openmsd.search.citation_graph import CitationGraph, Links, citation_graph
-from openmsd.search.paper_summaries import paper_summaries
+from openmsd.search.paper_records import paper_records
 from openmsd.search.papers import paper_details, papers_by_id
 from openmsd.search.related import Result, _explain, _results, find_paper
 
@@ -131,13 +131,13 @@ def test_a_new_build_is_loaded_again_and_a_torn_one_refused(tmp_path):
     ingest([SAMPLE / "scielo-jats"], root)
     corpus = Corpus(root)
     before = citation_graph(corpus)
-    assert citation_graph(corpus) is before and paper_summaries(corpus) is \
-        paper_summaries(corpus)
-    papers = len(paper_summaries(corpus).rows)
+    assert citation_graph(corpus) is before and paper_records(corpus) is \
+        paper_records(corpus)
+    papers = len(paper_records(corpus).rows)
     ingest([SAMPLE / "unarxive"], root)  # a new build id in the manifest
     after = citation_graph(corpus)
     assert after is not before
-    assert len(paper_summaries(corpus).rows) == papers + 8
+    assert len(paper_records(corpus).rows) == papers + 8
     torn = Corpus(shutil.copytree(root, tmp_path / "torn"))
     manifest = orjson.loads((torn.root / "manifest.json").read_bytes())
     manifest["build"]["id"] = "0" * 16  # as if the manifest were newer than the tables

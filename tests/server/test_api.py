@@ -110,6 +110,11 @@ def test_recommend_at_citation_markers(client) -> None:
     assert first["markers"] == ["[3]"] and first["context"][0] == "Parsing has improved a lot."
     assert first["results"][0]["paper_id"] in {"en-parse", "xss"}
     assert "en-mt" in [r["paper_id"] for r in second["results"]]  # context: parsing too
+    drivers = first["results"][0]["drivers"]
+    assert drivers and {d["sentence"] for d in drivers} <= set(first["context"])
+    assert [d["score"] for d in drivers] == sorted((d["score"] for d in drivers), reverse=True)
+    plain = client.post("/api/recommend", json={"text": text, "k": 3, "explain": False}).json()
+    assert all(r["drivers"] == [] for loc in plain["locations"] for r in loc["results"])
     only = client.post("/api/recommend", json={"text": text, "at": "align"}).json()
     assert [loc["location"] for loc in only["locations"]] == [2]
 
@@ -171,6 +176,7 @@ def test_pages_render_on_the_server(client) -> None:
     posted = client.post("/recommend", data={"text": "Dependency parsers are fast [1].", "k": 2})
     assert posted.status_code == 200
     assert "<mark>Dependency parsers are fast [1].</mark>" in posted.text
+    assert "driven by: <q" in posted.text and "Dependency parsers are fast [1].</q>" in posted.text
 
 
 def test_static_files_stay_inside_the_app(client) -> None:

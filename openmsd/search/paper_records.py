@@ -1,0 +1,67 @@
+"""Every corpus paper's record, in memory, by paper id: ``paper_id``, ``doi``, ``title``,
+``abstract``, ``language``, ``year``, ``venue``, ``authors``, ``keywords`` and, for a paper that
+is not English, ``english_title`` and ``english_abstract`` (its English translation's, if any).
+
+Read once per corpus build (:mod:`openmsd.search.build_cache`) instead of scanning
+``papers.parquet`` on every request: search results show a record's summary columns, a paper's
+page and BibTeX export the whole record. A record costs about its title and abstract (~1 KB).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.search.build_cache import per_build
+
+RECORD_SQL = """
+SELECT paper_id, doi, title, abstract, language, year, venue, authors, keywords,
+       CASE WHEN language IS DISTINCT FROM 'en' THEN nullif(english.title, '') END
+           AS english_title,
+       CASE WHEN language IS DISTINCT FROM 'en' THEN nullif(english.abstract, '') END
+           AS english_abstract
+FROM (SELECT *, [t FOR t IN coalesce(translations, []) IF t.language = 'en'][1] AS english
+      FROM papers)"""
+COLUMNS = ["paper_id", "doi", "title", "abstract", "language", "year", "venue", "authors",
+           "keywords", "translations"]
+
+
+@dataclass(frozen=True)
+class PaperRecords:
+    """Every paper's record (``table``: the :data:`RECORD_SQL` columns) and each paper id's
+    row in it."""
+
+    rows: dict[str, int]
+    table: pa.Table
+
+    @classmethod
+    def from_table(cls, papers: pa.Table) -> PaperRecords:
+        """The records of a table with the :data:`COLUMNS` of ``papers.parquet``."""
+        con = duckdb.connect()
+        con.register("papers", papers)
+        table = arrow_table(con, RECORD_SQL)
+        return cls({paper_id: row for row, paper_id in
+                    enumerate(table["paper_id"].to_pylist())}, table)
+
+    def __contains__(self, paper_id: str) -> bool:
+        return paper_id in self.rows
+
+    def get(self, ids: list[str]) -> list[dict[str, Any]]:
+        """The records of the known ``ids``, in their order (unknown ids are left out)."""
+        # one slice per row: ``take`` would concatenate the table's chunks (a copy of it all)
+        return [self.table.slice(self.rows[i], 1).to_pylist()[0] for i in ids if i in self.rows]
+
+
+def read_records(source: BinaryIO) -> PaperRecords:
+    """The records of an open ``papers.parquet``."""
+    return PaperRecords.from_table(pq.read_table(source, columns=COLUMNS))
+
+
+def paper_records(corpus: Corpus) -> PaperRecords:
+    """The paper records of ``corpus``'s current build, loaded once per build."""
+    return per_build(corpus, "papers", read_records)

@@ -667,6 +667,10 @@ def robustness_command(
                                          "without an ONNX path run with torch).")] = "torch",
     batch_size: Annotated[int, typer.Option(help="Texts per encoder batch.")] = 32,
     tsne: Annotated[bool, typer.Option(help="Draw the t-SNE of T vs T+A vectors.")] = True,
+    examples_from: Annotated[list[Path], typer.Option(
+        "--examples-from", help="Quote example texts only from the papers of this input "
+                                "(one of PAPERS; repeatable): one whose licence lets the report "
+                                "be published.")] = [],  # noqa: B006
 ) -> None:
     """The robustness suite (Singh & Singh): short-query alternative-self retrieval (Tasks I,
     II), the 32 textual neighbours (NN1_Ret, NN10_Ret, AOP-10/20, similarity distributions,
@@ -675,7 +679,8 @@ def robustness_command(
 
     try:
         report = run_suite(papers, model, out_dir, sample_size or None, seed,
-                           None if lang == "any" else lang, backend, batch_size, tsne)
+                           None if lang == "any" else lang, backend, batch_size, tsne,
+                           examples_from)
     except (RobustnessError, IngestError, UnknownModelError, UnsupportedBackendError,
             ValueError) as error:
         _fail(str(error))

@@ -37,7 +37,8 @@ SCHEMA = pa.schema([("paper_id", pa.string()), ("source_hash", pa.string()),
                     ("summary", pa.string()), ("source", pa.string()),
                     ("tokens", pa.int32()), ("generated_tokens", pa.int32())],
                    metadata={"openmsd.table": "summaries"})
-_ENRICHED = re.compile(rf"^(?P<model>.+)\+(?P<method>{'|'.join(METHODS)})(?P<length>\d+)$")
+_VARIANT = rf"(?P<method>{'|'.join(METHODS)})(?P<length>\d+)"
+_ENRICHED = re.compile(rf"^(?P<model>.+)\+{_VARIANT}$")
 
 
 def summaries_dir(corpus: Corpus, method: str, length: int) -> Path:
@@ -131,15 +132,35 @@ def write_summaries(corpus: Corpus, method: str, length: int, rows: list[dict]) 
     return target
 
 
+def parse_variant(variant: str) -> tuple[str, int]:
+    """``(method, length)`` of an enrichment variant (``author64``, ``llm128``);
+    ``ValueError`` naming the expected form for anything else.
+
+    >>> parse_variant("topn128")
+    ('topn', 128)
+    """
+    match = re.fullmatch(_VARIANT, variant)
+    if not match or int(match["length"]) not in LENGTHS:
+        raise ValueError(f"unknown enrichment {variant!r}: expected METHODLENGTH with a method "
+                         f"of {', '.join(METHODS)} and a length of "
+                         f"{', '.join(map(str, LENGTHS))} (e.g. author64)")
+    return match["method"], int(match["length"])
+
+
+def variant_summaries(corpus: Corpus, method: str, length: int) -> dict[str, str]:
+    """The current ``method``/``length`` summaries by paper id; :class:`FileNotFoundError`
+    when that method and length were never run."""
+    if not any(summaries_dir(corpus, method, length).glob("part-*.parquet")):
+        raise FileNotFoundError(f"{corpus.root}: no {method}{length} summaries; run "
+                                f"'openmsd enrich {corpus.root} --method {method} "
+                                f"--length {length}' first")
+    return current_summaries(corpus, method, length)
+
+
 def summaries_for_model(corpus: Corpus, name: str) -> dict[str, str]:
     """The summaries an :func:`enriched_name` embeds (empty for a plain model name);
     :class:`FileNotFoundError` when that method and length were never run."""
     parsed = parse_enriched(name)
     if parsed is None:
         return {}
-    _, method, length = parsed
-    if not any(summaries_dir(corpus, method, length).glob("part-*.parquet")):
-        raise FileNotFoundError(f"{corpus.root}: no {method}{length} summaries for {name!r}; "
-                                f"run 'openmsd enrich {corpus.root} --method {method} "
-                                f"--length {length}' first")
-    return current_summaries(corpus, method, length)
+    return variant_summaries(corpus, parsed[1], parsed[2])

@@ -76,8 +76,10 @@ def _split_names(split: str) -> list[str]:
     return ["idt", "odt"] if split == "test" else [split]
 
 
-def load_pool(corpus: Corpus, split: str, dc: DcSide = "both") -> Pool:
-    """The pool and judgements of ``split`` from ``corpus``'s relations (``openmsd relations``).
+def load_pool(corpus: Corpus, split: str, dc: DcSide = "both",
+              summaries: Mapping[str, str] | None = None) -> Pool:
+    """The pool and judgements of ``split`` from ``corpus``'s relations (``openmsd relations``),
+    the papers' texts enriched with ``summaries`` (English summaries by paper id) when given.
     :class:`SDSMError` when the relations are missing or the split has no papers."""
     directory = relations_dir(corpus)
     if not (directory / "pairs.parquet").exists():
@@ -99,8 +101,10 @@ def load_pool(corpus: Corpus, split: str, dc: DcSide = "both") -> Pool:
         SELECT s.paper_id, coalesce(s.language, 'und') AS language, p.title, p.abstract
         FROM splits s JOIN chosen USING (split) LEFT JOIN papers p USING (paper_id)
         ORDER BY s.paper_id""")
-    texts = [paper_input(t, a) for t, a in zip(members["title"].to_pylist(),
-                                               members["abstract"].to_pylist(), strict=True)]
+    summaries = summaries or {}
+    texts = [paper_input(t, a, summaries.get(p))
+             for p, t, a in zip(members["paper_id"].to_pylist(), members["title"].to_pylist(),
+                                members["abstract"].to_pylist(), strict=True)]
     has_text = np.array([bool(t) for t in texts])
     papers = pa.table({"paper_id": members["paper_id"], "language": members["language"],
                        "text": texts}).filter(pa.array(has_text))

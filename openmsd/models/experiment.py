@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +97,8 @@ def load_experiment(path: Path) -> Experiment:
     runs: list[Run] = []
     for number, run in enumerate(data.get("run", []), start=1):
         where = f"{path}: [[run]] {number}"
-        if "name" not in run or "recipe" not in run:
-            raise ConfigError(f"{where}: needs a name and a recipe")
+        if "name" not in run or "recipe" not in {**defaults, **run}:
+            raise ConfigError(f"{where}: needs a name and a recipe (in it or in [defaults])")
         values = {k: v for k, v in run.items() if k != "name"}
         positives = values.pop("positives", defaults.get("positives", "dc"))
         sets = positives if isinstance(positives, list) else [positives]
@@ -127,8 +127,21 @@ def load_experiment(path: Path) -> Experiment:
 
 
 def _done(config: TrainConfig) -> bool:
+    """Whether ``config.out`` holds a model trained with ``config`` (a key the saved config
+    lacks, added to openmsd since, counts as its default)."""
     manifest = Path(config.out) / "openmsd_train.json"
-    return manifest.exists() and json.loads(manifest.read_text())["config"] == config.as_dict()
+    if not manifest.exists():
+        return False
+    saved = json.loads(manifest.read_text())["config"]
+    defaults = {f.name: f.default for f in fields(TrainConfig)}
+    return all(saved.get(key, defaults.get(key)) == value
+               for key, value in config.as_dict().items())
+
+
+def scored_name(config: TrainConfig) -> str:
+    """The name a trained model is scored under: its directory, ``+VARIANT`` when it was
+    trained on enriched text (it is then tested on the same enriched text)."""
+    return f"{config.out}+{config.enrich}" if config.enrich else config.out
 
 
 def run_experiment(experiment: Experiment,
@@ -153,7 +166,7 @@ def run_experiment(experiment: Experiment,
                                "splits": {}}
     members = {model: [model] for model in experiment.models}
     for run in experiment.runs:
-        members[run.name] = [experiment.trained(run, s).out for s in experiment.seeds]
+        members[run.name] = [scored_name(experiment.trained(run, s)) for s in experiment.seeds]
     every = [m for group in members.values() for m in group]
     for split in experiment.splits:
         log(f"scoring {len(every)} models on {split}")

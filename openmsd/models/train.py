@@ -83,8 +83,25 @@ def load_base(config: TrainConfig) -> Any:
     return model
 
 
-def examples(config: TrainConfig, model: Any) -> Examples:
-    """The training examples of ``config.recipe``."""
+def summaries(config: TrainConfig) -> dict[str, str]:
+    """The English summaries ``config.enrich`` names, by paper id (none without it);
+    ConfigError when the corpus has none of that variant or the recipe reads no paper text."""
+    if config.enrich is None:
+        return {}
+    from openmsd.enrich.store import parse_variant, variant_summaries
+
+    if config.recipe == "pretrain-cl":
+        raise ConfigError("enrich: pretrain-cl trains on snippets of a paper's own text, not "
+                          "on title and abstract")
+    try:
+        return variant_summaries(Corpus(config.corpus), *parse_variant(config.enrich))
+    except FileNotFoundError as error:
+        raise ConfigError(f"enrich: {error}") from None
+
+
+def examples(config: TrainConfig, model: Any, enriched: dict[str, str] | None = None
+             ) -> Examples:
+    """The training examples of ``config.recipe`` (texts enriched with ``enriched``)."""
     corpus = Corpus(config.corpus)
     corpus.check()
     if config.recipe == "pretrain-cl":
@@ -93,8 +110,9 @@ def examples(config: TrainConfig, model: Any) -> Examples:
                              config.snippet_min, config.snippet_max, config.snippets_per_paper,
                              config.seed)
     if config.recipe == "mspt":
-        return relation_examples(corpus, config.positives, config.negatives, seed=config.seed)
-    return triple_examples(corpus, config.recipe, config.negatives)
+        return relation_examples(corpus, config.positives, config.negatives, seed=config.seed,
+                                 summaries=enriched)
+    return triple_examples(corpus, config.recipe, config.negatives, summaries=enriched)
 
 
 def make_loss(config: TrainConfig, model: Any) -> Any:
@@ -153,11 +171,12 @@ def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
     from openmsd.eval.sdsm import SDSMError, load_pool
     from openmsd.eval.sdsm_evaluator import SDSMEvaluator
 
+    enriched = summaries(config)
     model = load_base(config)
-    data = examples(config, model)
+    data = examples(config, model, enriched)
     _check(config, data)
     try:
-        pool = load_pool(Corpus(config.corpus), config.dev_split)
+        pool = load_pool(Corpus(config.corpus), config.dev_split, summaries=enriched)
         evaluator = SDSMEvaluator(pool, prompt=model.prompts.get("passage", ""))
     except (SDSMError, ValueError) as error:
         raise ConfigError(f"dev_split: {error}") from None

@@ -60,6 +60,9 @@ class TrainConfig:
     snippet_max: int = 256
     snippets_per_paper: int = 2
     dev_split: str = "dev"
+    enrich: str | None = None
+    """Train (and select on dev) with each non-English paper's English summary of this
+    variant (``author64``, ``topn128``, ``llm64``: ``openmsd enrich``) in its text."""
     device: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     """Free-form notes kept with the model (ignored by training)."""
@@ -85,6 +88,13 @@ class TrainConfig:
             raise ConfigError(f"temperature: must be positive, got {self.temperature}")
         if self.snippet_min > self.snippet_max:
             raise ConfigError(f"snippet_min {self.snippet_min} > snippet_max {self.snippet_max}")
+        if self.enrich is not None:
+            from openmsd.enrich.store import parse_variant
+
+            try:
+                parse_variant(self.enrich)
+            except ValueError as error:
+                raise ConfigError(f"enrich: {error}") from None
         if self.recipe == "mspt":
             from openmsd.relations.positives import parse
 

@@ -16,7 +16,7 @@ paper format (:func:`openmsd.models.formatting.paper_input`), plus counts of wha
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import ibis
@@ -51,23 +51,28 @@ def _relations_file(corpus: Corpus, name: str) -> str:
     return str(path)
 
 
-def paper_texts(corpus: Corpus, where: str = "true") -> dict[str, str]:
+def paper_texts(corpus: Corpus, where: str = "true",
+                summaries: Mapping[str, str] | None = None) -> dict[str, str]:
     """``{paper_id: title + abstract}`` of the papers matching the SQL condition ``where``
-    (on ``papers``), leaving out papers with neither."""
+    (on ``papers``), with the English summary of ``summaries`` (by paper id) when it has one;
+    papers with neither title nor abstract are left out."""
+    summaries = summaries or {}
     rows = arrow_table(corpus.connect(), f"SELECT paper_id, title, abstract FROM papers "
                                          f"WHERE {where}")
     texts = {}
     for paper, title, abstract in zip(rows["paper_id"].to_pylist(), rows["title"].to_pylist(),
                                       rows["abstract"].to_pylist(), strict=True):
-        text = paper_input(title, abstract)
+        text = paper_input(title, abstract, summaries.get(paper))
         if text:
             texts[paper] = text
     return texts
 
 
 def _texts(rows: pa.Table, texts: dict[str, str], columns: dict[str, str]) -> Examples:
-    """Rows of paper ids (``columns``: id column -> text column) as rows of texts; rows naming
-    a paper without text are left out and counted."""
+    """Rows of paper ids (``columns``: id column -> text column) as rows of texts, in id order
+    (a query engine's row order is not, and a seeded run must see the same examples in the same
+    order); rows naming a paper without text are left out and counted."""
+    rows = rows.sort_by([(column, "ascending") for column in columns])
     ids = {text_column: rows[id_column].to_pylist() for id_column, text_column in
            columns.items()}
     keep = [all(ids[c][i] in texts for c in ids) for i in range(rows.num_rows)]
@@ -116,9 +121,11 @@ def snippet_pairs(corpus: Corpus, tokenize: Callable[[str], list[str]],
 
 
 def relation_examples(corpus: Corpus, positive_set: str, negatives: bool = True,
-                      samples_per_query: int = 5, seed: int = 0) -> Examples:
+                      samples_per_query: int = 5, seed: int = 0,
+                      summaries: Mapping[str, str] | None = None) -> Examples:
     """``mspt``: texts of the train split's positive pairs of ``positive_set`` (both
-    directions), with a Specter-style negative each when ``negatives``."""
+    directions), with a Specter-style negative each when ``negatives``; texts enriched with
+    ``summaries`` when given."""
     con = ibis.duckdb.connect()
     pairs = con.read_parquet(_relations_file(corpus, "pairs")).filter(_.split == "train")
     positive = positive_pairs(pairs, positive_set, seed)
@@ -128,7 +135,7 @@ def relation_examples(corpus: Corpus, positive_set: str, negatives: bool = True,
         raise TrainingDataError(f"{corpus.root}: the positive set {positive_set!r} is empty in "
                                 "the train split: choose another set (openmsd relations stats "
                                 "shows the pairs per split)")
-    texts = paper_texts(corpus)
+    texts = paper_texts(corpus, summaries=summaries)
     if not negatives:
         rows = links.select(query_id=_.citing_id, positive_id=_.cited_id).to_pyarrow()
         return _texts(rows, texts, {"query_id": "anchor", "positive_id": "positive"})
@@ -140,8 +147,10 @@ def relation_examples(corpus: Corpus, positive_set: str, negatives: bool = True,
                                 "negative_id": "negative"})
 
 
-def triple_examples(corpus: Corpus, name: str, negatives: bool = True) -> Examples:
-    """``specter`` / ``scincl``: the triples ``openmsd relations`` wrote to ``name.parquet``."""
+def triple_examples(corpus: Corpus, name: str, negatives: bool = True,
+                    summaries: Mapping[str, str] | None = None) -> Examples:
+    """``specter`` / ``scincl``: the triples ``openmsd relations`` wrote to ``name.parquet``
+    (texts enriched with ``summaries`` when given)."""
     rows = pq.read_table(_relations_file(corpus, name))
     if rows.num_rows == 0:
         raise TrainingDataError(f"{corpus.root}: {name}.parquet has no triples (too few "
@@ -149,4 +158,4 @@ def triple_examples(corpus: Corpus, name: str, negatives: bool = True) -> Exampl
     columns = {"query_id": "anchor", "positive_id": "positive"}
     if negatives:
         columns["negative_id"] = "negative"
-    return _texts(rows, paper_texts(corpus), columns)
+    return _texts(rows, paper_texts(corpus, summaries=summaries), columns)

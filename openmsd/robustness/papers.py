@@ -23,7 +23,8 @@ from openmsd.corpus.langid import identify, paper_text
 from openmsd.ingest import formats
 from openmsd.ingest.report import IngestError, Report
 
-COLUMNS = ["paper_id", "title", "abstract", "language"]
+COLUMNS = ["paper_id", "title", "abstract", "language", "source"]
+"""``source``: the input file the paper was read from, as given."""
 
 
 @dataclass
@@ -40,7 +41,8 @@ class Loaded:
                 "input_problems": self.report.summary()["problems_by_reason"]}
 
 
-def _read(paths: Iterable[Path], report: Report) -> list[dict[str, Any]]:
+def _read(paths: Iterable[Path], report: Report) -> list[tuple[Path, dict[str, Any]]]:
+    """(input file, paper record) of every paper of ``paths``."""
     papers = []
     for path in paths:
         if not path.is_file():
@@ -48,7 +50,8 @@ def _read(paths: Iterable[Path], report: Report) -> list[dict[str, Any]]:
         reader = formats.detect(path)
         if reader is None:
             raise IngestError(f"{path}: not a format openmsd reads (see 'openmsd formats')")
-        papers.extend(record for kind, record in reader.read(path, report) if kind == "paper")
+        papers.extend((path, record) for kind, record in reader.read(path, report)
+                      if kind == "paper")
     return papers
 
 
@@ -66,11 +69,11 @@ def _version(paper: dict[str, Any], own_language: str | None,
 def load_papers(paths: Sequence[str | Path], language: str | None = "en") -> Loaded:
     """Every paper of ``paths`` with a title and an abstract (in ``language`` when given)."""
     report = Report()
-    records = _read([Path(p) for p in paths], report)
-    detected = identify([paper_text(r.get("title"), r.get("abstract")) for r in records],
-                        [r.get("declared_language") for r in records])
+    read = _read([Path(p) for p in paths], report)
+    detected = identify([paper_text(r.get("title"), r.get("abstract")) for _, r in read],
+                        [r.get("declared_language") for _, r in read])
     rows, skipped, seen = [], Counter(), set()
-    for record, (own_language, _) in zip(records, detected, strict=True):
+    for (source, record), (own_language, _) in zip(read, detected, strict=True):
         version = _version(record, own_language, language)
         if version is None:
             skipped[f"no text in {language}"] += 1
@@ -84,7 +87,7 @@ def load_papers(paths: Sequence[str | Path], language: str | None = "en") -> Loa
             skipped["duplicate id"] += 1
         else:
             seen.add(record["key"])
-            rows.append((record["key"], title, abstract, lang))
+            rows.append((record["key"], title, abstract, lang, str(source)))
     if not rows:
         raise IngestError(f"{', '.join(map(str, paths))}: no paper with a title and an abstract"
                           + (f" in {language!r}" if language else "")

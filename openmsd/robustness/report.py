@@ -10,7 +10,7 @@ category), ``above_mean.png`` (Figure 3), ``tsne.png`` (Figure 2) and ``examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,11 +152,14 @@ def plot_tsne(coordinates: Mapping[str, np.ndarray], n_papers: int, target: Path
     _save(figure, target)
 
 
-def examples(table: pd.DataFrame, papers: pd.DataFrame, n: int = EXAMPLE_PAPERS
-             ) -> list[dict[str, Any]]:
-    """The neighbours of the first ``n`` papers: one row per (paper, code)."""
+def examples(table: pd.DataFrame, papers: pd.DataFrame, n: int = EXAMPLE_PAPERS,
+             sources: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """The neighbours of the first ``n`` papers (of those read from ``sources``, input files
+    as given, when named: e.g. the ones whose licence lets the report be published): one row
+    per (paper, code)."""
+    chosen = papers.index if not sources else papers.index[papers["source"].isin(sources)]
     rows = []
-    for row in table[table["paper"] < n].itertuples(index=False):
+    for row in table[table["paper"].isin(chosen[:n])].itertuples(index=False):
         rows.append({"paper_id": str(papers["paper_id"].iat[row.paper]), "code": row.code,
                      "category": row.category, "status": row.status, "title": row.title,
                      "abstract": row.abstract})
@@ -240,6 +243,9 @@ skipped for want of a tagger).</p>
 </table>
 
 <h2>Example: the neighbours of one paper</h2>
+{% if example %}<p>Paper <code>{{ example[0].paper_id }}</code>{% if r.input.example_sources %}
+(examples are taken from {{ r.input.example_sources|join(", ") }} only){% endif %}.</p>
+{% else %}<p class="muted">No paper of the example sources is in the sample.</p>{% endif %}
 {% for e in example %}<details {{ 'open' if loop.first else '' }}><summary>{{ e.code }}
 ({{ e.category }}, {{ e.status }})</summary><pre>T: {{ e.title }}
 A: {{ e.abstract }}</pre></details>{% endfor %}
@@ -256,8 +262,9 @@ def render_html(report: Mapping[str, Any], example: list[dict[str, Any]]) -> str
 
 def write_report(report: Mapping[str, Any], table: pd.DataFrame, papers: pd.DataFrame,
                  vectors: Mapping[str, Mapping[str, np.ndarray]], out: Path, tsne: bool = True,
-                 seed: int = 0) -> None:
-    """Plots, t-SNE, examples and ``report.html`` into ``out``."""
+                 seed: int = 0, example_sources: Sequence[str] | None = None) -> None:
+    """Plots, t-SNE, examples (from ``example_sources`` when named) and ``report.html`` into
+    ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     plot_categories(report, out / "categories.png")
     plot_by_neighbour(report, "NN1_Ret", out / "nn1_by_neighbour.png")
@@ -268,8 +275,8 @@ def write_report(report: Mapping[str, Any], table: pd.DataFrame, papers: pd.Data
         coordinates = {m: tsne_coordinates(v["titles"], v["documents"], seed)
                        for m, v in vectors.items()}
         plot_tsne(coordinates, len(papers), out / "tsne.png")
-    rows = examples(table, papers)
+    rows = examples(table, papers, sources=example_sources)
     write_jsonl(out / "examples.jsonl", rows)
-    first = [r for r in rows if r["paper_id"] == str(papers["paper_id"].iat[0])]
+    first = [r for r in rows if r["paper_id"] == rows[0]["paper_id"]] if rows else []
     with atomic_path(out / "report.html") as tmp:
         tmp.write_text(render_html(report, first), encoding="utf-8")

@@ -129,15 +129,21 @@ def measure_model(encoder: DenseEncoder, papers: pd.DataFrame, table: pd.DataFra
 
 def run_suite(paths: Sequence[str | Path], models: Sequence[str], out: Path,
               sample_size: int | None = 2000, seed: int = 0, language: str | None = "en",
-              backend: str = "torch", batch_size: int = 32, tsne: bool = True) -> dict[str, Any]:
+              backend: str = "torch", batch_size: int = 32, tsne: bool = True,
+              example_sources: Sequence[str | Path] | None = None) -> dict[str, Any]:
     """Run the suite on the papers of ``paths`` for each model; write the report into ``out``
-    and return it."""
+    and return it. The report's example texts come from the papers of ``example_sources``
+    (some of ``paths``) when named, else from any paper."""
     from openmsd.robustness.report import write_report
 
     if not models:
         raise RobustnessError("name at least one model (--model)")
     begin = time.perf_counter()
     timing: dict[str, float] = {}
+    sources = [str(p) for p in example_sources or []]
+    if unknown := sorted(set(sources) - {str(p) for p in paths}):
+        raise RobustnessError(f"example sources {', '.join(unknown)} are not among the inputs "
+                              f"({', '.join(map(str, paths))})")
     loaded = load_papers(paths, language)
     papers = sample(loaded.papers, sample_size, seed)
     if len(papers) <= 20:
@@ -149,7 +155,8 @@ def run_suite(paths: Sequence[str | Path], models: Sequence[str], out: Path,
     report: dict[str, Any] = {
         "n_papers": len(papers),
         "input": {"files": [str(p) for p in paths], "language": language, "sample": sample_size,
-                  "seed": seed, "backend": backend, **loaded.summary()},
+                  "seed": seed, "backend": backend, "example_sources": sources,
+                  **loaded.summary()},
         **neighbour_status(table, papers),
         "models": {},
     }
@@ -173,7 +180,8 @@ def run_suite(paths: Sequence[str | Path], models: Sequence[str], out: Path,
         result["backend"] = used
         report["models"][name] = result
     start = time.perf_counter()
-    write_report(report, table, papers, vectors, out, tsne=tsne, seed=seed)
+    write_report(report, table, papers, vectors, out, tsne=tsne, seed=seed,
+                 example_sources=sources)
     timing["report"] = time.perf_counter() - start
     timing["total"] = time.perf_counter() - begin
     report["timing_s"] = {k: round(v, 1) for k, v in timing.items()}

@@ -60,6 +60,8 @@ def test_relation_examples_have_specter_negatives(corpus, tmp_path):
     assert examples.table.num_rows > 100
     rows = examples.table.to_pylist()
     assert all(r["anchor"] != r["positive"] and r["anchor"] != r["negative"] for r in rows)
+    assert all(relation_examples(corpus, "dc-or-cc").table.equals(examples.table)
+               for _ in range(3))  # same examples in the same order: a seeded run repeats
     with pytest.raises(TrainingDataError, match="positive set 'cc' is empty"):
         relation_examples(without_cc(corpus, tmp_path), "cc")
 
@@ -164,3 +166,45 @@ positives = ["dc", "cc"]
     with pytest.raises(ConfigError, match=r"\[\[run\]\] 1: unknown key 'steps'"):
         load_experiment(config)
     assert json.loads((tmp_path / "exp" / "results.json").read_text())["seeds"] == [0, 1]
+
+
+def test_training_on_enriched_text(corpus, tiny_model, tmp_path):
+    from openmsd.enrich.run import enrich
+    from openmsd.enrich.store import variant_summaries
+
+    enriched = Corpus(shutil.copytree(corpus.root, tmp_path / "enriched"))
+    base = {"corpus": str(enriched.root), "base": str(tiny_model), **TINY}
+    with pytest.raises(ConfigError, match=r"enrich: .*: no author64 summaries; run 'openmsd"):
+        train(TrainConfig(recipe="mspt", enrich="author64", out=str(tmp_path / "x"), **base))
+    with pytest.raises(ConfigError, match="enrich: unknown enrichment 'author32'"):
+        TrainConfig(recipe="mspt", enrich="author32", out="o", **base)
+    enrich(enriched, "author", 64)
+    with pytest.raises(ConfigError, match="pretrain-cl trains on snippets"):
+        train(TrainConfig(recipe="pretrain-cl", enrich="author64", out="o", **base))
+    summaries = variant_summaries(enriched, "author", 64)
+    plain = relation_examples(enriched, "dc").table.to_pylist()
+    rich = relation_examples(enriched, "dc", summaries=summaries).table.to_pylist()
+    assert len(rich) == len(plain)
+    changed = [(p, r) for p, r in zip(plain, rich, strict=True) if p["anchor"] != r["anchor"]]
+    assert changed  # the French anchors now carry their authors' English abstract
+    before, after = changed[0]
+    assert after["anchor"].startswith(before["anchor"].split(" Abstract: ")[0] + " Abstract: (")
+    manifest = train(TrainConfig(recipe="mspt", enrich="author64", out=str(tmp_path / "m"),
+                                 **base))
+    assert manifest["config"]["enrich"] == "author64"
+    assert manifest["data"]["examples_sha256"] != train(TrainConfig(
+        recipe="mspt", out=str(tmp_path / "p"), **base))["data"]["examples_sha256"]
+
+
+def test_experiment_scores_enriched_runs_on_enriched_text_and_keeps_older_models(tmp_path):
+    from openmsd.models.experiment import _done, scored_name
+
+    config = TrainConfig(recipe="mspt", corpus="c", out=str(tmp_path / "m"), enrich="topn128")
+    assert scored_name(config) == f"{tmp_path / 'm'}+topn128"
+    assert scored_name(config.replace(enrich=None)) == str(tmp_path / "m")
+    plain = config.replace(enrich=None)
+    saved = {k: v for k, v in plain.as_dict().items() if k != "enrich"}  # before the key
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "openmsd_train.json").write_text(json.dumps({"config": saved}))
+    assert _done(plain) and not _done(config)
+    assert not _done(plain.replace(max_steps=7))

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -14,7 +15,10 @@ from openmsd.cli import app
 from openmsd.ingest.report import IngestError
 from openmsd.robustness import experiments as ex
 from openmsd.robustness.embedding_cache import EmbeddingCache
+from openmsd.robustness.neighbours import TABLE_COLUMNS
 from openmsd.robustness.papers import load_papers, sample
+from openmsd.robustness.report import examples
+from openmsd.robustness.suite import RobustnessError, run_suite
 
 
 def unit(rows: list[list[float]]) -> np.ndarray:
@@ -90,10 +94,31 @@ def test_papers_in_english_from_taln_and_s2orc(shared_data: Path) -> None:
     assert row["abstract"].startswith("In this paper, we present an unsupervised segmentation")
     assert loaded.skipped["no abstract"] + loaded.skipped["no title"] >= 512  # S2ORC: counted
     assert loaded.skipped["no text in en"] > 0
+    taln = str(shared_data / "taln" / "papers.jsonl")
+    assert papers.loc[papers["paper_id"] == "recital-2012-long-001", "source"].item() == taln
+    assert papers["source"].nunique() == 2
     chosen = sample(papers, 100, seed=3)
     assert len(chosen) == 100 and chosen.equals(sample(papers, 100, seed=3))
     french = load_papers([shared_data / "taln" / "papers.jsonl"], "fr").papers
     assert len(french) > 1000 and set(french["language"]) == {"fr"}
+
+
+def test_examples_come_only_from_the_named_sources() -> None:
+    papers = pd.DataFrame({"paper_id": ["nc1", "by1", "nc2", "by2"],
+                           "source": ["taln.jsonl", "s2orc.jsonl", "taln.jsonl", "s2orc.jsonl"]})
+    table = pd.DataFrame([(p, code, "LL-HS", "ok", f"t{p}", f"a{p}") for p in range(4)
+                          for code in ("T_ARot", "T_AShuff")], columns=TABLE_COLUMNS)
+    assert {r["paper_id"] for r in examples(table, papers, n=1)} == {"nc1"}
+    mine = examples(table, papers, n=1, sources=["s2orc.jsonl"])
+    assert [(r["paper_id"], r["code"], r["title"]) for r in mine] == [
+        ("by1", "T_ARot", "t1"), ("by1", "T_AShuff", "t1")]
+    assert examples(table, papers, n=5, sources=["other.jsonl"]) == []
+
+
+def test_example_sources_must_be_inputs(shared_data: Path, tmp_path: Path) -> None:
+    with pytest.raises(RobustnessError, match="not among the inputs"):
+        run_suite([shared_data / "taln" / "papers.jsonl"], ["muse-v3"], tmp_path,
+                  example_sources=[tmp_path / "elsewhere.jsonl"])
 
 
 def test_bad_input_is_named(tmp_path: Path) -> None:

@@ -36,14 +36,17 @@ def _mark(summary: dict[str, Any], model: str, task: str) -> str:
 
 def table_rows(summary: dict[str, Any]) -> list[list[str]]:
     """One row per model: name, then MAP and nDCG@10 for each task and the average (MAP of a
-    task marked † / ‡ where it differs from the baseline's at p < 0.05 / 0.01)."""
+    task marked † / ‡ where it differs from the baseline's at p < 0.05 / 0.01; ``± sd``
+    where the figures are means over seeds with a ``MAP sd``)."""
     rows = []
     for model, figures in summary["models"].items():
         row = [model]
         for column in COLUMNS:
             for metric in METRICS:
                 mark = _mark(summary, model, column) if metric == "MAP" else ""
-                row.append(_cell(figures[column][metric]) + mark)
+                sd = figures[column].get(f"{metric} sd")
+                row.append(_cell(figures[column][metric]) + mark
+                           + (f" ± {sd:.2f}" if sd is not None else ""))
         rows.append(row)
     return rows
 

@@ -8,7 +8,8 @@ The config is one TOML or YAML file::
     out = "runs/taln"               # models, per-run results and the tables go here
     splits = ["idt", "odt"]
     seeds = [0, 1, 2]
-    models = ["e5-small-multilingual", "bm25", "random"]   # untrained rows
+    models = ["e5-small-multilingual", "bm25", "random"]   # untrained rows; RUN+VARIANT
+                                    # (mSpt-dc+llm64): a run's models tested on enriched text
     baseline = "e5-small-multilingual"                     # significance against this row
 
     [defaults]                      # any TrainConfig key, for every run
@@ -43,6 +44,7 @@ import numpy as np
 import pyarrow as pa
 
 from openmsd.corpus.store import Corpus, arrow_table, atomic_path, write_json
+from openmsd.enrich.store import parse_enriched
 from openmsd.eval.report import COLUMNS, header, table_rows
 from openmsd.eval.sdsm import METRICS, TASKS, evaluate_sdsm, paired_t_test
 from openmsd.models.train_config import ConfigError, TrainConfig, check_keys, read_file
@@ -127,21 +129,40 @@ def load_experiment(path: Path) -> Experiment:
 
 
 def _done(config: TrainConfig) -> bool:
-    """Whether ``config.out`` holds a model trained with ``config`` (a key the saved config
-    lacks, added to openmsd since, counts as its default)."""
+    """Whether ``config.out`` holds a model trained with ``config``: the same settings
+    wherever it was trained (``out`` aside: a model linked in from another experiment counts),
+    a key the saved config lacks (added to openmsd since) counting as its default."""
     manifest = Path(config.out) / "openmsd_train.json"
     if not manifest.exists():
         return False
     saved = json.loads(manifest.read_text())["config"]
     defaults = {f.name: f.default for f in fields(TrainConfig)}
     return all(saved.get(key, defaults.get(key)) == value
-               for key, value in config.as_dict().items())
+               for key, value in config.as_dict().items() if key != "out")
 
 
 def scored_name(config: TrainConfig) -> str:
     """The name a trained model is scored under: its directory, ``+VARIANT`` when it was
     trained on enriched text (it is then tested on the same enriched text)."""
     return f"{config.out}+{config.enrich}" if config.enrich else config.out
+
+
+def row_models(experiment: Experiment) -> dict[str, list[str]]:
+    """The models scored for each row of the table: an untrained model for itself; a run's
+    model of every seed (:func:`scored_name`); for ``RUN+VARIANT`` among the untrained
+    models, the run's models tested on that enriched text."""
+    runs = {run.name: run for run in experiment.runs}
+    members = {}
+    for model in experiment.models:
+        enriched = parse_enriched(model)
+        if enriched and enriched[0] in runs:
+            members[model] = [f"{experiment.trained(runs[enriched[0]], s).out}+"
+                              f"{enriched[1]}{enriched[2]}" for s in experiment.seeds]
+        else:
+            members[model] = [model]
+    for run in experiment.runs:
+        members[run.name] = [scored_name(experiment.trained(run, s)) for s in experiment.seeds]
+    return members
 
 
 def run_experiment(experiment: Experiment,
@@ -164,9 +185,7 @@ def run_experiment(experiment: Experiment,
                 f"{manifest['metrics']['dev_best']['dev_MAP']:.2f}")
     results: dict[str, Any] = {"corpus": experiment.corpus, "seeds": experiment.seeds,
                                "splits": {}}
-    members = {model: [model] for model in experiment.models}
-    for run in experiment.runs:
-        members[run.name] = [scored_name(experiment.trained(run, s)) for s in experiment.seeds]
+    members = row_models(experiment)
     every = [m for group in members.values() for m in group]
     for split in experiment.splits:
         log(f"scoring {len(every)} models on {split}")

@@ -157,6 +157,16 @@ def _check(config: TrainConfig, data: Examples) -> None:
         raise ConfigError("mini_batch_size: the cached (GradCache) loss is contrastive only")
 
 
+def _at_length(evaluator: Any, model: Any, length: int) -> dict[str, float]:
+    """``evaluator(model)`` with inputs cut at ``length`` tokens (the length the model is used
+    at, not the shorter one it trains at), the model's own length restored after."""
+    training_length, model.max_seq_length = model.max_seq_length, length
+    try:
+        return evaluator(model)
+    finally:
+        model.max_seq_length = training_length
+
+
 def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
     """Train as ``config`` says and write the model to ``config.out``; the manifest written
     beside it. Everything that can be checked is checked before the first step."""
@@ -197,7 +207,7 @@ def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
         model=model, args=args, train_dataset=Dataset.from_dict(data.table.to_pydict()),
         loss=make_loss(config, model), evaluator=evaluator)
     last = _last_checkpoint(checkpoints) if resume else None
-    before = evaluator(model)
+    before = _at_length(evaluator, model, model.inference_max_seq_length)
     start = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=last)
     seconds = time.perf_counter() - start

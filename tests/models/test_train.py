@@ -206,5 +206,21 @@ def test_experiment_scores_enriched_runs_on_enriched_text_and_keeps_older_models
     saved = {k: v for k, v in plain.as_dict().items() if k != "enrich"}  # before the key
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "openmsd_train.json").write_text(json.dumps({"config": saved}))
+    (tmp_path / "linked").symlink_to(tmp_path / "m")
     assert _done(plain) and not _done(config)
     assert not _done(plain.replace(max_steps=7))
+    assert _done(plain.replace(out=str(tmp_path / "linked")))  # same model, linked elsewhere
+
+
+def test_rows_of_an_enrichment_experiment():
+    from openmsd.models.experiment import row_models
+
+    path = Path(__file__).parents[2] / "experiments" / "taln-enrich.toml"
+    experiment = load_experiment(path)
+    rows = row_models(experiment)
+    out = Path("runs/taln-enrich/models")
+    assert rows["e5-small-multilingual+author64"] == ["e5-small-multilingual+author64"]
+    assert rows["mSpt-dc"] == [str(out / f"mSpt-dc-s{s}") for s in (0, 1, 2)]
+    assert rows["mSpt-dc+author64"] == [f"{out}/mSpt-dc+author64-s{s}+author64"
+                                        for s in (0, 1, 2)]  # trained and tested enriched
+    assert rows["mSpt-dc+llm64"] == [f"{out}/mSpt-dc-s{s}+llm64" for s in (0, 1, 2)]

@@ -287,6 +287,14 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
+def saved_prompts(model_dir: Path) -> dict[str, str]:
+    """The ``prompts`` a SentenceTransformer directory saved (``{}`` when none)."""
+    config = model_dir / "config_sentence_transformers.json"
+    if not config.is_file():
+        return {}
+    return dict(json.loads(config.read_text(encoding="utf-8")).get("prompts") or {})
+
+
 class OnnxEncoder:
     """A SentenceTransformer directory run by ONNX Runtime (a :class:`DenseEncoder`).
 
@@ -308,7 +316,9 @@ class OnnxEncoder:
         self.dim = int(stamp["dim"])
         self.max_length = int(stamp["max_seq_length"])
         self.precision = precision
-        self.prefixes = {"query": query_prefix, "passage": passage_prefix}
+        prompts = saved_prompts(Path(model_dir))  # a directory written by ``openmsd train``
+        self.prefixes = {"query": query_prefix or prompts.get("query", ""),
+                         "passage": passage_prefix or prompts.get("passage", "")}
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.directory))
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
         options = ort.SessionOptions()

@@ -114,3 +114,18 @@ def test_embed_cli_reports_an_unsupported_backend(tmp_path):
                                       "--backend", "onnx"])
     assert result.exit_code == 2
     assert "no ONNX backend" in result.output
+
+
+def test_a_trained_directory_keeps_its_prompts_on_onnx(tiny_model, tmp_path, monkeypatch):
+    from sentence_transformers import SentenceTransformer
+
+    monkeypatch.setenv("OPENMSD_CACHE", str(tmp_path / "cache"))
+    model = SentenceTransformer(str(tiny_model))
+    model.prompts = {"query": "query: ", "passage": "passage: "}  # as openmsd train saves e5
+    model.save(str(tmp_path / "trained"))
+    onnx_encoder = load_model(str(tmp_path / "trained"), "onnx")
+    assert onnx_encoder.prefixes == {"query": "query: ", "passage": "passage: "}
+    torch_encoder = load_model(str(tmp_path / "trained"))
+    for kind in ("query", "passage"):
+        cosine = (onnx_encoder.encode(TEXTS[:4], kind) * torch_encoder.encode(TEXTS[:4], kind))
+        assert cosine.sum(axis=1).min() > 0.95

@@ -46,7 +46,7 @@ import pyarrow as pa
 from openmsd.corpus.store import Corpus, arrow_table, atomic_path, write_json
 from openmsd.enrich.store import parse_enriched
 from openmsd.eval.report import COLUMNS, header, table_rows
-from openmsd.eval.sdsm import METRICS, TASKS, evaluate_sdsm, paired_t_test
+from openmsd.eval.sdsm import DIRECTIONS, METRICS, TASKS, evaluate_sdsm, paired_t_test
 from openmsd.models.train_config import ConfigError, TrainConfig, check_keys, read_file
 
 EXPERIMENT_KEYS = {"corpus", "out", "splits", "seeds", "models", "baseline", "dc"}
@@ -207,6 +207,9 @@ def summarise(summary: dict[str, Any], per_query: dict[str, pa.Table],
     for row, models in members.items():
         figures = [summary["models"][m] for m in models]
         rows[row] = {column: _mean(figures, column) for column in COLUMNS}
+        rows[row]["by_direction"] = {
+            direction: _mean([f["by_direction"][direction] for f in figures], "average")
+            for direction in DIRECTIONS if all("by_direction" in f for f in figures)}
         rows[row]["seeds"] = len(models)
     merged = {row: _mean_per_query([per_query[m] for m in models if m in per_query])
               for row, models in members.items()}
@@ -258,4 +261,23 @@ def markdown(results: dict[str, Any]) -> str:
         lines += ["", "Queries: " + ", ".join(f"{t} {queries[t]['n_queries']}" for t in TASKS)
                   + f". † / ‡: MAP differs from `{figures['significance']['baseline']}` at "
                     "p < 0.05 / 0.01.", ""]
+        lines += _direction_table(figures["rows"])
     return "\n".join(lines)
+
+
+def _direction_table(rows: dict[str, Any]) -> list[str]:
+    """Average MAP (queries) per language direction, one row per table row."""
+    if not any(row.get("by_direction") for row in rows.values()):
+        return []
+    lines = ["Average MAP (queries) by language direction:", "",
+             "| model | " + " | ".join(DIRECTIONS) + " |",
+             "|---|" + "---:|" * len(DIRECTIONS)]
+    for name, row in rows.items():
+        cells = []
+        for direction in DIRECTIONS:
+            figures = row.get("by_direction", {}).get(direction)
+            value = figures and figures["MAP"]
+            cells.append("–" if not figures else
+                         f"{'–' if value is None else f'{value:.2f}'} ({figures['n_queries']})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return [*lines, ""]

@@ -876,6 +876,9 @@ def train_command(
     outside_references: Annotated[bool | None, typer.Option(
         "--outside-references", help="citrec: references outside the corpus are candidates "
         "too (their title or raw string).")] = None,
+    enrich: Annotated[str | None, typer.Option(
+        help="Train on text enriched with these English summaries (author64, topn128, "
+             "llm64...: 'openmsd enrich').")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
     """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
@@ -895,7 +898,8 @@ def train_command(
     options = {"recipe": recipe, "corpus": str(corpus), "out": str(out_dir), "base": base,
                "positives": positives, "loss": loss, "max_steps": steps,
                "batch_size": batch_size, "mini_batch_size": mini_batch_size,
-               "learning_rate": learning_rate, "eval_steps": eval_steps, "seed": seed}
+               "learning_rate": learning_rate, "eval_steps": eval_steps, "seed": seed,
+               "enrich": enrich}
     try:
         settings = (load_config(config, **options) if config else
                     TrainConfig(**{k: v for k, v in options.items() if v is not None}))

@@ -122,6 +122,9 @@ def test_errors_before_training(corpus, tiny_model, tmp_path):
     run = CliRunner().invoke(app, ["train", "mspt", str(corpus.root), "--out",
                                    str(tmp_path / "m"), "--positives", "nope"])
     assert run.exit_code == 2 and "unknown positive set" in run.output
+    run = CliRunner().invoke(app, ["train", "mspt", str(corpus.root), "--out",
+                                   str(tmp_path / "m"), "--enrich", "llm32"])
+    assert run.exit_code == 2 and "unknown enrichment 'llm32'" in run.output
 
 
 def test_experiment_grid_and_table(corpus, tiny_model, tmp_path):

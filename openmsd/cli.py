@@ -801,7 +801,8 @@ def recommend(
         if isinstance(encoder, BM25):
             _fail("recommend with bm25 is not indexed yet: use a dense model")
         found = recommend_citations(Corpus(corpus), document.text, encoder, model, k, at=at,
-                                    languages=lang, years=_year_range(year), explain=True)
+                                    languages=lang, years=_year_range(year), explain=True,
+                                    max_locations=None)  # every location of the manuscript
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(f"{manuscript}: {error}")
     if bibtex_file:

@@ -40,7 +40,8 @@ __all__ = ["MARKER", "MAX_LOCATIONS", "citation_markers", "locations", "recommen
            "split_sentences"]
 
 MAX_LOCATIONS = 50
-"""At most this many locations are searched (the first ones in the text)."""
+"""Locations embedded and searched at once; by default :func:`recommend` answers only the
+first this many (the HTTP API's bound), ``max_locations=None`` all of them in such batches."""
 MAX_PARAGRAPH_CONTEXT = 10
 """A marker-less paragraph's context: at most its first this many sentences."""
 DRIVERS = 2
@@ -114,7 +115,7 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
               at: str | None = None, languages: list[str] | None = None,
               years: tuple[int | None, int | None] | None = None,
               index: VectorIndex | None = None,
-              max_locations: int = MAX_LOCATIONS, supplemental: int | None = None,
+              max_locations: int | None = MAX_LOCATIONS, supplemental: int | None = None,
               explain: bool = False) -> list[dict[str, Any]]:
     """Papers to cite at each citation location of ``text``, best first.
 
@@ -123,9 +124,11 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
     this one, the one after, or a marker-less paragraph), ``supplemental`` (the macro context
     sentences, for encoders that read one) and ``results`` (the top ``k`` papers, as
     :class:`openmsd.search.related.Result` dicts, each with ``drivers``: the context sentences
-    that point to it most, when ``explain``). ``supplemental``: how many macro-context
-    sentences (default: the encoder's ``supplemental``, else none). ``ValueError`` for an empty
-    text or an ``at`` that is in no sentence."""
+    that point to it most, when ``explain``). ``max_locations``: only the first that many
+    locations (None: all of them, embedded :data:`MAX_LOCATIONS` at a time, so a whole paper
+    costs the memory of one batch). ``supplemental``: how many macro-context sentences
+    (default: the encoder's ``supplemental``, else none). ``ValueError`` for an empty text or
+    an ``at`` that is in no sentence."""
     if not text.strip():
         raise ValueError("recommend: the manuscript text is empty")
     language = identify([text[:2000]])[0][0]
@@ -136,29 +139,31 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
     if not where:
         raise ValueError(f"recommend: no sentence contains {at!r}")
     where = where[:max_locations]
-    marked = any(citation_markers(s) for s in sentences)
-    contexts = [_context(sentences, i, marked or at is not None, starts) for i in where]
+    marked = any(citation_markers(s) for s in sentences) or at is not None
     extra = supplemental if supplemental is not None else int(getattr(encoder, "supplemental",
                                                                       0))
-    macros = [pick(sentences[:max(0, i - 1)], extra) for i in where]
-    queries = [("\n" if extra else " ").join(
-                   s for s in (without_markers(x) for x in macro + context) if s)
-               for macro, context in zip(macros, contexts, strict=True)]
     index = index or load_index(corpus, model)
-    vectors = np.asarray(encoder.encode(queries, "query"), np.float32)
-    hits = index.search(vectors, k, languages, years)
-    explained = (_drivers(encoder, index, [m + c for m, c in zip(macros, contexts,
-                                                                 strict=True)], hits)
-                 if explain else [{} for _ in where])
     out = []
-    for i, context, macro, found, drivers in zip(where, contexts, macros, hits, explained,
-                                                 strict=True):
-        results = []
-        for result in _results(corpus, found):
-            row = result.as_dict()
-            row["drivers"] = drivers.get(result.paper_id, [])
-            results.append(row)
-        out.append({"location": i, "sentence": sentences[i],
-                    "markers": [m for m, _ in citation_markers(sentences[i])],
-                    "context": context, "supplemental": macro, "results": results})
+    for start in range(0, len(where), MAX_LOCATIONS):
+        chunk = where[start:start + MAX_LOCATIONS]
+        contexts = [_context(sentences, i, marked, starts) for i in chunk]
+        macros = [pick(sentences[:max(0, i - 1)], extra) for i in chunk]
+        queries = [("\n" if extra else " ").join(
+                       s for s in (without_markers(x) for x in macro + context) if s)
+                   for macro, context in zip(macros, contexts, strict=True)]
+        vectors = np.asarray(encoder.encode(queries, "query"), np.float32)
+        hits = index.search(vectors, k, languages, years)
+        explained = (_drivers(encoder, index, [m + c for m, c in zip(macros, contexts,
+                                                                     strict=True)], hits)
+                     if explain else [{} for _ in chunk])
+        for i, context, macro, found, drivers in zip(chunk, contexts, macros, hits, explained,
+                                                     strict=True):
+            results = []
+            for result in _results(corpus, found):
+                row = result.as_dict()
+                row["drivers"] = drivers.get(result.paper_id, [])
+                results.append(row)
+            out.append({"location": i, "sentence": sentences[i],
+                        "markers": [m for m, _ in citation_markers(sentences[i])],
+                        "context": context, "supplemental": macro, "results": results})
     return out

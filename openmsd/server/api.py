@@ -21,7 +21,7 @@ from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
 from starlette.concurrency import run_in_threadpool
 
 from openmsd.search.papers import bibtex, paper_details, papers_by_id
-from openmsd.search.recommend import recommend
+from openmsd.search.recommend import MAX_LOCATIONS, recommend
 from openmsd.search.related import PaperNotFoundError, find_paper, related, search
 from openmsd.server.resources import Resources
 
@@ -120,7 +120,9 @@ class RecommendRequest(BaseModel):
 
     text: str = Field(min_length=1, max_length=MAX_TEXT,
                       description="A paragraph or more; citation markers ([1], (Smith, 2020), "
-                      "\\cite{x}) mark where citations go, else every sentence is a location.")
+                      "\\cite{x}) mark where citations go, else every paragraph is one; the first "
+                      f"{MAX_LOCATIONS} locations are answered ('openmsd recommend' answers "
+                      "all).")
     at: str | None = Field(None, min_length=1, max_length=1000,
                            description="Only the sentences containing this text.")
     k: int = Field(5, ge=1, le=MAX_K)

@@ -208,3 +208,17 @@ def test_papers_are_answered_alike_on_the_loop_and_in_the_thread_pool(client, ap
     in_pool = [client.get(url) for url in urls]
     assert [r.status_code for r in on_loop] == [r.status_code for r in in_pool] == [200, 200, 404]
     assert [r.json() for r in on_loop] == [r.json() for r in in_pool]
+
+
+def test_a_long_manuscript_gets_every_location_from_recommend(served_corpus) -> None:
+    from openmsd.corpus.store import Corpus
+    from openmsd.models.registry import load_model
+    from openmsd.search.recommend import MAX_LOCATIONS, recommend
+
+    text = " ".join(f"Dependency parsers are fast in experiment {n} [{n}]." for n in range(60))
+    corpus, encoder = Corpus(served_corpus), load_model("muse-v3")
+    every = recommend(corpus, text, encoder, "muse-v3", 2, max_locations=None)
+    assert [loc["location"] for loc in every] == list(range(60))  # two batches of locations
+    assert all(loc["results"] for loc in every)
+    first = recommend(corpus, text, encoder, "muse-v3", 2)
+    assert len(first) == MAX_LOCATIONS and first == every[:MAX_LOCATIONS]

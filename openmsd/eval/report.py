@@ -55,7 +55,7 @@ def header() -> list[str]:
     return ["model", *(f"{column} {metric}" for column in COLUMNS for metric in METRICS)]
 
 
-def _markdown_table(head: list[str], rows: list[list[str]]) -> list[str]:
+def markdown_table(head: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(head) + " |",
             "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|",
             *("| " + " | ".join(row) + " |" for row in rows)]
@@ -86,7 +86,7 @@ def markdown(summary: dict[str, Any]) -> str:
              + (", ".join(f"{n:,} {why}" for why, n in summary["left_out"].items()) or "none")
              + f"). Relevant pairs: {', '.join(f'{t} {n:,}' for t, n in counts.items())}. "
              f"Citation relevance: DC partners ({summary['dc']}). MAP and nDCG@10 in %.", "",
-             *_markdown_table(header(), table_rows(summary)), "",
+             *markdown_table(header(), table_rows(summary)), "",
              f"† / ‡: MAP differs from `{summary['significance']['baseline']}`'s at p < 0.05 / "
              "0.01 (paired two-tailed t-test on per-query AP).", ""]
     queries = [[m, *(str(f[c]["n_queries"]) for c in COLUMNS)]
@@ -98,7 +98,7 @@ def markdown(summary: dict[str, Any]) -> str:
                                ("By resource level of the query language", "by_resource",
                                 list(RESOURCE_LEVELS))):
         head, rows = breakdown_rows(summary, key, groups)
-        lines += [f"## {title} (average MAP, queries)", "", *_markdown_table(head, rows), ""]
+        lines += [f"## {title} (average MAP, queries)", "", *markdown_table(head, rows), ""]
     errors = {m: f["error"] for m, f in summary["models"].items() if "error" in f}
     if errors:
         lines += ["## Not scored", "", *(f"- `{m}`: {e}" for m, e in errors.items()), ""]

@@ -44,8 +44,8 @@ import numpy as np
 import pyarrow as pa
 
 from openmsd.corpus.store import Corpus, arrow_table, atomic_path, write_json
-from openmsd.enrich.store import parse_enriched
-from openmsd.eval.report import COLUMNS, header, table_rows
+from openmsd.enrich.store import enriched_name, parse_enriched, parse_variant
+from openmsd.eval.report import COLUMNS, breakdown_rows, header, markdown_table, table_rows
 from openmsd.eval.sdsm import DIRECTIONS, METRICS, TASKS, evaluate_sdsm, paired_t_test
 from openmsd.models.train_config import ConfigError, TrainConfig, check_keys, read_file
 
@@ -144,7 +144,7 @@ def _done(config: TrainConfig) -> bool:
 def scored_name(config: TrainConfig) -> str:
     """The name a trained model is scored under: its directory, ``+VARIANT`` when it was
     trained on enriched text (it is then tested on the same enriched text)."""
-    return f"{config.out}+{config.enrich}" if config.enrich else config.out
+    return enriched_name(config.out, *parse_variant(config.enrich)) if config.enrich else config.out
 
 
 def row_models(experiment: Experiment) -> dict[str, list[str]]:
@@ -156,8 +156,8 @@ def row_models(experiment: Experiment) -> dict[str, list[str]]:
     for model in experiment.models:
         enriched = parse_enriched(model)
         if enriched and enriched[0] in runs:
-            members[model] = [f"{experiment.trained(runs[enriched[0]], s).out}+"
-                              f"{enriched[1]}{enriched[2]}" for s in experiment.seeds]
+            members[model] = [enriched_name(experiment.trained(runs[enriched[0]], s).out,
+                                            *enriched[1:]) for s in experiment.seeds]
         else:
             members[model] = [model]
     for run in experiment.runs:
@@ -208,7 +208,8 @@ def summarise(summary: dict[str, Any], per_query: dict[str, pa.Table],
         figures = [summary["models"][m] for m in models]
         rows[row] = {column: _mean(figures, column) for column in COLUMNS}
         rows[row]["by_direction"] = {
-            direction: _mean([f["by_direction"][direction] for f in figures], "average")
+            direction: {"average": _mean([f["by_direction"][direction] for f in figures],
+                                         "average")}
             for direction in DIRECTIONS if all("by_direction" in f for f in figures)}
         rows[row]["seeds"] = len(models)
     merged = {row: _mean_per_query([per_query[m] for m in models if m in per_query])
@@ -252,32 +253,14 @@ def markdown(results: dict[str, Any]) -> str:
     lines = [f"# Experiment on `{results['corpus']}` (seeds {results['seeds']})", ""]
     for split, figures in results["splits"].items():
         summary = {"models": figures["rows"], "significance": figures["significance"]}
-        head = header()
         lines += [f"## {split}: pool {figures['pool']:,} papers", "",
-                  "| " + " | ".join(head) + " |",
-                  "|" + "|".join(["---"] + ["---:"] * (len(head) - 1)) + "|"]
-        lines += ["| " + " | ".join(row) + " |" for row in table_rows(summary)]
+                  *markdown_table(header(), table_rows(summary))]
         queries = next(iter(figures["rows"].values()))
         lines += ["", "Queries: " + ", ".join(f"{t} {queries[t]['n_queries']}" for t in TASKS)
                   + f". † / ‡: MAP differs from `{figures['significance']['baseline']}` at "
                     "p < 0.05 / 0.01.", ""]
-        lines += _direction_table(figures["rows"])
+        head, rows = breakdown_rows(summary, "by_direction", list(DIRECTIONS))
+        if rows:
+            lines += ["Average MAP (queries) by language direction:", "",
+                      *markdown_table(head, rows), ""]
     return "\n".join(lines)
-
-
-def _direction_table(rows: dict[str, Any]) -> list[str]:
-    """Average MAP (queries) per language direction, one row per table row."""
-    if not any(row.get("by_direction") for row in rows.values()):
-        return []
-    lines = ["Average MAP (queries) by language direction:", "",
-             "| model | " + " | ".join(DIRECTIONS) + " |",
-             "|---|" + "---:|" * len(DIRECTIONS)]
-    for name, row in rows.items():
-        cells = []
-        for direction in DIRECTIONS:
-            figures = row.get("by_direction", {}).get(direction)
-            value = figures and figures["MAP"]
-            cells.append("–" if not figures else
-                         f"{'–' if value is None else f'{value:.2f}'} ({figures['n_queries']})")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return [*lines, ""]

@@ -36,9 +36,9 @@ from scipy import stats
 from openmsd.corpus.store import Corpus, arrow_table
 from openmsd.eval.metrics import per_query
 from openmsd.eval.ranks import Scorer as RowScorer
-from openmsd.eval.ranks import relevant_ranks
+from openmsd.eval.ranks import ScorerRows, relevant_ranks
 from openmsd.models.formatting import paper_input
-from openmsd.rank import Papers, Queries, Scorer, load_scorer
+from openmsd.rank import Papers, Scorer, load_scorer
 from openmsd.rank.load import is_dense, leaves
 from openmsd.rank.papers import PAPERS_SQL, english_texts
 from openmsd.relations.build import relations_dir
@@ -269,19 +269,6 @@ def paired_t_test(a: pa.Table, b: pa.Table, metric: str = "AP") -> dict[str, Any
 PROTOCOLS = ("text-only", "hidden-links")
 
 
-class PoolRows:
-    """A scorer's rows over the whole pool, as :func:`relevant_ranks` reads them."""
-
-    def __init__(self, scorer: Scorer):
-        self.scorer = scorer
-        self.n_docs = len(scorer.papers)
-        self.candidates = np.arange(self.n_docs)
-
-    def rows(self, queries: np.ndarray) -> np.ndarray:
-        return np.asarray(self.scorer.score(Queries.of_rows(self.scorer.papers, queries),
-                                            self.candidates), np.float32)
-
-
 def pool_papers(corpus: Corpus, pool: Pool) -> Papers:
     """The pool as the scorers' collection (pool order)."""
     return Papers(pool.ids, pool.papers["text"].to_pylist(),
@@ -328,8 +315,8 @@ def hide_links(pool: Pool, seed: int = 0) -> tuple[Pool, list[tuple[str, str]]]:
 
 def dense_leaves(corpus: Corpus, models: Sequence[str]) -> list[str]:
     """The dense models behind ``models`` (fusions expanded)."""
-    return list(dict.fromkeys(leaf for name in models for leaf in leaves(name, corpus)
-                              if is_dense(leaf)))
+    return list(dict.fromkeys(leaf.rsplit("@", 1)[0] for name in models
+                              for leaf in leaves(name, corpus) if is_dense(leaf)))
 
 
 def embed_pool(corpus: Corpus, pool: Pool, models: Sequence[str]) -> None:
@@ -362,8 +349,7 @@ def common_pool(corpus: Corpus, pool: Pool, models: Sequence[str]
     for mask in coverage.values():
         keep &= mask
     status = {name: {"missing_vectors": int(sum(int((~coverage[leaf]).sum())
-                                                for leaf in leaves(name, corpus)
-                                                if leaf in coverage))}
+                                                for leaf in dense_leaves(corpus, [name])))}
               for name in models}
     return restrict(pool, keep, "missing_vectors"), status
 
@@ -414,7 +400,7 @@ def evaluate_sdsm(corpus: Corpus, models: Sequence[str], split: str = "idt",
     scorers = {name: scorer_for(name, corpus, pool, seed, protocol, hidden, cache)
                for name in models}  # every name checked before the first is scored
     for name, scorer in scorers.items():
-        ranked = model_ranks(pool, PoolRows(scorer), progress=(
+        ranked = model_ranks(pool, ScorerRows(scorer), progress=(
             (lambda n, name=name: progress(name, n, queries)) if progress else None))
         figures, tables[name] = score_model(pool, ranked)
         summary["models"][name] = {**figures, **status[name]}

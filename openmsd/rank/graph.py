@@ -11,9 +11,9 @@ is a candidate or not), with ``A`` the citing → cited adjacency matrix:
 * ``scincl-graph``: cosine of the RandNE graph embedding SciNCL mines its triples from
   (:mod:`openmsd.relations.scincl`), the teacher of OpenMSD's Table 7, as a ranker.
 
-A free-text query, or a paper with no link, gets no graph score (0, or ``-inf`` for the
-embedding): fusion then ranks it by text alone. ``hidden`` links (pairs of paper ids) are left
-out of the graph (the hidden-links evaluation).
+A free-text query, or a paper with no link, gets no graph score (``-inf``: no evidence, as
+for every pair without a shared link): fusion then ranks it by text alone. ``hidden`` links
+(pairs of paper ids) are left out of the graph (the hidden-links evaluation).
 """
 
 from __future__ import annotations
@@ -120,17 +120,20 @@ class GraphScorer(ExactScorer):
 
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
         candidates = np.asarray(candidates, np.int64)
-        out = np.zeros((len(queries), len(candidates)), np.float32)
+        out = np.full((len(queries), len(candidates)), -np.inf, np.float32)
         linked = np.flatnonzero(queries.rows >= 0)
         if len(linked) == 0:
             return out
         nodes = queries.rows[linked]
         if self.matrix is not None:
-            out[linked] = self.matrix[nodes][:, candidates].toarray()
+            block = self.matrix[nodes][:, candidates].toarray()
         elif self.embedding is not None:
             block = self.embedding[nodes] @ self.embedding[candidates].T
-            block[~self.embedding[nodes].any(axis=1)] = 0
+            block[~self.embedding[nodes].any(axis=1)] = -np.inf
+            block[:, ~self.embedding[candidates].any(axis=1)] = -np.inf
             out[linked] = block
+            return out
         else:
-            out[linked] = np.vstack([self._ppr(int(n))[candidates] for n in nodes])
+            block = np.vstack([self._ppr(int(n))[candidates] for n in nodes])
+        out[linked] = np.where(block > 0, block, -np.inf)
         return out

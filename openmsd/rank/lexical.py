@@ -42,4 +42,6 @@ class LexicalScorer(ExactScorer):
 
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
         texts, languages = _view(queries.texts, queries.languages, queries.english, self.view)
-        return self.model.scores(texts, languages, np.asarray(candidates, np.int64))
+        scores = self.model.scores(texts, languages, np.asarray(candidates, np.int64))
+        scores[scores <= 0] = -np.inf  # no word in common: no evidence
+        return scores

@@ -8,6 +8,8 @@ Names:
   an enriched name ``MODEL+llm64``, a Hugging Face name; over a corpus its stored vectors
   (``openmsd embed``), over files its texts encoded now;
 * a graph scorer (:data:`openmsd.rank.graph.GRAPH_SCORERS`), over a corpus with citations;
+* ``NAME@LANG``: scorer ``NAME`` heard only for pairs of papers both in ``LANG``
+  (``minilm-en@en``: the English-only model for English pairs);
 * a fusion: ``A+B+…`` (reciprocal-rank fusion of the members), ``hybrid`` (text: the weights
   ``openmsd tune`` fitted on the dev split, else RRF of ``bm25`` and the corpus's dense model)
   and ``hybrid-graph`` (text and citation graph, likewise).
@@ -30,7 +32,7 @@ from openmsd.rank.dense import DenseScorer
 from openmsd.rank.fusion import Fusion
 from openmsd.rank.graph import GRAPH_SCORERS, GraphScorer
 from openmsd.rank.lexical import VIEWS, LexicalScorer
-from openmsd.rank.scorer import Papers, RandomScorer, Scorer
+from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
 FUSIONS = (HYBRID, HYBRID_GRAPH)
@@ -149,6 +151,11 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
     corpus = papers.corpus
     if name == "random":
         scorer = RandomScorer(papers, seed)
+    elif "@" in name and "+" not in name and name not in FUSIONS:
+        inner, language = name.rsplit("@", 1)
+        scorer = LanguagePairScorer(load_scorer(inner, papers, backend=backend, seed=seed,
+                                                citations=citations, hidden=hidden,
+                                                cache=cache), language)
     elif name in VIEWS:
         scorer = LexicalScorer(papers, VIEWS[name], name)
     elif name in GRAPH_SCORERS:
@@ -204,4 +211,5 @@ def leaves(name: str, corpus: Corpus | None) -> list[str]:
 
 def is_dense(name: str) -> bool:
     """Whether a single scorer name is a dense model (reads stored or encoded vectors)."""
+    name = name.rsplit("@", 1)[0]
     return name != "random" and name not in VIEWS and name not in GRAPH_SCORERS

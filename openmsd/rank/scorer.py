@@ -155,3 +155,25 @@ class RandomScorer(ExactScorer):
         return np.vstack([np.random.default_rng([self.seed, int(max(q, 0))])
                           .random(len(self.papers), np.float32)[candidates]
                           for q in queries.rows]).reshape(len(queries), len(candidates))
+
+
+class LanguagePairScorer(ExactScorer):
+    """A scorer heard only where query and candidate are both in ``language`` (``minilm-en@en``:
+    the English-only model beside the multilingual one, for English pairs); ``-inf``
+    elsewhere."""
+
+    def __init__(self, inner: Scorer, language: str):
+        self.inner, self.language = inner, language
+        self.papers, self.signal = inner.papers, inner.signal
+        self.name = f"{inner.name}@{language}"
+        self.mask = np.array([lang == language for lang in self.papers.languages], bool)
+
+    def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
+        candidates = np.asarray(candidates, np.int64)
+        scores = np.full((len(queries), len(candidates)), -np.inf, np.float32)
+        mine = np.flatnonzero([lang == self.language for lang in queries.languages])
+        columns = self.mask[candidates]
+        if len(mine) and columns.any():
+            inner = self.inner.score(queries.subset(mine), candidates[columns])
+            scores[np.ix_(mine, np.flatnonzero(columns))] = inner
+        return scores

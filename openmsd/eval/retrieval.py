@@ -224,14 +224,7 @@ def rank(scorer: Scorer, queries: Sequence[str], k: int = CUTOFF
     has evidence for (BM25: no shared word) holds index -1 and score -inf."""
     if not len(scorer.papers):
         raise ValueError("rank: no documents")
-    languages = [language or "und" for language, _ in identify_texts(queries)]
-    return scorer.top_k(Queries.of_texts(list(queries), languages), min(k, len(scorer.papers)))
-
-
-def identify_texts(texts: Sequence[str]) -> list[tuple[str | None, float | None]]:
-    from openmsd.corpus.langid import identify
-
-    return identify(list(texts)) if texts else []
+    return scorer.top_k(Queries.of_texts(list(queries)), min(k, len(scorer.papers)))
 
 
 def evaluate_ranking(qrels: Mapping[str, Mapping[str, int]],

@@ -75,6 +75,7 @@ class BM25:
         self.k1, self.b = k1, b
         self._index = None
         self.size = 0
+        self.languages: list[str] = []
 
     def fit(self, documents: Sequence[str], languages: Sequence[str | None] | None = None
             ) -> BM25:
@@ -83,6 +84,7 @@ class BM25:
         import bm25s
 
         languages = languages if languages is not None else [None] * len(documents)
+        self.languages = sorted({lang or "und" for lang in languages})
         self._index = bm25s.BM25(k1=self.k1, b=self.b)
         self._index.index(analyse_many(list(documents), list(languages)), show_progress=False)
         self.size = len(documents)
@@ -98,7 +100,13 @@ class BM25:
         width = self.size if documents is None else len(documents)
         out = np.zeros((len(queries), width), np.float32)
         vocab = self._index.vocab_dict
-        for row, words in enumerate(analyse_many(list(queries), list(languages))):
+        unknown = [i for i, lang in enumerate(languages) if not lang or lang == "und"]
+        terms = analyse_many(list(queries), list(languages))
+        for language in self.languages if unknown else []:
+            extra = analyse_many([queries[i] for i in unknown], [language] * len(unknown))
+            for i, words in zip(unknown, extra, strict=True):
+                terms[i] = list(dict.fromkeys([*terms[i], *words]))
+        for row, words in enumerate(terms):
             known = [w for w in words if w in vocab]
             if known:
                 scores = self._index.get_scores(known)

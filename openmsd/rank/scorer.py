@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from openmsd.corpus.store import Corpus
 
 
+#: The language-identification confidence from which a free-text query's language is used.
+CONFIDENT = 0.9
+
+
 @dataclass
 class Papers:
     """The candidate collection: ids, texts (title + abstract), languages (``und`` when
@@ -66,11 +70,15 @@ class Queries:
 
     @classmethod
     def of_texts(cls, texts: Sequence[str], languages: Sequence[str] | None = None) -> Queries:
-        """Free texts as queries (their language detected when not given)."""
+        """Free texts as queries; their language, when not given, detected where the
+        detector is confident (:data:`CONFIDENT`), else ``und`` (a lexical scorer then reads
+        the query in every language of its collection)."""
         if languages is None:
             from openmsd.corpus.langid import identify
 
-            languages = [language or "und" for language, _ in identify(list(texts))]
+            found = identify(list(texts)) if texts else []
+            languages = [language if language and (confidence or 0) >= CONFIDENT else "und"
+                         for language, confidence in found]
         return cls(list(texts), list(languages), [""] * len(texts),
                    np.full(len(texts), -1, np.int64))
 

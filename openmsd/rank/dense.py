@@ -8,6 +8,7 @@ encoder is loaded only then.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -28,6 +29,7 @@ class DenseScorer(ExactScorer):
         self.present = np.asarray(present, bool)
         self._encoder_factory = encoder
         self._encoder: DenseEncoder | None = None
+        self._lock = threading.Lock()
 
     @classmethod
     def from_corpus(cls, papers: Papers, name: str, backend: str = "torch") -> DenseScorer:
@@ -69,7 +71,8 @@ class DenseScorer(ExactScorer):
         out[stored] = self.vectors[queries.rows[stored]]
         todo = [i for i in np.flatnonzero(~stored) if queries.texts[i]]
         if todo:
-            out[todo] = self.encoder().encode([queries.texts[i] for i in todo], "query")
+            with self._lock:  # not every encoder backend is thread-safe
+                out[todo] = self.encoder().encode([queries.texts[i] for i in todo], "query")
         return out
 
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:

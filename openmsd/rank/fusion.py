@@ -99,32 +99,24 @@ class Fusion(ExactScorer):
 
     def top_k(self, queries: Queries, k: int, filters: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
-        rows = np.full((len(queries), k), -1, np.int64)
-        scores = np.full((len(queries), k), -np.inf, np.float32)
-        for i, pool in enumerate(self.candidates(queries, filters)):
-            one = queries.subset([i])
-            best, value = best_of(self.score(one, pool), pool, k)
-            rows[i, :best.shape[1]], scores[i, :best.shape[1]] = best[0], value[0]
+        rows, scores, _ = self.top_k_explained(queries, k, filters)
         return rows, scores
 
-    def explain(self, queries: Queries, results: np.ndarray) -> list[list[list[Contribution]]]:
-        """For each query and each of its result rows, what each member said (scores and ranks
-        among the query's candidates)."""
-        out = []
-        for i, pool in enumerate(self.candidates(queries)):
-            one = queries.subset([i])
-            pool = np.union1d(pool, results[i][results[i] >= 0])
-            parts = self.member_scores(one, pool)
+    def top_k_explained(self, queries: Queries, k: int, filters: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, list[list[list[Contribution]]]]:
+        """:meth:`top_k`, and for each query and result what each member said of it (its
+        score, and its rank among the query's candidates)."""
+        rows = np.full((len(queries), k), -1, np.int64)
+        scores = np.full((len(queries), k), -np.inf, np.float32)
+        said: list[list[list[Contribution]]] = []
+        for i, pool in enumerate(self.candidates(queries, filters)):
+            parts = self.member_scores(queries.subset([i]), pool)
+            best, value = best_of(combine(parts, self.weights, self.method), pool, k)
+            rows[i, :best.shape[1]], scores[i, :best.shape[1]] = best[0], value[0]
             where = {int(r): j for j, r in enumerate(pool)}
-            said = []
-            for row in results[i]:
-                if row < 0:
-                    said.append([])
-                    continue
-                j = where[int(row)]
-                said.append([Contribution(m.name, m.signal, float(p[0, j]),
-                                          int((p[0] > p[0, j]).sum()) + 1
-                                          if np.isfinite(p[0, j]) else None)
-                             for m, p in zip(self.members, parts, strict=True)])
-            out.append(said)
-        return out
+            said.append([[Contribution(m.name, m.signal, float(p[0, where[int(r)]]),
+                                       int((p[0] > p[0, where[int(r)]]).sum()) + 1
+                                       if np.isfinite(p[0, where[int(r)]]) else None)
+                          for m, p in zip(self.members, parts, strict=True)]
+                         for r in best[0] if r >= 0])
+        return rows, scores, said

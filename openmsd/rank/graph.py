@@ -76,23 +76,24 @@ class GraphScorer(ExactScorer):
         citations = corpus_citations(papers) if citations is None else citations
         self.adjacency, self.n_nodes = adjacency(papers, citations, hidden)
         a = self.adjacency
-        undirected = ((a + a.T) > 0).astype(np.float32).tocsr()
-        self.undirected = undirected
-        self.matrix: sparse.csr_matrix | None = None
-        self.embedding: np.ndarray | None = None
-        if kind == "citation":
-            self.matrix = undirected
-        elif kind == "co-citation":
-            self.matrix = (a.T @ a).tocsr()
-        elif kind == "coupling":
-            self.matrix = (a @ a.T).tocsr()
-        elif kind == "adamic-adar":
-            degree = np.asarray(undirected.sum(axis=1)).ravel()
-            weight = np.where(degree > 1, 1 / np.log(np.maximum(degree, 2)), 0.0)
-            self.matrix = (undirected @ sparse.diags(weight.astype(np.float32))
-                           @ undirected).tocsr()
-        elif kind == "scincl-graph":
-            self.embedding = self._embed(undirected)
+        self.undirected = ((a + a.T) > 0).astype(np.float32).tocsr()
+        self.cited_by = a.T.tocsr()  # row n: the papers citing n
+        degree = np.asarray(self.undirected.sum(axis=1)).ravel()
+        self.inverse_log_degree = sparse.diags(
+            np.where(degree > 1, 1 / np.log(np.maximum(degree, 2)), 0.0).astype(np.float32))
+        self.embedding = self._embed(self.undirected) if kind == "scincl-graph" else None
+
+    def rows(self, nodes: np.ndarray) -> sparse.csr_matrix:
+        """The scores of every node for query ``nodes`` (sparse rows, computed per query: a
+        whole co-citation matrix of a large graph would not fit in memory)."""
+        a, u = self.adjacency, self.undirected
+        if self.name == "citation":
+            return u[nodes]
+        if self.name == "co-citation":
+            return self.cited_by[nodes] @ a
+        if self.name == "coupling":
+            return a[nodes] @ self.cited_by
+        return u[nodes] @ self.inverse_log_degree @ u  # adamic-adar
 
     def _embed(self, undirected: sparse.csr_matrix) -> np.ndarray:
         from openmsd.models.encoder import normalise
@@ -125,8 +126,8 @@ class GraphScorer(ExactScorer):
         if len(linked) == 0:
             return out
         nodes = queries.rows[linked]
-        if self.matrix is not None:
-            block = self.matrix[nodes][:, candidates].toarray()
+        if self.name in ("citation", "co-citation", "coupling", "adamic-adar"):
+            block = self.rows(nodes)[:, candidates].toarray()
         elif self.embedding is not None:
             block = self.embedding[nodes] @ self.embedding[candidates].T
             block[~self.embedding[nodes].any(axis=1)] = -np.inf

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from openmsd.corpus.store import Corpus
+from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.rank import HYBRID, HYBRID_GRAPH, Fusion, Papers, Queries, Scorer, corpus_papers
 from openmsd.rank import load_scorer as make_scorer
 from openmsd.rank.fusion import Contribution
@@ -39,6 +39,15 @@ def corpus_scorer(corpus: Corpus, name: str) -> Scorer:
                 _PAPERS[(root, build)] = corpus_papers(corpus)
             _SCORERS[key] = make_scorer(name, _PAPERS[(root, build)])
         return _SCORERS[key]
+
+
+def is_built(corpus: Corpus, name: str) -> bool:
+    """Whether :func:`corpus_scorer` would answer at once."""
+    try:
+        build = current_build(corpus)
+    except CorpusError:
+        return False
+    return (os.path.abspath(corpus.root), build, name) in _SCORERS
 
 
 def allowed(corpus: Corpus, papers: Papers, languages: Sequence[str] | None,
@@ -74,14 +83,17 @@ def signals(contributions: Sequence[Contribution]) -> list[str]:
 
 def _ranked(corpus: Corpus, scorer: Scorer, queries: Queries, k: int,
             mask: np.ndarray | None, query_id: str | None) -> list[Result]:
-    rows, scores = scorer.top_k(queries, k, mask)
+    said: list[list[Contribution]] = []
+    if isinstance(scorer, Fusion):
+        rows, scores, explained = scorer.top_k_explained(queries, k, mask)
+        said = explained[0]
+    else:
+        rows, scores = scorer.top_k(queries, k, mask)
     found = [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
     results = _results(corpus, [(scorer.papers.ids[r], s) for r, s in found])
     _explain(corpus, query_id, results)
-    if isinstance(scorer, Fusion) and found:
-        said = scorer.explain(queries, np.array([[r for r, _ in found]]))[0]
-        for result, contributions in zip(results, said, strict=True):
-            result.why = [*signals(contributions), *result.why]
+    for result, contributions in zip(results, said, strict=False):
+        result.why = [*signals(contributions), *result.why]
     return results
 
 

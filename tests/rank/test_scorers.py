@@ -83,9 +83,10 @@ def test_fused_ranker_names_and_explanations():
     assert isinstance(fused, Fusion) and fused.signal == "graph"
     assert [m.name for m in fused.members] == ["bm25", "bm25-en", "coupling"]
     queries = Queries.of_rows(PAPERS, [0])
-    rows, _ = fused.top_k(queries, 3)
+    rows, _, explained = fused.top_k_explained(queries, 3)
     assert 0 not in rows[0] and rows[0][0] == 1
-    said = fused.explain(queries, rows)[0][0]
+    assert (fused.top_k(queries, 3)[0] == rows).all()
+    said = explained[0][0]
     assert [c.member for c in said] == ["bm25", "bm25-en", "coupling"]
     assert said[0].rank == 1
     # a paper without text still gets graph results

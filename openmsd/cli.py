@@ -33,7 +33,7 @@ from openmsd.models.registry import (
     load_model,
 )
 from openmsd.rank import HYBRID, HYBRID_GRAPH, UnknownScorerError, default_dense
-from openmsd.rank.load import is_dense
+from openmsd.rank.load import is_builtin
 from openmsd.relations.build import DEFAULT_MAX_GROUP, RelationsConfig, RelationsError
 from openmsd.relations.build import derive as derive_relations
 from openmsd.relations.engine import connect as connect_engine
@@ -341,7 +341,7 @@ def embed(
         if not size.isdigit():
             _fail(f"--enrich {enrich!r}: expected METHOD-LENGTH, e.g. llm-64")
         stored_as = enriched_name(model, method, int(size))
-    if not is_dense(model):
+    if is_builtin(model):
         _fail(f"{model} is not a dense model: it has no vectors to store; evaluate or search "
               "with it directly")
     try:
@@ -853,7 +853,7 @@ def recommend(
         err.print(f"... {len(document.problems) - 20} more unknown markers", highlight=False)
     target = Corpus(corpus)
     model = model or default_dense(target)
-    if not is_dense(model):
+    if is_builtin(model):
         _fail(f"recommend ranks with a dense model's index; {model!r} is not one")
     try:
         encoder = load_model(model)

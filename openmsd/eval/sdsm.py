@@ -316,7 +316,7 @@ def hide_links(pool: Pool, seed: int = 0) -> tuple[Pool, list[tuple[str, str]]]:
 def dense_leaves(corpus: Corpus, models: Sequence[str]) -> list[str]:
     """The dense models behind ``models`` (fusions expanded)."""
     return list(dict.fromkeys(leaf.rsplit("@", 1)[0] for name in models
-                              for leaf in leaves(name, corpus) if is_dense(leaf)))
+                              for leaf in leaves(name, corpus) if is_dense(leaf, corpus)))
 
 
 def embed_pool(corpus: Corpus, pool: Pool, models: Sequence[str]) -> None:

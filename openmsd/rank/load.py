@@ -209,7 +209,17 @@ def leaves(name: str, corpus: Corpus | None) -> list[str]:
     return list(dict.fromkeys(leaf for part in parts for leaf in leaves(part, corpus)))
 
 
-def is_dense(name: str) -> bool:
-    """Whether a single scorer name is a dense model (reads stored or encoded vectors)."""
+def is_builtin(name: str) -> bool:
+    """Whether ``name`` is one of the scorers that are not a model (``random``, the BM25 views,
+    the graph scorers, ``hybrid``, ``hybrid-graph``) or a fusion of several."""
+    return (name == "random" or name in VIEWS or name in GRAPH_SCORERS or name in FUSIONS
+            or ("+" in name and len(split_fusion(name)) > 1))
+
+
+def is_dense(name: str, corpus: Corpus | None = None) -> bool:
+    """Whether a single scorer name is a dense model (reads stored or encoded vectors): a
+    registered model, a directory, a hub name, or a name with vectors in ``corpus``."""
     name = name.rsplit("@", 1)[0]
-    return name != "random" and name not in VIEWS and name not in GRAPH_SCORERS
+    if is_builtin(name):
+        return False
+    return _is_dense(name) or _stored_dense(name, corpus)

@@ -27,7 +27,7 @@ from openmsd.index.vector_index import VectorIndex, index_dir, load_index
 from openmsd.models.encoder import DenseEncoder, Kind
 from openmsd.models.registry import load_model
 from openmsd.rank import HYBRID, HYBRID_GRAPH
-from openmsd.rank.load import is_dense
+from openmsd.rank.load import is_builtin
 from openmsd.search.build_cache import is_loaded
 from openmsd.search.citation_graph import citation_graph, read_graph
 from openmsd.search.paper_records import paper_records, read_records
@@ -123,7 +123,7 @@ class Resources:
         """The query encoder of a served model, loaded on first use."""
         with self._lock:
             if model not in self._encoders:
-                if not is_dense(model):
+                if is_builtin(model):
                     raise ValueError(f"model {model!r} is not a dense model: serve a dense "
                                      "model (rankers are served beside it)")
                 self._encoders[model] = LockedEncoder(load_model(model))

@@ -29,11 +29,12 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus.store import Corpus
-from openmsd.eval.ranks import DenseScorer, MatrixScorer, Scorer, relevant_ranks
+from openmsd.eval.ranks import DenseScorer, QueryRows, Scorer, relevant_ranks
 from openmsd.models.citrec.context import fundamental, manuscript_context
 from openmsd.models.citrec.data import CitrecData, Location, load
 from openmsd.models.citrec.model import is_citrec_model
 from openmsd.models.citrec.train import TRAIN_MANIFEST, PaperContexts, split_locations
+from openmsd.rank.scorer import Queries as TextQueries
 
 GROUPS = {"positive=1": lambda r: r == 1, "positive>=1": lambda r: r >= 1,
           "positive>=2": lambda r: r >= 2}
@@ -95,22 +96,26 @@ class _WithoutCiting:
 
 def model_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int = 32
                  ) -> Scorer:
-    """The scorer of model ``name`` (``bm25``, a registry / SentenceTransformer model, or a
-    ``train citrec`` directory) for the test queries over all candidates."""
-    from openmsd.models.bm25 import BM25
-    from openmsd.models.registry import load_model
+    """The scorer of ranker ``name`` (any name :func:`openmsd.rank.load_scorer` knows:
+    ``bm25``, a registry / SentenceTransformer model, a fusion; or a ``train citrec``
+    directory) for the test queries over all candidates: the fundamental context (query)
+    against title + abstract (passage)."""
+    from openmsd.eval.retrieval import text_papers
+    from openmsd.rank import load_scorer
 
     passages = [data.papers[p][0] for p in queries.candidates]
+    if is_citrec_model(name):
+        return _citrec_scorer(name, data, queries, batch_size)
     flat = [" ".join(fundamental(loc.sentences, loc.at)) for loc in queries.locations]
-    if name == "bm25":
-        model = BM25().fit(passages)
-        return MatrixScorer(model.scores, flat, len(passages))
+    ranker = load_scorer(name, text_papers(queries.candidates, passages))
+    return QueryRows(ranker, TextQueries.of_texts(flat))
+
+
+def _citrec_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int) -> Scorer:
+    """MP-BERT4CR with its own deterministic dynamic contexts."""
+    from openmsd.models.registry import load_model
+
     encoder = load_model(name)
-    if isinstance(encoder, BM25):
-        raise CitrecEvalError(f"model {name!r}: use 'bm25'")
-    if not is_citrec_model(name):
-        return DenseScorer(encoder.encode(flat, "query", batch_size),
-                           encoder.encode(passages, "passage", batch_size))
     settings = encoder.settings
     contexts = PaperContexts(data.papers)
     documents = [contexts.context(p, settings.citation_fundamental,

@@ -93,6 +93,19 @@ class ScorerRows:
                                             self.candidates), np.float32)
 
 
+class QueryRows:
+    """The rows of a ranker for free-text queries (citation contexts) over its collection."""
+
+    def __init__(self, scorer: RankScorer, queries: Queries):
+        self.scorer, self.queries = scorer, queries
+        self.n_docs = len(scorer.papers)
+        self.candidates = np.arange(self.n_docs)
+
+    def rows(self, queries: np.ndarray) -> np.ndarray:
+        return np.asarray(self.scorer.score(self.queries.subset(queries), self.candidates),
+                          np.float32)
+
+
 def relevant_ranks(scorer: Scorer, queries: np.ndarray, pair_query: np.ndarray,
                    pair_doc: np.ndarray, tie_order: np.ndarray, exclude_self: bool = True,
                    budget: int = SCORE_BUDGET,

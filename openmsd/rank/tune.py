@@ -153,7 +153,7 @@ def tune(corpus: Corpus, step: float = 0.1, seed: int = 0,
     spec[HYBRID]["queries"] = len(set(dev.judgements["query"].to_pylist()))
     graph_pools, graph_hidden = [], []
     for split in ("train", "dev"):
-        pool, _ = common_pool(corpus, load_pool(corpus, split), text)
+        pool, _ = common_pool(corpus, load_pool(corpus, split), spec[HYBRID]["members"])
         pool, links = hide_links(pool, seed)
         if pool.judgements.num_rows:
             graph_pools.append(pool)

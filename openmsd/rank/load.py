@@ -9,9 +9,11 @@ Names:
   (``openmsd embed``), over files its texts encoded now;
 * a graph scorer (:data:`openmsd.rank.graph.GRAPH_SCORERS`), over a corpus with citations;
 * ``NAME@LANG``: scorer ``NAME`` heard only for pairs of papers both in ``LANG``
-  (``minilm-en@en``: the English-only model for English pairs);
+  (``minilm-en@en``: the English-only model for English pairs); ``NAME@same``: only for pairs
+  in one language (``bm25@same``);
 * a fusion: ``A+B+…`` (reciprocal-rank fusion of the members), ``hybrid`` (text: the weights
-  ``openmsd tune`` fitted on the dev split, else RRF of ``bm25`` and the corpus's dense model)
+  ``openmsd tune`` fitted on the dev split, else RRF of ``bm25@same`` and the corpus's dense
+  model)
   and ``hybrid-graph`` (text and citation graph, likewise).
 
 A name that names nothing is a :class:`UnknownScorerError` listing the scorers this collection
@@ -126,11 +128,11 @@ def _is_dense(name: str) -> bool:
 
 def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
     """What ``hybrid`` / ``hybrid-graph`` stand for here: the tuned spec, else the defaults
-    (RRF of ``bm25`` and the dense model, plus the graph counts for ``hybrid-graph``)."""
+    (RRF of ``bm25@same`` and the dense model, plus the graph counts for ``hybrid-graph``)."""
     spec = tuned(corpus).get(name)
     if spec:
         return spec
-    members = ["bm25", dense or default_dense(corpus)]
+    members = ["bm25@same", dense or default_dense(corpus)]
     if name == HYBRID_GRAPH:
         members += list(DEFAULT_GRAPH_MEMBERS)
     return {"members": members, "weights": [1.0] * len(members), "method": "rrf",

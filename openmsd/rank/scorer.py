@@ -166,22 +166,37 @@ class RandomScorer(ExactScorer):
 
 
 class LanguagePairScorer(ExactScorer):
-    """A scorer heard only where query and candidate are both in ``language`` (``minilm-en@en``:
-    the English-only model beside the multilingual one, for English pairs); ``-inf``
-    elsewhere."""
+    """A scorer heard only for some pairs of languages, ``-inf`` elsewhere:
+
+    * ``NAME@en`` (any language code): query and candidate both in that language
+      (``minilm-en@en``: the English-only model beside the multilingual one, for English pairs);
+    * ``NAME@same``: query and candidate in the same language (``bm25@same``: words compared
+      only within a language, so that cross-lingual pairs are left to the dense model and the
+      English view); a query or candidate of unknown language (``und``) pairs with any.
+    """
 
     def __init__(self, inner: Scorer, language: str):
         self.inner, self.language = inner, language
         self.papers, self.signal = inner.papers, inner.signal
         self.name = f"{inner.name}@{language}"
-        self.mask = np.array([lang == language for lang in self.papers.languages], bool)
+        self.languages = np.array(self.papers.languages, dtype=object)
+
+    def heard(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
+        """A (queries × candidates) mask of the pairs this scorer speaks for."""
+        theirs = self.languages[candidates]
+        mine = np.array(queries.languages, dtype=object)
+        if self.language == "same":
+            return ((mine[:, None] == theirs[None, :]) | (mine[:, None] == "und")
+                    | (theirs[None, :] == "und"))
+        return (mine[:, None] == self.language) & (theirs[None, :] == self.language)
 
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
         candidates = np.asarray(candidates, np.int64)
-        scores = np.full((len(queries), len(candidates)), -np.inf, np.float32)
-        mine = np.flatnonzero([lang == self.language for lang in queries.languages])
-        columns = self.mask[candidates]
-        if len(mine) and columns.any():
-            inner = self.inner.score(queries.subset(mine), candidates[columns])
-            scores[np.ix_(mine, np.flatnonzero(columns))] = inner
+        mask = self.heard(queries, candidates)
+        scores = np.full(mask.shape, -np.inf, np.float32)
+        rows, columns = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        if len(rows) and len(columns):
+            inner = self.inner.score(queries.subset(rows), candidates[columns])
+            scores[np.ix_(rows, columns)] = np.where(mask[np.ix_(rows, columns)], inner,
+                                                     -np.inf)
         return scores

@@ -119,10 +119,11 @@ def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Se
 
 
 def text_members(corpus: Corpus) -> list[str]:
-    """The text members ``hybrid`` may weigh: BM25 on both views, the corpus's dense model,
-    and an English-only model for English pairs where the corpus has its vectors."""
+    """The text members ``hybrid`` may weigh: BM25 within a language and on the English view,
+    the corpus's dense model, and an English-only model for English pairs where the corpus
+    has its vectors."""
     dense = default_dense(corpus)
-    members = ["bm25", "bm25-en", dense]
+    members = ["bm25@same", "bm25-en", dense]
     have = dense_models(corpus)
     if "minilm-en" in have and dense != "minilm-en":
         members.append("minilm-en@en")

@@ -103,6 +103,10 @@ def test_language_pair_scorer_and_unknown_names():
     scores = english_only.score(Queries.of_rows(PAPERS, [3]), np.arange(5))[0]
     assert not np.isfinite(scores[[0, 1, 4]]).any()  # French candidates: not heard
     assert not np.isfinite(english_only.score(Queries.of_rows(PAPERS, [0]), np.arange(5))).any()
+    query = Queries.of_rows(PAPERS, [0])  # fr1: its English text shares words with en2
+    assert np.isfinite(load_scorer("bm25-en", PAPERS).score(query, np.arange(5))[0][3])
+    same = load_scorer("bm25-en@same", PAPERS).score(query, np.arange(5))[0]
+    assert np.isfinite(same[1]) and not np.isfinite(same[[2, 3]]).any()
     with pytest.raises(UnknownScorerError, match=r"unknown ranker 'bm52'.*bm25, bm25-en"):
         load_scorer("bm52", PAPERS)
     with pytest.raises(UnknownScorerError, match="needs a corpus"):

@@ -142,6 +142,11 @@ def tune(corpus: Corpus, step: float = 0.1, seed: int = 0,
     except SDSMError as error:
         raise TuneError(f"{corpus.root}: cannot tune: {error}") from None
     dev, _ = common_pool(corpus, dev, text)
+    if dev.judgements.num_rows == 0 and dev.left_out.get("missing_vectors"):
+        dense = ", ".join(m for m in text if "@" not in m and m not in ("bm25", "bm25-en"))
+        raise TuneError(f"{corpus.root}: {dev.left_out['missing_vectors']} dev papers have no "
+                        f"vectors of {dense}: run 'openmsd embed {corpus.root} --model "
+                        f"{default_dense(corpus)} --split dev' first")
     if dev.judgements.num_rows == 0:
         raise TuneError(f"{corpus.root}: the dev split has no query (no paper with a link to "
                         "another dev paper): nothing to tune on; rebuild the relations with a "

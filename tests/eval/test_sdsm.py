@@ -197,3 +197,21 @@ def test_fusions_and_the_two_protocols(corpus):
     # the visible graph finds hidden links far above chance, and helps the text
     assert figures["adamic-adar"] > 2 * figures["random"]
     assert figures["bm25+adamic-adar"] > figures["bm25"]
+
+
+def test_tune_fits_on_dev_and_the_tuned_hybrid_is_used(corpus, tmp_path):
+    copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
+    runner = CliRunner()
+    bad = runner.invoke(app, ["tune", str(copy.root)])  # dev papers have no vectors yet
+    assert bad.exit_code == 2 and "--split dev" in bad.output
+    embed_corpus(copy, load_model(MODEL), MODEL, paper_ids=load_pool(copy, "dev").ids)
+    run = runner.invoke(app, ["tune", str(copy.root), "--step", "0.5", "--json"])
+    assert run.exit_code == 0, run.output
+    spec = json.loads(run.stdout)["hybrid"]
+    assert spec["split"] == "dev" and spec["tuned"] and spec["queries"] > 0
+    assert sum(spec["weights"]) == pytest.approx(1.0)
+    assert spec["objective_value"] >= max(spec["single_values"].values()) - 1e-6
+    saved = json.loads((copy.root / "index" / "ranker.json").read_text())
+    assert saved["hybrid"]["members"] == spec["members"]
+    figures = evaluate_sdsm(copy, ["hybrid"], split="test").summary["models"]["hybrid"]
+    assert figures["average"]["MAP"] > 10

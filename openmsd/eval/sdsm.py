@@ -153,7 +153,7 @@ def restrict(pool: Pool, keep: np.ndarray, reason: str) -> Pool:
     if keep.all():
         return pool
     papers = pool.papers.filter(pa.array(keep))
-    kept = pa.array(papers["paper_id"])
+    kept = pa.array(papers["paper_id"].to_pylist(), pa.string())
     judgements = pool.judgements.filter(pc.and_(pc.is_in(pool.judgements["query"], kept),
                                                 pc.is_in(pool.judgements["doc"], kept)))
     left_out = {**pool.left_out, reason: pool.left_out.get(reason, 0) + int((~keep).sum())}

@@ -160,6 +160,8 @@ def tune(corpus: Corpus, step: float = 0.1, seed: int = 0,
     graph_pools, graph_hidden = [], []
     for split in ("train", "dev"):
         pool, _ = common_pool(corpus, load_pool(corpus, split), spec[HYBRID]["members"])
+        if pool.papers.num_rows < 2:
+            continue  # no vectors of a member here (embedded for dev and test only)
         pool, links = hide_links(pool, seed)
         if pool.judgements.num_rows:
             graph_pools.append(pool)

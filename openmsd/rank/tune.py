@@ -159,7 +159,9 @@ def tune(corpus: Corpus, step: float = 0.1, seed: int = 0,
     spec[HYBRID]["queries"] = len(set(dev.judgements["query"].to_pylist()))
     graph_pools, graph_hidden = [], []
     for split in ("train", "dev"):
-        pool, _ = common_pool(corpus, load_pool(corpus, split), spec[HYBRID]["members"])
+        # the pool of the dense model: a language-pair member (minilm-en@en) may lack vectors
+        # outside dev and test, and then simply has no say
+        pool, _ = common_pool(corpus, load_pool(corpus, split), [default_dense(corpus)])
         if pool.papers.num_rows < 2:
             continue  # no vectors of a member here (embedded for dev and test only)
         pool, links = hide_links(pool, seed)

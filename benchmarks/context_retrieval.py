@@ -39,13 +39,16 @@ def task(corpus: Corpus, targets: str) -> tuple[dict, dict, dict]:
                  if cited in docs]
     else:
         rows = con.execute("""
-            SELECT c.citing_id, c.position, c.text, r.citing_id || '/' || r.ref_id, r.title
+            SELECT c.citing_id, c.position, c.text, r.citing_id || '/' || r.ref_id,
+                   coalesce(r.title, r.raw)
             FROM contexts c JOIN "references" r ON r.citing_id = c.citing_id
                  AND r.ref_id = c.ref_id
-            WHERE c.text IS NOT NULL AND r.title IS NOT NULL ORDER BY ALL""").fetchall()
+            WHERE c.text IS NOT NULL AND coalesce(r.title, r.raw) IS NOT NULL
+            ORDER BY ALL""").fetchall()
         docs = {ref: title for *_, ref, title in rows}
-        every = con.execute('SELECT citing_id || \'/\' || ref_id, title FROM "references" '
-                            "WHERE title IS NOT NULL").fetchall()
+        every = con.execute("SELECT citing_id || '/' || ref_id, coalesce(title, raw) "
+                            'FROM "references" '
+                            "WHERE coalesce(title, raw) IS NOT NULL").fetchall()
         docs.update({ref: title for ref, title in every})
         pairs = [(f"{c}#{p}#{ref}", text, ref) for c, p, text, ref, _ in rows]
     queries = {q: text for q, text, _ in pairs}

@@ -50,6 +50,7 @@ class FetchPlan:
     depth: int = 1
     max_works: int = 10_000
     since: str | None = None
+    per_page: int = PER_PAGE
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "seeds": [asdict(s) for s in self.seeds]}
@@ -215,7 +216,7 @@ class _Crawl:
         return query.filter(**filters) if filters else query
 
     def paged(self, task: dict[str, Any]) -> None:
-        per_page = BATCH if task["kind"] == "ids" else PER_PAGE
+        per_page = BATCH if task["kind"] == "ids" else self.plan.per_page
         cursor = task.get("cursor", "*")
         while cursor and not self.full():
             page = self.client.page(self.query(task), cursor, per_page)

@@ -16,6 +16,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from typer.core import TyperGroup
 
+from openmsd.cli_fetch import fetch_app
+from openmsd.cli_fetch import update as update_corpus
 from openmsd.corpus.build import LINKED
 from openmsd.corpus.stats import corpus_stats, table1_rows
 from openmsd.corpus.store import Corpus, CorpusError, write_json
@@ -46,6 +48,8 @@ app = typer.Typer(help="Multilingual related-paper search and citation recommend
                   no_args_is_help=True, pretty_exceptions_enable=False)
 corpus_app = typer.Typer(help="Inspect a corpus directory.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
+app.add_typer(fetch_app, name="fetch")
+app.command("update")(update_corpus)
 
 class _DefaultCommandGroup(TyperGroup):
     """A group whose first argument, when it names no subcommand, goes to ``build``."""

@@ -233,7 +233,9 @@ class _Handler(BaseHTTPRequestHandler):
                              "message-version": "1.0.0", "message": work})
 
     def zotero(self, rest: str, query: dict[str, str]) -> None:
-        if self.headers.get("Zotero-API-Key") != ZOTERO_KEY:
+        keys = {self.headers.get("Zotero-API-Key"),
+                self.headers.get("Authorization", "").removeprefix("Bearer ")}
+        if ZOTERO_KEY not in keys:  # the web API takes the key in either header
             self.send(403, b"Forbidden", "text/plain")
             return
         match = re.fullmatch(r"/(users|groups)/(\d+)(?:/collections/(\w+))?/items/top", rest)

@@ -81,6 +81,13 @@ def bibtex(papers: list[dict[str, Any]], abstracts: bool = False) -> str:
     return bibtexparser.dumps(database, writer) if database.entries else ""
 
 
+class _RisWriter(rispy.RisWriter):
+    """rispy's writer without its ``1.`` line before each record: a record starts at TY."""
+
+    def set_header(self, count: int) -> str:
+        return ""
+
+
 def ris(papers: list[dict[str, Any]]) -> str:
     """RIS references (``TY  - JOUR`` ... ``ER  -``), written by rispy."""
     entries = []
@@ -96,7 +103,7 @@ def ris(papers: list[dict[str, Any]]) -> str:
                 entry[name] = [clean(a) for a in value] if isinstance(value, list) \
                     else clean(str(value))
         entries.append(entry)
-    return rispy.dumps(entries) if entries else ""
+    return rispy.dumps(entries, implementation=_RisWriter) if entries else ""
 
 
 def csl_items(papers: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -53,7 +53,9 @@ def test_nul_and_control_characters_never_reach_bibtex() -> None:
 
 
 def test_ris_round_trip() -> None:
-    entries = rispy.loads(ris(PAPERS))
+    text = ris(PAPERS)
+    assert text.startswith("TY  - JOUR\n")
+    entries = rispy.loads(text)
     assert [e["id"] for e in entries] == ["p1", "p2"]
     assert entries[0]["authors"] == ["Abeillé, Anne", "Murphy, Fd"]
     assert entries[0]["title"] == PAPERS[0]["title"] and entries[0]["doi"] == "10.1234/abc"

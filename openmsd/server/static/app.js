@@ -16,6 +16,17 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
+  // Related to the selected papers as a library: the "related to these N papers" view.
+  const library = document.getElementById("related-selected");
+  if (library) {
+    library.addEventListener("click", () => {
+      const ids = [...document.querySelectorAll("input.pick:checked")].map((box) => box.value);
+      if (ids.length > 0) {
+        window.location.href = "/library?" + new URLSearchParams(ids.map((id) => ["id", id]));
+      }
+    });
+  }
+
   // The selected results as BibTeX, RIS or CSL-JSON: shown in the page and downloaded.
   const form = document.getElementById("bibtex-form");
   const out = document.getElementById("bibtex-out");

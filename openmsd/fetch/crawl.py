@@ -221,7 +221,8 @@ class _Crawl:
         while cursor and not self.full():
             page = self.client.page(self.query(task), cursor, per_page)
             self.emit(list(page), task["depth"])
-            cursor = page.next_cursor if page else None
+            # a short page is the last: no need to ask for the empty one after it
+            cursor = page.next_cursor if len(page) == per_page else None
             task["cursor"] = cursor
             self.state.save()
 

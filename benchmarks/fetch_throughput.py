@@ -115,7 +115,8 @@ def main() -> None:
         }
         report = json.loads((tmp / "w.jsonl.gz.fetch.json").read_text())["report"]
         out["loop"] = {"seeds": 20, "works": report["works"], "requests": report["requests"],
-                       "model": args.model, "backend": args.backend, "seconds": {k: round(v, 1) for k, v in loop.items()},
+                       "model": args.model, "backend": args.backend,
+                       "seconds": {k: round(v, 1) for k, v in loop.items()},
                        "total_s": round(sum(loop.values()), 1)}
     print(json.dumps(out, indent=2))
     if args.json:

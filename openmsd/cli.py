@@ -458,6 +458,8 @@ def search_command(
     k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
+    export: Annotated[str | None, typer.Option(
+        help="Print the results as bib (BibTeX), ris or csl (CSL-JSON).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """The papers nearest to a free text, in any language."""
@@ -468,7 +470,7 @@ def search_command(
         results = search_text(Corpus(corpus), text, encoder, model, k, lang, _year_range(year))
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(str(error))
-    _print_results(results, json)
+    _print_results(results, json, Corpus(corpus), export)
 
 
 eval_app = typer.Typer(help="Measure models.", no_args_is_help=True)

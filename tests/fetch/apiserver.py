@@ -16,6 +16,7 @@ import base64
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -81,6 +82,7 @@ class World:
     zotero: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     faults: list[tuple[str, int, dict[str, str], bytes]] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
+    delay: float = 0.0  # seconds before each answer (a slow API)
     headers: list[dict[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -149,6 +151,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         world = self.world
+        if world.delay:
+            time.sleep(world.delay)
         with world.lock:
             world.log.append(self.path)
             world.headers.append(dict(self.headers))

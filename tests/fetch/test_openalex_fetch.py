@@ -139,3 +139,37 @@ def test_unreachable_api_and_oversized_answer(api: Server, tmp_path: Path) -> No
     assert "over the limit" in report.unresolved[0]["reason"]
     with pytest.raises(FetchError, match="expected an http"):
         OpenAlex("ftp://x")
+
+
+def test_a_fetch_killed_midway_resumes_without_duplicates(api: Server, tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    api.world.delay = 0.3
+    out = tmp_path / "w.jsonl.gz"
+    command = [sys.executable, "-m", "openmsd.cli", "fetch", "openalex", "W1001", "W1002",
+               "--citing", "--depth", "2", "--out", str(out), "--api-url", api.openalex]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    partial = out.with_name(out.name + ".partial")
+    deadline = time.time() + 60
+    while time.time() < deadline and (not partial.exists() or partial.stat().st_size == 0):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not out.exists() and partial.exists()
+    api.world.delay = 0.0
+    report = crawl(OpenAlex(api.openalex, FAST),
+                   FetchPlan(seeds=seeds_from_ids(["W1001", "W1002"], "cli"), citing=True,
+                             depth=2), out)
+    ids = _ids(out)
+    assert report.resumed and len(ids) == len(set(ids))
+    clean = tmp_path / "clean.jsonl"
+    crawl(OpenAlex(api.openalex, FAST), FetchPlan(seeds=seeds_from_ids(["W1001", "W1002"],
+                                                                       "cli"),
+                                                 citing=True, depth=2), clean)
+    assert set(ids) == set(_ids(clean))

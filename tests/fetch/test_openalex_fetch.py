@@ -13,6 +13,7 @@ from openmsd.fetch import (
     FetchPlan,
     OpenAlex,
     Polite,
+    Seed,
     crawl,
     iter_works,
     seeds_from_ids,
@@ -127,6 +128,11 @@ def test_search_seed_by_title_and_search_query(api: Server, tmp_path: Path) -> N
     out = tmp_path / "w.jsonl"
     crawl(OpenAlex(api.openalex, FAST), FetchPlan(search="translation", depth=0), out)
     assert set(_ids(out)) == {"W1002", "W1007"}
+    by_title = tmp_path / "t.jsonl"
+    seed = Seed(None, "Grammaires d'arbres adjoints", "my.bib:z")
+    crawl(OpenAlex(api.openalex, FAST), FetchPlan(seeds=[seed], depth=0), by_title)
+    assert _ids(by_title) == ["W1004"]
+    assert any("filter=title.search:" in p for p in api.world.log)
 
 
 def test_unreachable_api_and_oversized_answer(api: Server, tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 The server (``tests/fetch/apiserver.py``) serves the 1,483 TALN papers as OpenAlex works
 (real titles, abstracts, authors, years; a fixed citation pattern) with cursor paging.
 
-1. Works per second, ``openmsd.fetch.crawl`` (pyalex on the polite session) against the peer:
+1. Works per second, ``openmsd.fetch.crawler`` (pyalex on the polite session) against the peer:
    a plain ``requests`` loop over the same cursor pages (no pyalex, no retries, no progress
    file), in the same run. Measured for a paged filter query without faults, the same with a
    429 (``Retry-After: 1``) and a 503 injected, and a crawl from seeds (``--citing --depth

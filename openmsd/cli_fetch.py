@@ -29,6 +29,16 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+def _need_clients() -> None:
+    """Fail with the install command when the API clients (the ``fetch`` extra) are absent."""
+    import importlib.util
+
+    missing = [name for name in ("pyalex", "habanero", "pyzotero", "requests")
+               if importlib.util.find_spec(name) is None]
+    if missing:
+        _fail(f"openmsd fetch needs {', '.join(missing)}: pip install 'openmsd[fetch]'")
+
+
 def _ticker(progress: Progress, label: str):
     task = progress.add_task(label, total=None)
     return lambda n: progress.advance(task, n)
@@ -119,6 +129,7 @@ def fetch_openalex(
 ) -> None:
     """Fetch OpenAlex works around seed papers: their references, with --citing their citers,
     --depth steps away; resumable (run it again after an interruption)."""
+    _need_clients()
     from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
 
     try:
@@ -162,6 +173,7 @@ def fetch_crossref_command(
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Fetch Crossref works for DOIs: the reference lists and abstracts OpenAlex lacks."""
+    _need_clients()
     from openmsd.fetch import FetchError, Polite, dois_lacking, fetch_crossref, read_seed_file
 
     try:
@@ -208,6 +220,7 @@ def update(
 ) -> None:
     """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
     embed and index it for every model the corpus has an index for."""
+    _need_clients()
     from openmsd.corpus.store import Corpus, CorpusError
     from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index.vector_index import build_index

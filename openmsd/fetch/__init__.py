@@ -1,22 +1,33 @@
 """Fetching a researcher's own corpus from the open APIs: OpenAlex works around seed papers
-(pyalex), Crossref works for DOIs (habanero), seeds from ids, BibTeX, RIS or Zotero."""
+(pyalex), Crossref works for DOIs (habanero), seeds from ids, BibTeX, RIS or Zotero.
 
-from openmsd.fetch.crawl import BATCH, FetchPlan, FetchReport, crawl, iter_works, sidecar_path
-from openmsd.fetch.crossref import CROSSREF_API, CrossrefReport, dois_lacking, fetch_crossref
-from openmsd.fetch.openalex import DEFAULT_API, OpenAlex, seed_path, work_id
-from openmsd.fetch.seeds import (
-    Seed,
-    SeedError,
-    read_seed_file,
-    seeds_from_bibtex,
-    seeds_from_ids,
-    seeds_from_ris,
-    seeds_from_zotero,
-)
-from openmsd.fetch.session import BadAnswer, FetchError, Polite, ResponseTooLarge
+The API clients are the ``fetch`` extra: names are imported on first use, so seed files
+(:func:`read_seed_file`) work without it.
+"""
 
-__all__ = ["BATCH", "CROSSREF_API", "DEFAULT_API", "BadAnswer", "CrossrefReport", "FetchError",
-           "FetchPlan", "FetchReport", "OpenAlex", "Polite", "ResponseTooLarge", "Seed",
-           "SeedError", "crawl", "dois_lacking", "fetch_crossref", "iter_works",
-           "read_seed_file", "seed_path", "seeds_from_bibtex", "seeds_from_ids",
-           "seeds_from_ris", "seeds_from_zotero", "sidecar_path", "work_id"]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "BATCH": "crawler", "FetchPlan": "crawler", "FetchReport": "crawler", "crawl": "crawler",
+    "iter_works": "crawler", "sidecar_path": "crawler",
+    "CROSSREF_API": "crossref", "CrossrefReport": "crossref", "dois_lacking": "crossref",
+    "fetch_crossref": "crossref",
+    "DEFAULT_API": "openalex", "OpenAlex": "openalex",
+    "seed_path": "ids", "work_id": "ids",
+    "Seed": "seeds", "SeedError": "seeds", "read_seed_file": "seeds",
+    "seeds_from_bibtex": "seeds", "seeds_from_ids": "seeds", "seeds_from_ris": "seeds",
+    "seeds_from_zotero": "seeds",
+    "BadAnswer": "errors", "FetchError": "errors", "Polite": "session",
+    "ResponseTooLarge": "session",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'openmsd.fetch' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"openmsd.fetch.{_WHERE[name]}"), name)

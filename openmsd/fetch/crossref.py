@@ -18,7 +18,7 @@ import orjson
 from habanero import Crossref, RequestError
 
 from openmsd.corpus.identifiers import normalize_doi
-from openmsd.fetch.crawl import iter_works
+from openmsd.fetch.crawler import iter_works
 from openmsd.fetch.session import RETRY_STATUS, FetchError, Polite
 
 __all__ = ["CROSSREF_API", "CrossrefReport", "dois_lacking", "fetch_crossref"]

@@ -18,8 +18,8 @@ import bibtexparser
 import rispy
 from bibtexparser.bparser import BibTexParser
 
-from openmsd.fetch.openalex import seed_path
-from openmsd.fetch.session import FetchError
+from openmsd.fetch.errors import FetchError
+from openmsd.fetch.ids import seed_path
 
 __all__ = ["Seed", "SeedError", "read_seed_file", "seeds_from_bibtex", "seeds_from_ids",
            "seeds_from_ris", "seeds_from_zotero"]

@@ -16,19 +16,12 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util import Retry
 
+from openmsd.fetch.errors import BadAnswer, FetchError
+
 __all__ = ["RETRY_STATUS", "BadAnswer", "FetchError", "Polite", "ResponseTooLarge",
            "polite_session"]
 
 RETRY_STATUS = (429, 500, 502, 503, 504)
-
-
-class FetchError(RuntimeError):
-    """A fetch that cannot go on: unreachable API, refused key, unreadable seed file."""
-
-
-class BadAnswer(FetchError):
-    """One answer that cannot be used (malformed, too large, an error after every retry):
-    the item it was for is reported, the fetch may go on."""
 
 
 class ResponseTooLarge(requests.RequestException):

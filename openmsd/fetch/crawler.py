@@ -28,7 +28,8 @@ from typing import Any
 
 import orjson
 
-from openmsd.fetch.openalex import OpenAlex, work_id
+from openmsd.fetch.ids import work_id
+from openmsd.fetch.openalex import OpenAlex
 from openmsd.fetch.seeds import Seed
 from openmsd.fetch.session import BadAnswer, FetchError
 

@@ -120,7 +120,13 @@ class OpenAlex:
             raise FetchError(f"{self.api_url}: unreachable ({_reason(error)})") from None
         except requests.RequestException as error:
             raise BadAnswer(f"{self.api_url}/{what}: {error}") from None
-        except (pyalex.api.QueryError, ValueError, KeyError, TypeError) as error:
+        except pyalex.api.QueryError as error:
+            if "API key" in str(error):  # pyalex's answer to a 401
+                raise FetchError(f"{self.api_url}: 401 refused ({error}); is the API key "
+                                 "right?") from None
+            raise BadAnswer(f"{self.api_url}/{what}: the API refused the query ({error})"
+                            ) from None
+        except (ValueError, KeyError, TypeError) as error:
             raise BadAnswer(f"{self.api_url}/{what}: unexpected answer ({error})") from None
 
 

@@ -179,3 +179,12 @@ def test_a_fetch_killed_midway_resumes_without_duplicates(api: Server, tmp_path:
                                                                        "cli"),
                                                  citing=True, depth=2), clean)
     assert set(ids) == set(_ids(clean))
+
+
+def test_a_refused_key_stops_the_fetch_with_a_clear_error(api: Server, tmp_path: Path) -> None:
+    body = b'{"error": "Invalid API key", "message": "The API key you provided is not valid."}'
+    api.world.fault("/works/W1001", 401, body=body)
+    with pytest.raises(FetchError, match=r"401 refused .*Invalid API key.*is the API key right"):
+        crawl(OpenAlex(api.openalex, FAST, api_key="wrong"),
+              FetchPlan(seeds=seeds_from_ids(["W1001", "W1002"], "cli")), tmp_path / "w.jsonl")
+    assert api.world.headers[-1]["Authorization"] == "Bearer wrong"

@@ -155,6 +155,8 @@ def _written_ids(partial: Path) -> set[str]:
 
 
 class _Crawl:
+    """Runs the queue of a :class:`_State` against a client, task by task, page by page."""
+
     def __init__(self, client: OpenAlex, state: _State,
                  tick: Callable[[int], None] | None):
         self.client, self.state, self.plan, self.tick = client, state, state.plan, tick

@@ -4,11 +4,17 @@ CLI and the API; exports parsed back; update after the API changed."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import bibtexparser
 import orjson
 import pytest
+import requests
 from typer.testing import CliRunner
 
 from openmsd.cli import app
@@ -23,6 +29,34 @@ BIB = """@article{a, title = {Seed one}, doi = {10.5555/test.1040}}
 """
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def _served(corpus: Path) -> Iterator[str]:
+    """``openmsd serve``'s app on a real uvicorn server on loopback, in a thread."""
+    import uvicorn
+
+    from openmsd.server.app import create_app
+
+    config = uvicorn.Config(create_app(corpus, [MODEL], watch_s=0), host="127.0.0.1",
+                            port=free_port(), log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 30
+    while not server.started and time.time() < deadline:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{config.port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
 def _run(*args: str) -> str:
     result = runner.invoke(app, list(args))
     assert result.exit_code == 0, result.output
@@ -35,10 +69,6 @@ def world(shared_data_module: Path) -> World:
 
 
 def test_fetch_ingest_embed_index_serve_update(world: World, tmp_path: Path) -> None:
-    from fastapi.testclient import TestClient
-
-    from openmsd.server.app import create_app
-
     library = tmp_path / "my.bib"
     library.write_text(BIB, encoding="utf-8")
     works, corpus = tmp_path / "w.jsonl.gz", tmp_path / "mycorpus"
@@ -59,13 +89,17 @@ def test_fetch_ingest_embed_index_serve_update(world: World, tmp_path: Path) -> 
         entries = bibtexparser.loads(text[text.index("@"):]).entries
         assert len(entries) == 5 and all(e["note"].startswith("openmsd:") for e in entries)
 
-        with TestClient(create_app(corpus, [MODEL], watch_s=0)) as client:
+        with _served(corpus) as url:
             seeds = ["10.5555/test.1040", "10.5555/test.1041"]
-            found = client.post("/api/related", json={"positive": seeds, "k": 5}).json()
+            found = requests.post(f"{url}/api/related", json={"positive": seeds, "k": 5},
+                                  timeout=60).json()
             assert len(found["results"]) == 5
             assert all(r["seeds"] for r in found["results"])
-            paper = client.get("/api/papers/10.5555/test.1040").json()
+            paper = requests.get(f"{url}/api/papers/10.5555/test.1040", timeout=60).json()
             assert paper["title"] == world.works["W1040"]["title"]
+            page = requests.get(f"{url}/library?id=10.5555/test.1040&id=10.5555/test.1041",
+                                timeout=60)
+            assert "Related to these 2 papers" in page.text
 
         # the API gains a work citing a seed, and a seed is updated: update fetches just these
         world.add(openalex_work(5000, "Analyse syntaxique et traduction", "Un nouveau travail "
@@ -76,6 +110,7 @@ def test_fetch_ingest_embed_index_serve_update(world: World, tmp_path: Path) -> 
         assert "2 works" in output
         stats = orjson.loads(_run("corpus", "stats", str(corpus), "--json"))
         assert stats["papers"] == 41
-        with TestClient(create_app(corpus, [MODEL], watch_s=0)) as client:
-            related = client.get("/api/papers/10.5555/test.5000/related?k=3")
+        with _served(corpus) as url:
+            related = requests.get(f"{url}/api/papers/10.5555/test.5000/related?k=3",
+                                   timeout=60)
             assert related.status_code == 200, related.text

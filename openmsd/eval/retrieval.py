@@ -253,6 +253,8 @@ def evaluate_ranking(qrels: Mapping[str, Mapping[str, int]],
     for query in relevant:
         docs = list(ranking.get(query, ()))
         run[query] = {doc: float(len(docs) - i) for i, doc in enumerate(docs)}
+    if not any(run.values()):  # nothing retrieved for any query (ranx needs one document)
+        return {name: 0.0 for name in METRICS}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's type-safety warnings inside ranx
         values = evaluate(Qrels(relevant), Run(run), list(METRICS.values()))

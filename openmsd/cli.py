@@ -25,7 +25,7 @@ from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
 from openmsd.ingest.report import IngestError
 from openmsd.models.bm25 import BM25
-from openmsd.models.embed import embed_corpus
+from openmsd.models.embed import choose_backend, embed_corpus, vector_key
 from openmsd.models.registry import (
     DEFAULT_MODEL,
     MODELS,
@@ -321,9 +321,10 @@ def embed(
     model: Annotated[str, typer.Option(help="A registered model, a SentenceTransformer "
                                             "directory or a hub name.")] = DEFAULT_MODEL,
     batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 32,
-    backend: Annotated[str, typer.Option(help="torch, or onnx: ONNX Runtime int8, several "
-                                              "times faster on CPU (built on first use).")]
-    = "torch",
+    backend: Annotated[str | None, typer.Option(
+        help="torch, or onnx: ONNX Runtime int8, several times faster on CPU (built on first "
+             "use); by default the backend of the vectors the corpus has, else onnx where the "
+             "model has it and onnxruntime is installed.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     enrich: Annotated[str | None, typer.Option(
         help="METHOD-LENGTH (e.g. llm-64): embed the text enriched with 'openmsd enrich' "
@@ -336,18 +337,19 @@ def embed(
     from openmsd.enrich.run import EnrichError, split_papers
     from openmsd.enrich.store import enriched_name
 
-    stored_as = model
+    target = Corpus(corpus)
+    backend = choose_backend(target, model, backend)
+    stored_as = vector_key(model, backend)
     if enrich is not None:
         method, _, size = enrich.partition("-")
         if not size.isdigit():
             _fail(f"--enrich {enrich!r}: expected METHOD-LENGTH, e.g. llm-64")
-        stored_as = enriched_name(model, method, int(size))
+        stored_as = vector_key(enriched_name(model, method, int(size)), backend)
     try:
         encoder = load_model(model, backend)
         if isinstance(encoder, BM25):
             _fail("bm25 is lexical: it has no vectors to store; evaluate or search with it "
                   "directly")
-        target = Corpus(corpus)
         total = target.check()["build"]["counts"]["papers"]
         ids = split_papers(target, split) if split else None
         with _progress() as progress:
@@ -377,10 +379,15 @@ def index_build(
     = DEFAULT_MODEL,
     kind: Annotated[str, typer.Option(help="flat (exact), hnsw, or auto (hnsw above "
                                            f"{HNSW_THRESHOLD:,} papers).")] = "auto",
+    backend: Annotated[str | None, typer.Option(
+        help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors "
+             "were made with, else onnx where the model has it.")] = None,
 ) -> None:
     """Build the FAISS index of a model's vectors, or add the papers embedded since."""
     try:
-        built, added = build_index(Corpus(corpus), model, kind)
+        target = Corpus(corpus)
+        model = vector_key(model, choose_backend(target, model, backend))
+        built, added = build_index(target, model, kind)
     except (CorpusError, FileNotFoundError, ValueError) as error:
         _fail(str(error))
     out.print(f"{model}: {built.index.ntotal:,} papers indexed ({added:,} added, "
@@ -397,10 +404,15 @@ def related(
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    backend: Annotated[str | None, typer.Option(
+        help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors "
+             "were made with, else onnx where the model has it.")] = None,
 ) -> None:
     """The papers most related to a paper, in any language, with why."""
     try:
-        results = find_related(Corpus(corpus), paper, model, k, lang, _year_range(year))
+        target = Corpus(corpus)
+        key = vector_key(model, choose_backend(target, model, backend, "index"))
+        results = find_related(target, paper, key, k, lang, _year_range(year))
     except (CorpusError, FileNotFoundError, PaperNotFoundError) as error:
         _fail(str(error))
     _print_results(results, json)
@@ -416,13 +428,19 @@ def search_command(
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    backend: Annotated[str | None, typer.Option(
+        help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors "
+             "were made with, else onnx where the model has it.")] = None,
 ) -> None:
     """The papers nearest to a free text, in any language."""
     try:
-        encoder = load_model(model)
+        target = Corpus(corpus)
+        backend = choose_backend(target, model, backend, "index")
+        encoder = load_model(model, backend)
         if isinstance(encoder, BM25):
             _fail("search with bm25 is not indexed yet: use a dense model")
-        results = search_text(Corpus(corpus), text, encoder, model, k, lang, _year_range(year))
+        results = search_text(target, text, encoder, vector_key(model, backend), k, lang,
+                              _year_range(year))
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(str(error))
     _print_results(results, json)
@@ -780,6 +798,9 @@ def recommend(
     bibtex_file: Annotated[Path | None, typer.Option(
         "--bibtex", help="Write the BibTeX entries of the recommended papers here.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    backend: Annotated[str | None, typer.Option(
+        help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors "
+             "were made with, else onnx where the model has it.")] = None,
 ) -> None:
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
@@ -797,10 +818,13 @@ def recommend(
     if len(document.problems) > 20:
         err.print(f"... {len(document.problems) - 20} more unknown markers", highlight=False)
     try:
-        encoder = load_model(model)
+        target = Corpus(corpus)
+        backend = choose_backend(target, model, backend, "index")
+        encoder = load_model(model, backend)
         if isinstance(encoder, BM25):
             _fail("recommend with bm25 is not indexed yet: use a dense model")
-        found = recommend_citations(Corpus(corpus), document.text, encoder, model, k, at=at,
+        found = recommend_citations(target, document.text, encoder, vector_key(model, backend),
+                                    k, at=at,
                                     languages=lang, years=_year_range(year), explain=True,
                                     max_locations=None)  # every location of the manuscript
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -42,10 +44,44 @@ from openmsd.search.related import PaperNotFoundError
 from openmsd.search.related import related as find_related
 from openmsd.search.related import search as search_text
 
-app = typer.Typer(help="Multilingual related-paper search and citation recommendation (OpenMSD).",
-                  no_args_is_help=True, pretty_exceptions_enable=False)
+
+def _join_lines(text: str | None) -> str | None:
+    """Help text with the line breaks of a docstring joined (paragraphs kept).
+
+    >>> _join_lines("The papers most related\n    to a paper.\n\nSecond paragraph.")
+    'The papers most related to a paper.\n\nSecond paragraph.'
+    """
+    return re.sub(r"(?<=\S)[ \t]*\n[ \t]*(?=\S)", " ", text) if text else text
+
+
+def _tidy(command: Any) -> Any:
+    """``command`` (and its subcommands) with help texts of whole lines."""
+    if command is not None and not getattr(command, "_tidied", False):
+        command.help = _join_lines(command.help)
+        command.short_help = _join_lines(command.short_help)
+        command._tidied = True
+        for sub in getattr(command, "commands", {}).values():
+            _tidy(sub)
+    return command
+
+
+class _MainGroup(TyperGroup):
+    """The top-level group: ``demo`` listed first, help texts without mid-sentence breaks."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda name: name != "demo")
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        return _tidy(super().get_command(ctx, name))
+
+
+app = typer.Typer(cls=_MainGroup, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Multilingual related-paper search and citation recommendation "
+                       "(OpenMSD). New here? Run 'openmsd demo'.")
 corpus_app = typer.Typer(help="Inspect a corpus directory.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
+
 
 class _DefaultCommandGroup(TyperGroup):
     """A group whose first argument, when it names no subcommand, goes to ``build``."""
@@ -57,7 +93,8 @@ class _DefaultCommandGroup(TyperGroup):
 
 
 relations_app = typer.Typer(cls=_DefaultCommandGroup, no_args_is_help=True,
-                            help="Related pairs (DC, CC, BC), the OpenMSD split, training "
+                            help="Related pairs (DC: direct citation, CC: co-citation, BC: "
+                                 "bibliographic coupling), the OpenMSD split, training "
                                  "triples: 'openmsd relations CORPUS', 'openmsd relations "
                                  "stats CORPUS'.")
 app.add_typer(relations_app, name="relations")
@@ -193,14 +230,17 @@ def relations_build(
              "0 for exact counts.")] = DEFAULT_MAX_GROUP,
     seed: Annotated[int, typer.Option(help="Seed of every sample and of the split.")] = 0,
     top_languages: Annotated[int, typer.Option(help="In-distribution languages.")] = 30,
-    idt: Annotated[float, typer.Option(help="Share of in-distribution papers in IDT.")] = 0.1,
+    idt: Annotated[float, typer.Option(help="Share of in-distribution papers in IDT (the "
+                                         "in-distribution test set).")] = 0.1,
     odt: Annotated[float, typer.Option(help="Share of non-English in-distribution papers "
-                                            "in ODT.")] = 0.1,
+                                            "in ODT (the out-of-distribution test set).")] = 0.1,
     dev: Annotated[float, typer.Option(help="Share of papers held out of train for dev.")]
     = 0.05,
     json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
-    """Derive DC/CC/BC pairs, the train/dev/IDT/ODT split and Specter triples of a corpus."""
+    """Derive related pairs (DC: direct citation, CC: co-citation, BC: bibliographic coupling),
+    the train / dev / IDT / ODT split (in- and out-of-distribution test sets) and Specter
+    triples of a corpus."""
     try:
         config = RelationsConfig(max_group=max_group or None, seed=seed,
                                  split=SplitConfig(top_languages=top_languages, idt=idt,
@@ -805,6 +845,7 @@ def recommend(
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
     from openmsd.corpus.store import atomic_path
+    from openmsd.demo import shorten
     from openmsd.search.manuscript import ManuscriptError, read_manuscript
     from openmsd.search.papers import bibtex, papers_by_id
     from openmsd.search.recommend import recommend as recommend_citations
@@ -838,14 +879,14 @@ def recommend(
         sys.stdout.write(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     for location in found:
-        out.print(f"[bold]sentence {location['location'] + 1}[/] "
+        out.print(f"[bold]sentence {location['sentence_number']}[/] "
                   f"{' '.join(location['markers'])}: {location['sentence']}", highlight=False)
         for r in location["results"]:
             title = r["title"] or r["english_title"] or ""
             out.print(f"  {r['score']:.3f}  {r['paper_id']}  [{r['language'] or '?'}] "
                       f"{r['year'] or ''}  {title}", highlight=False, markup=False)
             if r.get("drivers"):
-                out.print(f"         ← {r['drivers'][0]['sentence'][:110]}", highlight=False,
+                out.print(f"         ← {shorten(r['drivers'][0]['sentence'])}", highlight=False,
                           markup=False, style="dim")
 
 
@@ -984,16 +1025,19 @@ def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Where to build the demo corpus.")]
     = Path("demo-corpus"),
 ) -> None:
-    """Ingest the sample corpus shipped with openmsd, print its statistics, and derive its
-    related pairs and split."""
-    inputs = sorted(p for p in SAMPLE.iterdir() if p.is_dir())
-    out.print(f"ingesting the shipped sample ({', '.join(p.name for p in inputs)}) into {out_dir}",
-              highlight=False)
-    ingest(inputs, out_dir)
-    stats(out_dir)
-    out.print("deriving related pairs and the split (a small corpus: 2 in-distribution "
-              "languages, larger test shares)", highlight=False)
-    relations_build(out_dir, top_languages=2, idt=0.2, odt=0.2, dev=0.1)
+    """Start here: build a corpus from the sample shipped with openmsd and show related papers
+    across languages, a search in three languages and citation recommendations."""
+    from openmsd.demo import run as run_demo
+
+    started = time.perf_counter()
+    try:
+        run_demo(out_dir, out, _progress)
+    except (IngestError, CorpusError, FileNotFoundError, UnknownModelError,
+            UnsupportedBackendError) as error:
+        _fail(str(error))
+    except ImportError as error:
+        _fail(f"{error}: the demo needs the models extra: pip install -e \".[models]\"")
+    err.print(f"demo done in {time.perf_counter() - started:.0f} s", highlight=False)
 
 
 @app.command("formats")

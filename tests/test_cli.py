@@ -11,21 +11,6 @@ from openmsd.cli import SAMPLE, app
 runner = CliRunner()
 
 
-def test_demo_ingests_the_shipped_sample_and_prints_statistics(tmp_path):
-    result = runner.invoke(app, ["demo", "--out", str(tmp_path / "demo")])
-    assert result.exit_code == 0, result.output
-    assert "Papers (OpenMSD Table 1)" in result.output and "non-en->en" in result.output
-    stats = runner.invoke(app, ["corpus", "stats", str(tmp_path / "demo"), "--json"])
-    numbers = json.loads(stats.stdout)
-    assert {"papers", "papers_with_abstract", "languages", "citations", "citations_by_direction",
-            "references_resolved"} <= set(numbers)
-    assert numbers["papers"] == 15 + 8 + 1000
-    assert numbers["citations"] == 2 and numbers["citations_by_direction"]["non-en->non-en"] == 2
-    assert {"pt", "es", "en"} <= set(numbers["languages"])
-    assert set(numbers["citations_by_direction"]) == {"en->en", "en->non-en", "non-en->en",
-                                                      "non-en->non-en"}
-
-
 def test_ingest_json_report_and_query(tmp_path):
     corpus = tmp_path / "c"
     result = runner.invoke(app, ["ingest", str(SAMPLE / "scielo-jats"), "--out", str(corpus),

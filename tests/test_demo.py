@@ -1,0 +1,84 @@
+"""``openmsd demo`` on the shipped sample: what a newcomer sees."""
+
+from __future__ import annotations
+
+import contextlib
+import doctest
+import io
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+import openmsd.demo as demo_module
+from openmsd.cli import app
+from openmsd.corpus.store import Corpus
+from openmsd.demo import QUERIES, RELATED, run
+from openmsd.search.related import related
+
+runner = CliRunner()
+
+
+@contextlib.contextmanager
+def _no_bars() -> Iterator[Callable[[str, int | None], Callable[[int], None]]]:
+    yield lambda label, total: (lambda n: None)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo run with muse-v3 (the same steps as the default model, faster)."""
+    root = tmp_path_factory.mktemp("demo") / "demo-corpus"
+    text = io.StringIO()
+    times = run(root, Console(file=text, width=120), _no_bars, model="muse-v3")
+    return root, text.getvalue(), times
+
+
+def test_the_demo_shows_related_papers_across_languages_with_why(demo):
+    root, text, times = demo
+    corpus = Corpus(root)
+    languages = dict(corpus.connect().execute(
+        "SELECT language, count(*) FROM papers GROUP BY ALL").fetchall())
+    assert {"pt", "es", "en"} <= set(languages) and languages["pt"] >= 20
+    orchids = related(corpus, RELATED[0][0], "muse-v3", k=5)
+    assert {r.language for r in orchids} - {"pt"}, "no result in another language"
+    foucault = related(corpus, RELATED[1][0], "muse-v3", k=5)
+    assert any("cites the query paper" in r.why for r in foucault)
+    assert "cites the query paper" in text and "similar title and abstract" in text
+    for language, query in QUERIES:
+        assert f"{language}: {query}" in text
+    assert text.count("sentence ") >= 3 and "[3]" in text
+    assert "openmsd serve" in text and "http://127.0.0.1:8000/" in text
+    assert set(times) == {"ingest", "embed and index", "related", "search", "recommend"}
+
+
+def test_the_demo_uses_no_unexplained_jargon(demo):
+    _, text, _ = demo
+    for jargon in (r"\b(DC|CC|BC)\b(?! BY)", r"\bIDT\b", r"\bODT\b", "Table 3"):
+        assert not re.search(jargon, text), jargon
+
+
+def test_a_second_run_reuses_the_corpus_and_its_vectors(demo):
+    root, _, _ = demo
+    text = io.StringIO()
+    run(root, Console(file=text, width=120), _no_bars, model="muse-v3")
+    assert "0 papers embedded" in text.getvalue()
+
+
+def test_module_examples():
+    assert doctest.testmod(demo_module).failed == 0
+
+
+@pytest.mark.slow
+def test_openmsd_demo_runs_the_default_model_on_its_fast_backend(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "openmsd.cli", "demo", "--out",
+                             str(tmp_path / "d")], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr
+    assert "ONNX Runtime, int8" in result.stdout and "What next" in result.stdout
+    assert (tmp_path / "d" / "index" / "e5-small-multilingual@onnx" / "index.faiss").exists()
+    stats = runner.invoke(app, ["corpus", "stats", str(tmp_path / "d"), "--json"])
+    assert json.loads(stats.stdout)["papers"] == 125

@@ -13,7 +13,9 @@ from openmsd.ingest.report import Report
 from openmsd.relations.build import RelationsConfig
 from openmsd.relations.split import SplitConfig
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# ../shared/data beside the repository (CI), or where OPENMSD_SHARED_DATA says (a worktree)
+SHARED_DATA = Path(os.environ.get("OPENMSD_SHARED_DATA")
+                   or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 
 
 @pytest.fixture

@@ -85,6 +85,7 @@ def _with_previous_languages(merge_sql: str, previous: Path | None) -> str:
           ON o.paper_id = m.paper_id AND o.title IS NOT DISTINCT FROM m.title
          AND o.abstract IS NOT DISTINCT FROM m.abstract
          AND o.declared_language IS NOT DISTINCT FROM m.declared_language
+         AND o.keywords IS NOT DISTINCT FROM m.keywords
         ORDER BY m.paper_id"""
 
 
@@ -95,8 +96,10 @@ def _add_languages(batch: pa.RecordBatch, identifier: langid.LanguageIdentifier 
     todo = [i for i, k in enumerate(known) if not k]
     titles, abstracts = batch["title"].to_pylist(), batch["abstract"].to_pylist()
     declared = batch["declared_language"].to_pylist()
-    found = langid.identify([langid.paper_text(titles[i], abstracts[i]) for i in todo],
-                            [declared[i] for i in todo], identifier)
+    keywords = batch["keywords"].to_pylist()
+    found = langid.identify([langid.paper_text(titles[i], abstracts[i], keywords[i])
+                             for i in todo], [declared[i] for i in todo], identifier,
+                            [titles[i] for i in todo])
     languages = batch["known_language"].to_pylist()
     confidences = batch["known_confidence"].to_pylist()
     for i, (language, confidence) in zip(todo, found, strict=True):

@@ -121,11 +121,15 @@ def _fail(message: str) -> None:
 
 
 def _print_report(report: dict, problems: list, limit: int = 10) -> None:
-    err.print(f"[bold]ingest report[/]: {report['problems']:,} problems", highlight=False)
+    counts = report.get("counts", {})
+    skipped, warnings = counts.get("problems.skipped", 0), counts.get("problems.warning", 0)
+    err.print(f"[bold]ingest report[/]: {skipped:,} records or fields skipped, {warnings:,} "
+              "warnings (taken, with a defect)", highlight=False)
     for reason, n in report["problems_by_reason"].items():
         err.print(f"  {n:>7,}  {reason}", highlight=False)
     for problem in problems[:limit]:
-        err.print(f"  - {problem}", highlight=False, soft_wrap=True)
+        label = "warning" if getattr(problem, "kind", None) == "warning" else "skipped"
+        err.print(f"  - {label}: {problem}", highlight=False, soft_wrap=True)
     if len(problems) > limit:
         err.print(f"  ... {len(problems) - limit:,} more in problems.jsonl", highlight=False)
 
@@ -336,10 +340,36 @@ def _year_range(year: str | None) -> tuple[int | None, int | None] | None:
     return None
 
 
+def _say_why_empty(corpus: Corpus, languages: list[str] | None,
+                   years: tuple[int | None, int | None] | None, otherwise: str) -> None:
+    """Say on stderr why a search found nothing: an empty corpus, the filters (with what the
+    corpus has), or ``otherwise``."""
+    con = corpus.connect()
+    papers, low, high = con.execute("SELECT count(*), min(year), max(year) FROM papers").fetchone()
+    if not papers:
+        reason = ("the corpus has no papers: add some with 'openmsd ingest FILES --out "
+                  f"{corpus.root}'")
+    elif languages or years:
+        held = [lang for lang, in con.execute("SELECT DISTINCT coalesce(language, 'und') AS l "
+                                              "FROM papers ORDER BY l").fetchall()]
+        filters = []
+        if languages:
+            filters.append(f"--lang {' '.join(languages)} (its languages: {', '.join(held)})")
+        if years:
+            filters.append(f"--year {years[0] or ''}-{years[1] or ''} (its papers are from "
+                           f"{low}-{high})")
+        reason = "no paper matches " + " and ".join(filters)
+    else:
+        reason = otherwise
+    err.print(f"[yellow]no results[/]: {reason}", highlight=False, soft_wrap=True)
+
+
 def _print_results(results: list, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(orjson.dumps([r.as_dict() for r in results],
                                       option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    if not results:
         return
     table = Table()
     for column in ("score", "paper", "lang", "year"):
@@ -456,6 +486,8 @@ def related(
     except (CorpusError, FileNotFoundError, PaperNotFoundError) as error:
         _fail(str(error))
     _print_results(results, json)
+    if not results:
+        _say_why_empty(target, lang, _year_range(year), "the index holds no other paper")
 
 
 @app.command("search")
@@ -484,6 +516,8 @@ def search_command(
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(str(error))
     _print_results(results, json)
+    if not results:
+        _say_why_empty(target, lang, _year_range(year), "the index is empty")
 
 
 eval_app = typer.Typer(help="Measure models.", no_args_is_help=True)
@@ -875,6 +909,8 @@ def recommend(
         with atomic_path(bibtex_file) as tmp:
             tmp.write_text(bibtex(papers_by_id(Corpus(corpus), ids)), encoding="utf-8")
         err.print(f"{len(ids)} BibTeX entries -> {bibtex_file}", highlight=False)
+    if not any(location["results"] for location in found):
+        _say_why_empty(target, lang, _year_range(year), "the index is empty")
     if json:
         sys.stdout.write(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode() + "\n")
         return

@@ -239,9 +239,11 @@ def _resolve_references(con: duckdb.DuckDBPyConnection, report: Report, names: d
                r.source
         FROM refs r LEFT JOIN id_hits h USING (row) LEFT JOIN title_hits t USING (row)""")
     con.execute("UPDATE refs_final SET cited_id = NULL WHERE resolution = 'ambiguous'")
+    # DISTINCT: a record listing itself as cited and as citing (S2ORC) is one warning
     for part, loc, citing, resolution in con.execute("""
             SELECT part, loc, citing_id, resolution FROM refs_final
-            WHERE resolution IN ('self', 'ambiguous') ORDER BY row""").fetchall():
+            WHERE resolution IN ('self', 'ambiguous')
+            GROUP BY ALL ORDER BY min(row)""").fetchall():
         reason = (f"self-citation: {citing} cites itself (not a citation link)"
                   if resolution == "self" else
                   "ambiguous reference: it matches several corpus papers (not guessed)")

@@ -27,7 +27,7 @@ from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
 from openmsd.ingest.report import IngestError
 from openmsd.models.bm25 import BM25
-from openmsd.models.embed import choose_backend, embed_corpus, vector_key
+from openmsd.models.embed import choose_backend, embed_corpus, stored_backends, vector_key
 from openmsd.models.registry import (
     DEFAULT_MODEL,
     MODELS,
@@ -340,6 +340,12 @@ def _year_range(year: str | None) -> tuple[int | None, int | None] | None:
     return None
 
 
+def _stored_key(corpus: Corpus, model: str) -> str:
+    """``model``, or its vector key of another backend when the corpus has only that one."""
+    stored = stored_backends(corpus, model)
+    return vector_key(model, stored[0]) if stored and "torch" not in stored else model
+
+
 def _say_why_empty(corpus: Corpus, languages: list[str] | None,
                    years: tuple[int | None, int | None] | None, otherwise: str) -> None:
     """Say on stderr why a search found nothing: an empty corpus, the filters (with what the
@@ -599,6 +605,8 @@ def eval_sdsm(
             bars[name](done)
 
         try:
+            # a model whose vectors the corpus holds only from another backend: those
+            model = [_stored_key(Corpus(corpus), name) for name in model]
             result = evaluate_sdsm(Corpus(corpus), model, split, dc, baseline, seed, embed,
                                    progress=advance)
         except (SDSMError, CorpusError, UnknownModelError) as error:

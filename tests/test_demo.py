@@ -24,18 +24,14 @@ from openmsd.search.related import related
 runner = CliRunner()
 
 
+@pytest.fixture(scope="module")
+def demo(demo_run):
+    return demo_run
+
+
 @contextlib.contextmanager
 def _no_bars() -> Iterator[Callable[[str, int | None], Callable[[int], None]]]:
     yield lambda label, total: (lambda n: None)
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """The demo run with muse-v3 (the same steps as the default model, faster)."""
-    root = tmp_path_factory.mktemp("demo") / "demo-corpus"
-    text = io.StringIO()
-    times = run(root, Console(file=text, width=120), _no_bars, model="muse-v3")
-    return root, text.getvalue(), times
 
 
 def test_the_demo_shows_related_papers_across_languages_with_why(demo):

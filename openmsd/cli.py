@@ -1091,5 +1091,38 @@ def list_formats() -> None:
         out.print(f"[bold]{name}[/]: {formats.get(name).description}", highlight=False)
 
 
+
+def main() -> None:
+    """The ``openmsd`` entry point: run the command, then end the process at once.
+
+    Native libraries keep thread pools alive until their C++ static destructors run during
+    ``exit()`` (ONNX Runtime's, PyTorch's, DuckDB's task scheduler); under load, one of them
+    can still be joinable then and the process aborts with "terminate called without an active
+    exception" (exit 134) after printing its results. So once the command is done, output is
+    flushed, Python's exit handlers run, and the process ends with ``os._exit``, before any
+    static destructor."""
+    import atexit
+    import logging
+    import os
+
+    try:
+        app()
+        code: int = 0
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            code = done.code or 0
+        else:
+            err.print(str(done.code), highlight=False)
+            code = 1
+    except KeyboardInterrupt:
+        code = 130
+    atexit._run_exitfuncs()  # what a normal exit runs first (finalizers, temp directories)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    app()
+    main()

@@ -78,3 +78,19 @@ def test_openmsd_demo_runs_the_default_model_on_its_fast_backend(tmp_path):
     assert (tmp_path / "d" / "index" / "e5-small-multilingual@onnx" / "index.faiss").exists()
     stats = runner.invoke(app, ["corpus", "stats", str(tmp_path / "d"), "--json"])
     assert json.loads(stats.stdout)["papers"] == 125
+
+
+def test_the_command_line_exits_cleanly_twenty_times(demo):
+    """Once 'terminate called without an active exception' (exit 134) after the results, in
+    two of ten runs under load: 20 runs, four at a time, all exit 0 with nothing on stderr."""
+    root, _, _ = demo
+    command = [sys.executable, "-m", "openmsd.cli", "related", str(root), RELATED[0][0],
+               "--model", "muse-v3", "-k", "3", "--json"]
+    results = []
+    for _ in range(5):
+        runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True) for _ in range(4)]
+        results += [(run.wait(timeout=300), *run.communicate()) for run in runs]
+    assert [code for code, _, _ in results] == [0] * 20, [e for _, _, e in results if e]
+    assert not [e for _, _, e in results if "terminate called" in e]
+    assert all(len(json.loads(out)) == 3 for _, out, _ in results)

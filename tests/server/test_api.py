@@ -59,9 +59,9 @@ def test_pagination_pages_are_consecutive(client) -> None:
     assert first["next_offset"] == 3 and second["offset"] == 3
     ids = [r["paper_id"] for r in first["results"] + second["results"]]
     assert ids == [r["paper_id"] for r in whole]
-    last = client.get("/api/papers/fr-parse/related?k=10&offset=20").json()  # 22 others
-    assert len(last["results"]) == 2 and last["next_offset"] is None
-    beyond = client.get("/api/papers/fr-parse/related?k=10&offset=30").json()
+    last = client.get("/api/papers/fr-parse/related?k=10&offset=50").json()  # 58 others
+    assert len(last["results"]) == 8 and last["next_offset"] is None
+    beyond = client.get("/api/papers/fr-parse/related?k=10&offset=60").json()
     assert beyond["results"] == [] and beyond["next_offset"] is None
 
 

@@ -103,6 +103,10 @@ relations_app = typer.Typer(cls=_DefaultCommandGroup, no_args_is_help=True,
                                  "stats CORPUS'.")
 app.add_typer(relations_app, name="relations")
 
+BackendOption = Annotated[str | None, typer.Option(
+    help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors were "
+         "made with, else onnx where the model has it.")]
+
 out = Console(emoji=False)
 err = Console(stderr=True, emoji=False)
 SAMPLE = Path(__file__).parent / "data" / "sample"
@@ -470,9 +474,7 @@ def index_build(
     = DEFAULT_MODEL,
     kind: Annotated[str, typer.Option(help="flat (exact), hnsw, or auto (hnsw above "
                                            f"{HNSW_THRESHOLD:,} papers).")] = "auto",
-    backend: Annotated[str | None, typer.Option(
-        help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors "
-             "were made with, else onnx where the model has it.")] = None,
+    backend: BackendOption = None,
 ) -> None:
     """Build the FAISS index of a model's vectors, or add the papers embedded since."""
     try:
@@ -503,9 +505,7 @@ def related(
     export: Annotated[str | None, typer.Option(
         help="Print the results as bib (BibTeX), ris or csl (CSL-JSON).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    backend: Annotated[str | None, typer.Option(
-        help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors "
-             "were made with, else onnx where the model has it.")] = None,
+    backend: BackendOption = None,
 ) -> None:
     """The papers most related to a paper, or to a whole library (--seeds), with why."""
     from openmsd.fetch import FetchError, read_seed_file
@@ -550,9 +550,7 @@ def search_command(
     export: Annotated[str | None, typer.Option(
         help="Print the results as bib (BibTeX), ris or csl (CSL-JSON).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    backend: Annotated[str | None, typer.Option(
-        help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors "
-             "were made with, else onnx where the model has it.")] = None,
+    backend: BackendOption = None,
 ) -> None:
     """The papers nearest to a free text, in any language."""
     try:
@@ -924,9 +922,7 @@ def recommend(
     bibtex_file: Annotated[Path | None, typer.Option(
         "--bibtex", help="Write the BibTeX entries of the recommended papers here.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    backend: Annotated[str | None, typer.Option(
-        help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors "
-             "were made with, else onnx where the model has it.")] = None,
+    backend: BackendOption = None,
 ) -> None:
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 import openmsd.demo as demo_module
 from openmsd.cli import app
 from openmsd.corpus.store import Corpus
-from openmsd.demo import QUERIES, RELATED, run
+from openmsd.demo import PARAGRAPH, QUERIES, RELATED, run
 from openmsd.search.related import related
 
 runner = CliRunner()
@@ -94,3 +94,13 @@ def test_the_command_line_exits_cleanly_twenty_times(demo):
     assert [code for code, _, _ in results] == [0] * 20, [e for _, _, e in results if e]
     assert not [e for _, _, e in results if "terminate called" in e]
     assert all(len(json.loads(out)) == 3 for _, out, _ in results)
+
+
+def test_recommend_numbers_sentences_alike_in_text_and_json(demo):
+    root, _, _ = demo
+    command = ["recommend", str(root), "--manuscript", str(PARAGRAPH), "--model", "muse-v3",
+               "-k", "2"]
+    found = json.loads(runner.invoke(app, [*command, "--json"]).stdout)
+    assert [loc["sentence_number"] for loc in found] == [loc["location"] + 1 for loc in found]
+    text = runner.invoke(app, command).output
+    assert all(f"sentence {loc['sentence_number']} " in text for loc in found)

@@ -348,6 +348,18 @@ def _year_range(year: str | None) -> tuple[int | None, int | None] | None:
     return None
 
 
+def _index_backend(corpus: Corpus, model: str, backend: str | None) -> str:
+    """The backend whose index of ``model`` to search: ``backend`` when given (refused, naming
+    what the corpus has, when only the other backend has an index), else the corpus's own."""
+    stored = stored_backends(corpus, model, "index")
+    if backend is not None and stored and backend not in stored:
+        _fail(f"{corpus.root}: {model} is indexed with backend {', '.join(stored)} only, not "
+              f"{backend} (vectors of two backends are never mixed): leave out --backend, or "
+              f"run 'openmsd embed {corpus.root} --model {model} --backend {backend}' and "
+              f"'openmsd index build {corpus.root} --model {model} --backend {backend}'")
+    return choose_backend(corpus, model, backend, "index")
+
+
 def _stored_key(corpus: Corpus, model: str) -> str:
     """``model``, or its vector key of another backend when the corpus has only that one."""
     stored = stored_backends(corpus, model)
@@ -513,7 +525,7 @@ def related(
 
     try:
         target = Corpus(corpus)
-        key = vector_key(model, choose_backend(target, model, backend, "index"))
+        key = vector_key(model, _index_backend(target, model, backend))
         if seeds:
             positive, missing = library_seeds(target, [s for f in seeds
                                                        for s in read_seed_file(f)])
@@ -555,7 +567,7 @@ def search_command(
     """The papers nearest to a free text, in any language."""
     try:
         target = Corpus(corpus)
-        backend = choose_backend(target, model, backend, "index")
+        backend = _index_backend(target, model, backend)
         encoder = load_model(model, backend)
         if isinstance(encoder, BM25):
             _fail("search with bm25 is not indexed yet: use a dense model")
@@ -943,7 +955,7 @@ def recommend(
         err.print(f"... {len(document.problems) - 20} more unknown markers", highlight=False)
     try:
         target = Corpus(corpus)
-        backend = choose_backend(target, model, backend, "index")
+        backend = _index_backend(target, model, backend)
         encoder = load_model(model, backend)
         if isinstance(encoder, BM25):
             _fail("recommend with bm25 is not indexed yet: use a dense model")

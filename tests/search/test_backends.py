@@ -46,6 +46,12 @@ def test_the_two_backends_are_stored_apart_and_the_corpus_backend_is_reused(corp
     again = _embed(corpus)  # no --backend: the corpus's torch vectors are re-used
     assert again["embedded"] == 0 and again["cached"] == 51
     assert stored_backends(corpus, MODEL) == ["torch"]
+    assert runner.invoke(app, ["index", "build", str(corpus.root), "--model", MODEL]
+                         ).exit_code == 0
+    refused = runner.invoke(app, ["related", str(corpus.root), ARTICLE, "--model", MODEL,
+                                  "--backend", "onnx"])
+    assert refused.exit_code == 2
+    assert "indexed with backend torch only, not onnx" in " ".join(refused.output.split())
     onnx_run = _embed(corpus, "--backend", "onnx")  # its own store, never added to torch's
     assert onnx_run["embedded"] == 51 and onnx_run["directory"].endswith(f"{MODEL}@onnx")
     assert set(stored_backends(corpus, MODEL)) == {"torch", "onnx"}

@@ -39,7 +39,7 @@ from openmsd.eval.ranks import Scorer as RowScorer
 from openmsd.eval.ranks import ScorerRows, relevant_ranks
 from openmsd.models.formatting import paper_input
 from openmsd.rank import Papers, Scorer, load_scorer
-from openmsd.rank.load import is_dense, leaves
+from openmsd.rank.load import BACKENDS, is_dense, leaves
 from openmsd.rank.papers import PAPERS_SQL, english_texts
 from openmsd.relations.build import relations_dir
 
@@ -315,8 +315,9 @@ def hide_links(pool: Pool, seed: int = 0) -> tuple[Pool, list[tuple[str, str]]]:
 
 def dense_leaves(corpus: Corpus, models: Sequence[str]) -> list[str]:
     """The dense models behind ``models`` (fusions expanded)."""
-    return list(dict.fromkeys(leaf.rsplit("@", 1)[0] for name in models
-                              for leaf in leaves(name, corpus) if is_dense(leaf, corpus)))
+    return list(dict.fromkeys(
+        leaf if leaf.rsplit("@", 1)[-1] in BACKENDS else leaf.rsplit("@", 1)[0]
+        for name in models for leaf in leaves(name, corpus) if is_dense(leaf, corpus)))
 
 
 def embed_pool(corpus: Corpus, pool: Pool, models: Sequence[str]) -> None:

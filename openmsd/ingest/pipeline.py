@@ -183,22 +183,25 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     ``progress(label, total)`` may return a callback advanced by records read / papers built.
     """
     corpus = Corpus(out)
-    corpus.root.mkdir(parents=True, exist_ok=True)
-    corpus.staged.mkdir(exist_ok=True)
     manifest = corpus.manifest()
     entries: list[dict[str, Any]] = manifest["inputs"]
     result = IngestResult()
     if fmt:
         formats.get(fmt)
-    known = {e["part"] for e in entries}
-    for orphan in corpus.staged.iterdir():  # parts of an ingest that crashed before its manifest
-        if orphan.name not in known:
-            shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
+    checked = []  # every input is checked before anything is written
     for raw in inputs:
         path = Path(raw).resolve()
         files = list_files(path)
         if not files:
             raise IngestError(f"{path}: an empty folder: nothing to ingest")
+        checked.append((path, files))
+    corpus.root.mkdir(parents=True, exist_ok=True)
+    corpus.staged.mkdir(exist_ok=True)
+    known = {e["part"] for e in entries}
+    for orphan in corpus.staged.iterdir():  # parts of an ingest that crashed before its manifest
+        if orphan.name not in known:
+            shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
+    for path, files in checked:
         part_digest = digest(files, path, fmt)
         entry = next((e for e in entries if e["path"] == str(path)), None)
         if entry and entry["digest"] == part_digest and (corpus.staged / entry["part"]).exists():

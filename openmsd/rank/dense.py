@@ -88,8 +88,11 @@ def load_encoder(name: str, backend: str = "torch") -> DenseEncoder:
     from openmsd.enrich.store import parse_enriched
     from openmsd.models.registry import load_model
 
-    enriched = parse_enriched(name)
-    model = load_model(enriched[0] if enriched else name, backend)
+    base, _, stored = name.partition("@")  # a vector key MODEL@onnx: that backend
+    if stored not in ("torch", "onnx"):
+        base, stored = name, ""
+    enriched = parse_enriched(base)
+    model = load_model(enriched[0] if enriched else base, stored or backend)
     if not isinstance(model, DenseEncoder):
         raise ValueError(f"model {name!r} is not a dense encoder")
     return model

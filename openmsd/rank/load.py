@@ -37,6 +37,8 @@ from openmsd.rank.lexical import VIEWS, LexicalScorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
+#: The suffixes of vector keys ``MODEL@onnx`` (:func:`openmsd.models.embed.vector_key`).
+BACKENDS = ("torch", "onnx")
 FUSIONS = (HYBRID, HYBRID_GRAPH)
 RANKER_FILE = "ranker.json"
 #: What ``hybrid-graph`` adds to ``hybrid`` when nothing is tuned.
@@ -122,6 +124,7 @@ def _is_dense(name: str) -> bool:
     from openmsd.enrich.store import parse_enriched
     from openmsd.models.registry import MODELS
 
+    name = name.split("@", 1)[0] if name.rsplit("@", 1)[-1] in BACKENDS else name
     base = parse_enriched(name)[0] if parse_enriched(name) else name
     return base in MODELS or Path(base).is_dir() or "/" in base
 
@@ -153,7 +156,7 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
     corpus = papers.corpus
     if name == "random":
         scorer = RandomScorer(papers, seed)
-    elif "@" in name and "+" not in name and name not in FUSIONS:
+    elif "@" in name and "+" not in name and name.rsplit("@", 1)[1] not in BACKENDS:
         inner, language = name.rsplit("@", 1)
         scorer = LanguagePairScorer(load_scorer(inner, papers, backend=backend, seed=seed,
                                                 citations=citations, hidden=hidden,
@@ -221,7 +224,8 @@ def is_builtin(name: str) -> bool:
 def is_dense(name: str, corpus: Corpus | None = None) -> bool:
     """Whether a single scorer name is a dense model (reads stored or encoded vectors): a
     registered model, a directory, a hub name, or a name with vectors in ``corpus``."""
-    name = name.rsplit("@", 1)[0]
+    if name.rsplit("@", 1)[-1] not in BACKENDS:
+        name = name.rsplit("@", 1)[0]  # NAME@LANG: the model NAME
     if is_builtin(name):
         return False
     return _is_dense(name) or _stored_dense(name, corpus)

@@ -24,6 +24,7 @@ import numpy as np
 from openmsd.corpus.stats import corpus_stats
 from openmsd.corpus.store import MANIFEST, Corpus, CorpusError
 from openmsd.index.vector_index import VectorIndex, index_dir, load_index
+from openmsd.models.embed import choose_backend, stored_backends, vector_key
 from openmsd.models.encoder import DenseEncoder, Kind
 from openmsd.models.registry import load_model
 from openmsd.rank import HYBRID, HYBRID_GRAPH
@@ -105,7 +106,10 @@ class Resources:
             raise ValueError("serve: name at least one model")
         self.corpus = ServedCorpus(corpus)
         self.models = list(dict.fromkeys(models))
-        self.indexes = {m: LiveIndex(self.corpus, m) for m in self.models}
+        # each model's index and query encoder: of the backend its vectors were made with
+        self.backends = {m: choose_backend(self.corpus, m, what="index") for m in self.models}
+        self.indexes = {m: LiveIndex(self.corpus, vector_key(m, self.backends[m]))
+                        for m in self.models}
         #: the rankers served beside the models' indexes; related and search default to them
         self.rankers = [HYBRID_GRAPH, HYBRID, "bm25"]
         self.related_ranker, self.search_ranker = HYBRID_GRAPH, HYBRID
@@ -126,7 +130,7 @@ class Resources:
                 if is_builtin(model):
                     raise ValueError(f"model {model!r} is not a dense model: serve a dense "
                                      "model (rankers are served beside it)")
-                self._encoders[model] = LockedEncoder(load_model(model))
+                self._encoders[model] = LockedEncoder(load_model(model, self.backends[model]))
             return self._encoders[model]
 
     def index(self, model: str) -> VectorIndex:
@@ -187,5 +191,5 @@ def indexed_models(corpus: str | Path) -> list[str]:
     """The registered models that have an index in ``corpus``, the default model first."""
     from openmsd.models.registry import DEFAULT_MODEL, MODELS
 
-    found = [m for m in MODELS if (index_dir(Corpus(corpus), m) / "index.faiss").exists()]
+    found = [m for m in MODELS if stored_backends(Corpus(corpus), m, "index")]
     return sorted(found, key=lambda m: m != DEFAULT_MODEL)

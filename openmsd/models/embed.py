@@ -142,6 +142,12 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
 def load_vectors(corpus: Corpus, model: str) -> tuple[list[str], np.ndarray]:
     """The current vector of every paper (the newest part wins for a paper whose text changed;
     vectors of texts no longer in the corpus are left out): ids and a float32 matrix."""
+    ids, _, matrix = load_vector_table(corpus, model)
+    return ids, matrix
+
+
+def load_vector_table(corpus: Corpus, model: str) -> tuple[list[str], list[str], np.ndarray]:
+    """:func:`load_vectors` with the text hash of each vector: ids, hashes, float32 matrix."""
     directory = vectors_dir(corpus, model)
     if not any(directory.glob("part-*.parquet")):
         raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
@@ -156,6 +162,7 @@ def load_vectors(corpus: Corpus, model: str) -> tuple[list[str], np.ndarray]:
             if text:
                 current[paper_id] = text_hash(text)
     ids: list[str] = []
+    hashes: list[str] = []
     rows: list[np.ndarray] = []
     seen: set[str] = set()
     for part in sorted(directory.glob("part-*.parquet"), reverse=True):
@@ -167,8 +174,10 @@ def load_vectors(corpus: Corpus, model: str) -> tuple[list[str], np.ndarray]:
             if paper_id not in seen and current.get(paper_id) == digest:
                 seen.add(paper_id)
                 ids.append(paper_id)
+                hashes.append(digest)
                 rows.append(matrix[i])
     if not rows:
-        return [], np.zeros((0, 0), np.float32)
+        return [], [], np.zeros((0, 0), np.float32)
     order = np.argsort(ids)
-    return [ids[i] for i in order], np.vstack(rows)[order].astype(np.float32)
+    return ([ids[i] for i in order], [hashes[i] for i in order],
+            np.vstack(rows)[order].astype(np.float32))

@@ -2,9 +2,10 @@
 
 * :class:`ServedCorpus` opens the corpus once; each ``connect()`` is a cursor on one shared
   DuckDB database (its views read the Parquet files, so a re-ingested corpus is seen at once).
-* :class:`LiveIndex` holds a model's FAISS index and swaps in a rebuilt one when its files
-  change: the old index answers until the new one has loaded completely (a half-written build,
-  whose index and rows disagree, is not taken).
+* :class:`LiveIndex` holds a model's FAISS index and swaps in a rebuilt one when its link
+  points at a new build: the old index answers until the new one has loaded completely (a
+  build is written whole before its link is renamed into place, and a damaged one, whose
+  index and rows disagree, is not taken).
 * :class:`Resources` bundles them for the application, with the corpus statistics cached, and
   loads what :mod:`openmsd.search` keeps per corpus build (paper records, the
   citation graph) at start and after a re-ingest, so that no request waits for it alone.
@@ -45,10 +46,12 @@ class ServedCorpus(Corpus):
         return self._database.cursor()
 
 
-def _stamp(directory: Path) -> tuple[tuple[int, int], ...]:
-    files = [directory / "index.faiss", directory / "papers.parquet"]
-    return tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else (0, 0)
-                 for f in files)
+def _stamp(directory: Path) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The build an index link points at, and its files' times and sizes."""
+    build = directory.resolve()
+    files = [build / "index.faiss", build / "papers.parquet"]
+    return str(build), tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else (0, 0)
+                             for f in files)
 
 
 class LiveIndex:

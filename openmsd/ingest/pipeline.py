@@ -5,6 +5,11 @@ its content: ingesting an unchanged input again does nothing, a changed one repl
 in place (keeping its position in the merge order), a new one is appended. The corpus tables
 are then rebuilt from all parts (:func:`openmsd.corpus.build.build`), and the report of every
 part plus the build is written beside the corpus.
+
+One ingest at a time writes a corpus: :func:`corpus_lock` takes ``CORPUS/.ingest.lock`` and a
+second run fails at once with a clear error. A run killed at any point leaves the old corpus or
+the new one readable (see :meth:`openmsd.corpus.store.Corpus.manifest`); what it left behind
+(staged parts no manifest names, ``.build-*`` folders) is removed by the next run.
 """
 
 from __future__ import annotations
@@ -19,11 +24,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from filelock import FileLock, Timeout
 
 from openmsd.corpus import langid
 from openmsd.corpus.build import build
 from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, Record
 from openmsd.corpus.store import (
+    MANIFEST,
+    NEXT,
+    STAGED_DIR,
     Corpus,
     ParquetSink,
     replace_dir,
@@ -31,6 +40,7 @@ from openmsd.corpus.store import (
     write_json,
     write_jsonl,
 )
+from openmsd.crashpoint import crash_point
 from openmsd.ingest import formats
 from openmsd.ingest.reader import Reader
 from openmsd.ingest.report import IngestError, Problem, Report
@@ -38,6 +48,7 @@ from openmsd.ingest.report import IngestError, Problem, Report
 STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
 FLUSH_ROWS = 20_000
 _SKIP_NAMES = {"README", "README.md", "LICENSE", "LICENSE.txt", "NOTICE"}
+LOCK = ".ingest.lock"
 
 
 def list_files(path: Path) -> list[Path]:
@@ -174,6 +185,49 @@ def _part_problems(part: Path) -> list[Problem]:
     return [Problem(**orjson.loads(line)) for line in path.read_bytes().splitlines() if line]
 
 
+def _corpus_root(out: str | Path) -> Path:
+    """``out`` as a corpus directory, created if needed; IngestError when it cannot be one."""
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise IngestError(f"{root}: a file, not a corpus directory: name a directory with --out")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / STAGED_DIR).mkdir(exist_ok=True)
+    except OSError as error:
+        raise IngestError(f"{root}: cannot create the corpus directory: "
+                          f"{error.strerror or error}") from None
+    return root
+
+
+@contextlib.contextmanager
+def corpus_lock(out: str | Path) -> Iterator[Path]:
+    """Hold the corpus directory ``out`` (created if needed) for one ingest; IngestError at
+    once when another process holds it."""
+    root = _corpus_root(out)
+    lock = FileLock(root / LOCK, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise IngestError(f"{root}: another ingest is writing to this corpus (it holds "
+                          f"{root / LOCK}); wait for it to finish, then run again") from None
+    except OSError as error:
+        raise IngestError(f"{root}: cannot lock the corpus directory: "
+                          f"{error.strerror or error}") from None
+    try:
+        yield root
+    finally:
+        lock.release()
+
+
+def _clean_leftovers(corpus: Corpus, known: set[str]) -> None:
+    """Remove what a killed ingest left: staged parts no manifest names, build folders."""
+    for orphan in corpus.staged.iterdir():
+        if orphan.name not in known:
+            shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
+    for leftover in corpus.root.glob(".build-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
 def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None,
            strict: bool = False, identifier: langid.LanguageIdentifier | None = None,
            progress: Callable[[str, int | None], Callable[[int], None]] | None = None
@@ -181,19 +235,24 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     """Add ``inputs`` to the corpus at ``out`` (created if needed) and rebuild its tables.
 
     ``progress(label, total)`` may return a callback advanced by records read / papers built.
+    IngestError when another ingest holds the corpus, or when the inputs hold no paper.
     """
+    with corpus_lock(out):
+        return _ingest(inputs, out, fmt, strict, identifier, progress)
+
+
+def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, strict: bool,
+            identifier: langid.LanguageIdentifier | None,
+            progress: Callable[[str, int | None], Callable[[int], None]] | None
+            ) -> IngestResult:
     corpus = Corpus(out)
-    corpus.root.mkdir(parents=True, exist_ok=True)
-    corpus.staged.mkdir(exist_ok=True)
     manifest = corpus.manifest()
+    committed = orjson.loads(orjson.dumps(manifest))  # as it is until this run commits
     entries: list[dict[str, Any]] = manifest["inputs"]
     result = IngestResult()
     if fmt:
         formats.get(fmt)
-    known = {e["part"] for e in entries}
-    for orphan in corpus.staged.iterdir():  # parts of an ingest that crashed before its manifest
-        if orphan.name not in known:
-            shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
+    _clean_leftovers(corpus, {e["part"] for e in entries})
     for raw in inputs:
         path = Path(raw).resolve()
         files = list_files(path)
@@ -218,10 +277,31 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
         entries.sort(key=lambda e: e["ordinal"])
         result.staged.append(str(path))
 
+    if not sum(e["records"].get("papers", 0) for e in entries):
+        read = [p for e in entries for p in _part_problems(corpus.staged / e["part"])]
+        first = f"; first: {read[0]}" if read else ""
+        names = ", ".join(result.staged) or "the inputs"
+        raise IngestError(f"no papers read from {names} ({len(read):,} problems{first}); "
+                          "nothing written")
     report = Report(strict=strict)
     parts = [(e["ordinal"], corpus.staged / e["part"], e["path"]) for e in entries]
     tick = progress("building papers", None) if progress else None
-    result.build = build(corpus, parts, report, identifier, tick)
+
+    def commit(summary: dict[str, Any]) -> None:  # the new tables are complete: record them
+        result.build = summary
+        _write_report(corpus, entries, report, result)
+        manifest.update(schema_version=SCHEMA_VERSION, inputs=entries, build=summary)
+        write_json(corpus.root / MANIFEST, {**committed, NEXT: manifest})
+
+    build(corpus, parts, report, identifier, tick, before_swap=commit)
+    crash_point("ingest.before_manifest")
+    write_json(corpus.root / MANIFEST, manifest)
+    return result
+
+
+def _write_report(corpus: Corpus, entries: list[dict[str, Any]], report: Report,
+                  result: IngestResult) -> None:
+    """The problems and counts of every part and of the build, written beside the corpus."""
     problems = [p for e in entries for p in _part_problems(corpus.staged / e["part"])]
     problems += report.problems
     counts: dict[str, int] = {}
@@ -241,7 +321,4 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     }
     write_jsonl(corpus.root / "problems.jsonl", (p.as_dict() for p in problems))
     write_json(corpus.root / "ingest_report.json", result.report)
-    manifest.update(schema_version=SCHEMA_VERSION, inputs=entries, build=result.build)
-    write_json(corpus.root / "manifest.json", manifest)
-    return result
 

@@ -35,7 +35,7 @@ from lxml import etree
 
 from openmsd.corpus.identifiers import alias, aliases, normalize_doi, paper_key
 from openmsd.corpus.schema import Record
-from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, open_binary
+from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, read_document
 from openmsd.ingest.report import Report
 
 FORMAT = "crossref"
@@ -153,11 +153,8 @@ def _reference(citing: str, position: int, ref: dict[str, Any], loc: str) -> dic
 
 def _load(path: Path, report: Report) -> tuple[bool, Any]:
     """``(True, document)`` for a parsed file; ``(False, None)`` after reporting why not."""
-    try:
-        with open_binary(path) as handle:
-            data = handle.read()
-    except (OSError, EOFError) as error:
-        report.problem(path, "file", f"unreadable compressed data: {error}")
+    data = read_document(path, report)
+    if data is None:
         return False, None
     if not data.strip():
         report.problem(path, "file", "empty file: no records", kind="warning")

@@ -49,6 +49,10 @@ STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re
 FLUSH_ROWS = 20_000
 _SKIP_NAMES = {"README", "README.md", "LICENSE", "LICENSE.txt", "NOTICE"}
 LOCK = ".ingest.lock"
+FIELD_CHARS = {"abstract": 200_000, "full_text": 8_000_000, "text": 100_000, "raw": 100_000}
+"""The longest text per field (characters); every other text field: :data:`OTHER_FIELD_CHARS`.
+A record with a longer field is reported (file, line, field, limit) and skipped."""
+OTHER_FIELD_CHARS = 10_000
 
 
 def list_files(path: Path) -> list[Path]:
@@ -117,12 +121,28 @@ def _records(files: list[Path], reader: Reader | None, report: Report) -> Iterat
             continue
         report.count(f"files.{chosen.name}")
         try:
-            yield from chosen.read(file, report)
+            for record in chosen.read(file, report):
+                if _within_limits(file, record, report):
+                    yield record
         except IngestError:
             raise
         except Exception as error:  # a reader bug must not lose the rest of the input
             report.problem(file, "file", f"reader {chosen.name} failed: "
                            f"{type(error).__name__}: {error}")
+
+
+def _within_limits(file: Path, record: Record, report: Report) -> bool:
+    """Whether every text field of ``record`` is within its limit; else report it, False."""
+    kind, fields = record
+    for name, value in fields.items():
+        limit = FIELD_CHARS.get(name, OTHER_FIELD_CHARS)
+        if isinstance(value, str) and len(value) > limit:
+            where = str(fields.get("loc", "")).rpartition(":")[2]
+            report.problem(file, f"line {where}" if where.isdigit() else where or "file",
+                           f"field {name} too long: {len(value):,} characters, the limit is "
+                           f"{limit:,}; {kind} skipped")
+            return False
+    return True
 
 
 @contextlib.contextmanager

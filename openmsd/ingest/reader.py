@@ -3,10 +3,16 @@
 A reader is a :class:`Reader`: a format name, a ``sniff(head, path)`` test on the first bytes of
 a file (decompressed), and ``read(path, report)`` yielding :data:`openmsd.corpus.schema.Record`
 tuples one at a time, so memory stays flat however large the input. Readers never write files.
+
+Hostile or broken inputs stay bounded: a line longer than :data:`MAX_LINE_BYTES`, a document
+(XML, a whole-file JSON) longer than :data:`MAX_DOCUMENT_BYTES` once decompressed, and what a
+file holds beyond :data:`MAX_FILE_BYTES` are reported with the limit and skipped, never read
+into memory. UTF-8 files with a byte-order mark and UTF-16 files (with their mark) are decoded.
 """
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import re
@@ -22,6 +28,12 @@ from openmsd.corpus.schema import Record
 from openmsd.ingest.report import Report
 
 SNIFF_BYTES = 8192
+MAX_LINE_BYTES = 16 << 20
+"""The longest JSON line read (16 MiB; a paper with its full text is well under 2 MiB)."""
+MAX_DOCUMENT_BYTES = 64 << 20
+"""The largest whole-file document (an XML article, a Crossref JSON) read, decompressed."""
+MAX_FILE_BYTES = 64 << 30
+"""The most a line-by-line file is read, decompressed (64 GiB: an OpenAlex part is ~2 GiB)."""
 
 
 @dataclass(frozen=True)
@@ -34,14 +46,68 @@ class Reader:
     description: str = ""
 
 
+_UTF16 = {codecs.BOM_UTF16_LE: "utf-16-le", codecs.BOM_UTF16_BE: "utf-16-be"}
+
+
 def open_binary(path: Path) -> IO[bytes]:
-    """Open a file for reading, decompressing gzip transparently (by magic bytes, not suffix)."""
-    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller
+    """Open a file for reading, decompressing gzip transparently (by magic bytes, not suffix);
+    UTF-8 bytes always: a UTF-8 byte-order mark is skipped, UTF-16 (with its mark) recoded."""
+    handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - returned to the caller
     magic = handle.read(2)
     handle.seek(0)
     if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=handle)  # type: ignore[return-value]
+        handle = gzip.GzipFile(fileobj=handle)  # type: ignore[assignment]
+    handle = io.BufferedReader(handle) if not hasattr(handle, "peek") else handle  # type: ignore[arg-type]
+    mark = handle.peek(3)[:3]  # type: ignore[attr-defined]
+    if mark == codecs.BOM_UTF8:
+        handle.read(3)
+    elif mark[:2] in _UTF16:
+        encoding = _UTF16[mark[:2]]
+        handle.read(2)
+        return codecs.EncodedFile(handle, "utf-8", encoding)  # type: ignore[return-value]
     return handle
+
+
+def read_document(path: Path, report: Report) -> bytes | None:
+    """A whole file's bytes (decompressed, UTF-8); None after reporting an unreadable file or
+    one over :data:`MAX_DOCUMENT_BYTES` (only that much plus one byte is read)."""
+    try:
+        with open_binary(path) as handle:
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    except (OSError, EOFError) as error:
+        what = ("compressed data" if isinstance(error, EOFError | gzip.BadGzipFile)
+                else "file")
+        report.problem(path, "file", f"unreadable {what}: {error}")
+        return None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        report.problem(path, "file", f"document too large: over {MAX_DOCUMENT_BYTES:,} bytes "
+                       "decompressed (the limit); skipped")
+        return None
+    return data
+
+
+def _bounded_lines(handle: IO[bytes], path: Path, report: Report
+                   ) -> Iterator[tuple[int, bytes | None]]:
+    """``(number, line)`` for each line; a line over :data:`MAX_LINE_BYTES` is reported and
+    yielded as None, skipped without being held; reading stops after :data:`MAX_FILE_BYTES`."""
+    number = total = 0
+    while line := handle.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        total += len(line)
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
+                total += len(rest)
+            total += len(rest)
+            report.problem(path, f"line {number}", f"line too long: over {MAX_LINE_BYTES:,} "
+                           "bytes (the limit); skipped")
+            yield number, None
+        else:
+            yield number, line
+        if total > MAX_FILE_BYTES:
+            report.problem(path, f"after line {number}", f"file too large: over "
+                           f"{MAX_FILE_BYTES:,} bytes decompressed (the limit); the rest "
+                           "skipped")
+            return
 
 
 def head(path: Path, size: int = SNIFF_BYTES) -> bytes:
@@ -63,8 +129,8 @@ def json_lines(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]
     with open_binary(path) as handle:
         number = 0
         try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
+            for number, line in _bounded_lines(handle, path, report):
+                if line is None or not line.strip():
                     continue
                 try:
                     value = orjson.loads(line)
@@ -109,11 +175,8 @@ def parse_xml(path: Path, report: Report, recover: bool = False) -> Any:
     a malformed file is parsed as far as lxml can and reported as a warning."""
     from lxml import etree
 
-    try:
-        with open_binary(path) as handle:
-            data = handle.read()
-    except (OSError, EOFError) as error:
-        report.problem(path, "file", f"unreadable file: {error}")
+    data = read_document(path, report)
+    if data is None:
         return None
     try:
         return etree.fromstring(data, etree.XMLParser(**_XML_OPTIONS))

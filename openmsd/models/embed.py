@@ -31,6 +31,10 @@ from openmsd.models.formatting import paper_input
 
 CHUNK = 2048
 VECTORS = "vectors"
+MAX_TEXT_CHARS = 8192
+"""A paper's text is cut to this many characters before tokenising: no model served reads
+past 512 tokens, which is at most a few thousand characters of any language; the cut keeps a
+50 MB abstract from costing gigabytes in the tokeniser."""
 
 
 def model_slug(name: str) -> str:
@@ -44,6 +48,12 @@ def model_slug(name: str) -> str:
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def embed_text(title: str | None, abstract: str | None, summary: str | None = None) -> str:
+    """The text a paper is embedded from: :func:`paper_input`, cut to :data:`MAX_TEXT_CHARS`."""
+    return paper_input(title and title[:MAX_TEXT_CHARS], abstract and abstract[:MAX_TEXT_CHARS],
+                       summary)[:MAX_TEXT_CHARS]
 
 
 def vectors_dir(corpus: Corpus, model: str) -> Path:
@@ -105,7 +115,7 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
         for paper_id, title, abstract in zip(batch["paper_id"].to_pylist(),
                                              batch["title"].to_pylist(),
                                              batch["abstract"].to_pylist(), strict=True):
-            text = paper_input(title, abstract, summaries.get(paper_id))
+            text = embed_text(title, abstract, summaries.get(paper_id))
             if not text:
                 no_text += 1
                 continue
@@ -158,7 +168,7 @@ def load_vector_table(corpus: Corpus, model: str) -> tuple[list[str], list[str],
         for paper_id, title, abstract in zip(batch["paper_id"].to_pylist(),
                                              batch["title"].to_pylist(),
                                              batch["abstract"].to_pylist(), strict=True):
-            text = paper_input(title, abstract, summaries.get(paper_id))
+            text = embed_text(title, abstract, summaries.get(paper_id))
             if text:
                 current[paper_id] = text_hash(text)
     ids: list[str] = []

@@ -13,11 +13,13 @@ into memory. UTF-8 files with a byte-order mark and UTF-16 files (with their mar
 from __future__ import annotations
 
 import codecs
+import contextlib
 import gzip
 import io
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -58,7 +60,10 @@ def open_binary(path: Path) -> IO[bytes]:
     if magic == b"\x1f\x8b":
         handle = gzip.GzipFile(fileobj=handle)  # type: ignore[assignment]
     handle = io.BufferedReader(handle) if not hasattr(handle, "peek") else handle  # type: ignore[arg-type]
-    mark = handle.peek(3)[:3]  # type: ignore[attr-defined]
+    try:
+        mark = handle.peek(3)[:3]  # type: ignore[attr-defined]
+    except (OSError, EOFError):  # a broken gzip stream: reported by whoever reads it
+        return handle
     if mark == codecs.BOM_UTF8:
         handle.read(3)
     elif mark[:2] in _UTF16:
@@ -68,16 +73,16 @@ def open_binary(path: Path) -> IO[bytes]:
     return handle
 
 
-def read_document(path: Path, report: Report) -> bytes | None:
-    """A whole file's bytes (decompressed, UTF-8); None after reporting an unreadable file or
-    one over :data:`MAX_DOCUMENT_BYTES` (only that much plus one byte is read)."""
+def read_document(path: Path, report: Report, unreadable: str = "unreadable file"
+                  ) -> bytes | None:
+    """A whole file's bytes (decompressed, UTF-8); None after reporting an unreadable file
+    (``unreadable: error``) or one over :data:`MAX_DOCUMENT_BYTES` (only that much plus one
+    byte is read)."""
     try:
         with open_binary(path) as handle:
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
     except (OSError, EOFError) as error:
-        what = ("compressed data" if isinstance(error, EOFError | gzip.BadGzipFile)
-                else "file")
-        report.problem(path, "file", f"unreadable {what}: {error}")
+        report.problem(path, "file", f"{unreadable}: {error}")
         return None
     if len(data) > MAX_DOCUMENT_BYTES:
         report.problem(path, "file", f"document too large: over {MAX_DOCUMENT_BYTES:,} bytes "
@@ -145,7 +150,8 @@ def json_lines(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]
                     report.problem(path, f"line {number}",
                                    f"expected a JSON object, got {type(value).__name__}")
                     continue
-                yield number, value
+                with reading_at(report, path, f"line {number}"):
+                    yield number, value
         except (OSError, EOFError, gzip.BadGzipFile) as error:
             report.problem(path, f"after line {number}", f"unreadable compressed data: {error}")
     if number == 0:
@@ -201,44 +207,81 @@ def text_stream(path: Path) -> io.TextIOWrapper:
     return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="")
 
 
+_AT: ContextVar[tuple[Report, Path, str] | None] = ContextVar("openmsd_reading_at",
+                                                               default=None)
+
+
+@contextlib.contextmanager
+def reading_at(report: Report, path: Path, where: str) -> Iterator[None]:
+    """While the block runs, :func:`as_str`, :func:`as_year` and :func:`as_str_list` called with
+    a field name report each value they drop or coerce as a warning at ``path``, ``where``
+    (:func:`json_lines` does this for each line it yields)."""
+    previous = _AT.get()
+    _AT.set((report, path, where))
+    try:
+        yield
+    finally:
+        _AT.set(previous)  # not reset(token): a generator may be closed in another context
+
+
+def _dropped(field: str | None, expected: str, value: Any, outcome: str = "dropped") -> None:
+    at = _AT.get()
+    if at is None or field is None:
+        return
+    report, path, where = at
+    shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+    report.problem(path, where, f"wrong field type: {field!r} expected {expected}, got "
+                   f"{type(value).__name__} {shown}; {outcome}", kind="warning")
+
+
 #: C1 control characters (U+0080–U+009F) that are Windows-1252 punctuation decoded as
 #: Latin-1 upstream (TALN's ``l\x92analyse``), mapped back to what the authors typed.
 _C1_AS_CP1252 = {code: bytes([code]).decode("cp1252") for code in range(0x80, 0xA0)
                  if code not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
 
 
-def as_str(value: Any) -> str | None:
+def as_str(value: Any, field: str | None = None) -> str | None:
     """A stripped, NFC-normalised string (Windows-1252 punctuation that arrived as C1 control
-    characters repaired); None for None, non-strings and empty strings."""
+    characters repaired); None for None, non-strings and empty strings; a number as its digits.
+    With ``field`` named, a number read as a string or another type dropped is reported (see
+    :func:`reading_at`)."""
     if isinstance(value, str):
         if not value.isascii():
             value = unicodedata.normalize("NFC", value.translate(_C1_AS_CP1252))
         return value.strip() or None
     if isinstance(value, int | float) and not isinstance(value, bool):
+        _dropped(field, "a string", value, f"read as {str(value)!r}")
         return str(value)
+    if value is not None:
+        _dropped(field, "a string", value)
     return None
 
 
 _YEAR = re.compile(r"[0-9]{4}")  # ASCII digits: str.isdigit() also accepts '¹'
 
 
-def as_year(value: Any) -> int | None:
-    """A plausible publication year (1000-2100) from an int or a string starting with one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
+def as_year(value: Any, field: str | None = None) -> int | None:
+    """A plausible publication year (1000-2100) from an int or a string starting with one;
+    with ``field`` named, anything else but None is reported as dropped."""
+    year = None
+    if isinstance(value, int) and not isinstance(value, bool):
         year = value
     elif isinstance(value, str) and _YEAR.match(value.strip()):
         year = int(value.strip()[:4])
-    else:
-        return None
-    return year if 1000 <= year <= 2100 else None
+    if year is not None and 1000 <= year <= 2100:
+        return year
+    if value is not None and value != "":
+        _dropped(field, "a year from 1000 to 2100", value)
+    return None
 
 
-def as_str_list(value: Any) -> list[str]:
-    """A list of non-empty strings from a list (non-strings dropped) or a single string."""
+def as_str_list(value: Any, field: str | None = None) -> list[str]:
+    """A list of non-empty strings from a list or a single string; with ``field`` named, a
+    value of another type and each element that is not a string are reported."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list):
+        if value is not None:
+            _dropped(field, "a list of strings", value)
         return []
-    return [s for s in (as_str(v) for v in value) if s]
+    return [s for s in (as_str(v, field and f"{field}[{i}]") for i, v in enumerate(value)) if s]

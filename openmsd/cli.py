@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
@@ -62,8 +63,24 @@ relations_app = typer.Typer(cls=_DefaultCommandGroup, no_args_is_help=True,
                                  "stats CORPUS'.")
 app.add_typer(relations_app, name="relations")
 
-out = Console(emoji=False)
-err = Console(stderr=True, emoji=False)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _plain(text: str) -> str:
+    """``text`` without control characters (an escape sequence in a title must not reach the
+    terminal); newlines and tabs are kept."""
+    return _CONTROL.sub("", text)
+
+
+class _SafeConsole(Console):
+    """A console that strips control characters from the strings it is given to print."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(_plain(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+out = _SafeConsole(emoji=False)
+err = _SafeConsole(stderr=True, emoji=False)
 SAMPLE = Path(__file__).parent / "data" / "sample"
 
 
@@ -177,7 +194,7 @@ def query(
     """Run SQL over the corpus tables with DuckDB and print the result."""
     try:
         con = Corpus(corpus).connect()
-        out.print(con.sql(sql))
+        out.print(str(con.sql(sql)), markup=False, highlight=False)
     except CorpusError as error:
         _fail(str(error))
     except Exception as error:  # DuckDB's own errors name the problem well
@@ -290,10 +307,14 @@ def _year_range(year: str | None) -> tuple[int | None, int | None] | None:
     try:
         if not sep:
             return int(low), int(low)
-        return (int(low) if low else None), (int(high) if high else None)
+        span = (int(low) if low else None), (int(high) if high else None)
     except ValueError:
         _fail(f"--year {year!r}: expected YEAR, FROM-TO, FROM- or -TO")
-    return None
+        return None
+    if span[0] is not None and span[1] is not None and span[0] > span[1]:
+        _fail(f"--year {year!r}: a reversed range (FROM after TO); did you mean "
+              f"{span[1]}-{span[0]}?")
+    return span
 
 
 def _print_results(results: list, as_json: bool) -> None:
@@ -310,8 +331,8 @@ def _print_results(results: list, as_json: bool) -> None:
         title = r.title or r.english_title or ""
         if r.english_title and r.english_title != title:
             title += f"\n[dim]{r.english_title}[/]"
-        table.add_row(f"{r.score:.3f}", r.paper_id, r.language or "?", str(r.year or ""),
-                      title, "; ".join(r.why))
+        table.add_row(*map(_plain, (f"{r.score:.3f}", r.paper_id, r.language or "?",
+                                    str(r.year or ""), title, "; ".join(r.why))))
     out.print(table)
 
 
@@ -393,7 +414,7 @@ def related(
     paper: Annotated[str, typer.Argument(help="A paper id or DOI.")],
     model: Annotated[str, typer.Option(help="The model whose index to search.")]
     = DEFAULT_MODEL,
-    k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
+    k: Annotated[int, typer.Option("-k", min=1, help="How many papers.")] = 10,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -412,7 +433,7 @@ def search_command(
     text: Annotated[str, typer.Argument(help="A title, an abstract or a query, any language.")],
     model: Annotated[str, typer.Option(help="The model whose index to search.")]
     = DEFAULT_MODEL,
-    k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
+    k: Annotated[int, typer.Option("-k", min=1, help="How many papers.")] = 10,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
@@ -772,7 +793,7 @@ def recommend(
     model: Annotated[str, typer.Option(help="The model whose index to search (a registry "
                                             "name or a 'train citrec' directory).")]
     = DEFAULT_MODEL,
-    k: Annotated[int, typer.Option("-k", help="Papers per citation location.")] = 5,
+    k: Annotated[int, typer.Option("-k", min=1, help="Papers per citation location.")] = 5,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
     paper: Annotated[str | None, typer.Option(help="unarXive JSONL: the paper_id to read "

@@ -183,6 +183,9 @@ class Corpus:
 
     def check(self) -> dict[str, Any]:
         """The manifest of a complete corpus; :class:`CorpusError` naming what is missing."""
+        if self.root.exists() and not self.root.is_dir():
+            raise CorpusError(f"{self.root}: a file, not a corpus directory; create one with "
+                              "'openmsd ingest INPUT --out DIR'")
         if not (self.root / MANIFEST).exists():
             raise CorpusError(f"{self.root}: not a corpus directory (no {MANIFEST}); "
                               "create one with 'openmsd ingest INPUT --out DIR'")

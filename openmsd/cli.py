@@ -398,10 +398,13 @@ def index_build(
     = DEFAULT_MODEL,
     kind: Annotated[str, typer.Option(help="flat (exact), hnsw, or auto (hnsw above "
                                            f"{HNSW_THRESHOLD:,} papers).")] = "auto",
+    full: Annotated[bool, typer.Option("--full", help="Rebuild the whole index from the "
+                                                      "vectors, even when it could be "
+                                                      "extended.")] = False,
 ) -> None:
     """Build the FAISS index of a model's vectors, or add the papers embedded since."""
     try:
-        built, added = build_index(Corpus(corpus), model, kind)
+        built, added = build_index(Corpus(corpus), model, kind, full)
     except (CorpusError, FileNotFoundError, ValueError) as error:
         _fail(str(error))
     out.print(f"{model}: {built.index.ntotal:,} papers indexed ({added:,} added, "

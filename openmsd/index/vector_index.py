@@ -146,17 +146,19 @@ class VectorIndex:
         return mask
 
 
-def build_index(corpus: Corpus, model: str, kind: str = "auto") -> tuple[VectorIndex, int]:
+def build_index(corpus: Corpus, model: str, kind: str = "auto", full: bool = False
+                ) -> tuple[VectorIndex, int]:
     """Build or extend the index of ``model``'s vectors; returns it and how many rows it added.
 
     An existing index is extended when every vector it holds is still current (same paper, same
     text hash) and ``kind`` is ``auto`` or its kind; otherwise (a changed text, a removed paper,
-    another kind, a damaged or unreadable index) it is rebuilt from the vectors."""
+    another kind, a damaged or unreadable index), or when ``full``, it is rebuilt from the
+    vectors."""
     ids, hashes, vectors = load_vector_table(corpus, model)
     meta = dict(_metadata(corpus))
     directory = index_dir(corpus, model)
     try:
-        existing: VectorIndex | None = load_index(corpus, model)
+        existing: VectorIndex | None = None if full else load_index(corpus, model)
     except (FileNotFoundError, RuntimeError, OSError, KeyError):  # none, damaged, pre-build-id
         existing = None
     if existing is not None and kind not in ("auto", index_kind(existing.index)):

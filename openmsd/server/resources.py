@@ -14,8 +14,11 @@
 from __future__ import annotations
 
 import logging
+import queue
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,17 +88,72 @@ class LiveIndex:
         return True
 
 
-class LockedEncoder:
-    """An encoder used by one request at a time (not every backend is thread-safe)."""
+class BatchingEncoder:
+    """An encoder shared by concurrent requests: their texts are encoded together.
 
-    def __init__(self, encoder: DenseEncoder):
+    One worker thread owns the encoder (not every backend is thread-safe). Each call queues its
+    texts and waits; the worker takes every call queued meanwhile (waiting up to ``wait_s`` for
+    more, at most ``max_batch`` texts) and encodes them in one forward pass per kind, so 20
+    concurrent searches cost about one batch, not 20 single queries in a row."""
+
+    def __init__(self, encoder: DenseEncoder, max_batch: int = 64, wait_s: float = 0.002):
         self.encoder, self.name, self.dim = encoder, encoder.name, encoder.dim
-        self._lock = threading.Lock()
+        self.max_batch, self.wait_s = max_batch, wait_s
+        self.batches = 0  # forward passes run, for tests and benchmarks
+        self._queue: queue.Queue[_Call] = queue.Queue()
+        self._worker = threading.Thread(target=self._run, name=f"encode-{self.name}",
+                                        daemon=True)
+        self._worker.start()
 
     def encode(self, texts: Sequence[str], kind: Kind = "passage",
                batch_size: int = 32) -> np.ndarray:
-        with self._lock:
-            return self.encoder.encode(texts, kind, batch_size)
+        call = _Call(list(texts), kind)
+        self._queue.put(call)
+        call.done.wait()
+        if call.error is not None:
+            raise call.error
+        assert call.result is not None
+        return call.result
+
+    def _run(self) -> None:
+        while True:
+            calls = [self._queue.get()]
+            size = len(calls[0].texts)
+            deadline = time.monotonic() + self.wait_s
+            while size < self.max_batch:
+                try:
+                    call = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    break
+                calls.append(call)
+                size += len(call.texts)
+            for kind in dict.fromkeys(c.kind for c in calls):
+                self._encode([c for c in calls if c.kind == kind], kind)
+
+    def _encode(self, calls: list[_Call], kind: Kind) -> None:
+        texts = [t for c in calls for t in c.texts]
+        try:
+            vectors = np.asarray(self.encoder.encode(texts, kind, max(len(texts), 1)))
+            self.batches += 1
+        except Exception as error:  # each caller gets the error of its batch
+            for call in calls:
+                call.error = error
+                call.done.set()
+            return
+        start = 0
+        for call in calls:
+            call.result = vectors[start:start + len(call.texts)]
+            start += len(call.texts)
+            call.done.set()
+
+
+@dataclass
+class _Call:
+    texts: list[str]
+    kind: Kind
+    result: np.ndarray | None = None
+    error: Exception | None = None
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 class Resources:
@@ -108,7 +166,7 @@ class Resources:
         self.corpus = ServedCorpus(corpus)
         self.models = list(dict.fromkeys(models))
         self.indexes = {m: LiveIndex(self.corpus, m) for m in self.models}
-        self._encoders: dict[str, LockedEncoder] = {}
+        self._encoders: dict[str, BatchingEncoder] = {}
         self._lock = threading.Lock()
         self._stats: tuple[int, dict[str, Any]] | None = None
         self._stop = threading.Event()
@@ -118,14 +176,14 @@ class Resources:
     def default_model(self) -> str:
         return self.models[0]
 
-    def encoder(self, model: str) -> LockedEncoder:
+    def encoder(self, model: str) -> BatchingEncoder:
         """The query encoder of a served model, loaded on first use."""
         with self._lock:
             if model not in self._encoders:
                 encoder = load_model(model)
                 if isinstance(encoder, BM25):
                     raise ValueError(f"model {model!r} is lexical: serve a dense model")
-                self._encoders[model] = LockedEncoder(encoder)
+                self._encoders[model] = BatchingEncoder(encoder)
             return self._encoders[model]
 
     def index(self, model: str) -> VectorIndex:

@@ -252,9 +252,11 @@ router = APIRouter()
 
 @router.get("/healthz", tags=["service"])
 def healthz(resources: Served) -> dict[str, Any]:
-    """Liveness, and how many papers each served model's index holds."""
+    """Liveness, how many papers each served model's index holds, and how many times a
+    rebuilt index was swapped in."""
     return {"status": "ok",
-            "indexed": {m: resources.index(m).index.ntotal for m in resources.models}}
+            "indexed": {m: resources.index(m).index.ntotal for m in resources.models},
+            "reloads": {m: resources.indexes[m].reloads for m in resources.models}}
 
 
 @router.get("/api/stats", tags=["corpus"])

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
@@ -36,6 +37,8 @@ from openmsd.search.citation_graph import citation_graph, read_graph
 from openmsd.search.paper_records import paper_records, read_records
 
 log = logging.getLogger("openmsd.server")
+MAX_BATCH = 64
+BATCH_ENV = "OPENMSD_ENCODE_BATCH"
 
 
 class ServedCorpus(Corpus):
@@ -94,11 +97,14 @@ class BatchingEncoder:
     One worker thread owns the encoder (not every backend is thread-safe). Each call queues its
     texts and waits; the worker takes every call queued meanwhile (waiting up to ``wait_s`` for
     more, at most ``max_batch`` texts) and encodes them in one forward pass per kind, so 20
-    concurrent searches cost about one batch, not 20 single queries in a row."""
+    concurrent searches cost about one batch, not 20 single queries in a row.
+    ``$OPENMSD_ENCODE_BATCH`` sets ``max_batch`` (1: one call at a time, no batching)."""
 
-    def __init__(self, encoder: DenseEncoder, max_batch: int = 64, wait_s: float = 0.002):
+    def __init__(self, encoder: DenseEncoder, max_batch: int | None = None,
+                 wait_s: float = 0.002):
         self.encoder, self.name, self.dim = encoder, encoder.name, encoder.dim
-        self.max_batch, self.wait_s = max_batch, wait_s
+        self.max_batch = max_batch or int(os.environ.get(BATCH_ENV, MAX_BATCH))
+        self.wait_s = wait_s if self.max_batch > 1 else 0.0
         self.batches = 0  # forward passes run, for tests and benchmarks
         self._queue: queue.Queue[_Call] = queue.Queue()
         self._worker = threading.Thread(target=self._run, name=f"encode-{self.name}",

@@ -66,6 +66,7 @@ from search_index import generate as generate_vectors
 
 MODEL = "muse-v3"
 DIM = 512
+DIMS = {"muse-v3": 512, "e5-small-multilingual": 384}
 
 
 def build_corpus(root: Path, papers: int, kind: str) -> Path:
@@ -198,6 +199,11 @@ def main() -> None:
                         help="Comma-separated: related, search, recommend (taken in turn).")
     parser.add_argument("--rebuilds", type=int, default=0,
                         help="Full index rebuilds during the measurement.")
+    parser.add_argument("--model", choices=sorted(DIMS), default=MODEL,
+                        help="The served model (its vectors are generated, its queries "
+                             "encoded for real).")
+    parser.add_argument("--backend", choices=["torch", "onnx"], default="torch",
+                        help="How the server encodes queries (openmsd serve --backend).")
     parser.add_argument("--peer", action="store_true",
                         help="Run again with no micro-batching of queries (the peer: one "
                              "encoder call at a time) and print the p95 ratios.")
@@ -208,7 +214,10 @@ def main() -> None:
     if not set(endpoints) <= {"related", "search", "recommend"}:
         parser.error(f"--endpoints {args.endpoints!r}: expected related, search, recommend")
 
-    corpus_dir = build_corpus(args.cache / f"n{args.papers}", args.papers, args.kind)
+    global MODEL, DIM
+    MODEL, DIM = args.model, DIMS[args.model]
+    cache = args.cache / (f"n{args.papers}" if MODEL == "muse-v3" else f"n{args.papers}-{MODEL}")
+    corpus_dir = build_corpus(cache, args.papers, args.kind)
     papers = [tuple(row) for row in Corpus(corpus_dir).connect().execute(
         f"SELECT i.paper_id, coalesce(p.title, 'parsing') FROM read_parquet("
         f"'{corpus_dir}/index/{MODEL}/papers.parquet') i JOIN papers p USING (paper_id)"
@@ -232,7 +241,8 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
     """One server (with ``env``), warmed up, then measured; the figures as a dict."""
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "openmsd.cli", "serve", str(corpus_dir),
-                               "--model", MODEL, "--port", str(port)],
+                               "--model", MODEL, "--port", str(port),
+                               "--backend", args.backend],
                               env={**os.environ, "OMP_NUM_THREADS": "1", **env})
     base = f"http://127.0.0.1:{port}"
     rebuilds: list[float] = []
@@ -267,6 +277,7 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
     requests = max(done + len(errors), 1)
     return {
         "papers": len(papers), "index": args.kind, "clients": args.clients,
+        "model": MODEL, "backend": args.backend,
         "endpoints": endpoints, "seconds": round(elapsed, 1),
         "requests": done + len(errors), "errors": len(errors),
         "requests_per_s": round((done + len(errors)) / elapsed, 1),

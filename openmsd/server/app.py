@@ -128,10 +128,11 @@ def _field_errors(error: RequestValidationError) -> list[dict[str, Any]]:
 
 
 def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.0,
-               max_body: int = MAX_BODY) -> FastAPI:
-    """The app over ``corpus`` serving ``models`` (the first is the default); the indexes are
-    polled every ``watch_s`` seconds for rebuilds (never when None)."""
-    resources = Resources(corpus, models)
+               max_body: int = MAX_BODY, backend: str = "torch") -> FastAPI:
+    """The app over ``corpus`` serving ``models`` (the first is the default), their queries
+    encoded with ``backend``; the indexes are polled every ``watch_s`` seconds for rebuilds
+    (never when None)."""
+    resources = Resources(corpus, models, backend)
     for model in resources.models:
         resources.encoder(model)  # loaded now: the first request should not wait for it
     resources.warm()  # and the per-build structures the requests read
@@ -177,9 +178,9 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
 
 
 def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: int = 8000,
-          log_level: str = "info") -> None:
+          log_level: str = "info", backend: str = "torch") -> None:
     """Run the app with uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(corpus, models), host=host, port=port, log_level=log_level,
-                access_log=False)
+    uvicorn.run(create_app(corpus, models, backend=backend), host=host, port=port,
+                log_level=log_level, access_log=False)

@@ -166,11 +166,11 @@ class Resources:
     """The corpus, the models served (the first is the default) with their indexes and
     encoders, and the cached statistics; :meth:`watch` polls the indexes for rebuilds."""
 
-    def __init__(self, corpus: str | Path, models: list[str]):
+    def __init__(self, corpus: str | Path, models: list[str], backend: str = "torch"):
         if not models:
             raise ValueError("serve: name at least one model")
         self.corpus = ServedCorpus(corpus)
-        self.models = list(dict.fromkeys(models))
+        self.models, self.backend = list(dict.fromkeys(models)), backend
         self.indexes = {m: LiveIndex(self.corpus, m) for m in self.models}
         self._encoders: dict[str, BatchingEncoder] = {}
         self._lock = threading.Lock()
@@ -186,7 +186,7 @@ class Resources:
         """The query encoder of a served model, loaded on first use."""
         with self._lock:
             if model not in self._encoders:
-                encoder = load_model(model)
+                encoder = load_model(model, self.backend)
                 if isinstance(encoder, BM25):
                     raise ValueError(f"model {model!r} is lexical: serve a dense model")
                 self._encoders[model] = BatchingEncoder(encoder)

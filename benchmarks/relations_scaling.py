@@ -33,7 +33,12 @@ A quick look (a minute or two):
 
     python benchmarks/relations_scaling.py --sizes 10000 30000 --beam-papers 3000
 
-Needs ``apache-beam`` and ``psutil`` (the ``bench`` extra) besides the ``spark`` extra.
+Needs ``apache-beam`` and ``psutil`` (the ``bench`` extra) besides the ``spark`` extra; with
+Beam in a virtual environment of its own (it pins pyarrow < 26), name its interpreter:
+
+    python -m venv /tmp/beamenv && /tmp/beamenv/bin/pip install apache-beam psutil
+    nice -n 10 python benchmarks/relations_scaling.py --sizes 5000 --engines duckdb \
+        --low-memory-limit '' --beam-papers 5000 --beam-python /tmp/beamenv/bin/python
 """
 
 from __future__ import annotations
@@ -283,7 +288,8 @@ def _group_arg(text: str) -> int | None:
 
 def _run(args: argparse.Namespace, label: str, engine: str, data: Path, run_dir: Path,
          max_group: int | None, memory_limit: str = "") -> dict[str, Any]:
-    command = [sys.executable, str(Path(__file__).resolve()), "--child", engine,
+    python = args.beam_python if engine.startswith("beam") else sys.executable
+    command = [python, str(Path(__file__).resolve()), "--child", engine,
                "--data", str(data), "--out", str(run_dir / "out"),
                "--max-group", str(max_group), "--memory-limit", memory_limit]
     env = {**os.environ, "OPENMSD_SPARK_MEMORY": args.spark_memory}
@@ -366,6 +372,9 @@ def main() -> None:
     parser.add_argument("--spark-memory", default="6g", help="Spark driver memory")
     parser.add_argument("--beam-papers", type=int, default=20_000,
                         help="papers of the uncapped peer graph (0 skips the peer)")
+    parser.add_argument("--beam-python", default=sys.executable,
+                        help="the interpreter of the Beam runs (apache-beam pins pyarrow < 26: "
+                             "it may live in a virtual environment of its own)")
     parser.add_argument("--max-group", type=_group_arg, default=None,
                         help="group cap (default: openmsd's DEFAULT_MAX_GROUP)")
     parser.add_argument("--mean-refs", type=float, default=10.0)

@@ -187,6 +187,7 @@ def _percentiles(seconds: list[float]) -> dict[str, float | None]:
 
 
 def main() -> None:
+    global MODEL, DIM  # the model chosen on the command line, used by the functions above
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=100_000)
     parser.add_argument("--clients", type=int, default=20)
@@ -214,7 +215,6 @@ def main() -> None:
     if not set(endpoints) <= {"related", "search", "recommend"}:
         parser.error(f"--endpoints {args.endpoints!r}: expected related, search, recommend")
 
-    global MODEL, DIM
     MODEL, DIM = args.model, DIMS[args.model]
     cache = args.cache / (f"n{args.papers}" if MODEL == "muse-v3" else f"n{args.papers}-{MODEL}")
     corpus_dir = build_corpus(cache, args.papers, args.kind)

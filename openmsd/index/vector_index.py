@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 import uuid
 import zlib
 from dataclasses import dataclass
@@ -219,8 +220,9 @@ def _save(built: VectorIndex, directory: Path) -> VectorIndex:
     link = directory.with_name(f".{directory.name}.{build}.link")
     os.symlink(os.path.relpath(target, directory.parent), link)
     os.replace(link, directory)
-    for old in builds.iterdir():
-        if old not in (target, previous):
+    for old in builds.iterdir():  # not a concurrent build still writing (no papers yet)
+        if old not in (target, previous) and ((old / "papers.parquet").exists()
+                                              or time.time() - old.stat().st_mtime > 3600):
             shutil.rmtree(old, ignore_errors=True)
     return VectorIndex(built.index, built.papers.replace_schema_metadata(meta))
 

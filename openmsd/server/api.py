@@ -63,6 +63,10 @@ async def filters(k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
                   year_to: Annotated[Year, Query()] = None,
                   model: Annotated[Model | None, Query()] = None) -> Filters:
     # async: a dependency this quick should not take a trip through the thread pool
+    if year_from is not None and year_to is not None and year_from > year_to:
+        raise HTTPException(422, [{"loc": ["query", "year_from"], "type": "value_error",
+                                   "msg": f"a reversed year range: year_from {year_from} is "
+                                          f"after year_to {year_to}"}])
     return Filters(k=k, offset=offset, lang=lang, year_from=year_from, year_to=year_to,
                    model=model)
 

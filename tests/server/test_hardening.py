@@ -23,6 +23,15 @@ def test_a_text_plain_body_is_415(client) -> None:
                        ).status_code == 200
 
 
+def test_a_reversed_year_range_is_422(client) -> None:
+    for url in ("/api/search?q=parsing&year_from=2020&year_to=2010",
+                "/api/papers/fr-parse/related?year_from=2020&year_to=2010"):
+        response = client.get(url)
+        assert response.status_code == 422, url
+        assert "reversed year range" in response.json()["detail"][0]["msg"]
+    assert client.get("/?q=parsing&year_from=2020&year_to=2010").status_code == 422
+
+
 @pytest.fixture
 def slow_server():
     import uvicorn

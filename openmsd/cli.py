@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
@@ -28,7 +29,7 @@ from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
 from openmsd.ingest.report import IngestError
 from openmsd.models.bm25 import BM25
-from openmsd.models.embed import embed_corpus
+from openmsd.models.embed import choose_backend, embed_corpus, stored_backends, vector_key
 from openmsd.models.registry import (
     DEFAULT_MODEL,
     MODELS,
@@ -45,12 +46,46 @@ from openmsd.search.related import PaperNotFoundError
 from openmsd.search.related import related as find_related
 from openmsd.search.related import search as search_text
 
-app = typer.Typer(help="Multilingual related-paper search and citation recommendation (OpenMSD).",
-                  no_args_is_help=True, pretty_exceptions_enable=False)
+
+def _join_lines(text: str | None) -> str | None:
+    """Help text with the line breaks of a docstring joined (paragraphs kept).
+
+    >>> _join_lines("The papers most related\n    to a paper.\n\nSecond paragraph.")
+    'The papers most related to a paper.\n\nSecond paragraph.'
+    """
+    return re.sub(r"(?<=\S)[ \t]*\n[ \t]*(?=\S)", " ", text) if text else text
+
+
+def _tidy(command: Any) -> Any:
+    """``command`` (and its subcommands) with help texts of whole lines."""
+    if command is not None and not getattr(command, "_tidied", False):
+        command.help = _join_lines(command.help)
+        command.short_help = _join_lines(command.short_help)
+        command._tidied = True
+        for sub in getattr(command, "commands", {}).values():
+            _tidy(sub)
+    return command
+
+
+class _MainGroup(TyperGroup):
+    """The top-level group: ``demo`` listed first, help texts without mid-sentence breaks."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda name: name != "demo")
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        return _tidy(super().get_command(ctx, name))
+
+
+app = typer.Typer(cls=_MainGroup, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Multilingual related-paper search and citation recommendation "
+                       "(OpenMSD). New here? Run 'openmsd demo'.")
 corpus_app = typer.Typer(help="Inspect a corpus directory.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(fetch_app, name="fetch")
 app.command("update")(update_corpus)
+
 
 class _DefaultCommandGroup(TyperGroup):
     """A group whose first argument, when it names no subcommand, goes to ``build``."""
@@ -62,10 +97,16 @@ class _DefaultCommandGroup(TyperGroup):
 
 
 relations_app = typer.Typer(cls=_DefaultCommandGroup, no_args_is_help=True,
-                            help="Related pairs (DC, CC, BC), the OpenMSD split, training "
+                            help="Related pairs (DC: direct citation, CC: co-citation, BC: "
+                                 "bibliographic coupling), the OpenMSD split, training "
                                  "triples: 'openmsd relations CORPUS', 'openmsd relations "
                                  "stats CORPUS'.")
 app.add_typer(relations_app, name="relations")
+
+BackendOption = Annotated[str | None, typer.Option(
+    help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors were "
+         "made with, else onnx where the model has it.")]
+
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -105,11 +146,15 @@ def _fail(message: str) -> None:
 
 
 def _print_report(report: dict, problems: list, limit: int = 10) -> None:
-    err.print(f"[bold]ingest report[/]: {report['problems']:,} problems", highlight=False)
+    counts = report.get("counts", {})
+    skipped, warnings = counts.get("problems.skipped", 0), counts.get("problems.warning", 0)
+    err.print(f"[bold]ingest report[/]: {skipped:,} records or fields skipped, {warnings:,} "
+              "warnings (taken, with a defect)", highlight=False)
     for reason, n in report["problems_by_reason"].items():
         err.print(f"  {n:>7,}  {reason}", highlight=False)
     for problem in problems[:limit]:
-        err.print(f"  - {problem}", highlight=False, soft_wrap=True)
+        label = "warning" if getattr(problem, "kind", None) == "warning" else "skipped"
+        err.print(f"  - {label}: {problem}", highlight=False, soft_wrap=True)
     if len(problems) > limit:
         err.print(f"  ... {len(problems) - limit:,} more in problems.jsonl", highlight=False)
 
@@ -214,14 +259,17 @@ def relations_build(
              "0 for exact counts.")] = DEFAULT_MAX_GROUP,
     seed: Annotated[int, typer.Option(help="Seed of every sample and of the split.")] = 0,
     top_languages: Annotated[int, typer.Option(help="In-distribution languages.")] = 30,
-    idt: Annotated[float, typer.Option(help="Share of in-distribution papers in IDT.")] = 0.1,
+    idt: Annotated[float, typer.Option(help="Share of in-distribution papers in IDT (the "
+                                         "in-distribution test set).")] = 0.1,
     odt: Annotated[float, typer.Option(help="Share of non-English in-distribution papers "
-                                            "in ODT.")] = 0.1,
+                                            "in ODT (the out-of-distribution test set).")] = 0.1,
     dev: Annotated[float, typer.Option(help="Share of papers held out of train for dev.")]
     = 0.05,
     json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
-    """Derive DC/CC/BC pairs, the train/dev/IDT/ODT split and Specter triples of a corpus."""
+    """Derive related pairs (DC: direct citation, CC: co-citation, BC: bibliographic coupling),
+    the train / dev / IDT / ODT split (in- and out-of-distribution test sets) and Specter
+    triples of a corpus."""
     try:
         config = RelationsConfig(max_group=max_group or None, seed=seed,
                                  split=SplitConfig(top_languages=top_languages, idt=idt,
@@ -321,6 +369,48 @@ def _year_range(year: str | None) -> tuple[int | None, int | None] | None:
     return span
 
 
+def _index_backend(corpus: Corpus, model: str, backend: str | None) -> str:
+    """The backend whose index of ``model`` to search: ``backend`` when given (refused, naming
+    what the corpus has, when only the other backend has an index), else the corpus's own."""
+    stored = stored_backends(corpus, model, "index")
+    if backend is not None and stored and backend not in stored:
+        _fail(f"{corpus.root}: {model} is indexed with backend {', '.join(stored)} only, not "
+              f"{backend} (vectors of two backends are never mixed): leave out --backend, or "
+              f"run 'openmsd embed {corpus.root} --model {model} --backend {backend}' and "
+              f"'openmsd index build {corpus.root} --model {model} --backend {backend}'")
+    return choose_backend(corpus, model, backend, "index")
+
+
+def _stored_key(corpus: Corpus, model: str) -> str:
+    """``model``, or its vector key of another backend when the corpus has only that one."""
+    stored = stored_backends(corpus, model)
+    return vector_key(model, stored[0]) if stored and "torch" not in stored else model
+
+
+def _say_why_empty(corpus: Corpus, languages: list[str] | None,
+                   years: tuple[int | None, int | None] | None, otherwise: str) -> None:
+    """Say on stderr why a search found nothing: an empty corpus, the filters (with what the
+    corpus has), or ``otherwise``."""
+    con = corpus.connect()
+    papers, low, high = con.execute("SELECT count(*), min(year), max(year) FROM papers").fetchone()
+    if not papers:
+        reason = ("the corpus has no papers: add some with 'openmsd ingest FILES --out "
+                  f"{corpus.root}'")
+    elif languages or years:
+        held = [lang for lang, in con.execute("SELECT DISTINCT coalesce(language, 'und') AS l "
+                                              "FROM papers ORDER BY l").fetchall()]
+        filters = []
+        if languages:
+            filters.append(f"--lang {' '.join(languages)} (its languages: {', '.join(held)})")
+        if years:
+            filters.append(f"--year {years[0] or ''}-{years[1] or ''} (its papers are from "
+                           f"{low}-{high})")
+        reason = "no paper matches " + " and ".join(filters)
+    else:
+        reason = otherwise
+    err.print(f"[yellow]no results[/]: {reason}", highlight=False, soft_wrap=True)
+
+
 def _print_results(results: list, as_json: bool, corpus: Corpus | None = None,
                    export: str | None = None) -> None:
     if export and corpus is not None:
@@ -336,6 +426,8 @@ def _print_results(results: list, as_json: bool, corpus: Corpus | None = None,
     if as_json:
         sys.stdout.write(orjson.dumps([r.as_dict() for r in results],
                                       option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    if not results:
         return
     table = Table()
     for column in ("score", "paper", "lang", "year"):
@@ -357,9 +449,10 @@ def embed(
     model: Annotated[str, typer.Option(help="A registered model, a SentenceTransformer "
                                             "directory or a hub name.")] = DEFAULT_MODEL,
     batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 32,
-    backend: Annotated[str, typer.Option(help="torch, or onnx: ONNX Runtime int8, several "
-                                              "times faster on CPU (built on first use).")]
-    = "torch",
+    backend: Annotated[str | None, typer.Option(
+        help="torch, or onnx: ONNX Runtime int8, several times faster on CPU (built on first "
+             "use); by default the backend of the vectors the corpus has, else onnx where the "
+             "model has it and onnxruntime is installed.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the counts as JSON.")] = False,
     enrich: Annotated[str | None, typer.Option(
         help="METHOD-LENGTH (e.g. llm-64): embed the text enriched with 'openmsd enrich' "
@@ -372,18 +465,19 @@ def embed(
     from openmsd.enrich.run import EnrichError, split_papers
     from openmsd.enrich.store import enriched_name
 
-    stored_as = model
+    target = Corpus(corpus)
+    backend = choose_backend(target, model, backend)
+    stored_as = vector_key(model, backend)
     if enrich is not None:
         method, _, size = enrich.partition("-")
         if not size.isdigit():
             _fail(f"--enrich {enrich!r}: expected METHOD-LENGTH, e.g. llm-64")
-        stored_as = enriched_name(model, method, int(size))
+        stored_as = vector_key(enriched_name(model, method, int(size)), backend)
     try:
         encoder = load_model(model, backend)
         if isinstance(encoder, BM25):
             _fail("bm25 is lexical: it has no vectors to store; evaluate or search with it "
                   "directly")
-        target = Corpus(corpus)
         total = target.check()["build"]["counts"]["papers"]
         ids = split_papers(target, split) if split else None
         with _progress() as progress:
@@ -413,13 +507,16 @@ def index_build(
     = DEFAULT_MODEL,
     kind: Annotated[str, typer.Option(help="flat (exact), hnsw, or auto (hnsw above "
                                            f"{HNSW_THRESHOLD:,} papers).")] = "auto",
+    backend: BackendOption = None,
     full: Annotated[bool, typer.Option("--full", help="Rebuild the whole index from the "
                                                       "vectors, even when it could be "
                                                       "extended.")] = False,
 ) -> None:
     """Build the FAISS index of a model's vectors, or add the papers embedded since."""
     try:
-        built, added = build_index(Corpus(corpus), model, kind, full)
+        target = Corpus(corpus)
+        model = vector_key(model, choose_backend(target, model, backend))
+        built, added = build_index(target, model, kind, full)
     except (CorpusError, FileNotFoundError, ValueError) as error:
         _fail(str(error))
     out.print(f"{model}: {built.index.ntotal:,} papers indexed ({added:,} added, "
@@ -444,6 +541,7 @@ def related(
     export: Annotated[str | None, typer.Option(
         help="Print the results as bib (BibTeX), ris or csl (CSL-JSON).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    backend: BackendOption = None,
 ) -> None:
     """The papers most related to a paper, or to a whole library (--seeds), with why."""
     from openmsd.fetch import FetchError, read_seed_file
@@ -451,6 +549,7 @@ def related(
 
     try:
         target = Corpus(corpus)
+        key = vector_key(model, _index_backend(target, model, backend))
         if seeds:
             positive, missing = library_seeds(target, [s for f in seeds
                                                        for s in read_seed_file(f)])
@@ -462,15 +561,17 @@ def related(
                 _fail(f"none of the {len(missing)} seeds is in {corpus}")
             err.print(f"related to these {len(positive)} papers"
                       + (f", away from {len(negatives)}" if negatives else ""), highlight=False)
-            results = related_to_library(target, positive, model, negatives, k, lang,
+            results = related_to_library(target, positive, key, negatives, k, lang,
                                          _year_range(year))
         elif paper:
-            results = find_related(target, paper, model, k, lang, _year_range(year))
+            results = find_related(target, paper, key, k, lang, _year_range(year))
         else:
             _fail("give a paper id or DOI, or --seeds LIBRARY")
     except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError) as error:
         _fail(str(error))
     _print_results(results, json, target, export)
+    if not results:
+        _say_why_empty(target, lang, _year_range(year), "the index holds no other paper")
 
 
 @app.command("search")
@@ -485,16 +586,22 @@ def search_command(
     export: Annotated[str | None, typer.Option(
         help="Print the results as bib (BibTeX), ris or csl (CSL-JSON).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    backend: BackendOption = None,
 ) -> None:
     """The papers nearest to a free text, in any language."""
     try:
-        encoder = load_model(model)
+        target = Corpus(corpus)
+        backend = _index_backend(target, model, backend)
+        encoder = load_model(model, backend)
         if isinstance(encoder, BM25):
             _fail("search with bm25 is not indexed yet: use a dense model")
-        results = search_text(Corpus(corpus), text, encoder, model, k, lang, _year_range(year))
+        results = search_text(target, text, encoder, vector_key(model, backend), k, lang,
+                              _year_range(year))
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(str(error))
-    _print_results(results, json, Corpus(corpus), export)
+    _print_results(results, json, target, export)
+    if not results:
+        _say_why_empty(target, lang, _year_range(year), "the index is empty")
 
 
 eval_app = typer.Typer(help="Measure models.", no_args_is_help=True)
@@ -576,6 +683,8 @@ def eval_sdsm(
             bars[name](done)
 
         try:
+            # a model whose vectors the corpus holds only from another backend: those
+            model = [_stored_key(Corpus(corpus), name) for name in model]
             result = evaluate_sdsm(Corpus(corpus), model, split, dc, baseline, seed, embed,
                                    progress=advance)
         except (SDSMError, CorpusError, UnknownModelError) as error:
@@ -849,10 +958,12 @@ def recommend(
     bibtex_file: Annotated[Path | None, typer.Option(
         "--bibtex", help="Write the BibTeX entries of the recommended papers here.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    backend: BackendOption = None,
 ) -> None:
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
     from openmsd.corpus.store import atomic_path
+    from openmsd.demo import shorten
     from openmsd.export import bibtex
     from openmsd.search.manuscript import ManuscriptError, read_manuscript
     from openmsd.search.papers import papers_by_id
@@ -867,10 +978,13 @@ def recommend(
     if len(document.problems) > 20:
         err.print(f"... {len(document.problems) - 20} more unknown markers", highlight=False)
     try:
-        encoder = load_model(model)
+        target = Corpus(corpus)
+        backend = _index_backend(target, model, backend)
+        encoder = load_model(model, backend)
         if isinstance(encoder, BM25):
             _fail("recommend with bm25 is not indexed yet: use a dense model")
-        found = recommend_citations(Corpus(corpus), document.text, encoder, model, k, at=at,
+        found = recommend_citations(target, document.text, encoder, vector_key(model, backend),
+                                    k, at=at,
                                     languages=lang, years=_year_range(year), explain=True,
                                     max_locations=None)  # every location of the manuscript
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
@@ -880,18 +994,20 @@ def recommend(
         with atomic_path(bibtex_file) as tmp:
             tmp.write_text(bibtex(papers_by_id(Corpus(corpus), ids)), encoding="utf-8")
         err.print(f"{len(ids)} BibTeX entries -> {bibtex_file}", highlight=False)
+    if not any(location["results"] for location in found):
+        _say_why_empty(target, lang, _year_range(year), "the index is empty")
     if json:
         sys.stdout.write(orjson.dumps(found, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     for location in found:
-        out.print(f"[bold]sentence {location['location'] + 1}[/] "
+        out.print(f"[bold]sentence {location['sentence_number']}[/] "
                   f"{' '.join(location['markers'])}: {location['sentence']}", highlight=False)
         for r in location["results"]:
             title = r["title"] or r["english_title"] or ""
             out.print(f"  {r['score']:.3f}  {r['paper_id']}  [{r['language'] or '?'}] "
                       f"{r['year'] or ''}  {title}", highlight=False, markup=False)
             if r.get("drivers"):
-                out.print(f"         ← {r['drivers'][0]['sentence'][:110]}", highlight=False,
+                out.print(f"         ← {shorten(r['drivers'][0]['sentence'])}", highlight=False,
                           markup=False, style="dim")
 
 
@@ -906,10 +1022,7 @@ def serve(
         help="A model with an index to serve (repeat for several; the first is the default); by "
              "default every registered model with an index, e5-small-multilingual first.")]
     = None,
-    backend: Annotated[str, typer.Option(help="How queries are encoded: torch, or onnx "
-                                              "(ONNX Runtime int8, several times faster on "
-                                              "CPU, for the models that have it).")]
-    = "torch",
+    backend: BackendOption = None,
 ) -> None:
     """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
     from openmsd.server.app import serve as run_server
@@ -1035,16 +1148,20 @@ def demo(
     out_dir: Annotated[Path, typer.Option("--out", help="Where to build the demo corpus.")]
     = Path("demo-corpus"),
 ) -> None:
-    """Ingest the sample corpus shipped with openmsd, print its statistics, and derive its
-    related pairs and split."""
-    inputs = sorted(p for p in SAMPLE.iterdir() if p.is_dir())
-    out.print(f"ingesting the shipped sample ({', '.join(p.name for p in inputs)}) into {out_dir}",
-              highlight=False)
-    ingest(inputs, out_dir)
-    stats(out_dir)
-    out.print("deriving related pairs and the split (a small corpus: 2 in-distribution "
-              "languages, larger test shares)", highlight=False)
-    relations_build(out_dir, top_languages=2, idt=0.2, odt=0.2, dev=0.1)
+    """Start here: build a corpus from the sample shipped with openmsd and show related papers
+    across languages, a search in three languages and citation recommendations."""
+    from openmsd.demo import run as run_demo
+
+    started = time.perf_counter()
+    try:
+        times = run_demo(out_dir, out, _progress)
+    except (IngestError, CorpusError, FileNotFoundError, UnknownModelError,
+            UnsupportedBackendError) as error:
+        _fail(str(error))
+    except ImportError as error:
+        _fail(f"{error}: the demo needs the models extra: pip install -e \".[models]\"")
+    steps = ", ".join(f"{step} {seconds:.1f} s" for step, seconds in times.items())
+    err.print(f"demo done in {time.perf_counter() - started:.0f} s ({steps})", highlight=False)
 
 
 @app.command("formats")
@@ -1054,5 +1171,38 @@ def list_formats() -> None:
         out.print(f"[bold]{name}[/]: {formats.get(name).description}", highlight=False)
 
 
+
+def main() -> None:
+    """The ``openmsd`` entry point: run the command, then end the process at once.
+
+    Native libraries keep thread pools alive until their C++ static destructors run during
+    ``exit()`` (ONNX Runtime's, PyTorch's, DuckDB's task scheduler); under load, one of them
+    can still be joinable then and the process aborts with "terminate called without an active
+    exception" (exit 134) after printing its results. So once the command is done, output is
+    flushed, Python's exit handlers run, and the process ends with ``os._exit``, before any
+    static destructor."""
+    import atexit
+    import logging
+    import os
+
+    try:
+        app()
+        code: int = 0
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            code = done.code or 0
+        else:
+            err.print(str(done.code), highlight=False)
+            code = 1
+    except KeyboardInterrupt:
+        code = 130
+    atexit._run_exitfuncs()  # what a normal exit runs first (finalizers, temp directories)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    app()
+    main()

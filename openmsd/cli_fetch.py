@@ -226,7 +226,7 @@ def update(
     from openmsd.index.vector_index import build_index
     from openmsd.ingest.pipeline import ingest
     from openmsd.ingest.report import IngestError
-    from openmsd.models.embed import embed_corpus
+    from openmsd.models.embed import embed_corpus, stored_backends, vector_key
     from openmsd.models.registry import load_model
     from openmsd.server.resources import indexed_models
 
@@ -245,9 +245,11 @@ def update(
             return
         ingest([target], corpus)
         for model in indexed_models(corpus):
-            done = embed_corpus(Corpus(corpus), load_model(model), model)
-            build_index(Corpus(corpus), model)
-            out.print(f"{model}: {done.embedded:,} papers embedded and indexed",
-                      highlight=False)
+            for backend in stored_backends(Corpus(corpus), model, "index"):  # each store apart
+                key = vector_key(model, backend)
+                done = embed_corpus(Corpus(corpus), load_model(model, backend), key)
+                build_index(Corpus(corpus), key)
+                out.print(f"{key}: {done.embedded:,} papers embedded and indexed",
+                          highlight=False)
     except (FetchError, CorpusError, IngestError, FileNotFoundError, ValueError) as error:
         _fail(str(error))

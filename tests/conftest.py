@@ -13,7 +13,9 @@ from openmsd.ingest.report import Report
 from openmsd.relations.build import RelationsConfig
 from openmsd.relations.split import SplitConfig
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# ../shared/data beside the repository (CI), or where OPENMSD_SHARED_DATA says (a worktree)
+SHARED_DATA = Path(os.environ.get("OPENMSD_SHARED_DATA")
+                   or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 
 
 @pytest.fixture
@@ -57,3 +59,24 @@ def taln_corpus(tmp_path_factory) -> Path:
 if os.environ.get("CI"):
     settings.register_profile("ci", derandomize=True, database=None)
     settings.load_profile("ci")
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory) -> tuple[Path, str, dict[str, float]]:
+    """``openmsd demo``'s run on the shipped sample, with muse-v3 (the same steps as the
+    default model, faster): the corpus directory, what it printed, and its step times."""
+    import contextlib
+    import io
+
+    from rich.console import Console
+
+    from openmsd.demo import run
+
+    @contextlib.contextmanager
+    def no_bars():
+        yield lambda label, total: (lambda n: None)
+
+    root = tmp_path_factory.mktemp("demo") / "demo-corpus"
+    text = io.StringIO()
+    times = run(root, Console(file=text, width=120), no_bars, model="muse-v3")
+    return root, text.getvalue(), times

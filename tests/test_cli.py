@@ -11,28 +11,13 @@ from openmsd.cli import SAMPLE, app
 runner = CliRunner()
 
 
-def test_demo_ingests_the_shipped_sample_and_prints_statistics(tmp_path):
-    result = runner.invoke(app, ["demo", "--out", str(tmp_path / "demo")])
-    assert result.exit_code == 0, result.output
-    assert "Papers (OpenMSD Table 1)" in result.output and "non-en->en" in result.output
-    stats = runner.invoke(app, ["corpus", "stats", str(tmp_path / "demo"), "--json"])
-    numbers = json.loads(stats.stdout)
-    assert {"papers", "papers_with_abstract", "languages", "citations", "citations_by_direction",
-            "references_resolved"} <= set(numbers)
-    assert numbers["papers"] == 15 + 8 + 1000
-    assert numbers["citations"] == 2 and numbers["citations_by_direction"]["non-en->non-en"] == 2
-    assert {"pt", "es", "en"} <= set(numbers["languages"])
-    assert set(numbers["citations_by_direction"]) == {"en->en", "en->non-en", "non-en->en",
-                                                      "non-en->non-en"}
-
-
 def test_ingest_json_report_and_query(tmp_path):
     corpus = tmp_path / "c"
     result = runner.invoke(app, ["ingest", str(SAMPLE / "scielo-jats"), "--out", str(corpus),
                                  "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["counts"]["papers"] == 15 and report["problems"] == 0
+    assert report["counts"]["papers"] == 51 and report["problems"] == 0
     query = runner.invoke(app, ["corpus", "query", str(corpus),
                                 "SELECT count(*) AS n FROM \"references\""])
     assert query.exit_code == 0 and "│" in query.output
@@ -50,3 +35,38 @@ def test_errors_name_the_problem_and_exit_2(tmp_path):
     assert result.exit_code == 2 and "unknown format 'nope'" in result.output
     query = runner.invoke(app, ["corpus", "query", str(tmp_path / "c"), "SELEC 1"])
     assert query.exit_code == 2
+
+
+def test_ingest_of_a_missing_file_writes_nothing(tmp_path):
+    result = runner.invoke(app, ["ingest", str(tmp_path / "nope.jsonl"), "--out",
+                                 str(tmp_path / "c")])
+    assert result.exit_code == 2 and "no such file or directory" in result.output
+    assert not (tmp_path / "c").exists()
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"id": "a", "title": "A title long enough to read"}\n')
+    result = runner.invoke(app, ["ingest", str(good), str(tmp_path / "nope"), "--out",
+                                 str(tmp_path / "c")])
+    assert result.exit_code == 2 and not (tmp_path / "c").exists()
+
+
+def test_a_warning_is_called_a_warning_and_listed_once(tmp_path):
+    selfish = tmp_path / "s2orc.jsonl"
+    record = {"paper_id": "1", "title": "A paper that cites itself", "abstract": "Text.",
+              "authors": [], "year": 2020, "outbound_citations": ["1"],
+              "inbound_citations": ["1"]}
+    selfish.write_text(json.dumps(record) + "\n")
+    result = runner.invoke(app, ["ingest", str(selfish), "--out", str(tmp_path / "c"),
+                                 "--format", "s2orc"])
+    assert result.exit_code == 0, result.output
+    assert "0 records or fields skipped, 1 warnings" in result.output
+    assert result.output.count("self-citation: ") == 1 and "- warning: " in result.output
+
+
+def test_help_lists_demo_first_without_broken_sentences():
+    result = runner.invoke(app, ["--help"], env={"COLUMNS": "400"})
+    panel = result.output[result.output.index("Commands"):].splitlines()[1:]
+    rows = [line for line in panel if line.startswith("│")]
+    assert rows[0].startswith("│ demo ")
+    # wide enough for every help on one line: a row without a command is a broken sentence
+    assert not [row for row in rows if row.startswith("│" + " " * 6)]
+    assert any("(Tasks I, II)" in row for row in rows)

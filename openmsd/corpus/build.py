@@ -86,6 +86,7 @@ def _with_previous_languages(merge_sql: str, previous: Path | None) -> str:
           ON o.paper_id = m.paper_id AND o.title IS NOT DISTINCT FROM m.title
          AND o.abstract IS NOT DISTINCT FROM m.abstract
          AND o.declared_language IS NOT DISTINCT FROM m.declared_language
+         AND o.keywords IS NOT DISTINCT FROM m.keywords
         ORDER BY m.paper_id"""
 
 
@@ -96,8 +97,10 @@ def _add_languages(batch: pa.RecordBatch, identifier: langid.LanguageIdentifier 
     todo = [i for i, k in enumerate(known) if not k]
     titles, abstracts = batch["title"].to_pylist(), batch["abstract"].to_pylist()
     declared = batch["declared_language"].to_pylist()
-    found = langid.identify([langid.paper_text(titles[i], abstracts[i]) for i in todo],
-                            [declared[i] for i in todo], identifier)
+    keywords = batch["keywords"].to_pylist()
+    found = langid.identify([langid.paper_text(titles[i], abstracts[i], keywords[i])
+                             for i in todo], [declared[i] for i in todo], identifier,
+                            [titles[i] for i in todo])
     languages = batch["known_language"].to_pylist()
     confidences = batch["known_confidence"].to_pylist()
     for i, (language, confidence) in zip(todo, found, strict=True):
@@ -243,9 +246,11 @@ def _resolve_references(con: duckdb.DuckDBPyConnection, report: Report, names: d
                r.source
         FROM refs r LEFT JOIN id_hits h USING (row) LEFT JOIN title_hits t USING (row)""")
     con.execute("UPDATE refs_final SET cited_id = NULL WHERE resolution = 'ambiguous'")
+    # DISTINCT: a record listing itself as cited and as citing (S2ORC) is one warning
     for part, loc, citing, resolution in con.execute("""
             SELECT part, loc, citing_id, resolution FROM refs_final
-            WHERE resolution IN ('self', 'ambiguous') ORDER BY row""").fetchall():
+            WHERE resolution IN ('self', 'ambiguous')
+            GROUP BY ALL ORDER BY min(row)""").fetchall():
         reason = (f"self-citation: {citing} cites itself (not a citation link)"
                   if resolution == "self" else
                   "ambiguous reference: it matches several corpus papers (not guessed)")

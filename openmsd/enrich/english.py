@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from openmsd.corpus.langid import LanguageIdentifier, identify
+from openmsd.corpus.langid import UND, LanguageIdentifier, identify
 
 
 def rejection(texts: Sequence[str | None], identifier: LanguageIdentifier | None = None
@@ -21,7 +21,7 @@ def rejection(texts: Sequence[str | None], identifier: LanguageIdentifier | None
     for text, (language, _) in zip(texts, found, strict=True):
         if not text or not text.strip():
             reasons.append("empty")
-        elif language is None:
+        elif language in (None, UND):
             reasons.append("language not identified (too short or mixed)")
         elif language != "en":
             reasons.append(f"not English ({language})")

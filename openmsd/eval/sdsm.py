@@ -292,8 +292,9 @@ def embed_pool(corpus: Corpus, pool: Pool, models: Sequence[str]) -> None:
 
     for name in models:
         if name not in (RANDOM, BM25_NAME):
-            enriched = parse_enriched(name)  # MODEL+METHODLENGTH: MODEL on enriched texts
-            encoder = load_model(enriched[0] if enriched else name)
+            base, _, backend = name.partition("@")  # MODEL@onnx: that backend's vectors
+            enriched = parse_enriched(base)  # MODEL+METHODLENGTH: MODEL on enriched texts
+            encoder = load_model(enriched[0] if enriched else base, backend or "torch")
             embed_corpus(corpus, encoder, name, paper_ids=pool.ids)
 
 

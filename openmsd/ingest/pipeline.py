@@ -273,11 +273,20 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
     if fmt:
         formats.get(fmt)
     _clean_leftovers(corpus, {e["part"] for e in entries})
+    checked = []  # every input is checked before anything is written
     for raw in inputs:
         path = Path(raw).resolve()
         files = list_files(path)
         if not files:
             raise IngestError(f"{path}: an empty folder: nothing to ingest")
+        checked.append((path, files))
+    corpus.root.mkdir(parents=True, exist_ok=True)
+    corpus.staged.mkdir(exist_ok=True)
+    known = {e["part"] for e in entries}
+    for orphan in corpus.staged.iterdir():  # parts of an ingest that crashed before its manifest
+        if orphan.name not in known:
+            shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
+    for path, files in checked:
         part_digest = digest(files, path, fmt)
         entry = next((e for e in entries if e["path"] == str(path)), None)
         if entry and entry["digest"] == part_digest and (corpus.staged / entry["part"]).exists():

@@ -9,6 +9,10 @@ with no text are counted and left without a vector.
 A model name ``MODEL+METHODLENGTH`` (``e5-small-multilingual+llm64``, see
 :mod:`openmsd.enrich.store`) stores and loads vectors of the enriched text
 ``Title: ... Abstract: (English summary) ...`` of ``openmsd enrich``'s summaries.
+
+Vectors are keyed by model *and* backend (:func:`vector_key`): ``e5-small-multilingual`` holds
+the torch vectors, ``e5-small-multilingual@onnx`` the ONNX Runtime int8 ones, so the two are
+never mixed in one store or index; :func:`choose_backend` re-uses what a corpus already has.
 """
 
 from __future__ import annotations
@@ -39,11 +43,51 @@ past 512 tokens, which is at most a few thousand characters of any language; the
 
 def model_slug(name: str) -> str:
     """A directory name for a model: its registry name, or a readable hash of a path or hub name."""
-    if re.fullmatch(r"[A-Za-z0-9._+-]+", name):  # '+': enriched vectors, MODEL+llm64
+    if re.fullmatch(r"[A-Za-z0-9._+@-]+", name):  # '+': enriched, MODEL+llm64; '@': backend
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:10]
     tail = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).name or name).strip("-")
     return f"{tail}-{digest}"
+
+
+def vector_key(model: str, backend: str = "torch") -> str:
+    """The name a model's vectors and index are stored under for a backend.
+
+    >>> vector_key("e5-small-multilingual"), vector_key("e5-small-multilingual", "onnx")
+    ('e5-small-multilingual', 'e5-small-multilingual@onnx')
+    """
+    return model if backend == "torch" else f"{model}@{backend}"
+
+
+def model_name(key: str) -> str:
+    """The model of a :func:`vector_key` (the key without its backend)."""
+    return key.partition("@")[0]
+
+
+def stored_backends(corpus: Corpus, model: str, what: str = "vectors") -> list[str]:
+    """The backends whose vectors (``what="vectors"``) or index (``"index"``) of ``model``
+    ``corpus`` holds, the most recently written first."""
+    from openmsd.models.registry import BACKENDS
+
+    pattern = "part-*.parquet" if what == "vectors" else "index.faiss"
+    found = []
+    for backend in BACKENDS:
+        files = list((corpus.root / what / model_slug(vector_key(model, backend))).glob(pattern))
+        if files:
+            found.append((max(f.stat().st_mtime_ns for f in files), backend))
+    return [backend for _, backend in sorted(found, reverse=True)]
+
+
+def choose_backend(corpus: Corpus, model: str, backend: str | None = None,
+                   what: str = "vectors") -> str:
+    """``backend`` when given; else the backend of the vectors (or index) ``corpus`` already
+    has for ``model`` (the newest), else the model's default backend."""
+    from openmsd.models.registry import default_backend
+
+    if backend is not None:
+        return backend
+    stored = stored_backends(corpus, model, what)
+    return stored[0] if stored else default_backend(model)
 
 
 def text_hash(text: str) -> str:
@@ -107,7 +151,7 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
     directory = vectors_dir(corpus, name)
     directory.mkdir(parents=True, exist_ok=True)
     known = _known(directory)
-    summaries = summaries_for_model(corpus, name)  # MODEL+METHODLENGTH: enriched text
+    summaries = summaries_for_model(corpus, model_name(name))  # MODEL+METHODLENGTH: enriched
     next_part = len(list(directory.glob("part-*.parquet")))
     embedded = cached = no_text = 0
     for batch in _papers(corpus, paper_ids):
@@ -163,7 +207,7 @@ def load_vector_table(corpus: Corpus, model: str) -> tuple[list[str], list[str],
         raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
                                 f"'openmsd embed {corpus.root} --model {model}' first")
     current = {}
-    summaries = summaries_for_model(corpus, model)
+    summaries = summaries_for_model(corpus, model_name(model))
     for batch in _papers(corpus):
         for paper_id, title, abstract in zip(batch["paper_id"].to_pylist(),
                                              batch["title"].to_pylist(),

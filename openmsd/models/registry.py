@@ -76,6 +76,18 @@ MODELS: dict[str, ModelEntry] = {
 }
 
 
+def default_backend(name: str) -> str:
+    """``onnx`` (ONNX Runtime int8, several times faster on CPU) for a model that has that path
+    when onnxruntime is installed; ``torch`` otherwise."""
+    import importlib.util
+
+    entry = MODELS.get(name)
+    if entry is not None and entry.load_onnx is not None \
+            and importlib.util.find_spec("onnxruntime") is not None:
+        return "onnx"
+    return "torch"
+
+
 class UnknownModelError(ValueError):
     """A model name that is neither registered, nor a directory, nor loadable from a hub."""
 

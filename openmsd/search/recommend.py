@@ -123,7 +123,8 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
               explain: bool = False) -> list[dict[str, Any]]:
     """Papers to cite at each citation location of ``text``, best first.
 
-    One dict per location: ``location`` (sentence number, from 0), ``sentence``, ``markers``
+    One dict per location: ``location`` (sentence index, from 0), ``sentence_number`` (from 1,
+    as the command line prints it), ``sentence``, ``markers``
     (the citation markers found in it), ``context`` (the fundamental context: the one before,
     this one, the one after, or a marker-less paragraph), ``supplemental`` (the macro context
     sentences, for encoders that read one) and ``results`` (the top ``k`` papers, as
@@ -167,7 +168,7 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
                 row = result.as_dict()
                 row["drivers"] = drivers.get(result.paper_id, [])
                 results.append(row)
-            out.append({"location": i, "sentence": sentences[i],
+            out.append({"location": i, "sentence_number": i + 1, "sentence": sentences[i],
                         "markers": [m for m, _ in citation_markers(sentences[i])],
                         "context": context, "supplemental": macro, "results": results})
     return out

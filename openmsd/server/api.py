@@ -185,7 +185,9 @@ class Recommended(Result):
 class Location(BaseModel):
     """Papers to cite at one place of the text."""
 
-    location: int = Field(description="The sentence's number, from 0.")
+    location: int = Field(description="The sentence's index, from 0.")
+    sentence_number: int = Field(description="The sentence's number, from 1, as the command "
+                                 "line prints it ('sentence 32').")
     sentence: str
     markers: list[str]
     context: list[str] = Field(description="The sentences embedded: before, this, after.")

@@ -128,10 +128,10 @@ def _field_errors(error: RequestValidationError) -> list[dict[str, Any]]:
 
 
 def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.0,
-               max_body: int = MAX_BODY, backend: str = "torch") -> FastAPI:
+               max_body: int = MAX_BODY, backend: str | None = None) -> FastAPI:
     """The app over ``corpus`` serving ``models`` (the first is the default), their queries
-    encoded with ``backend``; the indexes are polled every ``watch_s`` seconds for rebuilds
-    (never when None)."""
+    encoded with ``backend`` (by default the one each model's vectors were made with); the
+    indexes are polled every ``watch_s`` seconds for rebuilds (never when None)."""
     resources = Resources(corpus, models, backend)
     for model in resources.models:
         resources.encoder(model)  # loaded now: the first request should not wait for it
@@ -178,7 +178,7 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
 
 
 def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: int = 8000,
-          log_level: str = "info", backend: str = "torch") -> None:
+          log_level: str = "info", backend: str | None = None) -> None:
     """Run the app with uvicorn until interrupted."""
     import uvicorn
 

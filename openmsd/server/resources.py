@@ -30,6 +30,7 @@ from openmsd.corpus.stats import corpus_stats
 from openmsd.corpus.store import MANIFEST, Corpus, CorpusError
 from openmsd.index.vector_index import VectorIndex, index_dir, load_index
 from openmsd.models.bm25 import BM25
+from openmsd.models.embed import choose_backend, stored_backends, vector_key
 from openmsd.models.encoder import DenseEncoder, Kind
 from openmsd.models.registry import load_model
 from openmsd.search.build_cache import is_loaded
@@ -166,12 +167,17 @@ class Resources:
     """The corpus, the models served (the first is the default) with their indexes and
     encoders, and the cached statistics; :meth:`watch` polls the indexes for rebuilds."""
 
-    def __init__(self, corpus: str | Path, models: list[str], backend: str = "torch"):
+    def __init__(self, corpus: str | Path, models: list[str], backend: str | None = None):
         if not models:
             raise ValueError("serve: name at least one model")
         self.corpus = ServedCorpus(corpus)
-        self.models, self.backend = list(dict.fromkeys(models)), backend
-        self.indexes = {m: LiveIndex(self.corpus, m) for m in self.models}
+        self.models = list(dict.fromkeys(models))
+        # each model's index and query encoder: of the backend asked for, else of the backend
+        # its vectors were made with
+        self.backends = {m: backend or choose_backend(self.corpus, m, what="index")
+                         for m in self.models}
+        self.indexes = {m: LiveIndex(self.corpus, vector_key(m, self.backends[m]))
+                        for m in self.models}
         self._encoders: dict[str, BatchingEncoder] = {}
         self._lock = threading.Lock()
         self._stats: tuple[int, dict[str, Any]] | None = None
@@ -186,7 +192,7 @@ class Resources:
         """The query encoder of a served model, loaded on first use."""
         with self._lock:
             if model not in self._encoders:
-                encoder = load_model(model, self.backend)
+                encoder = load_model(model, self.backends[model])
                 if isinstance(encoder, BM25):
                     raise ValueError(f"model {model!r} is lexical: serve a dense model")
                 self._encoders[model] = BatchingEncoder(encoder)
@@ -243,5 +249,5 @@ def indexed_models(corpus: str | Path) -> list[str]:
     """The registered models that have an index in ``corpus``, the default model first."""
     from openmsd.models.registry import DEFAULT_MODEL, MODELS
 
-    found = [m for m in MODELS if (index_dir(Corpus(corpus), m) / "index.faiss").exists()]
+    found = [m for m in MODELS if stored_backends(Corpus(corpus), m, "index")]
     return sorted(found, key=lambda m: m != DEFAULT_MODEL)

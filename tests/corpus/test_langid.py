@@ -1,4 +1,12 @@
-from openmsd.corpus.langid import CLD3, identify
+import doctest
+
+import pytest
+
+import openmsd.corpus.langid as langid_module
+from openmsd.corpus.langid import CLD3, UND, Combined, FastText, identify
+from openmsd.corpus.store import Corpus
+from openmsd.eval.langid import accuracy, scielo_rows, taln_rows
+from openmsd.ingest.pipeline import ingest
 
 
 def test_cld3_detects_languages_of_real_titles_and_abstracts():
@@ -11,16 +19,77 @@ def test_cld3_detects_languages_of_real_titles_and_abstracts():
         "Joaquim Henriques de Paiva",
         "Voces que Gritan Fuerte: Posiciones del Bloque de Poder Durante el gobierno",
     ]
-    found = CLD3()(texts)
-    assert [lang for lang, _ in found] == ["fr", "en", "pt", "es"]
-    assert all(conf > 0.9 for _, conf in found)
+    for identifier in (CLD3(), FastText(), Combined()):
+        found = identifier(texts)
+        assert [lang for lang, _ in found] == ["fr", "en", "pt", "es"]
+        assert all(conf > 0.5 for _, conf in found)
 
 
-def test_short_or_unreliable_text_falls_back_to_the_declared_language():
-    found = identify(["Errata", "", "Parsing with Getarun"], ["pt", None, None])
-    assert found == [("pt", None), (None, None), (None, None)]
+def test_the_labels_the_issue_found_wrong():
+    """CLD3 alone said xh, sr, gl, ca and ja for these; CLD3 + fastText get them right."""
+    texts = ["Disorders of coagulation.", "Fitness and longevity.",
+             "Analyse syntaxique de flux textuel", "Synthèse de RECITAL'99 sur le résumé",
+             "基于深度学习的中文分词方法研究"]
+    assert [lang for lang, _ in identify(texts)] == ["en", "en", "fr", "fr", "zh"]
+    assert [lang for lang, _ in CLD3()(texts[:4])] != ["en", "en", "fr", "fr"]
+
+
+def test_a_non_english_title_over_an_english_abstract_is_the_papers_language():
+    title = ("La disfunción tiroidea en pacientes con diabetes mellitus tipo 2. Hospital "
+             "Nacional Dos de Mayo 2013-2015")
+    text = (f"{title} Introduction. The most common endocrine disorders observed in "
+            "endocrinology clinics are thyroid disease and type 2 diabetes mellitus. Objective. "
+            "To determine the frequency of thyroid dysfunction in patients with diabetes.")
+    assert identify([text])[0][0] == "en"  # the text alone reads as English
+    assert identify([text], titles=[title])[0][0] == "es"
+    english = "A WISE Survey of Circumstellar Disks in Taurus"
+    assert identify([f"{english}. We present a survey of disks around young stars in the "
+                     "Taurus star-forming region."], titles=[english])[0][0] == "en"
+
+
+def test_the_declared_language_wins_and_short_text_is_und():
+    french = "Une MétaGrammaire pour les adjectifs du français, une nouvelle implémentation"
+    found = identify([french, "Errata", "", "Adendo"], ["pt-BR", None, None, "PT"])
+    assert found == [("pt", None), (UND, None), (UND, None), ("pt", None)]
 
 
 def test_the_identifier_is_a_parameter():
-    assert identify(["anything at all, long enough"], ["de"], lambda texts: [("xx", 0.5)]) == [
+    assert identify(["anything at all, long enough"], None, lambda texts: [("xx", 0.5)]) == [
         ("xx", 0.5)]
+
+
+def test_fasttext_lite_ships_in_the_wheel_and_loads_offline(monkeypatch):
+    for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(proxy, "http://127.0.0.1:9")  # any download would fail
+    assert FastText().guess("Ceci est une phrase écrite en français.")[0] == "fr"
+
+
+def test_ingest_keeps_the_declared_language_of_jats(tmp_path):
+    from openmsd.cli import SAMPLE
+
+    ingest([SAMPLE / "scielo-jats"], tmp_path / "c")
+    rows = Corpus(tmp_path / "c").connect().execute(
+        "SELECT declared_language, language FROM papers WHERE declared_language IS NOT NULL"
+    ).fetchall()
+    assert rows and all(declared == language for declared, language in rows)
+
+
+def test_accuracy_on_taln_and_scielo(shared_data):
+    """TALN: >= 99 % (the papers' French / English truth). SciELO with its declarations
+    hidden: 46 of 51 (docs/langid.md); as ingested, the declaration wins: 100 %."""
+    taln = accuracy(list(taln_rows(shared_data / "taln" / "papers.jsonl")))
+    assert taln["papers"] == 1483 and taln["accuracy"] >= 0.99
+    scielo = accuracy(list(scielo_rows(shared_data / "scielo-jats")))
+    assert scielo["papers"] == 51 and scielo["accuracy"] >= 0.90
+    found = {paper_id: language for paper_id, _, language in scielo["errors"]}
+    assert sum(language == UND for language in found.values()) == 3  # Errata, Adendo, a title
+
+
+def test_module_examples():
+    assert doctest.testmod(langid_module).failed == 0
+
+
+@pytest.mark.parametrize("text", ["", "   ", "ok", "two words"])
+def test_too_short_for_every_identifier(text):
+    for identifier in (CLD3(), FastText(), Combined()):
+        assert identifier([text]) == [(UND, None)]

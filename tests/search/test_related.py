@@ -38,9 +38,9 @@ def corpus(tmp_path_factory, encoder):
 
 def test_embedding_is_resumable_and_never_twice(corpus, encoder):
     again = embed_corpus(corpus, encoder, MODEL)
-    assert again.embedded == 0 and again.cached == 15 and again.no_text == 0
+    assert again.embedded == 0 and again.cached == 51 and again.no_text == 0
     ids, vectors = load_vectors(corpus, MODEL)
-    assert len(ids) == 15 and vectors.shape == (15, 512)
+    assert len(ids) == 51 and vectors.shape == (51, 512)
 
 
 def test_related_excludes_the_paper_and_explains_citation_links(corpus):
@@ -81,9 +81,9 @@ def test_index_grows_incrementally(corpus, encoder, tmp_path):
     copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
     ingest([SAMPLE / "unarxive"], copy.root)
     result = embed_corpus(copy, encoder, MODEL)
-    assert result.embedded == 8 and result.cached == 15
+    assert result.embedded == 7 and result.cached == 51
     index, added = build_index(copy, MODEL)
-    assert added == 8 and index.index.ntotal == 23
+    assert added == 7 and index.index.ntotal == 58
 
 
 def test_cli_related_and_search_json(corpus):
@@ -116,7 +116,7 @@ def test_filter_masks_equal_a_row_by_row_check(corpus):
 def test_an_index_of_another_kind_is_built_anew(corpus, tmp_path):
     copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
     hnsw, added = build_index(copy, MODEL, "hnsw")  # the corpus has an exact index
-    assert index_kind(hnsw.index) == "hnsw" and added == 15
+    assert index_kind(hnsw.index) == "hnsw" and added == 51
     again, added = build_index(copy, MODEL)  # auto extends what is there
     assert index_kind(again.index) == "hnsw" and added == 0
     assert index_kind(load_index(copy, MODEL).index) == "hnsw"

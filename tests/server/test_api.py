@@ -14,7 +14,7 @@ CONTRACT = ["/healthz", "/api/search", "/api/papers/{key}", "/api/papers/{key}/r
 
 
 def test_health_and_openapi_schema_lists_the_contract(client) -> None:
-    assert client.get("/healthz").json() == {"status": "ok", "indexed": {"muse-v3": 23},
+    assert client.get("/healthz").json() == {"status": "ok", "indexed": {"muse-v3": 59},
                                               "reloads": {"muse-v3": 0}}
     paths = client.get("/openapi.json").json()["paths"]
     for path in CONTRACT:
@@ -60,9 +60,9 @@ def test_pagination_pages_are_consecutive(client) -> None:
     assert first["next_offset"] == 3 and second["offset"] == 3
     ids = [r["paper_id"] for r in first["results"] + second["results"]]
     assert ids == [r["paper_id"] for r in whole]
-    last = client.get("/api/papers/fr-parse/related?k=10&offset=20").json()  # 22 others
-    assert len(last["results"]) == 2 and last["next_offset"] is None
-    beyond = client.get("/api/papers/fr-parse/related?k=10&offset=30").json()
+    last = client.get("/api/papers/fr-parse/related?k=10&offset=50").json()  # 58 others
+    assert len(last["results"]) == 8 and last["next_offset"] is None
+    beyond = client.get("/api/papers/fr-parse/related?k=10&offset=60").json()
     assert beyond["results"] == [] and beyond["next_offset"] is None
 
 
@@ -145,8 +145,8 @@ def test_bibtex_export(client) -> None:
 
 def test_stats(client) -> None:
     stats = client.get("/api/stats").json()
-    assert stats["papers"] == 23 and stats["citations"] == 9
-    assert stats["models"]["muse-v3"] == {"indexed": 23, "index": "IndexFlatIP", "default": True}
+    assert stats["papers"] == 59 and stats["citations"] == 9
+    assert stats["models"]["muse-v3"] == {"indexed": 59, "index": "IndexFlatIP", "default": True}
 
 
 def test_titles_are_escaped_in_pages(client) -> None:

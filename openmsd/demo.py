@@ -1,0 +1,209 @@
+"""``openmsd demo``: the main job on the sample shipped with openmsd, as a newcomer meets it.
+
+Ingest the sample (SciELO articles in Portuguese, Spanish and English, with S2ORC and arXiv
+papers on the same topics), embed and index it with the default model on its fast backend,
+then show what the tool is for: related papers across languages with why, one search in three
+languages, citation recommendations for a paragraph, and the command that opens the web app.
+Every step calls the functions the ``related``, ``search`` and ``recommend`` commands call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from openmsd.corpus.store import Corpus
+from openmsd.index.vector_index import build_index
+from openmsd.ingest.pipeline import ingest
+from openmsd.models.embed import choose_backend, embed_corpus, vector_key
+from openmsd.models.registry import DEFAULT_MODEL, load_model
+from openmsd.search.manuscript import read_manuscript
+from openmsd.search.recommend import recommend
+from openmsd.search.related import Result, related, search
+
+__all__ = ["PARAGRAPH", "QUERIES", "RELATED", "SAMPLE", "run", "shorten"]
+
+DATA = Path(__file__).parent / "data"
+SAMPLE = DATA / "sample"
+PARAGRAPH = DATA / "demo-paragraph.md"
+RELATED = [
+    ("10.1590/2236-8906-76-2021", "a Portuguese article on orchids of central Brazil"),
+    ("10.1590/0101-3173.2022.v45n1.p139", "a Spanish article on Foucault"),
+]
+"""The shipped articles whose related papers the demo shows, and how it introduces them."""
+QUERIES = [
+    ("English", "bryophytes and orchids of Brazilian forests"),
+    ("Portuguese", "mortalidade por hepatite C no Brasil"),
+    ("Spanish", "vacunación infantil y desigualdades raciales"),
+]
+"""One search in each of three languages."""
+LANGUAGES = {"en": "English", "pt": "Portuguese", "es": "Spanish", "fr": "French",
+             "de": "German", "und": "undetermined"}
+Progress = Callable[[], AbstractContextManager[Callable[[str, int | None],
+                                                        Callable[[int], None]]]]
+
+
+def shorten(text: str, width: int = 110) -> str:
+    """``text`` on one line, cut at a word with an ellipsis when longer than ``width``.
+
+    >>> shorten("one two three", 9)
+    'one two…'
+    """
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    return text[:width - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _why(result: Result) -> str:
+    return "; ".join(result.why) or "similar title and abstract"
+
+
+def _table(results: list[Result]) -> Table:
+    """Results as a borderless table: score, language, year, title (with its English title
+    when it has another language), and why it was found."""
+    table = Table(box=None, padding=(0, 1), show_edge=False)
+    for column in ("score", "lang", "year"):
+        table.add_column(column, no_wrap=True)
+    table.add_column("title", overflow="fold", ratio=3)
+    table.add_column("why", overflow="fold", ratio=1)
+    for r in results:
+        title = r.title or r.english_title or ""
+        if r.english_title and r.english_title != title:
+            title += f"\n[dim]{r.english_title}[/]"
+        table.add_row(f"{r.score:.2f}", r.language or "?", str(r.year or ""), title, _why(r))
+    return table
+
+
+def _step(console: Console, number: int, text: str) -> None:
+    console.print(f"\n[bold cyan]{number}/5[/] [bold]{text}[/]", highlight=False)
+
+
+def _languages(corpus: Corpus) -> str:
+    rows = corpus.connect().execute("SELECT coalesce(language, 'und'), count(*) AS n FROM papers "
+                                    "GROUP BY ALL ORDER BY n DESC").fetchall()
+    return ", ".join(f"{n} {LANGUAGES.get(lang, lang)}" for lang, n in rows)
+
+
+def _ingest(out_dir: Path, console: Console, progress: Progress) -> Corpus:
+    inputs = sorted(p for p in SAMPLE.iterdir() if p.is_dir())
+    _step(console, 1, "Reading the sample shipped with openmsd")
+    console.print("SciELO journal articles (CC BY) in Portuguese, Spanish and English, and S2ORC "
+                  "and arXiv papers on the same topics: health, plants and ecology, materials, "
+                  "education and society, language and literature.", highlight=False)
+    with progress() as bars:
+        result = ingest(inputs, out_dir, progress=bars)
+    counts = result.build["counts"]
+    corpus = Corpus(out_dir)
+    console.print(f"{out_dir}: {counts['papers']:,} papers ({_languages(corpus)}), "
+                  f"{counts['citations']:,} citations between them, {counts['contexts']:,} "
+                  "citing sentences", highlight=False)
+    warnings = result.report["problems"]
+    if warnings:
+        console.print(f"[yellow]{warnings:,} warnings[/] about the input, listed once each in "
+                      f"{out_dir / 'problems.jsonl'}", highlight=False)
+    return corpus
+
+
+def _embed(corpus: Corpus, model: str, console: Console, progress: Progress) -> tuple[str, str]:
+    backend = choose_backend(corpus, model)
+    key = vector_key(model, backend)
+    _step(console, 2, f"Turning every paper into a vector with {model}")
+    how = "ONNX Runtime, int8" if backend == "onnx" else "PyTorch"
+    console.print(f"A multilingual model ({how}): papers about the same thing get close vectors "
+                  "whatever their language. Done once; later runs re-use them.",
+                  highlight=False)
+    started = time.perf_counter()
+    encoder = load_model(model, backend)
+    total = corpus.check()["build"]["counts"]["papers"]
+    with progress() as bars:
+        done = embed_corpus(corpus, encoder, key, progress=bars("embedding", total))
+    index, _ = build_index(corpus, key)
+    console.print(f"{done.embedded:,} papers embedded ({done.cached:,} already were), "
+                  f"{index.index.ntotal:,} in the search index, in "
+                  f"{time.perf_counter() - started:.0f} s", highlight=False)
+    return key, backend
+
+
+def run(out_dir: Path, console: Console, progress: Progress,
+        model: str = DEFAULT_MODEL) -> dict[str, float]:
+    """Run the demo into ``out_dir``, printing to ``console``; ``progress`` opens the progress
+    bars (``bars(label, total)`` -> advance). Returns the seconds each step took."""
+    times: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        times[name], clock = now - clock, now
+
+    corpus = _ingest(out_dir, console, progress)
+    lap("ingest")
+    key, backend = _embed(corpus, model, console, progress)
+    lap("embed and index")
+
+    _step(console, 3, "Related papers, across languages, with why")
+    for paper_id, what in RELATED:
+        title = corpus.connect().execute("SELECT title FROM papers WHERE paper_id = ?",
+                                         [paper_id]).fetchone()
+        console.print(f"\nFor {what}, [italic]{title[0] if title else paper_id}[/] "
+                      f"({paper_id}):", highlight=False)
+        console.print(_table(related(corpus, paper_id, key, k=5)))
+    console.print("[dim]score: cosine similarity of the two papers' vectors (1 = same "
+                  "meaning); why: a citation link or references in common where the corpus "
+                  "knows them, else the similarity of their text.[/]", highlight=False)
+    lap("related")
+
+    _step(console, 4, "One search in three languages")
+    encoder = load_model(model, backend)
+    for language, text in QUERIES:
+        console.print(f"\n{language}: [italic]{text}[/]", highlight=False)
+        console.print(_table(search(corpus, text, encoder, key, k=3)))
+    lap("search")
+
+    _step(console, 5, "Papers to cite in a paragraph")
+    document = read_manuscript(PARAGRAPH)
+    console.print(f"The text in {PARAGRAPH.name} has three citation markers; for each "
+                  "one, the papers to cite and the sentence that points to them most.",
+                  highlight=False)
+    found = recommend(corpus, document.text, encoder, key, k=2, explain=True,
+                      max_locations=None)
+    for location in found:
+        console.print(f"\n[bold]sentence {location['sentence_number']}[/] "
+                      f"{' '.join(location['markers'])}: {location['sentence']}",
+                      highlight=False)
+        for r in location["results"]:
+            title = r["title"] or r["english_title"] or ""
+            console.print(f"  {r['score']:.2f}  [{r['language'] or '?'}] {r['year'] or ''}  "
+                          f"{title}", highlight=False, markup=False)
+            if r.get("drivers"):
+                console.print(f"        because of: {shorten(r['drivers'][0]['sentence'])}",
+                              highlight=False, markup=False, style="dim")
+    lap("recommend")
+    _next_steps(out_dir, console)
+    return times
+
+
+def _next_steps(out_dir: Path, console: Console) -> None:
+    console.print("\n[bold]What next[/]", highlight=False)
+    steps = [
+        ("Browse and search it in your web browser (http://127.0.0.1:8000/):",
+         f"openmsd serve {out_dir}"),
+        ("Related papers of any paper, by id or DOI:",
+         f"openmsd related {out_dir} {RELATED[0][0]}"),
+        ("Search in any language:", f'openmsd search {out_dir} "florestas secundárias"'),
+        ("Papers to cite in your own text (Markdown, LaTeX, JATS, plain text):",
+         f"openmsd recommend {out_dir} --manuscript my-draft.md"),
+        ("Your own papers (OpenAlex, Crossref, JATS, S2ORC, unarXive, JSON lines...):",
+         "openmsd ingest FILES --out my-corpus && openmsd embed my-corpus && "
+         "openmsd index build my-corpus"),
+    ]
+    for text, command in steps:
+        console.print(f"  {text}\n    [bold green]{command}[/]", highlight=False)
+    console.print("  The web app needs the serve extra: pip install -e \".[serve]\"; 'openmsd "
+                  "--help' lists every command.", highlight=False, markup=False)

@@ -1,0 +1,77 @@
+"""Vectors keyed by model and backend: ONNX int8 by default where it exists, never mixed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from openmsd.cli import SAMPLE, app
+from openmsd.corpus.store import Corpus
+from openmsd.ingest.pipeline import ingest
+from openmsd.models.embed import choose_backend, stored_backends, vector_key
+from openmsd.models.registry import default_backend
+
+runner = CliRunner()
+MODEL = "minilm-en"  # small, and it has both backends
+ARTICLE = "10.1590/0101-3173.2022.v45n1.p139"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Corpus:
+    root = tmp_path_factory.mktemp("backends") / "c"
+    ingest([SAMPLE / "scielo-jats"], root)
+    return Corpus(root)
+
+
+def _embed(corpus: Corpus, *options: str) -> dict:
+    result = runner.invoke(app, ["embed", str(corpus.root), "--model", MODEL, "--json",
+                                 *options])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_onnx_is_the_default_backend_where_the_model_has_one():
+    pytest.importorskip("onnxruntime")
+    assert default_backend("e5-small-multilingual") == "onnx"
+    assert default_backend("muse-v3") == "torch" and default_backend("bm25") == "torch"
+    assert vector_key("e5-small-multilingual", "onnx") == "e5-small-multilingual@onnx"
+
+
+def test_the_two_backends_are_stored_apart_and_the_corpus_backend_is_reused(corpus):
+    pytest.importorskip("onnxruntime")
+    torch_run = _embed(corpus, "--backend", "torch")
+    assert torch_run["embedded"] == 51 and torch_run["directory"].endswith(f"vectors/{MODEL}")
+    again = _embed(corpus)  # no --backend: the corpus's torch vectors are re-used
+    assert again["embedded"] == 0 and again["cached"] == 51
+    assert stored_backends(corpus, MODEL) == ["torch"]
+    assert runner.invoke(app, ["index", "build", str(corpus.root), "--model", MODEL]
+                         ).exit_code == 0
+    refused = runner.invoke(app, ["related", str(corpus.root), ARTICLE, "--model", MODEL,
+                                  "--backend", "onnx"])
+    assert refused.exit_code == 2
+    assert "indexed with backend torch only, not onnx" in " ".join(refused.output.split())
+    onnx_run = _embed(corpus, "--backend", "onnx")  # its own store, never added to torch's
+    assert onnx_run["embedded"] == 51 and onnx_run["directory"].endswith(f"{MODEL}@onnx")
+    assert set(stored_backends(corpus, MODEL)) == {"torch", "onnx"}
+    for backend in ("torch", "onnx"):
+        built = runner.invoke(app, ["index", "build", str(corpus.root), "--model", MODEL,
+                                    "--backend", backend])
+        assert built.exit_code == 0 and "51 papers indexed" in built.output
+    assert choose_backend(corpus, MODEL, what="index") == "onnx"  # the newest index
+    results = {}
+    for backend in ("torch", "onnx"):
+        found = runner.invoke(app, ["related", str(corpus.root), ARTICLE, "--model", MODEL,
+                                    "--backend", backend, "-k", "5", "--json"])
+        assert found.exit_code == 0, found.output
+        results[backend] = [r["paper_id"] for r in json.loads(found.stdout)]
+    assert len(set(results["torch"]) & set(results["onnx"])) >= 3  # int8 ranks much alike
+
+
+def test_an_empty_result_says_why(corpus):
+    found = runner.invoke(app, ["related", str(corpus.root), ARTICLE, "--model", MODEL,
+                                "--backend", "torch", "--lang", "xx"])
+    assert found.exit_code == 0
+    assert "no results: no paper matches --lang xx (its languages: en, es, pt)" in \
+        " ".join(found.output.split())

@@ -1,0 +1,78 @@
+"""The demo corpus in a real browser (headless Chromium via Playwright, as test_browser.py):
+what a newcomer sees after 'openmsd demo' and 'openmsd serve demo-corpus'."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from openmsd.demo import RELATED
+from tests.server.conftest import free_port
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at "
+                       "/usr/bin/chromium (apt-get install chromium; .ci/run installs it)"),
+]
+
+
+@pytest.fixture(scope="module")
+def demo_url(demo_run) -> Iterator[str]:
+    import uvicorn
+
+    from openmsd.server.app import create_app
+
+    app = create_app(demo_run[0], ["muse-v3"], watch_s=0)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(),
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 30
+    while not server.started:
+        assert time.time() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{server.config.port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def page(demo_url) -> Iterator:
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox"] if os.geteuid() == 0 else [])
+        opened = browser.new_page(base_url=demo_url, viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        opened.on("pageerror", lambda error: errors.append(str(error)))
+        yield opened
+        browser.close()
+        assert not errors, errors
+
+
+def test_a_portuguese_search_finds_papers_in_several_languages(page, tmp_path) -> None:
+    page.goto("/")
+    page.fill("#q", "florestas secundárias e briófitas do Brasil")
+    page.press("#q", "Enter")
+    page.wait_for_selector("ol.results li.result")
+    languages = {b.lower() for b in page.locator("li.result .badge.lang").all_inner_texts()}
+    assert {"pt", "en"} <= languages
+    facets = page.locator("#filters input[name=lang]")
+    assert {"pt", "es", "en"} <= {facets.nth(i).get_attribute("value")
+                                  for i in range(facets.count())}
+    page.screenshot(path=tmp_path / "search.png")
+    assert (tmp_path / "search.png").stat().st_size > 10_000
+
+
+def test_a_papers_page_lists_related_papers_in_other_languages(page) -> None:
+    page.goto(f"/papers/{RELATED[0][0]}")
+    page.wait_for_selector("ol.results li.result")
+    assert "Campylocentrum" in page.locator("h1, h2").first.inner_text()
+    languages = {b.lower() for b in page.locator("li.result .badge.lang").all_inner_texts()}
+    assert languages - {"pt"}, "no related paper in another language"

@@ -1,0 +1,106 @@
+"""``openmsd demo`` on the shipped sample: what a newcomer sees."""
+
+from __future__ import annotations
+
+import contextlib
+import doctest
+import io
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+import openmsd.demo as demo_module
+from openmsd.cli import app
+from openmsd.corpus.store import Corpus
+from openmsd.demo import PARAGRAPH, QUERIES, RELATED, run
+from openmsd.search.related import related
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def demo(demo_run):
+    return demo_run
+
+
+@contextlib.contextmanager
+def _no_bars() -> Iterator[Callable[[str, int | None], Callable[[int], None]]]:
+    yield lambda label, total: (lambda n: None)
+
+
+def test_the_demo_shows_related_papers_across_languages_with_why(demo):
+    root, text, times = demo
+    corpus = Corpus(root)
+    languages = dict(corpus.connect().execute(
+        "SELECT language, count(*) FROM papers GROUP BY ALL").fetchall())
+    assert {"pt", "es", "en"} <= set(languages) and languages["pt"] >= 20
+    orchids = related(corpus, RELATED[0][0], "muse-v3", k=5)
+    assert {r.language for r in orchids} - {"pt"}, "no result in another language"
+    foucault = related(corpus, RELATED[1][0], "muse-v3", k=5)
+    assert any("cites the query paper" in r.why for r in foucault)
+    assert "cites the query paper" in text and "similar title and abstract" in text
+    for language, query in QUERIES:
+        assert f"{language}: {query}" in text
+    assert text.count("sentence ") >= 3 and "[3]" in text
+    assert "openmsd serve" in text and "http://127.0.0.1:8000/" in text
+    assert set(times) == {"ingest", "embed and index", "related", "search", "recommend"}
+
+
+def test_the_demo_uses_no_unexplained_jargon(demo):
+    _, text, _ = demo
+    for jargon in (r"\b(DC|CC|BC)\b(?! BY)", r"\bIDT\b", r"\bODT\b", "Table 3"):
+        assert not re.search(jargon, text), jargon
+
+
+def test_a_second_run_reuses_the_corpus_and_its_vectors(demo):
+    root, _, _ = demo
+    text = io.StringIO()
+    run(root, Console(file=text, width=120), _no_bars, model="muse-v3")
+    assert "0 papers embedded" in text.getvalue()
+
+
+def test_module_examples():
+    assert doctest.testmod(demo_module).failed == 0
+
+
+@pytest.mark.slow
+def test_openmsd_demo_runs_the_default_model_on_its_fast_backend(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "openmsd.cli", "demo", "--out",
+                             str(tmp_path / "d")], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr
+    assert "ONNX Runtime, int8" in result.stdout and "What next" in result.stdout
+    assert (tmp_path / "d" / "index" / "e5-small-multilingual@onnx" / "index.faiss").exists()
+    stats = runner.invoke(app, ["corpus", "stats", str(tmp_path / "d"), "--json"])
+    assert json.loads(stats.stdout)["papers"] == 125
+
+
+def test_the_command_line_exits_cleanly_twenty_times(demo):
+    """Once 'terminate called without an active exception' (exit 134) after the results, in
+    two of ten runs under load: 20 runs, four at a time, all exit 0 with nothing on stderr."""
+    root, _, _ = demo
+    command = [sys.executable, "-m", "openmsd.cli", "related", str(root), RELATED[0][0],
+               "--model", "muse-v3", "-k", "3", "--json"]
+    results = []
+    for _ in range(5):
+        runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True) for _ in range(4)]
+        results += [(run.wait(timeout=300), *run.communicate()) for run in runs]
+    assert [code for code, _, _ in results] == [0] * 20, [e for _, _, e in results if e]
+    assert not [e for _, _, e in results if "terminate called" in e]
+    assert all(len(json.loads(out)) == 3 for _, out, _ in results)
+
+
+def test_recommend_numbers_sentences_alike_in_text_and_json(demo):
+    root, _, _ = demo
+    command = ["recommend", str(root), "--manuscript", str(PARAGRAPH), "--model", "muse-v3",
+               "-k", "2"]
+    found = json.loads(runner.invoke(app, [*command, "--json"]).stdout)
+    assert [loc["sentence_number"] for loc in found] == [loc["location"] + 1 for loc in found]
+    text = runner.invoke(app, command).output
+    assert all(f"sentence {loc['sentence_number']} " in text for loc in found)

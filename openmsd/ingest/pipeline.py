@@ -257,6 +257,11 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     ``progress(label, total)`` may return a callback advanced by records read / papers built.
     IngestError when another ingest holds the corpus, or when the inputs hold no paper.
     """
+    inputs = list(inputs)
+    for raw in inputs:  # a missing input is an error before the corpus directory is made
+        list_files(Path(raw).resolve())
+    if fmt:
+        formats.get(fmt)
     with corpus_lock(out):
         return _ingest(inputs, out, fmt, strict, identifier, progress)
 

@@ -11,15 +11,19 @@ order, so in-degree follows a power law; no self-loops, no duplicates), writes
   ``--sizes``; DuckDB once more at the largest size under ``--low-memory-limit`` (it spills);
 * the peer, on a graph of ``--beam-papers`` papers: OpenMSD's own approach
   (``OpenMSD/get_citation_relations.py`` of google-research, Apache Beam) re-implemented here
-  and run on Beam's DirectRunner. That script does not cap groups, so the peer graph runs
-  uncapped on every engine and the pair sets are checked to agree.
+  and run on Beam's DirectRunner, in one process (``beam``) and, the fair peer on these cores,
+  in its multi-processing mode with two workers (``beam-mp``, ``direct_num_workers=2``).
+  That script does not cap groups, so the peer graph runs uncapped on every engine and the
+  pair sets are checked to agree.
 
 Sampled every 0.1 s over the run's process tree (the Python process and, for Spark, the
 driver JVM it starts) with ``psutil``: peak memory (the largest sum of RSS; without ``psutil``,
 the run's own ``ru_maxrss``, no JVM), CPU seconds (user + system) and, for DuckDB, the peak size
-of its spill files. Time is the derivation alone (reads, joins, writes); Spark's session
-start-up is shown apart. Finally the CPU time against citations is fitted on a log-log scale
-per engine and extrapolated to OpenMSD's 778 M citations (a projection, see ``project``).
+of its spill files. Time is the derivation (reads, joins, writes); an engine's start-up
+(Spark's session, DuckDB's connection) is shown apart, and the ratio to DuckDB counts both, as
+Beam's time counts its pipeline construction. Finally the CPU time against citations is
+fitted on a log-log scale per engine and extrapolated to OpenMSD's 778 M citations (a
+projection, see ``project``).
 
 The default run (about 20-35 minutes on 2 cores, depending on what else runs):
 
@@ -29,7 +33,12 @@ A quick look (a minute or two):
 
     python benchmarks/relations_scaling.py --sizes 10000 30000 --beam-papers 3000
 
-Needs ``apache-beam`` and ``psutil`` (the ``bench`` extra) besides the ``spark`` extra.
+Needs ``apache-beam`` and ``psutil`` (the ``bench`` extra) besides the ``spark`` extra; with
+Beam in a virtual environment of its own (it pins pyarrow < 26), name its interpreter:
+
+    python -m venv /tmp/beamenv && /tmp/beamenv/bin/pip install apache-beam psutil
+    nice -n 10 python benchmarks/relations_scaling.py --sizes 5000 --engines duckdb \
+        --low-memory-limit '' --beam-papers 5000 --beam-python /tmp/beamenv/bin/python
 """
 
 from __future__ import annotations
@@ -131,9 +140,11 @@ def _group_pairs(grouped: tuple[str, Any]) -> Iterator[tuple[str, str]]:
             yield first, second
 
 
-def run_beam(data: Path, out: Path) -> dict[str, Any]:
+def run_beam(data: Path, out: Path, workers: int = 1) -> dict[str, Any]:
     """The peer: OpenMSD's approach (group links by citing / cited paper, emit every pair of a
-    group, aggregate the pairs) on Beam's DirectRunner; uncapped, as that script is."""
+    group, aggregate the pairs) on Beam's DirectRunner; uncapped, as that script is. With
+    ``workers`` > 1, the DirectRunner's multi-processing mode with that many worker processes
+    (the fair peer on a multi-core machine)."""
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -155,7 +166,9 @@ def run_beam(data: Path, out: Path) -> dict[str, Any]:
                     lambda kv: {"paper_a": kv[0][0], "paper_b": kv[0][1], "count": kv[1]}))
 
     begin = time.perf_counter()
-    with beam.Pipeline(options=PipelineOptions(runner="DirectRunner")) as p:
+    parallel = ({"direct_num_workers": workers, "direct_running_mode": "multi_processing"}
+                if workers > 1 else {})
+    with beam.Pipeline(options=PipelineOptions(runner="DirectRunner", **parallel)) as p:
         known = (p | "ReadPapers" >> beam.io.ReadFromParquet(str(data / "papers.parquet"),
                                                              columns=["paper_id"])
                  | "KeyPapers" >> beam.Map(lambda row: (row["paper_id"], True)))
@@ -187,8 +200,8 @@ def run_beam(data: Path, out: Path) -> dict[str, Any]:
 def child(args: argparse.Namespace) -> None:
     """Run one engine in this process; print its result as JSON on the last line."""
     args.out.mkdir(parents=True, exist_ok=True)
-    if args.child == "beam":
-        result = run_beam(args.data, args.out)
+    if args.child in ("beam", "beam-mp"):
+        result = run_beam(args.data, args.out, 2 if args.child == "beam-mp" else 1)
     else:
         result = run_engine(args.child, args.data, args.out, args.max_group,
                             args.memory_limit or None)
@@ -275,7 +288,8 @@ def _group_arg(text: str) -> int | None:
 
 def _run(args: argparse.Namespace, label: str, engine: str, data: Path, run_dir: Path,
          max_group: int | None, memory_limit: str = "") -> dict[str, Any]:
-    command = [sys.executable, str(Path(__file__).resolve()), "--child", engine,
+    python = args.beam_python if engine.startswith("beam") else sys.executable
+    command = [python, str(Path(__file__).resolve()), "--child", engine,
                "--data", str(data), "--out", str(run_dir / "out"),
                "--max-group", str(max_group), "--memory-limit", memory_limit]
     env = {**os.environ, "OPENMSD_SPARK_MEMORY": args.spark_memory}
@@ -294,15 +308,24 @@ HEADER = (f"{'papers':>9} {'citations':>11} {'cap':>5} {'engine':<12} {'DC pairs
 
 def _row(papers: int, citations: int, cap: int | None, run: dict[str, Any],
          base: float | None) -> str:
-    """A table line; ``x duckdb`` is this run's time over DuckDB's on the same graph."""
+    """A table line; ``x duckdb`` is this run's time over DuckDB's on the same graph, both
+    timed the same way: from the engine's start (session, pipeline construction) to its
+    outputs written (``seconds`` + ``start s``)."""
     head = f"{papers:>9,} {citations:>11,} {cap!s:>5} {run['label']:<12}"
     if "error" in run:
         return f"{head} failed after {run['peak_mib']:.0f} MiB peak: {run['error'][:80]}"
-    ratio = f"{run['seconds'] / base:7.2f}x" if base else f"{'':>8}"
+    ratio = (f"{(run['seconds'] + run['start_s']) / base:7.2f}x" if base else f"{'':>8}")
     spill = f"{run['spill_mib']:.0f}" if run["label"].startswith("duckdb") else "-"
     return (f"{head} {run['dc']:>11,} {run['cc']:>12,} {run['bc']:>12,} "
             f"{run['seconds']:>8.1f} {run['start_s']:>7.1f} {run['cpu_s']:>7.0f} "
             f"{run['peak_mib']:>8.0f} {spill:>9} {ratio}")
+
+
+def _total(run: dict[str, Any] | None) -> float | None:
+    """A run's seconds from its engine's start, or None when it did not run or failed."""
+    if not run or "error" in run:
+        return None
+    return run["seconds"] + run["start_s"]
 
 
 def project(runs: list[tuple[int, dict[str, Any]]], target: int) -> dict[str, float]:
@@ -349,6 +372,9 @@ def main() -> None:
     parser.add_argument("--spark-memory", default="6g", help="Spark driver memory")
     parser.add_argument("--beam-papers", type=int, default=20_000,
                         help="papers of the uncapped peer graph (0 skips the peer)")
+    parser.add_argument("--beam-python", default=sys.executable,
+                        help="the interpreter of the Beam runs (apache-beam pins pyarrow < 26: "
+                             "it may live in a virtual environment of its own)")
     parser.add_argument("--max-group", type=_group_arg, default=None,
                         help="group cap (default: openmsd's DEFAULT_MAX_GROUP)")
     parser.add_argument("--mean-refs", type=float, default=10.0)
@@ -388,7 +414,7 @@ def main() -> None:
                 runs["duckdb-low"] = _run(args, f"duckdb {args.low_memory_limit}", "duckdb",
                                           data, root / f"duckdb-low-{papers}", cap,
                                           args.low_memory_limit)
-            base = runs.get("duckdb", {}).get("seconds")
+            base = _total(runs.get("duckdb"))
             for key, run in runs.items():
                 lines.append(_row(papers, citations, cap, run, base))
                 if "error" not in run and key in args.engines:
@@ -411,8 +437,8 @@ def main() -> None:
             print(f"peer graph: {papers:,} papers, {citations:,} citations", file=sys.stderr)
             runs = {engine: _run(args, engine, engine, data, root / f"peer-{engine}", None,
                                  args.memory_limit if engine == "duckdb" else "")
-                    for engine in [*args.engines, "beam"]}
-            base = runs.get("duckdb", {}).get("seconds")
+                    for engine in [*args.engines, "beam", "beam-mp"]}
+            base = _total(runs.get("duckdb"))
             for run in runs.values():
                 lines.append(_row(papers, citations, None, run, base))
             if "error" not in runs["beam"] and "duckdb" in runs:

@@ -1,6 +1,16 @@
 """Load test of ``openmsd serve`` on loopback: C concurrent clients for T seconds against a
-corpus of N papers, asking for related papers (``GET /api/papers/{id}/related?k=10``, with
-the explanations from the citation graph).
+corpus of N papers, each request one of the endpoints named by ``--endpoints`` in turn:
+
+* ``related``: ``GET /api/papers/{id}/related?k=10`` (with the explanations from the citation
+  graph);
+* ``search``: ``GET /api/search?q=TITLE&k=10``, a paper's title as free text, encoded by the
+  served model (concurrent queries micro-batched through one encoder thread);
+* ``recommend``: ``POST /api/recommend`` with a three-sentence manuscript (two citation
+  markers), ``k=5``: every sentence encoded, searched and explained.
+
+With ``--rebuilds R`` the index is rebuilt from the vectors R times during the measurement
+(``openmsd index build --full`` in another process); the server swaps each rebuilt index in
+while answering, and any error counts. Latencies are reported per endpoint.
 
 The corpus is generated as in ``ingest_throughput.py`` (OpenAlex works with real S2ORC abstract
 text and ~30 references each, so ~3M citations at 100,000 papers) and ingested with
@@ -17,7 +27,10 @@ Prints and optionally writes requests/s, p50/p95/p99 latency, errors, and the CP
 request of the server process and of the clients (steadier than latency on a shared machine):
 
     python benchmarks/server_load.py --papers 100000 --clients 20 --seconds 60 \
+        --endpoints related,search,recommend --rebuilds 2 \
         --cache /tmp/server-load --json /tmp/server-load.json
+    python benchmarks/server_load.py --papers 5000 --clients 20 --seconds 10 \
+        --endpoints related,search,recommend --rebuilds 1     # a quick look
 """
 
 from __future__ import annotations
@@ -30,7 +43,9 @@ import random
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 
 import httpx
@@ -43,6 +58,7 @@ from openmsd.index.vector_index import build_index, index_kind, load_index
 from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import text_hash, vector_schema, vectors_dir
 from openmsd.models.formatting import paper_input
+from openmsd.server.resources import BATCH_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ingest_throughput import generate as generate_works
@@ -50,6 +66,7 @@ from search_index import generate as generate_vectors
 
 MODEL = "muse-v3"
 DIM = 512
+DIMS = {"muse-v3": 512, "e5-small-multilingual": 384}
 
 
 def build_corpus(root: Path, papers: int, kind: str) -> Path:
@@ -102,37 +119,80 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def client_loop(http: httpx.AsyncClient, ids: list[str], deadline: float, limit: int,
-                      seed: int, latencies: list[float], errors: list[str],
-                      ranker: str = MODEL) -> None:
+RECOMMEND = ("Dependency parsing of morphologically rich languages remains hard [1]. "
+             "Transition-based parsers with neural classifiers are fast and accurate [2]. "
+             "We build on both lines of work for {title}.")
+
+
+#: ``--ranker``: the ranker related and search ask for (none: the server's default)
+RANKER: list[str] = []
+
+
+def request_for(endpoint: str, paper: tuple[str, str], http: httpx.AsyncClient
+                ) -> Awaitable[httpx.Response]:
+    paper_id, title = paper
+    ranker = {"model": RANKER[0]} if RANKER else {}
+    if endpoint == "related":
+        return http.get(f"/api/papers/{paper_id}/related", params={"k": 10, **ranker})
+    if endpoint == "search":
+        return http.get("/api/search", params={"q": title, "k": 10, **ranker})
+    return http.post("/api/recommend", json={"text": RECOMMEND.format(title=title), "k": 5})
+
+
+async def client_loop(http: httpx.AsyncClient, papers: list[tuple[str, str]],
+                      endpoints: list[str], deadline: float, limit: int, seed: int,
+                      latencies: dict[str, list[float]], errors: list[str]) -> None:
     rng = random.Random(seed)
-    while time.perf_counter() < deadline and len(latencies) + len(errors) < limit:
-        url = f"/api/papers/{rng.choice(ids)}/related?k=10&model={ranker}"
+    turn = seed
+    while time.perf_counter() < deadline and sum(map(len, latencies.values())) < limit:
+        endpoint = endpoints[turn % len(endpoints)]
+        turn += 1
+        paper = rng.choice(papers)
         start = time.perf_counter()
         try:
-            response = await http.get(url)
+            response = await request_for(endpoint, paper, http)
             if response.status_code == 200:
-                latencies.append(time.perf_counter() - start)
+                latencies[endpoint].append(time.perf_counter() - start)
             else:
-                errors.append(f"{response.status_code} {url}")
+                errors.append(f"{response.status_code} {endpoint} {paper[0]}")
         except httpx.HTTPError as error:
-            errors.append(f"{type(error).__name__} {url}")
+            errors.append(f"{type(error).__name__} {endpoint} {paper[0]}")
 
 
-async def load(base: str, ids: list[str], clients: int, seconds: float, limit: int,
-               ranker: str = MODEL) -> tuple[list[float], list[str], float]:
-    latencies: list[float] = []
+async def load(base: str, papers: list[tuple[str, str]], endpoints: list[str], clients: int,
+               seconds: float, limit: int) -> tuple[dict[str, list[float]], list[str], float]:
+    latencies: dict[str, list[float]] = {e: [] for e in endpoints}
     errors: list[str] = []
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as http:
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
         started = time.perf_counter()
         deadline = started + seconds
-        await asyncio.gather(*(client_loop(http, ids, deadline, limit, i, latencies, errors,
-                                           ranker) for i in range(clients)))
+        await asyncio.gather(*(client_loop(http, papers, endpoints, deadline, limit, i,
+                                           latencies, errors) for i in range(clients)))
         return latencies, errors, time.perf_counter() - started
 
 
+def rebuild_loop(corpus_dir: Path, kind: str, times: int, seconds: float) -> list[float]:
+    """Rebuild the index ``times`` times, evenly over ``seconds``; each rebuild's seconds."""
+    took = []
+    for i in range(times):
+        time.sleep(seconds / (times + 1) if i == 0 else 0)
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "openmsd.cli", "index", "build", str(corpus_dir),
+                        "--model", MODEL, "--kind", kind, "--full"], check=True,
+                       capture_output=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+        took.append(time.perf_counter() - started)
+    return took
+
+
+def _percentiles(seconds: list[float]) -> dict[str, float | None]:
+    ms = np.array(seconds) * 1000
+    return {p: round(float(np.percentile(ms, q)), 1) if len(ms) else None
+            for p, q in (("p50", 50), ("p95", 95), ("p99", 99))}
+
+
 def main() -> None:
+    global MODEL, DIM  # the model chosen on the command line, used by the functions above
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--papers", type=int, default=100_000)
     parser.add_argument("--clients", type=int, default=20)
@@ -141,23 +201,61 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=5)
     parser.add_argument("--kind", choices=["hnsw", "flat"], default="hnsw",
                         help="The index: HNSW (efSearch 128) or exact.")
+    parser.add_argument("--endpoints", default="related",
+                        help="Comma-separated: related, search, recommend (taken in turn).")
+    parser.add_argument("--rebuilds", type=int, default=0,
+                        help="Full index rebuilds during the measurement.")
+    parser.add_argument("--model", choices=sorted(DIMS), default=MODEL,
+                        help="The served model (its vectors are generated, its queries "
+                             "encoded for real).")
+    parser.add_argument("--backend", choices=["torch", "onnx"], default="torch",
+                        help="How the server encodes queries (openmsd serve --backend).")
+    parser.add_argument("--peer", action="store_true",
+                        help="Run again with no micro-batching of queries (the peer: one "
+                             "encoder call at a time) and print the p95 ratios.")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/server-load"))
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--ranker", default=MODEL,
-                        help=f"what related papers are ranked with: {MODEL} (dense only, the "
-                             "FAISS index), or a ranker such as hybrid-graph (text, words and "
-                             "citations fused)")
+    parser.add_argument("--ranker", default=None,
+                        help="what related and search rank with: the served model (dense only, "
+                             "its FAISS index), or a ranker such as hybrid-graph (text, words "
+                             "and citations fused); default: the server's default")
     args = parser.parse_args()
+    RANKER[:] = [args.ranker] if args.ranker else []
+    endpoints = args.endpoints.split(",")
+    if not set(endpoints) <= {"related", "search", "recommend"}:
+        parser.error(f"--endpoints {args.endpoints!r}: expected related, search, recommend")
 
-    corpus_dir = build_corpus(args.cache / f"n{args.papers}", args.papers, args.kind)
-    ids = Corpus(corpus_dir).connect().execute(
-        f"SELECT paper_id FROM read_parquet('{corpus_dir}/index/{MODEL}/papers.parquet')"
-    ).fetchnumpy()["paper_id"].tolist()
+    MODEL, DIM = args.model, DIMS[args.model]
+    cache = args.cache / (f"n{args.papers}" if MODEL == "muse-v3" else f"n{args.papers}-{MODEL}")
+    corpus_dir = build_corpus(cache, args.papers, args.kind)
+    papers = [tuple(row) for row in Corpus(corpus_dir).connect().execute(
+        f"SELECT i.paper_id, coalesce(p.title, 'parsing') FROM read_parquet("
+        f"'{corpus_dir}/index/{MODEL}/papers.parquet') i JOIN papers p USING (paper_id)"
+    ).fetchall()]
+    result = measure(args, corpus_dir, papers, endpoints, {})
+    if args.peer:
+        peer = measure(args, corpus_dir, papers, endpoints, {BATCH_ENV: "1"})
+        result["peer_no_batching"] = peer
+        result["p95_ratio_to_peer"] = {
+            e: round(result["by_endpoint"][e]["latency_ms"]["p95"]
+                     / peer["by_endpoint"][e]["latency_ms"]["p95"], 3)
+            for e in endpoints if peer["by_endpoint"][e]["latency_ms"]["p95"]
+            and result["by_endpoint"][e]["latency_ms"]["p95"]}
+    print(json.dumps(result, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+
+
+def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, str]],
+            endpoints: list[str], env: dict[str, str]) -> dict:
+    """One server (with ``env``), warmed up, then measured; the figures as a dict."""
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "openmsd.cli", "serve", str(corpus_dir),
-                               "--model", MODEL, "--port", str(port)],
-                              env={**os.environ, "OMP_NUM_THREADS": "1"})
+                               "--model", MODEL, "--port", str(port),
+                               "--backend", args.backend],
+                              env={**os.environ, "OMP_NUM_THREADS": "1", **env})
     base = f"http://127.0.0.1:{port}"
+    rebuilds: list[float] = []
     try:
         for _ in range(600):
             try:
@@ -165,13 +263,19 @@ def main() -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)
-        asyncio.run(load(base, ids, args.clients, args.warmup, args.max_requests, args.ranker))
+        asyncio.run(load(base, papers, endpoints, args.clients, args.warmup,
+                         args.max_requests))
         served, own = psutil.Process(server.pid), psutil.Process()
         server_cpu, client_cpu = sum(served.cpu_times()[:2]), sum(own.cpu_times()[:2])
+        rebuilder = threading.Thread(target=lambda: rebuilds.extend(rebuild_loop(
+            corpus_dir, args.kind, args.rebuilds, args.seconds)), daemon=True)
+        rebuilder.start()
         latencies, errors, elapsed = asyncio.run(
-            load(base, ids, args.clients, args.seconds, args.max_requests, args.ranker))
+            load(base, papers, endpoints, args.clients, args.seconds, args.max_requests))
+        rebuilder.join()
         server_cpu = sum(served.cpu_times()[:2]) - server_cpu
         client_cpu = sum(own.cpu_times()[:2]) - client_cpu
+        reloads = httpx.get(base + "/healthz").json().get("reloads")
     finally:
         server.terminate()
         try:
@@ -179,23 +283,24 @@ def main() -> None:
         except subprocess.TimeoutExpired:  # requests still queued in its thread pool
             server.kill()
             server.wait()
-    ms = np.array(latencies) * 1000
-    requests = max(len(latencies) + len(errors), 1)
-    result = {
-        "papers": len(ids), "index": args.kind, "ranker": args.ranker, "clients": args.clients,
-        "seconds": round(elapsed, 1),
-        "requests": len(latencies) + len(errors), "errors": len(errors),
-        "requests_per_s": round((len(latencies) + len(errors)) / elapsed, 1),
-        "latency_ms": {p: round(float(np.percentile(ms, q)), 1) if len(ms) else None
-                       for p, q in (("p50", 50), ("p95", 95), ("p99", 99))},
+    done = sum(map(len, latencies.values()))
+    requests = max(done + len(errors), 1)
+    return {
+        "papers": len(papers), "index": args.kind, "clients": args.clients,
+        "model": MODEL, "backend": args.backend,
+        "endpoints": endpoints, "seconds": round(elapsed, 1),
+        "requests": done + len(errors), "errors": len(errors),
+        "requests_per_s": round((done + len(errors)) / elapsed, 1),
+        "latency_ms": _percentiles([s for e in endpoints for s in latencies[e]]),
+        "by_endpoint": {e: {"requests": len(latencies[e]),
+                            "latency_ms": _percentiles(latencies[e])} for e in endpoints},
+        "rebuilds": len(rebuilds), "rebuild_s": [round(s, 1) for s in rebuilds],
+        "server_reloads": reloads,
         "server_cpu_ms_per_request": round(server_cpu * 1000 / requests, 2),
         "client_cpu_ms_per_request": round(client_cpu * 1000 / requests, 2),
         "load_average_1m": os.getloadavg()[0], "cores": os.cpu_count(),
-        "error_examples": errors[:5],
+        "error_examples": errors[:5], "server_env": env,
     }
-    print(json.dumps(result, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -106,8 +106,25 @@ BackendOption = Annotated[str | None, typer.Option(
     help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors were "
          "made with, else onnx where the model has it.")]
 
-out = Console(emoji=False)
-err = Console(stderr=True, emoji=False)
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _plain(text: str) -> str:
+    """``text`` without control characters (an escape sequence in a title must not reach the
+    terminal); newlines and tabs are kept."""
+    return _CONTROL.sub("", text)
+
+
+class _SafeConsole(Console):
+    """A console that strips control characters from the strings it is given to print."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(_plain(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+out = _SafeConsole(emoji=False)
+err = _SafeConsole(stderr=True, emoji=False)
 SAMPLE = Path(__file__).parent / "data" / "sample"
 
 
@@ -225,7 +242,7 @@ def query(
     """Run SQL over the corpus tables with DuckDB and print the result."""
     try:
         con = Corpus(corpus).connect()
-        out.print(con.sql(sql))
+        out.print(str(con.sql(sql)), markup=False, highlight=False)
     except CorpusError as error:
         _fail(str(error))
     except Exception as error:  # DuckDB's own errors name the problem well
@@ -341,10 +358,14 @@ def _year_range(year: str | None) -> tuple[int | None, int | None] | None:
     try:
         if not sep:
             return int(low), int(low)
-        return (int(low) if low else None), (int(high) if high else None)
+        span = (int(low) if low else None), (int(high) if high else None)
     except ValueError:
         _fail(f"--year {year!r}: expected YEAR, FROM-TO, FROM- or -TO")
-    return None
+        return None
+    if span[0] is not None and span[1] is not None and span[0] > span[1]:
+        _fail(f"--year {year!r}: a reversed range (FROM after TO); did you mean "
+              f"{span[1]}-{span[0]}?")
+    return span
 
 
 def _index_backend(corpus: Corpus, model: str, backend: str | None) -> str:
@@ -426,8 +447,8 @@ def _print_results(results: list, as_json: bool, corpus: Corpus | None = None,
         title = r.title or r.english_title or ""
         if r.english_title and r.english_title != title:
             title += f"\n[dim]{r.english_title}[/]"
-        table.add_row(f"{r.score:.3f}", r.paper_id, r.language or "?", str(r.year or ""),
-                      title, "; ".join(r.why))
+        table.add_row(*map(_plain, (f"{r.score:.3f}", r.paper_id, r.language or "?",
+                                    str(r.year or ""), title, "; ".join(r.why))))
     out.print(table)
 
 
@@ -497,12 +518,15 @@ def index_build(
     kind: Annotated[str, typer.Option(help="flat (exact), hnsw, or auto (hnsw above "
                                            f"{HNSW_THRESHOLD:,} papers).")] = "auto",
     backend: BackendOption = None,
+    full: Annotated[bool, typer.Option("--full", help="Rebuild the whole index from the "
+                                                      "vectors, even when it could be "
+                                                      "extended.")] = False,
 ) -> None:
     """Build the FAISS index of a model's vectors, or add the papers embedded since."""
     try:
         target = Corpus(corpus)
         model = vector_key(model, choose_backend(target, model, backend))
-        built, added = build_index(target, model, kind)
+        built, added = build_index(target, model, kind, full)
     except (CorpusError, FileNotFoundError, ValueError) as error:
         _fail(str(error))
     out.print(f"{model}: {built.index.ntotal:,} papers indexed ({added:,} added, "
@@ -518,7 +542,7 @@ def related(
         help="The ranker: 'hybrid-graph' (default: text and citation graph, as 'openmsd tune' "
              "weighed them), 'hybrid', 'bm25', a dense model, a graph scorer, or a fusion "
              "A+B; with --seeds, the dense model whose index to search.")] = None,
-    k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
+    k: Annotated[int, typer.Option("-k", min=1, help="How many papers.")] = 10,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
     seeds: Annotated[list[Path] | None, typer.Option(
@@ -574,7 +598,7 @@ def search_command(
     model: Annotated[str | None, typer.Option(
         help="The ranker: 'hybrid' (default: BM25 and the corpus's dense model, as 'openmsd "
              "tune' weighed them), 'bm25', a dense model, or a fusion A+B.")] = None,
-    k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
+    k: Annotated[int, typer.Option("-k", min=1, help="How many papers.")] = 10,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
     export: Annotated[str | None, typer.Option(
@@ -990,7 +1014,7 @@ def recommend(
     model: Annotated[str | None, typer.Option(
         help="The model whose index to search (a registry name or a 'train citrec' "
              "directory; default: the model the corpus has an index for).")] = None,
-    k: Annotated[int, typer.Option("-k", help="Papers per citation location.")] = 5,
+    k: Annotated[int, typer.Option("-k", min=1, help="Papers per citation location.")] = 5,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
     paper: Annotated[str | None, typer.Option(help="unarXive JSONL: the paper_id to read "
@@ -1064,13 +1088,15 @@ def serve(
         help="A model with an index to serve (repeat for several; the first is the default); by "
              "default every registered model with an index, e5-small-multilingual first.")]
     = None,
+    backend: BackendOption = None,
 ) -> None:
     """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
     from openmsd.server.app import serve as run_server
     from openmsd.server.resources import indexed_models
 
     try:
-        run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port)
+        run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
+                   backend=backend)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(str(error))
 

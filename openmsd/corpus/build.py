@@ -29,6 +29,7 @@ from openmsd.corpus import langid
 from openmsd.corpus.resolve import resolve_titles
 from openmsd.corpus.schema import CITATIONS, CONTEXTS, PAPERS, REFERENCES, SCHEMA_VERSION
 from openmsd.corpus.store import Corpus, ParquetSink, arrow_reader, arrow_table
+from openmsd.crashpoint import crash_point
 from openmsd.ingest.report import Report
 
 BATCH = 50_000
@@ -123,11 +124,13 @@ def _write(con: duckdb.DuckDBPyConnection, sql: str, target: Path, schema: pa.Sc
 
 def build(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
           identifier: langid.LanguageIdentifier | None = None,
-          on_papers: Callable[[int], None] | None = None, memory_limit: str = MEMORY_LIMIT
-          ) -> dict[str, Any]:
+          on_papers: Callable[[int], None] | None = None, memory_limit: str = MEMORY_LIMIT,
+          before_swap: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Rebuild every corpus table from ``parts`` (ordinal, staged dir, input name).
 
     DuckDB spills to a temporary directory beside the corpus beyond ``memory_limit``.
+    ``before_swap(summary)`` runs once the new tables are complete, before they replace the
+    old ones (the ingest records the manifest to come there: see :meth:`Corpus.manifest`).
 
     Returns the build summary stored in the manifest; problems go to ``report``.
     """
@@ -158,10 +161,14 @@ def build(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
         n_ctx = _write(con, "SELECT * FROM contexts_final ORDER BY part, seq",
                        Path(tmp) / "contexts.parquet", CONTEXTS, meta)
         con.close()
+        counts.update(papers=n_papers, references=n_refs, citations=n_cit, contexts=n_ctx)
+        summary = {"id": meta["openmsd.build"], "counts": counts}
+        if before_swap:
+            before_swap(summary)
+        crash_point("ingest.before_swap")
         for name in ("papers", "references", "citations", "contexts"):
             (Path(tmp) / f"{name}.parquet").replace(corpus.table_path(name))
-    counts.update(papers=n_papers, references=n_refs, citations=n_cit, contexts=n_ctx)
-    return {"id": meta["openmsd.build"], "counts": counts}
+    return summary
 
 
 def _located(input_path: str, loc: str) -> tuple[str, str]:

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from openmsd.corpus.schema import SCHEMA_VERSION, TABLES
 
 MANIFEST = "manifest.json"
+NEXT = "next"  # the manifest an ingest is about to commit (see Corpus.manifest)
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 STAGED_DIR = "staged"
@@ -162,11 +163,18 @@ class Corpus:
         return self.root / STAGED_DIR
 
     def manifest(self) -> dict[str, Any]:
-        """The manifest; an empty one for a directory never ingested into."""
+        """The manifest; an empty one for a directory never ingested into.
+
+        An ingest records the manifest to come under ``next`` before it swaps the new tables
+        in, and writes it as the manifest after: when the tables are already the new build's
+        (an ingest killed in between), ``next`` is the corpus's manifest."""
         path = self.root / MANIFEST
         if not path.exists():
             return {"schema_version": SCHEMA_VERSION, "inputs": []}
         manifest = orjson.loads(path.read_bytes())
+        upcoming = manifest.pop(NEXT, None)
+        if upcoming and self._table_build("papers") == upcoming.get("build", {}).get("id"):
+            manifest = upcoming
         if manifest.get("schema_version") != SCHEMA_VERSION:
             raise CorpusError(
                 f"{path}: schema_version {manifest.get('schema_version')!r}, this openmsd "
@@ -175,6 +183,9 @@ class Corpus:
 
     def check(self) -> dict[str, Any]:
         """The manifest of a complete corpus; :class:`CorpusError` naming what is missing."""
+        if self.root.exists() and not self.root.is_dir():
+            raise CorpusError(f"{self.root}: a file, not a corpus directory; create one with "
+                              "'openmsd ingest INPUT --out DIR'")
         if not (self.root / MANIFEST).exists():
             raise CorpusError(f"{self.root}: not a corpus directory (no {MANIFEST}); "
                               "create one with 'openmsd ingest INPUT --out DIR'")
@@ -184,11 +195,17 @@ class Corpus:
             path = self.table_path(name)
             if not path.exists():
                 raise CorpusError(f"{path}: missing table; rerun 'openmsd ingest'")
-            meta = pq.read_schema(path).metadata or {}
-            if meta.get(b"openmsd.build", b"").decode() != build:
+            if self._table_build(name) != build:
                 raise CorpusError(f"{path}: from another build than {MANIFEST} names (an "
                                   "interrupted ingest?); rerun 'openmsd ingest'")
         return manifest
+
+    def _table_build(self, name: str) -> str | None:
+        """The build id a table was written by (None when it is missing)."""
+        path = self.table_path(name)
+        if not path.exists():
+            return None
+        return (pq.read_schema(path).metadata or {}).get(b"openmsd.build", b"").decode()
 
     def connect(self, database: str = ":memory:") -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with one view per table (``papers``, ``citations``, ...).

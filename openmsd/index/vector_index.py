@@ -1,14 +1,28 @@
 """The vector index of a corpus for one model: FAISS, persisted beside the corpus.
 
 ``CORPUS/index/<model>/`` holds ``index.faiss`` and ``papers.parquet`` (row number ->
-``paper_id``, ``language``, ``year``). Exact inner product (``IndexFlatIP``) by default; HNSW
-above ``HNSW_THRESHOLD`` vectors (or when asked). Building again adds only the papers embedded
-since (incremental); search takes language and year filters, applied inside FAISS with an id
-selector so filtered searches still return k results when k exist.
+``paper_id``, ``text_hash``, ``language``, ``year``). Exact inner product (``IndexFlatIP``) by
+default; HNSW above ``HNSW_THRESHOLD`` vectors (or when asked). Building again adds only the
+papers embedded since (incremental) when every indexed vector is still current (same paper,
+same text hash); otherwise the index is rebuilt from the vectors. Search takes language and
+year filters, applied inside FAISS with an id selector so filtered searches still return k
+results when k exist.
+
+Crash safety: each build is written whole into its own directory
+``CORPUS/index/.builds/<model>/<build id>/`` and ``CORPUS/index/<model>`` is a symbolic link
+renamed onto it in one step, so a reader (or a server hot-swapping) sees the old build or the
+new one, never one file of each. ``papers.parquet`` also records the CRC-32 of its
+``index.faiss``, checked on load, so a copied corpus (whose link became a plain directory) or a
+damaged file is never read with rows of another build.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import time
+import uuid
+import zlib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -20,14 +34,19 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from openmsd.corpus.store import Corpus, ParquetSink, atomic_path
-from openmsd.models.embed import load_vectors, model_slug
+from openmsd.crashpoint import crash_point
+from openmsd.models.embed import load_vector_table, model_slug
 
 HNSW_THRESHOLD = 50_000
 """Above this many vectors ``auto`` builds HNSW: exact search costs ~8 ms a query at 50,000
 512-d vectors on one core (~15 ms at 100,000), HNSW ~0.3 ms at recall@10 0.99 (docs/server.md)."""
 HNSW_M = 32
 INDEX = "index"
-META = pa.schema([("paper_id", pa.string()), ("language", pa.string()), ("year", pa.int32())])
+BUILDS = ".builds"
+BUILD_KEY = b"openmsd.index_build"
+CRC_KEY = b"openmsd.index_crc32"
+META = pa.schema([("paper_id", pa.string()), ("text_hash", pa.string()),
+                  ("language", pa.string()), ("year", pa.int32())])
 
 
 def index_dir(corpus: Corpus, model: str) -> Path:
@@ -128,35 +147,41 @@ class VectorIndex:
         return mask
 
 
-def build_index(corpus: Corpus, model: str, kind: str = "auto") -> tuple[VectorIndex, int]:
+def build_index(corpus: Corpus, model: str, kind: str = "auto", full: bool = False
+                ) -> tuple[VectorIndex, int]:
     """Build or extend the index of ``model``'s vectors; returns it and how many rows it added.
-    An existing index is extended unless ``kind`` names another kind (then it is rebuilt)."""
-    ids, vectors = load_vectors(corpus, model)
+
+    An existing index is extended when every vector it holds is still current (same paper, same
+    text hash) and ``kind`` is ``auto`` or its kind; otherwise (a changed text, a removed paper,
+    another kind, a damaged or unreadable index), or when ``full``, it is rebuilt from the
+    vectors."""
+    ids, hashes, vectors = load_vector_table(corpus, model)
     meta = dict(_metadata(corpus))
     directory = index_dir(corpus, model)
-    existing = load_index(corpus, model) if (directory / "index.faiss").exists() else None
+    try:
+        existing: VectorIndex | None = None if full else load_index(corpus, model)
+    except (FileNotFoundError, RuntimeError, OSError, KeyError):  # none, damaged, pre-build-id
+        existing = None
     if existing is not None and kind not in ("auto", index_kind(existing.index)):
         existing = None  # another kind asked for: build it anew
     if existing is not None and existing.index.d == vectors.shape[1]:
-        have = set(existing.ids)
-        stale = have - set(ids)
-        if not stale:  # only additions since the last build: extend in place
+        current = set(zip(ids, hashes, strict=True))
+        held = list(zip(existing.ids, existing.papers["text_hash"].to_pylist(), strict=True))
+        if all(pair in current for pair in held):  # only additions since: extend
+            have = {paper_id for paper_id, _ in held}
             new = [i for i, paper_id in enumerate(ids) if paper_id not in have]
             if new:
                 existing.index.add(vectors[new])
-                rows = pa.concat_tables([existing.papers,
-                                         _meta_table([ids[i] for i in new], meta)])
-                existing = VectorIndex(existing.index, rows)
-                _save(existing, directory)
+                rows = pa.concat_tables([existing.papers, _meta_table(
+                    [ids[i] for i in new], [hashes[i] for i in new], meta)])
+                existing = _save(VectorIndex(existing.index, rows), directory)
             return existing, len(new)
     if kind == "auto":
         kind = "hnsw" if len(ids) > HNSW_THRESHOLD else "flat"
     index = new_index(vectors.shape[1], kind)
     if len(ids):
         index.add(vectors)
-    built = VectorIndex(index, _meta_table(ids, meta))
-    _save(built, directory)
-    return built, len(ids)
+    return _save(VectorIndex(index, _meta_table(ids, hashes, meta)), directory), len(ids)
 
 
 def _metadata(corpus: Corpus) -> list[tuple[str, tuple[str | None, int | None]]]:
@@ -165,31 +190,65 @@ def _metadata(corpus: Corpus) -> list[tuple[str, tuple[str | None, int | None]]]
     return [(paper_id, (language, year)) for paper_id, language, year in rows]
 
 
-def _meta_table(ids: list[str], meta: dict[str, tuple[str | None, int | None]]) -> pa.Table:
-    return pa.table({"paper_id": ids,
+def _meta_table(ids: list[str], hashes: list[str],
+                meta: dict[str, tuple[str | None, int | None]]) -> pa.Table:
+    return pa.table({"paper_id": ids, "text_hash": hashes,
                      "language": [meta.get(i, (None, None))[0] for i in ids],
                      "year": [meta.get(i, (None, None))[1] for i in ids]}, schema=META)
 
 
-def _save(built: VectorIndex, directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    with atomic_path(directory / "index.faiss") as tmp:
+def _save(built: VectorIndex, directory: Path) -> VectorIndex:
+    """Write ``built`` into a new build directory, then point ``directory`` at it in one
+    rename; builds older than the one replaced are removed (a reader that resolved the
+    replaced one a moment ago can still finish reading it)."""
+    build = uuid.uuid4().hex[:16]
+    builds = directory.parent / BUILDS / directory.name
+    target = builds / build
+    target.mkdir(parents=True)
+    with atomic_path(target / "index.faiss") as tmp:
         faiss.write_index(built.index, str(tmp))
-    with ParquetSink(directory / "papers.parquet", META) as sink:
+        meta = {BUILD_KEY: build.encode(), CRC_KEY: str(_crc32(tmp)).encode()}
+    crash_point("index.between_writes")
+    with ParquetSink(target / "papers.parquet", META,
+                     {k.decode(): v.decode() for k, v in meta.items()}) as sink:
         sink.write(built.papers)
+    crash_point("index.before_swap")
+    previous = directory.resolve() if directory.is_symlink() else None
+    if directory.is_dir() and not directory.is_symlink():  # a copied or older index: aside
+        previous = builds / f"{uuid.uuid4().hex[:16]}"
+        os.replace(directory, previous)
+    link = directory.with_name(f".{directory.name}.{build}.link")
+    os.symlink(os.path.relpath(target, directory.parent), link)
+    os.replace(link, directory)
+    for old in builds.iterdir():  # not a concurrent build still writing (no papers yet)
+        if old not in (target, previous) and ((old / "papers.parquet").exists()
+                                              or time.time() - old.stat().st_mtime > 3600):
+            shutil.rmtree(old, ignore_errors=True)
+    return VectorIndex(built.index, built.papers.replace_schema_metadata(meta))
+
+
+def _crc32(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 22):
+            crc = zlib.crc32(chunk, crc)
+    return crc
 
 
 def load_index(corpus: Corpus, model: str) -> VectorIndex:
     """The saved index of ``model``; FileNotFoundError naming the command to run."""
-    directory = index_dir(corpus, model)
+    link = index_dir(corpus, model)
+    directory = link.resolve()  # one build, even if a new one is swapped in meanwhile
+    rebuild = f"run 'openmsd index build {corpus.root} --model {model}'"
     if not (directory / "index.faiss").exists():
-        raise FileNotFoundError(f"{corpus.root}: no index for model {model!r}; run "
-                                f"'openmsd index build {corpus.root} --model {model}' first")
-    index = faiss.read_index(str(directory / "index.faiss"))
+        raise FileNotFoundError(f"{corpus.root}: no index for model {model!r}; {rebuild} first")
     papers = pq.read_table(directory / "papers.parquet")
-    if index.ntotal != papers.num_rows:
-        raise FileNotFoundError(f"{directory}: index and papers disagree (an interrupted "
-                                f"build?); run 'openmsd index build {corpus.root} --model "
-                                f"{model}' again")
+    crc = (papers.schema.metadata or {}).get(CRC_KEY)
+    if crc is None:
+        raise FileNotFoundError(f"{link}: an index written before build ids (its files may "
+                                f"disagree); {rebuild} again")
+    if int(crc) != _crc32(directory / "index.faiss"):
+        raise FileNotFoundError(f"{directory}: index.faiss is not the one papers.parquet was "
+                                f"written with (a damaged build?); {rebuild} again")
+    index = faiss.read_index(str(directory / "index.faiss"))
     return VectorIndex(index, papers)
-

@@ -35,7 +35,7 @@ from lxml import etree
 
 from openmsd.corpus.identifiers import alias, aliases, normalize_doi, paper_key
 from openmsd.corpus.schema import Record
-from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, open_binary
+from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, read_document
 from openmsd.ingest.report import Report
 
 FORMAT = "crossref"
@@ -109,8 +109,8 @@ def author_names(contributors: Any) -> list[str]:
     for person in contributors:
         if not isinstance(person, dict):
             continue
-        parts = [as_str(person.get("given")), as_str(person.get("family"))]
-        name = " ".join(p for p in parts if p) or as_str(person.get("name"))
+        parts = [as_str(person.get("given"), "given"), as_str(person.get("family"), "family")]
+        name = " ".join(p for p in parts if p) or as_str(person.get("name"), "name")
         if name:
             out.append(name)
     return out
@@ -139,25 +139,24 @@ def _plain(text: str | None) -> str | None:
 
 def _reference(citing: str, position: int, ref: dict[str, Any], loc: str) -> dict[str, Any]:
     target = alias("doi", as_str(ref.get("DOI")))
-    author = as_str(ref.get("author"))
+    author = as_str(ref.get("author"), "author")
     return {
         "citing": citing, "position": position,
         "ref_id": as_str(ref.get("key")) or str(position),
         "targets": [target] if target else [],
-        "title": _plain(as_str(ref.get("article-title")) or as_str(ref.get("volume-title"))),
-        "authors": [author] if author else [], "year": as_year(ref.get("year")),
-        "venue": as_str(ref.get("journal-title")) or as_str(ref.get("series-title")),
-        "raw": as_str(ref.get("unstructured")), "source": FORMAT, "loc": loc,
+        "title": _plain(as_str(ref.get("article-title"), "article-title")
+                        or as_str(ref.get("volume-title"), "volume-title")),
+        "authors": [author] if author else [], "year": as_year(ref.get("year"), "year"),
+        "venue": (as_str(ref.get("journal-title"), "journal-title")
+                  or as_str(ref.get("series-title"), "series-title")),
+        "raw": as_str(ref.get("unstructured"), "unstructured"), "source": FORMAT, "loc": loc,
     }
 
 
 def _load(path: Path, report: Report) -> tuple[bool, Any]:
     """``(True, document)`` for a parsed file; ``(False, None)`` after reporting why not."""
-    try:
-        with open_binary(path) as handle:
-            data = handle.read()
-    except (OSError, EOFError) as error:
-        report.problem(path, "file", f"unreadable compressed data: {error}")
+    data = read_document(path, report, "unreadable compressed data")
+    if data is None:
         return False, None
     if not data.strip():
         report.problem(path, "file", "empty file: no records", kind="warning")
@@ -198,7 +197,7 @@ def _items(path: Path, document: Any, report: Report) -> list[Any] | None:
 
 
 def _paper(item: dict[str, Any], key: str, loc: str, warnings: list[str]) -> dict[str, Any]:
-    abstract = as_str(item.get("abstract"))
+    abstract = as_str(item.get("abstract"), "abstract")
     if abstract:
         abstract, error = strip_jats(abstract)
         if error:
@@ -212,10 +211,11 @@ def _paper(item: dict[str, Any], key: str, loc: str, warnings: list[str]) -> dic
     return {
         "key": key, "aliases": aliases(doi, {}), "doi": normalize_doi(doi),
         "title": _plain(_first(item.get("title"))), "abstract": abstract,
-        "declared_language": as_str(item.get("language")), "year": _year(item),
+        "declared_language": as_str(item.get("language"), "language"), "year": _year(item),
         "venue": _first(item.get("container-title")),
         "authors": author_names(item.get("author")), "keywords": [],
-        "categories": as_str_list(item.get("subject")), "translations": [], "full_text": None,
+        "categories": as_str_list(item.get("subject"), "subject"), "translations": [],
+        "full_text": None,
         "source": FORMAT, "loc": loc,
     }
 

@@ -38,9 +38,9 @@ def _translations(value: Any) -> list[dict[str, Any]]:
             continue
         entry = {
             "language": as_str(language),
-            "title": as_str(fields.get("title")),
-            "abstract": as_str(fields.get("abstract")),
-            "keywords": as_str_list(fields.get("keywords")),
+            "title": as_str(fields.get("title"), "title"),
+            "abstract": as_str(fields.get("abstract"), "abstract"),
+            "keywords": as_str_list(fields.get("keywords"), "keywords"),
         }
         if entry["title"] or entry["abstract"] or entry["keywords"]:
             out.append(entry)
@@ -54,28 +54,28 @@ def _reference(citing: str, position: int, value: Any, loc: str) -> dict[str, An
         return None
     targets = [t for t in (alias("doi", as_str(value.get("doi"))),
                            as_str(value.get("id"))) if t]
-    title = as_str(value.get("title"))
+    title = as_str(value.get("title"), "title")
     if not targets and not title:
         return None
     return {
         "citing": citing, "position": position, "ref_id": str(position), "targets": targets,
-        "title": title, "authors": as_str_list(value.get("authors")),
-        "year": as_year(value.get("year")), "venue": as_str(value.get("venue")),
-        "raw": as_str(value.get("raw")), "source": FORMAT, "loc": loc,
+        "title": title, "authors": as_str_list(value.get("authors"), "authors"),
+        "year": as_year(value.get("year"), "year"), "venue": as_str(value.get("venue"), "venue"),
+        "raw": as_str(value.get("raw"), "raw"), "source": FORMAT, "loc": loc,
     }
 
 
 def paper_from_object(obj: dict[str, Any], loc: str) -> dict[str, Any] | None:
     """The paper record of one generic JSON object; None when it has neither id nor DOI."""
-    doi = as_str(obj.get("doi"))
+    doi = as_str(obj.get("doi"), "doi")
     local_id = as_str(obj.get("id"))
     key = paper_key(doi, None, local_id)
     if key is None:
         return None
-    title, abstract = as_str(obj.get("title")), as_str(obj.get("abstract"))
-    keywords = as_str_list(obj.get("keywords"))
+    title, abstract = as_str(obj.get("title"), "title"), as_str(obj.get("abstract"), "abstract")
+    keywords = as_str_list(obj.get("keywords"), "keywords")
     translations = _translations(obj.get("translations"))
-    declared = as_str(obj.get("language"))
+    declared = as_str(obj.get("language"), "language")
     if not title and not abstract and len(translations) == 1:
         own = translations.pop()
         title, abstract, declared = own["title"], own["abstract"], declared or own["language"]
@@ -84,10 +84,11 @@ def paper_from_object(obj: dict[str, Any], loc: str) -> dict[str, Any] | None:
     return {
         "key": key, "aliases": sorted({*aliases(doi, {}), *ids.values()}),
         "doi": normalize_doi(doi), "title": title, "abstract": abstract,
-        "declared_language": declared, "year": as_year(obj.get("year")),
-        "venue": as_str(obj.get("venue")), "authors": as_str_list(obj.get("authors")),
-        "keywords": keywords, "categories": as_str_list(obj.get("categories")),
-        "translations": translations, "full_text": as_str(obj.get("full_text")),
+        "declared_language": declared, "year": as_year(obj.get("year"), "year"),
+        "venue": as_str(obj.get("venue"), "venue"),
+        "authors": as_str_list(obj.get("authors"), "authors"),
+        "keywords": keywords, "categories": as_str_list(obj.get("categories"), "categories"),
+        "translations": translations, "full_text": as_str(obj.get("full_text"), "full_text"),
         "source": FORMAT, "loc": loc,
     }
 

@@ -122,8 +122,9 @@ def _authors(authorships: list[Any]) -> list[str]:
         if not isinstance(authorship, dict):
             continue
         author = authorship.get("author")
-        name = as_str(author.get("display_name")) if isinstance(author, dict) else None
-        name = name or as_str(authorship.get("raw_author_name"))
+        name = (as_str(author.get("display_name"), "display_name")
+                if isinstance(author, dict) else None)
+        name = name or as_str(authorship.get("raw_author_name"), "raw_author_name")
         if name:
             out.append(name)
     return out
@@ -134,11 +135,11 @@ def _venue(work: dict[str, Any]) -> str | None:
     if isinstance(location, dict):
         source = location.get("source")
         if isinstance(source, dict):
-            name = as_str(source.get("display_name"))
+            name = as_str(source.get("display_name"), "display_name")
             if name:
                 return name
     host = work.get("host_venue")
-    return as_str(host.get("display_name")) if isinstance(host, dict) else None
+    return as_str(host.get("display_name"), "display_name") if isinstance(host, dict) else None
 
 
 class _Fields:
@@ -216,7 +217,7 @@ def read(path: Path, report: Report) -> Iterator[Record]:
             "title": fields.text_of("title") or fields.text_of("display_name"),
             "abstract": abstract,
             "declared_language": fields.text_of("language"),
-            "year": as_year(work.get("publication_year")),
+            "year": as_year(work.get("publication_year"), "publication_year"),
             "venue": _venue(work),
             "authors": _authors(fields.list_of("authorships")),
             "keywords": _names(fields.list_of("keywords"), "display_name", "keyword"),

@@ -5,6 +5,11 @@ its content: ingesting an unchanged input again does nothing, a changed one repl
 in place (keeping its position in the merge order), a new one is appended. The corpus tables
 are then rebuilt from all parts (:func:`openmsd.corpus.build.build`), and the report of every
 part plus the build is written beside the corpus.
+
+One ingest at a time writes a corpus: :func:`corpus_lock` takes ``CORPUS/.ingest.lock`` and a
+second run fails at once with a clear error. A run killed at any point leaves the old corpus or
+the new one readable (see :meth:`openmsd.corpus.store.Corpus.manifest`); what it left behind
+(staged parts no manifest names, ``.build-*`` folders) is removed by the next run.
 """
 
 from __future__ import annotations
@@ -19,11 +24,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from filelock import FileLock, Timeout
 
 from openmsd.corpus import langid
 from openmsd.corpus.build import build
 from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, Record
 from openmsd.corpus.store import (
+    MANIFEST,
+    NEXT,
+    STAGED_DIR,
     Corpus,
     ParquetSink,
     replace_dir,
@@ -31,6 +40,7 @@ from openmsd.corpus.store import (
     write_json,
     write_jsonl,
 )
+from openmsd.crashpoint import crash_point
 from openmsd.ingest import formats
 from openmsd.ingest.reader import Reader
 from openmsd.ingest.report import IngestError, Problem, Report
@@ -38,6 +48,11 @@ from openmsd.ingest.report import IngestError, Problem, Report
 STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
 FLUSH_ROWS = 20_000
 _SKIP_NAMES = {"README", "README.md", "LICENSE", "LICENSE.txt", "NOTICE"}
+LOCK = ".ingest.lock"
+FIELD_CHARS = {"abstract": 200_000, "full_text": 8_000_000, "text": 100_000, "raw": 100_000}
+"""The longest text per field (characters); every other text field: :data:`OTHER_FIELD_CHARS`.
+A record with a longer field is reported (file, line, field, limit) and skipped."""
+OTHER_FIELD_CHARS = 10_000
 
 
 def list_files(path: Path) -> list[Path]:
@@ -106,12 +121,28 @@ def _records(files: list[Path], reader: Reader | None, report: Report) -> Iterat
             continue
         report.count(f"files.{chosen.name}")
         try:
-            yield from chosen.read(file, report)
+            for record in chosen.read(file, report):
+                if _within_limits(file, record, report):
+                    yield record
         except IngestError:
             raise
         except Exception as error:  # a reader bug must not lose the rest of the input
             report.problem(file, "file", f"reader {chosen.name} failed: "
                            f"{type(error).__name__}: {error}")
+
+
+def _within_limits(file: Path, record: Record, report: Report) -> bool:
+    """Whether every text field of ``record`` is within its limit; else report it, False."""
+    kind, fields = record
+    for name, value in fields.items():
+        limit = FIELD_CHARS.get(name, OTHER_FIELD_CHARS)
+        if isinstance(value, str) and len(value) > limit:
+            where = str(fields.get("loc", "")).rpartition(":")[2]
+            report.problem(file, f"line {where}" if where.isdigit() else where or "file",
+                           f"field {name} too long: {len(value):,} characters, the limit is "
+                           f"{limit:,}; {kind} skipped")
+            return False
+    return True
 
 
 @contextlib.contextmanager
@@ -174,6 +205,49 @@ def _part_problems(part: Path) -> list[Problem]:
     return [Problem(**orjson.loads(line)) for line in path.read_bytes().splitlines() if line]
 
 
+def _corpus_root(out: str | Path) -> Path:
+    """``out`` as a corpus directory, created if needed; IngestError when it cannot be one."""
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise IngestError(f"{root}: a file, not a corpus directory: name a directory with --out")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / STAGED_DIR).mkdir(exist_ok=True)
+    except OSError as error:
+        raise IngestError(f"{root}: cannot create the corpus directory: "
+                          f"{error.strerror or error}") from None
+    return root
+
+
+@contextlib.contextmanager
+def corpus_lock(out: str | Path) -> Iterator[Path]:
+    """Hold the corpus directory ``out`` (created if needed) for one ingest; IngestError at
+    once when another process holds it."""
+    root = _corpus_root(out)
+    lock = FileLock(root / LOCK, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise IngestError(f"{root}: another ingest is writing to this corpus (it holds "
+                          f"{root / LOCK}); wait for it to finish, then run again") from None
+    except OSError as error:
+        raise IngestError(f"{root}: cannot lock the corpus directory: "
+                          f"{error.strerror or error}") from None
+    try:
+        yield root
+    finally:
+        lock.release()
+
+
+def _clean_leftovers(corpus: Corpus, known: set[str]) -> None:
+    """Remove what a killed ingest left: staged parts no manifest names, build folders."""
+    for orphan in corpus.staged.iterdir():
+        if orphan.name not in known:
+            shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
+    for leftover in corpus.root.glob(".build-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
 def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None,
            strict: bool = False, identifier: langid.LanguageIdentifier | None = None,
            progress: Callable[[str, int | None], Callable[[int], None]] | None = None
@@ -181,13 +255,29 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     """Add ``inputs`` to the corpus at ``out`` (created if needed) and rebuild its tables.
 
     ``progress(label, total)`` may return a callback advanced by records read / papers built.
+    IngestError when another ingest holds the corpus, or when the inputs hold no paper.
     """
+    inputs = list(inputs)
+    for raw in inputs:  # a missing input is an error before the corpus directory is made
+        list_files(Path(raw).resolve())
+    if fmt:
+        formats.get(fmt)
+    with corpus_lock(out):
+        return _ingest(inputs, out, fmt, strict, identifier, progress)
+
+
+def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, strict: bool,
+            identifier: langid.LanguageIdentifier | None,
+            progress: Callable[[str, int | None], Callable[[int], None]] | None
+            ) -> IngestResult:
     corpus = Corpus(out)
     manifest = corpus.manifest()
+    committed = orjson.loads(orjson.dumps(manifest))  # as it is until this run commits
     entries: list[dict[str, Any]] = manifest["inputs"]
     result = IngestResult()
     if fmt:
         formats.get(fmt)
+    _clean_leftovers(corpus, {e["part"] for e in entries})
     checked = []  # every input is checked before anything is written
     for raw in inputs:
         path = Path(raw).resolve()
@@ -221,10 +311,31 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
         entries.sort(key=lambda e: e["ordinal"])
         result.staged.append(str(path))
 
+    if not sum(e["records"].get("papers", 0) for e in entries):
+        read = [p for e in entries for p in _part_problems(corpus.staged / e["part"])]
+        first = f"; first: {read[0]}" if read else ""
+        names = ", ".join(result.staged) or "the inputs"
+        raise IngestError(f"no papers read from {names} ({len(read):,} problems{first}); "
+                          "nothing written")
     report = Report(strict=strict)
     parts = [(e["ordinal"], corpus.staged / e["part"], e["path"]) for e in entries]
     tick = progress("building papers", None) if progress else None
-    result.build = build(corpus, parts, report, identifier, tick)
+
+    def commit(summary: dict[str, Any]) -> None:  # the new tables are complete: record them
+        result.build = summary
+        _write_report(corpus, entries, report, result)
+        manifest.update(schema_version=SCHEMA_VERSION, inputs=entries, build=summary)
+        write_json(corpus.root / MANIFEST, {**committed, NEXT: manifest})
+
+    build(corpus, parts, report, identifier, tick, before_swap=commit)
+    crash_point("ingest.before_manifest")
+    write_json(corpus.root / MANIFEST, manifest)
+    return result
+
+
+def _write_report(corpus: Corpus, entries: list[dict[str, Any]], report: Report,
+                  result: IngestResult) -> None:
+    """The problems and counts of every part and of the build, written beside the corpus."""
     problems = [p for e in entries for p in _part_problems(corpus.staged / e["part"])]
     problems += report.problems
     counts: dict[str, int] = {}
@@ -244,7 +355,4 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     }
     write_jsonl(corpus.root / "problems.jsonl", (p.as_dict() for p in problems))
     write_json(corpus.root / "ingest_report.json", result.report)
-    manifest.update(schema_version=SCHEMA_VERSION, inputs=entries, build=result.build)
-    write_json(corpus.root / "manifest.json", manifest)
-    return result
 

@@ -3,15 +3,23 @@
 A reader is a :class:`Reader`: a format name, a ``sniff(head, path)`` test on the first bytes of
 a file (decompressed), and ``read(path, report)`` yielding :data:`openmsd.corpus.schema.Record`
 tuples one at a time, so memory stays flat however large the input. Readers never write files.
+
+Hostile or broken inputs stay bounded: a line longer than :data:`MAX_LINE_BYTES`, a document
+(XML, a whole-file JSON) longer than :data:`MAX_DOCUMENT_BYTES` once decompressed, and what a
+file holds beyond :data:`MAX_FILE_BYTES` are reported with the limit and skipped, never read
+into memory. UTF-8 files with a byte-order mark and UTF-16 files (with their mark) are decoded.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import gzip
 import io
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -22,6 +30,12 @@ from openmsd.corpus.schema import Record
 from openmsd.ingest.report import Report
 
 SNIFF_BYTES = 8192
+MAX_LINE_BYTES = 16 << 20
+"""The longest JSON line read (16 MiB; a paper with its full text is well under 2 MiB)."""
+MAX_DOCUMENT_BYTES = 64 << 20
+"""The largest whole-file document (an XML article, a Crossref JSON) read, decompressed."""
+MAX_FILE_BYTES = 64 << 30
+"""The most a line-by-line file is read, decompressed (64 GiB: an OpenAlex part is ~2 GiB)."""
 
 
 @dataclass(frozen=True)
@@ -34,14 +48,71 @@ class Reader:
     description: str = ""
 
 
+_UTF16 = {codecs.BOM_UTF16_LE: "utf-16-le", codecs.BOM_UTF16_BE: "utf-16-be"}
+
+
 def open_binary(path: Path) -> IO[bytes]:
-    """Open a file for reading, decompressing gzip transparently (by magic bytes, not suffix)."""
-    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller
+    """Open a file for reading, decompressing gzip transparently (by magic bytes, not suffix);
+    UTF-8 bytes always: a UTF-8 byte-order mark is skipped, UTF-16 (with its mark) recoded."""
+    handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - returned to the caller
     magic = handle.read(2)
     handle.seek(0)
     if magic == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=handle)  # type: ignore[return-value]
+        handle = gzip.GzipFile(fileobj=handle)  # type: ignore[assignment]
+    handle = io.BufferedReader(handle) if not hasattr(handle, "peek") else handle  # type: ignore[arg-type]
+    try:
+        mark = handle.peek(3)[:3]  # type: ignore[attr-defined]
+    except (OSError, EOFError):  # a broken gzip stream: reported by whoever reads it
+        return handle
+    if mark == codecs.BOM_UTF8:
+        handle.read(3)
+    elif mark[:2] in _UTF16:
+        encoding = _UTF16[mark[:2]]
+        handle.read(2)
+        return codecs.EncodedFile(handle, "utf-8", encoding)  # type: ignore[return-value]
     return handle
+
+
+def read_document(path: Path, report: Report, unreadable: str = "unreadable file"
+                  ) -> bytes | None:
+    """A whole file's bytes (decompressed, UTF-8); None after reporting an unreadable file
+    (``unreadable: error``) or one over :data:`MAX_DOCUMENT_BYTES` (only that much plus one
+    byte is read)."""
+    try:
+        with open_binary(path) as handle:
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)
+    except (OSError, EOFError) as error:
+        report.problem(path, "file", f"{unreadable}: {error}")
+        return None
+    if len(data) > MAX_DOCUMENT_BYTES:
+        report.problem(path, "file", f"document too large: over {MAX_DOCUMENT_BYTES:,} bytes "
+                       "decompressed (the limit); skipped")
+        return None
+    return data
+
+
+def _bounded_lines(handle: IO[bytes], path: Path, report: Report
+                   ) -> Iterator[tuple[int, bytes | None]]:
+    """``(number, line)`` for each line; a line over :data:`MAX_LINE_BYTES` is reported and
+    yielded as None, skipped without being held; reading stops after :data:`MAX_FILE_BYTES`."""
+    number = total = 0
+    while line := handle.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        total += len(line)
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
+                total += len(rest)
+            total += len(rest)
+            report.problem(path, f"line {number}", f"line too long: over {MAX_LINE_BYTES:,} "
+                           "bytes (the limit); skipped")
+            yield number, None
+        else:
+            yield number, line
+        if total > MAX_FILE_BYTES:
+            report.problem(path, f"after line {number}", f"file too large: over "
+                           f"{MAX_FILE_BYTES:,} bytes decompressed (the limit); the rest "
+                           "skipped")
+            return
 
 
 def head(path: Path, size: int = SNIFF_BYTES) -> bytes:
@@ -63,8 +134,8 @@ def json_lines(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]
     with open_binary(path) as handle:
         number = 0
         try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
+            for number, line in _bounded_lines(handle, path, report):
+                if line is None or not line.strip():
                     continue
                 try:
                     value = orjson.loads(line)
@@ -79,7 +150,8 @@ def json_lines(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]
                     report.problem(path, f"line {number}",
                                    f"expected a JSON object, got {type(value).__name__}")
                     continue
-                yield number, value
+                with reading_at(report, path, f"line {number}"):
+                    yield number, value
         except (OSError, EOFError, gzip.BadGzipFile) as error:
             report.problem(path, f"after line {number}", f"unreadable compressed data: {error}")
     if number == 0:
@@ -109,11 +181,8 @@ def parse_xml(path: Path, report: Report, recover: bool = False) -> Any:
     a malformed file is parsed as far as lxml can and reported as a warning."""
     from lxml import etree
 
-    try:
-        with open_binary(path) as handle:
-            data = handle.read()
-    except (OSError, EOFError) as error:
-        report.problem(path, "file", f"unreadable file: {error}")
+    data = read_document(path, report)
+    if data is None:
         return None
     try:
         return etree.fromstring(data, etree.XMLParser(**_XML_OPTIONS))
@@ -138,44 +207,81 @@ def text_stream(path: Path) -> io.TextIOWrapper:
     return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="")
 
 
+_AT: ContextVar[tuple[Report, Path, str] | None] = ContextVar("openmsd_reading_at",
+                                                               default=None)
+
+
+@contextlib.contextmanager
+def reading_at(report: Report, path: Path, where: str) -> Iterator[None]:
+    """While the block runs, :func:`as_str`, :func:`as_year` and :func:`as_str_list` called with
+    a field name report each value they drop or coerce as a warning at ``path``, ``where``
+    (:func:`json_lines` does this for each line it yields)."""
+    previous = _AT.get()
+    _AT.set((report, path, where))
+    try:
+        yield
+    finally:
+        _AT.set(previous)  # not reset(token): a generator may be closed in another context
+
+
+def _dropped(field: str | None, expected: str, value: Any, outcome: str = "dropped") -> None:
+    at = _AT.get()
+    if at is None or field is None:
+        return
+    report, path, where = at
+    shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+    report.problem(path, where, f"wrong field type: {field!r} expected {expected}, got "
+                   f"{type(value).__name__} {shown}; {outcome}", kind="warning")
+
+
 #: C1 control characters (U+0080–U+009F) that are Windows-1252 punctuation decoded as
 #: Latin-1 upstream (TALN's ``l\x92analyse``), mapped back to what the authors typed.
 _C1_AS_CP1252 = {code: bytes([code]).decode("cp1252") for code in range(0x80, 0xA0)
                  if code not in (0x81, 0x8D, 0x8F, 0x90, 0x9D)}
 
 
-def as_str(value: Any) -> str | None:
+def as_str(value: Any, field: str | None = None) -> str | None:
     """A stripped, NFC-normalised string (Windows-1252 punctuation that arrived as C1 control
-    characters repaired); None for None, non-strings and empty strings."""
+    characters repaired); None for None, non-strings and empty strings; a number as its digits.
+    With ``field`` named, a number read as a string or another type dropped is reported (see
+    :func:`reading_at`)."""
     if isinstance(value, str):
         if not value.isascii():
             value = unicodedata.normalize("NFC", value.translate(_C1_AS_CP1252))
         return value.strip() or None
     if isinstance(value, int | float) and not isinstance(value, bool):
+        _dropped(field, "a string", value, f"read as {str(value)!r}")
         return str(value)
+    if value is not None:
+        _dropped(field, "a string", value)
     return None
 
 
 _YEAR = re.compile(r"[0-9]{4}")  # ASCII digits: str.isdigit() also accepts '¹'
 
 
-def as_year(value: Any) -> int | None:
-    """A plausible publication year (1000-2100) from an int or a string starting with one."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
+def as_year(value: Any, field: str | None = None) -> int | None:
+    """A plausible publication year (1000-2100) from an int or a string starting with one;
+    with ``field`` named, anything else but None is reported as dropped."""
+    year = None
+    if isinstance(value, int) and not isinstance(value, bool):
         year = value
     elif isinstance(value, str) and _YEAR.match(value.strip()):
         year = int(value.strip()[:4])
-    else:
-        return None
-    return year if 1000 <= year <= 2100 else None
+    if year is not None and 1000 <= year <= 2100:
+        return year
+    if value is not None and value != "":
+        _dropped(field, "a year from 1000 to 2100", value)
+    return None
 
 
-def as_str_list(value: Any) -> list[str]:
-    """A list of non-empty strings from a list (non-strings dropped) or a single string."""
+def as_str_list(value: Any, field: str | None = None) -> list[str]:
+    """A list of non-empty strings from a list or a single string; with ``field`` named, a
+    value of another type and each element that is not a string are reported."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list):
+        if value is not None:
+            _dropped(field, "a list of strings", value)
         return []
-    return [s for s in (as_str(v) for v in value) if s]
+    return [s for s in (as_str(v, field and f"{field}[{i}]") for i, v in enumerate(value)) if s]

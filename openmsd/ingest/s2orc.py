@@ -62,8 +62,8 @@ def _author(value: Any) -> str | None:
         return as_str(value)
     if not isinstance(value, dict):
         return None
-    parts = [as_str(value.get("first")), *as_str_list(value.get("middle")),
-             as_str(value.get("last")), as_str(value.get("suffix"))]
+    parts = [as_str(value.get("first"), "first"), *as_str_list(value.get("middle"), "middle"),
+             as_str(value.get("last"), "last"), as_str(value.get("suffix"), "suffix")]
     return " ".join(p for p in parts if p) or None
 
 
@@ -114,11 +114,13 @@ def _paper(path: Path, number: int, obj: dict[str, Any], key: str, loc: str,
     doi = as_str(obj.get("doi"))
     return {
         "key": key, "aliases": _aliases(obj), "doi": normalize_doi(doi),
-        "title": as_str(obj.get("title")), "abstract": as_str(obj.get("abstract")),
-        "declared_language": None, "year": as_year(obj.get("year")),
-        "venue": as_str(obj.get("venue")) or as_str(obj.get("journal")),
+        "title": as_str(obj.get("title"), "title"),
+        "abstract": as_str(obj.get("abstract"), "abstract"),
+        "declared_language": None, "year": as_year(obj.get("year"), "year"),
+        "venue": as_str(obj.get("venue"), "venue") or as_str(obj.get("journal"), "journal"),
         "authors": _authors(path, number, obj.get("authors"), report), "keywords": [],
-        "categories": as_str_list(obj.get("mag_field_of_study")), "translations": [],
+        "categories": as_str_list(obj.get("mag_field_of_study"), "mag_field_of_study"),
+        "translations": [],
         "full_text": None, "source": FORMAT, "loc": loc,
     }
 

@@ -206,7 +206,7 @@ def _contexts(path: Path, number: int, citing: str, body: list[Any], bib: dict[s
             report.problem(path, where, "field 'cite_spans': expected a list", kind="warning")
             continue
         for span in spans:
-            ref_id = as_str(span.get("ref_id")) if isinstance(span, dict) else None
+            ref_id = as_str(span.get("ref_id"), "ref_id") if isinstance(span, dict) else None
             if ref_id is None:
                 report.problem(path, where, f"cite span without ref_id: {span!r:.80}",
                                kind="warning")
@@ -218,7 +218,7 @@ def _contexts(path: Path, number: int, citing: str, body: list[Any], bib: dict[s
             start = span.get("start")
             position = offsets.get(start, -1) if isinstance(start, int) else -1
             if position < 0:
-                marker = as_str(span.get("text"))
+                marker = as_str(span.get("text"), "text")
                 found = text.find(marker) if marker else -1
                 position = offsets.get(found, -1)
             if position < 0:

@@ -52,13 +52,14 @@ def read(path: Path, report: Report) -> Iterator[Record]:
                                f"got {type(value).__name__}", kind="warning")
         if obj.get("is_oa") is True:
             report.count("unpaywall.open_access")
-        status = as_str(obj.get("oa_status"))
+        status = as_str(obj.get("oa_status"), "oa_status")
         if status:
             report.count(f"unpaywall.oa_status.{status}")
         yield "paper", {
             "key": doi, "aliases": aliases(doi, {}), "doi": doi,
             "title": as_str(obj.get("title")), "abstract": None, "declared_language": None,
-            "year": as_year(obj.get("year")) or as_year(obj.get("published_date")),
+            "year": (as_year(obj.get("year"), "year")
+                     or as_year(obj.get("published_date"), "published_date")),
             "venue": as_str(obj.get("journal_name")), "authors": author_names(authors),
             "keywords": [], "categories": [], "translations": [], "full_text": None,
             "source": FORMAT, "loc": f"{path.name}:{number}",

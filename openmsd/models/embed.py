@@ -35,6 +35,10 @@ from openmsd.models.formatting import paper_input
 
 CHUNK = 2048
 VECTORS = "vectors"
+MAX_TEXT_CHARS = 8192
+"""A paper's text is cut to this many characters before tokenising: no model served reads
+past 512 tokens, which is at most a few thousand characters of any language; the cut keeps a
+50 MB abstract from costing gigabytes in the tokeniser."""
 
 
 def model_slug(name: str) -> str:
@@ -88,6 +92,12 @@ def choose_backend(corpus: Corpus, model: str, backend: str | None = None,
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def embed_text(title: str | None, abstract: str | None, summary: str | None = None) -> str:
+    """The text a paper is embedded from: :func:`paper_input`, cut to :data:`MAX_TEXT_CHARS`."""
+    return paper_input(title and title[:MAX_TEXT_CHARS], abstract and abstract[:MAX_TEXT_CHARS],
+                       summary)[:MAX_TEXT_CHARS]
 
 
 def vectors_dir(corpus: Corpus, model: str) -> Path:
@@ -149,7 +159,7 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
         for paper_id, title, abstract in zip(batch["paper_id"].to_pylist(),
                                              batch["title"].to_pylist(),
                                              batch["abstract"].to_pylist(), strict=True):
-            text = paper_input(title, abstract, summaries.get(paper_id))
+            text = embed_text(title, abstract, summaries.get(paper_id))
             if not text:
                 no_text += 1
                 continue
@@ -186,6 +196,12 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
 def load_vectors(corpus: Corpus, model: str) -> tuple[list[str], np.ndarray]:
     """The current vector of every paper (the newest part wins for a paper whose text changed;
     vectors of texts no longer in the corpus are left out): ids and a float32 matrix."""
+    ids, _, matrix = load_vector_table(corpus, model)
+    return ids, matrix
+
+
+def load_vector_table(corpus: Corpus, model: str) -> tuple[list[str], list[str], np.ndarray]:
+    """:func:`load_vectors` with the text hash of each vector: ids, hashes, float32 matrix."""
     directory = vectors_dir(corpus, model)
     if not any(directory.glob("part-*.parquet")):
         raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
@@ -196,10 +212,11 @@ def load_vectors(corpus: Corpus, model: str) -> tuple[list[str], np.ndarray]:
         for paper_id, title, abstract in zip(batch["paper_id"].to_pylist(),
                                              batch["title"].to_pylist(),
                                              batch["abstract"].to_pylist(), strict=True):
-            text = paper_input(title, abstract, summaries.get(paper_id))
+            text = embed_text(title, abstract, summaries.get(paper_id))
             if text:
                 current[paper_id] = text_hash(text)
     ids: list[str] = []
+    hashes: list[str] = []
     rows: list[np.ndarray] = []
     seen: set[str] = set()
     for part in sorted(directory.glob("part-*.parquet"), reverse=True):
@@ -211,8 +228,10 @@ def load_vectors(corpus: Corpus, model: str) -> tuple[list[str], np.ndarray]:
             if paper_id not in seen and current.get(paper_id) == digest:
                 seen.add(paper_id)
                 ids.append(paper_id)
+                hashes.append(digest)
                 rows.append(matrix[i])
     if not rows:
-        return [], np.zeros((0, 0), np.float32)
+        return [], [], np.zeros((0, 0), np.float32)
     order = np.argsort(ids)
-    return [ids[i] for i in order], np.vstack(rows)[order].astype(np.float32)
+    return ([ids[i] for i in order], [hashes[i] for i in order],
+            np.vstack(rows)[order].astype(np.float32))

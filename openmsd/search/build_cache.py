@@ -21,7 +21,7 @@ from openmsd.corpus.store import MANIFEST, Corpus, CorpusError
 T = TypeVar("T")
 
 _CACHE: dict[tuple[str, str, str], tuple[str, Any]] = {}
-_BUILDS: dict[str, tuple[tuple[int, int, int], str]] = {}
+_BUILDS: dict[str, tuple[tuple[int, ...], str]] = {}
 _LOCK = threading.Lock()
 
 
@@ -31,9 +31,10 @@ def current_build(corpus: Corpus) -> str:
     path = os.path.abspath(corpus.root / MANIFEST)
     try:
         stat = os.stat(path)
-    except FileNotFoundError:
+        papers = os.stat(corpus.table_path("papers"))  # swapped in just after the manifest
+    except (FileNotFoundError, NotADirectoryError):
         return corpus.check()["build"]["id"]  # raises, naming what is missing
-    stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size, papers.st_ino, papers.st_mtime_ns)
     cached = _BUILDS.get(path)
     if cached is not None and cached[0] == stamp:
         return cached[1]

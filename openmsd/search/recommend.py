@@ -22,6 +22,7 @@ Reading files (LaTeX, Markdown, JATS, unarXive) is :mod:`openmsd.search.manuscri
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ MAX_PARAGRAPH_CONTEXT = 10
 """A marker-less paragraph's context: at most its first this many sentences."""
 DRIVERS = 2
 """Context sentences named per result."""
+log = logging.getLogger("openmsd.recommend")
 
 
 def locations(sentences: list[str], at: str | None = None,
@@ -93,7 +95,9 @@ def _drivers(encoder: DenseEncoder, index: VectorIndex, contexts: list[list[str]
     position = {s: i for i, s in enumerate(unique)}
     try:
         paper_vectors = {p: index.index.reconstruct(index.row(p)) for p in papers}
-    except (ValueError, RuntimeError):  # no row, or an index that cannot give vectors back
+    except (ValueError, RuntimeError) as error:  # no row, or an index without its vectors
+        log.warning("recommend: driver sentences left out: the index cannot give back the "
+                    "vectors of the papers found (%s: %s)", type(error).__name__, error)
         return [{} for _ in contexts]
     out = []
     for context, found in zip(contexts, hits, strict=True):

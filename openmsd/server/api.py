@@ -66,6 +66,10 @@ async def filters(k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
                   year_to: Annotated[Year, Query()] = None,
                   model: Annotated[Model | None, Query()] = None) -> Filters:
     # async: a dependency this quick should not take a trip through the thread pool
+    if year_from is not None and year_to is not None and year_from > year_to:
+        raise HTTPException(422, [{"loc": ["query", "year_from"], "type": "value_error",
+                                   "msg": f"a reversed year range: year_from {year_from} is "
+                                          f"after year_to {year_to}"}])
     return Filters(k=k, offset=offset, lang=lang, year_from=year_from, year_to=year_to,
                    model=model)
 
@@ -310,9 +314,11 @@ router = APIRouter()
 
 @router.get("/healthz", tags=["service"])
 def healthz(resources: Served) -> dict[str, Any]:
-    """Liveness, and how many papers each served model's index holds."""
+    """Liveness, how many papers each served model's index holds, and how many times a
+    rebuilt index was swapped in."""
     return {"status": "ok",
-            "indexed": {m: resources.index(m).index.ntotal for m in resources.models}}
+            "indexed": {m: resources.index(m).index.ntotal for m in resources.models},
+            "reloads": {m: resources.indexes[m].reloads for m in resources.models}}
 
 
 @router.get("/api/stats", tags=["corpus"])

@@ -2,13 +2,15 @@
 
 ``create_app(corpus, models)`` loads the corpus and the models' indexes (failing at once, with
 the command to run, when one is missing) and returns the app; ``serve`` runs it with uvicorn,
-on loopback unless told otherwise. Request bodies are limited to ``MAX_BODY`` bytes; responses
-carry a content security policy that allows only the app's own scripts and styles; errors are
-answered without stack traces (they go to the server log).
+on loopback unless told otherwise. Request bodies are limited to ``MAX_BODY`` bytes and must
+arrive within ``BODY_TIMEOUT_S`` seconds (408); JSON API bodies must say they are JSON (415).
+Responses carry a content security policy that allows only the app's own scripts and styles;
+errors are answered without stack traces (they go to the server log).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -25,6 +27,7 @@ from openmsd.server import api, pages
 from openmsd.server.resources import Resources
 
 MAX_BODY = 256 * 1024
+BODY_TIMEOUT_S = 10.0
 STATIC = Path(__file__).parent / "static"
 HEADERS = [
     (b"content-security-policy",
@@ -42,11 +45,13 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class LimitsAndHeaders:
-    """ASGI middleware: refuse request bodies over ``max_body`` bytes (413) and add the
-    security headers to every response."""
+    """ASGI middleware: refuse request bodies over ``max_body`` bytes (413), bodies not
+    received within ``body_timeout_s`` seconds (408) and API bodies that are not JSON (415);
+    add the security headers to every response."""
 
-    def __init__(self, app: Any, max_body: int = MAX_BODY):
-        self.app, self.max_body = app, max_body
+    def __init__(self, app: Any, max_body: int = MAX_BODY,
+                 body_timeout_s: float = BODY_TIMEOUT_S):
+        self.app, self.max_body, self.body_timeout_s = app, max_body, body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -63,9 +68,21 @@ class LimitsAndHeaders:
             await self._too_large(scope, receive, send_with_headers)
             return
         if scope["method"] in ("POST", "PUT", "PATCH"):
+            kind = dict(scope["headers"]).get(b"content-type", b"").split(b";")[0].strip()
+            if scope["path"].startswith("/api/") and kind.lower() != b"application/json":
+                await self._refuse(scope, receive, send_with_headers, 415,
+                                   "expected a JSON body (Content-Type: application/json), "
+                                   f"got {kind.decode('latin-1') or 'no Content-Type'}")
+                return
             chunks, size = [], 0
             while True:  # read the whole (bounded) body first, then replay it to the app
-                message = await receive()
+                try:
+                    message = await asyncio.wait_for(receive(), self.body_timeout_s)
+                except TimeoutError:
+                    await self._refuse(scope, receive, send_with_headers, 408,
+                                       f"request body not received within "
+                                       f"{self.body_timeout_s:g} s")
+                    return
                 if message["type"] == "http.disconnect":
                     return
                 size += len(message.get("body", b""))
@@ -89,8 +106,14 @@ class LimitsAndHeaders:
         await self.app(scope, receive, send_with_headers)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = JSONResponse({"detail": f"request body over {self.max_body:,} bytes"}, 413)
-        await response(scope, receive, send)
+        await self._refuse(scope, receive, send, 413,
+                           f"request body over {self.max_body:,} bytes")
+
+    @staticmethod
+    async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, detail: str
+                      ) -> None:
+        headers = {"connection": "close"} if status == 408 else None
+        await JSONResponse({"detail": detail}, status, headers=headers)(scope, receive, send)
 
 
 def _wants_json(request: Request) -> bool:
@@ -105,10 +128,11 @@ def _field_errors(error: RequestValidationError) -> list[dict[str, Any]]:
 
 
 def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.0,
-               max_body: int = MAX_BODY) -> FastAPI:
-    """The app over ``corpus`` serving ``models`` (the first is the default); the indexes are
-    polled every ``watch_s`` seconds for rebuilds (never when None)."""
-    resources = Resources(corpus, models)
+               max_body: int = MAX_BODY, backend: str | None = None) -> FastAPI:
+    """The app over ``corpus`` serving ``models`` (the first is the default), their queries
+    encoded with ``backend`` (by default the one each model's vectors were made with); the
+    indexes are polled every ``watch_s`` seconds for rebuilds (never when None)."""
+    resources = Resources(corpus, models, backend)
     for model in resources.models:
         resources.encoder(model)  # loaded now: the first request should not wait for it
     resources.warm()  # and the per-build structures the requests read
@@ -154,9 +178,9 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
 
 
 def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: int = 8000,
-          log_level: str = "info") -> None:
+          log_level: str = "info", backend: str | None = None) -> None:
     """Run the app with uvicorn until interrupted."""
     import uvicorn
 
-    uvicorn.run(create_app(corpus, models), host=host, port=port, log_level=log_level,
-                access_log=False)
+    uvicorn.run(create_app(corpus, models, backend=backend), host=host, port=port,
+                log_level=log_level, access_log=False)

@@ -8,6 +8,7 @@ that apply on change.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,6 +17,7 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 
 from openmsd.search.papers import papers_by_id
 from openmsd.server.api import (
@@ -39,9 +41,20 @@ from openmsd.server.api import (
 )
 
 TEMPLATES = Path(__file__).parent / "templates"
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _no_controls(value: Any) -> Any:
+    """A value printed in a page, without the control characters HTML does not allow (NUL)."""
+    if not isinstance(value, str):
+        return value
+    cleaned = _CONTROL.sub("", value)
+    return Markup(cleaned) if isinstance(value, Markup) else cleaned  # escaped already: keep
+
+
 env = Environment(loader=FileSystemLoader(TEMPLATES),
                   autoescape=select_autoescape(["html"], default=True),
-                  trim_blocks=True, lstrip_blocks=True)
+                  trim_blocks=True, lstrip_blocks=True, finalize=_no_controls)
 env.filters["paper_url"] = lambda paper_id: "/papers/" + quote(paper_id, safe="")
 router = APIRouter(include_in_schema=False)
 

@@ -2,9 +2,10 @@
 
 * :class:`ServedCorpus` opens the corpus once; each ``connect()`` is a cursor on one shared
   DuckDB database (its views read the Parquet files, so a re-ingested corpus is seen at once).
-* :class:`LiveIndex` holds a model's FAISS index and swaps in a rebuilt one when its files
-  change: the old index answers until the new one has loaded completely (a half-written build,
-  whose index and rows disagree, is not taken).
+* :class:`LiveIndex` holds a model's FAISS index and swaps in a rebuilt one when its link
+  points at a new build: the old index answers until the new one has loaded completely (a
+  build is written whole before its link is renamed into place, and a damaged one, whose
+  index and rows disagree, is not taken).
 * :class:`Resources` bundles them for the application, with the corpus statistics cached, and
   loads what :mod:`openmsd.search` keeps per corpus build (paper records, the
   citation graph) at start and after a re-ingest, so that no request waits for it alone.
@@ -13,8 +14,12 @@
 from __future__ import annotations
 
 import logging
+import os
+import queue
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +39,8 @@ from openmsd.search.citation_graph import citation_graph, read_graph
 from openmsd.search.paper_records import paper_records, read_records
 
 log = logging.getLogger("openmsd.server")
+MAX_BATCH = 64
+BATCH_ENV = "OPENMSD_ENCODE_BATCH"
 
 
 class ServedCorpus(Corpus):
@@ -47,10 +54,12 @@ class ServedCorpus(Corpus):
         return self._database.cursor()
 
 
-def _stamp(directory: Path) -> tuple[tuple[int, int], ...]:
-    files = [directory / "index.faiss", directory / "papers.parquet"]
-    return tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else (0, 0)
-                 for f in files)
+def _stamp(directory: Path) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The build an index link points at, and its files' times and sizes."""
+    build = directory.resolve()
+    files = [build / "index.faiss", build / "papers.parquet"]
+    return str(build), tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else (0, 0)
+                             for f in files)
 
 
 class LiveIndex:
@@ -84,36 +93,96 @@ class LiveIndex:
         return True
 
 
-class LockedEncoder:
-    """An encoder used by one request at a time (not every backend is thread-safe)."""
+class BatchingEncoder:
+    """An encoder shared by concurrent requests: their texts are encoded together.
 
-    def __init__(self, encoder: DenseEncoder):
+    One worker thread owns the encoder (not every backend is thread-safe). Each call queues its
+    texts and waits; the worker takes every call queued meanwhile (waiting up to ``wait_s`` for
+    more, at most ``max_batch`` texts) and encodes them in one forward pass per kind, so 20
+    concurrent searches cost about one batch, not 20 single queries in a row.
+    ``$OPENMSD_ENCODE_BATCH`` sets ``max_batch`` (1: one call at a time, no batching)."""
+
+    def __init__(self, encoder: DenseEncoder, max_batch: int | None = None,
+                 wait_s: float = 0.002):
         self.encoder, self.name, self.dim = encoder, encoder.name, encoder.dim
-        self._lock = threading.Lock()
+        self.max_batch = max_batch or int(os.environ.get(BATCH_ENV, MAX_BATCH))
+        self.wait_s = wait_s if self.max_batch > 1 else 0.0
+        self.batches = 0  # forward passes run, for tests and benchmarks
+        self._queue: queue.Queue[_Call] = queue.Queue()
+        self._worker = threading.Thread(target=self._run, name=f"encode-{self.name}",
+                                        daemon=True)
+        self._worker.start()
 
     def encode(self, texts: Sequence[str], kind: Kind = "passage",
                batch_size: int = 32) -> np.ndarray:
-        with self._lock:
-            return self.encoder.encode(texts, kind, batch_size)
+        call = _Call(list(texts), kind)
+        self._queue.put(call)
+        call.done.wait()
+        if call.error is not None:
+            raise call.error
+        assert call.result is not None
+        return call.result
+
+    def _run(self) -> None:
+        while True:
+            calls = [self._queue.get()]
+            size = len(calls[0].texts)
+            deadline = time.monotonic() + self.wait_s
+            while size < self.max_batch:
+                try:
+                    call = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    break
+                calls.append(call)
+                size += len(call.texts)
+            for kind in dict.fromkeys(c.kind for c in calls):
+                self._encode([c for c in calls if c.kind == kind], kind)
+
+    def _encode(self, calls: list[_Call], kind: Kind) -> None:
+        texts = [t for c in calls for t in c.texts]
+        try:
+            vectors = np.asarray(self.encoder.encode(texts, kind, max(len(texts), 1)))
+            self.batches += 1
+        except Exception as error:  # each caller gets the error of its batch
+            for call in calls:
+                call.error = error
+                call.done.set()
+            return
+        start = 0
+        for call in calls:
+            call.result = vectors[start:start + len(call.texts)]
+            start += len(call.texts)
+            call.done.set()
+
+
+@dataclass
+class _Call:
+    texts: list[str]
+    kind: Kind
+    result: np.ndarray | None = None
+    error: Exception | None = None
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 class Resources:
     """The corpus, the models served (the first is the default) with their indexes and
     encoders, and the cached statistics; :meth:`watch` polls the indexes for rebuilds."""
 
-    def __init__(self, corpus: str | Path, models: list[str]):
+    def __init__(self, corpus: str | Path, models: list[str], backend: str | None = None):
         if not models:
             raise ValueError("serve: name at least one model")
         self.corpus = ServedCorpus(corpus)
         self.models = list(dict.fromkeys(models))
-        # each model's index and query encoder: of the backend its vectors were made with
-        self.backends = {m: choose_backend(self.corpus, m, what="index") for m in self.models}
+        # each model's index and query encoder: of the backend asked for, else of the backend
+        # its vectors were made with
+        self.backends = {m: backend or choose_backend(self.corpus, m, what="index")
+                         for m in self.models}
         self.indexes = {m: LiveIndex(self.corpus, vector_key(m, self.backends[m]))
                         for m in self.models}
         #: the rankers served beside the models' indexes; related and search default to them
         self.rankers = [HYBRID_GRAPH, HYBRID, "bm25"]
         self.related_ranker, self.search_ranker = HYBRID_GRAPH, HYBRID
-        self._encoders: dict[str, LockedEncoder] = {}
+        self._encoders: dict[str, BatchingEncoder] = {}
         self._lock = threading.Lock()
         self._stats: tuple[int, dict[str, Any]] | None = None
         self._stop = threading.Event()
@@ -123,14 +192,14 @@ class Resources:
     def default_model(self) -> str:
         return self.models[0]
 
-    def encoder(self, model: str) -> LockedEncoder:
+    def encoder(self, model: str) -> BatchingEncoder:
         """The query encoder of a served model, loaded on first use."""
         with self._lock:
             if model not in self._encoders:
                 if is_builtin(model):
                     raise ValueError(f"model {model!r} is not a dense model: serve a dense "
                                      "model (rankers are served beside it)")
-                self._encoders[model] = LockedEncoder(load_model(model, self.backends[model]))
+                self._encoders[model] = BatchingEncoder(load_model(model, self.backends[model]))
             return self._encoders[model]
 
     def index(self, model: str) -> VectorIndex:

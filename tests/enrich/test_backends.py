@@ -103,7 +103,5 @@ def test_http_errors_are_failures_not_summaries(endpoint):
 
 def test_unreachable_endpoint_fails_fast_with_its_url():
     url = f"http://127.0.0.1:{free_port()}/v1"
-    started = time.perf_counter()
     with pytest.raises(GeneratorError, match=f"cannot reach the endpoint {url}/models"):
-        OpenAICompatible(url)
-    assert time.perf_counter() - started < 5
+        OpenAICompatible(url)  # how fast: benchmarks/wall_times.py

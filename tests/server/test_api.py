@@ -14,7 +14,8 @@ CONTRACT = ["/healthz", "/api/search", "/api/papers/{key}", "/api/papers/{key}/r
 
 
 def test_health_and_openapi_schema_lists_the_contract(client) -> None:
-    assert client.get("/healthz").json() == {"status": "ok", "indexed": {"muse-v3": 59}}
+    assert client.get("/healthz").json() == {"status": "ok", "indexed": {"muse-v3": 59},
+                                              "reloads": {"muse-v3": 0}}
     paths = client.get("/openapi.json").json()["paths"]
     for path in CONTRACT:
         assert path in paths, path

@@ -1,0 +1,91 @@
+"""Bad arguments are errors naming the argument, never tracebacks; corpus text reaches the
+terminal without control characters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from openmsd.cli import app
+from openmsd.corpus.store import Corpus
+from openmsd.index.vector_index import build_index
+from openmsd.ingest.pipeline import ingest
+from openmsd.models.embed import embed_corpus
+from openmsd.models.registry import load_model
+
+MODEL = "muse-v3"
+EVIL = "\x1b[2J\x1b]0;pwned\x07Screen clearing title\x9b31m"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cli")
+    papers = root / "papers.jsonl"
+    papers.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in [
+        {"id": "evil", "title": EVIL, "abstract": "About clearing screens.", "year": 2020},
+        {"id": "good", "title": "Screen reading", "abstract": "About screens.", "year": 2019}]))
+    ingest([papers], root / "corpus")
+    corpus = Corpus(root / "corpus")
+    embed_corpus(corpus, load_model(MODEL), MODEL)
+    build_index(corpus, MODEL)
+    return corpus.root
+
+
+def _invoke(*args: str):
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        result.exception)
+    assert "Traceback" not in result.output
+    return result
+
+
+@pytest.mark.parametrize("k", ["-5", "0"])
+def test_k_must_be_positive_on_every_command(corpus: Path, tmp_path: Path, k: str) -> None:
+    manuscript = tmp_path / "m.txt"
+    manuscript.write_text("Screens are cleared [1].")
+    for args in (["search", corpus, "screen"], ["related", corpus, "good"],
+                 ["recommend", corpus, "--manuscript", manuscript]):
+        result = _invoke(*args, "--model", MODEL, "-k", k)
+        assert result.exit_code == 2 and "-k" in result.output, (args, result.output)
+
+
+def test_a_reversed_year_range_is_refused(corpus: Path, tmp_path: Path) -> None:
+    manuscript = tmp_path / "m.txt"
+    manuscript.write_text("Screens are cleared [1].")
+    for args in (["search", corpus, "screen"], ["related", corpus, "good"],
+                 ["recommend", corpus, "--manuscript", manuscript]):
+        result = _invoke(*args, "--model", MODEL, "--year", "2020-2010")
+        assert result.exit_code == 2 and "2020-2010" in result.output, (args, result.output)
+        assert "reversed" in result.output
+
+
+def test_a_corpus_that_is_a_file_is_an_error(tmp_path: Path) -> None:
+    file = tmp_path / "file.txt"
+    file.write_text("not a corpus")
+    for args in (["related", file, "x"], ["corpus", "stats", file]):
+        result = _invoke(*args)
+        assert result.exit_code == 2 and "not a corpus directory" in result.output
+
+
+def test_ingest_out_that_cannot_be_a_directory(tmp_path: Path) -> None:
+    papers = tmp_path / "p.jsonl"
+    papers.write_bytes(orjson.dumps({"id": "a", "title": "A"}) + b"\n")
+    file = tmp_path / "file.txt"
+    file.write_text("")
+    result = _invoke("ingest", papers, "--out", file)
+    assert result.exit_code == 2 and "a file, not a corpus directory" in result.output
+    result = _invoke("ingest", papers, "--out", "/proc/openmsd-x")
+    assert result.exit_code == 2 and "cannot create the corpus directory" in result.output
+
+
+def test_control_characters_never_reach_the_terminal(corpus: Path) -> None:
+    for args in (["search", corpus, "clearing screens"], ["related", corpus, "good"],
+                 ["corpus", "query", corpus, "SELECT title FROM papers"]):
+        result = _invoke(*args, *(["--model", MODEL] if args[0] != "corpus" else []))
+        assert result.exit_code == 0, result.output
+        assert "Screen clearing title" in result.output.replace("\n", " ") or \
+            "Screen clearing" in result.output, result.output
+        assert not any(c in result.output for c in "\x1b\x07\x9b"), repr(result.output)

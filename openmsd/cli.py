@@ -562,18 +562,22 @@ def eval_citrec(
     outside_references: Annotated[bool, typer.Option(
         "--outside-references", help="References outside the corpus are candidates too.")]
     = False,
+    split: Annotated[str, typer.Option(help="random: held-out citing papers drawn by seed; "
+                                            "time: the newest are test and candidates are no "
+                                            "later than the citing paper.")] = "random",
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the JSON and a "
                                                   "Markdown table (FILE.md) here.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Citation recommendation on held-out citing papers: Recall@10, MAP@10 (positive=1, >=1,
-    >=2; MP-BERT4CR Table 3), MRR and nDCG@10."""
+    >=2; MP-BERT4CR Table 3), MRR and nDCG@10. Stages as models: 'prefetch' (RRF of bm25 and
+    e5), 'two-stage:MODEL' (MODEL reranks the prefetch's top 200), 'fused:MODEL'."""
     from openmsd.eval.citrec import CitrecEvalError, evaluate, table3
     from openmsd.models.citrec.data import CitrecDataError
 
     try:
         result = evaluate(Corpus(corpus), model, test_fraction, seed, outside_references,
-                          log=lambda m: err.print(m, highlight=False))
+                          log=lambda m: err.print(m, highlight=False), split=split)
     except (CitrecEvalError, CitrecDataError, CorpusError, UnknownModelError,
             ValueError) as error:
         _fail(str(error))
@@ -802,7 +806,9 @@ def recommend(
             _fail("recommend with bm25 is not indexed yet: use a dense model")
         found = recommend_citations(Corpus(corpus), document.text, encoder, model, k, at=at,
                                     languages=lang, years=_year_range(year), explain=True,
-                                    max_locations=None)  # every location of the manuscript
+                                    max_locations=None,  # every location of the manuscript
+                                    manuscript_ids=document.ids,
+                                    manuscript_title=document.title)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(f"{manuscript}: {error}")
     if bibtex_file:
@@ -823,6 +829,12 @@ def recommend(
             if r.get("drivers"):
                 out.print(f"         ← {r['drivers'][0]['sentence'][:110]}", highlight=False,
                           markup=False, style="dim")
+            if r.get("co_cited_with"):
+                out.print(f"         co-cited with {', '.join(r['co_cited_with'][:3])} in the "
+                          "corpus", highlight=False, markup=False, style="dim")
+        if location.get("cocited_set"):
+            out.print(f"  cite together ({location['cites']} works): "
+                      f"{', '.join(location['cocited_set'])}", highlight=False, markup=False)
 
 
 @app.command()

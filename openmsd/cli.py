@@ -811,6 +811,9 @@ def recommend(
                                     manuscript_title=document.title)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(f"{manuscript}: {error}")
+    if at is None and found and not any(loc["markers"] for loc in found):
+        err.print(f"[yellow]note[/]: {manuscript} has no citation marker: one location per "
+                  f"paragraph ({len(found)})", highlight=False)
     if bibtex_file:
         ids = list(dict.fromkeys(r["paper_id"] for loc in found for r in loc["results"]))
         with atomic_path(bibtex_file) as tmp:

@@ -62,6 +62,9 @@ class CitrecData:
     left_out: dict[str, int] = field(default_factory=dict)
     years: dict[str, int] = field(default_factory=dict)
     """Publication year of the papers (citing and candidates) that have one."""
+    time_keys: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """Corpus papers' (year, new-style arXiv id): the arXiv id (``YYMM.NNNNN``) orders papers
+    of one year by submission."""
 
     def sources(self) -> dict[str, int]:
         """Locations per context source."""
@@ -204,7 +207,18 @@ def load(corpus: Corpus, outside: bool = False,
                               "whose references resolve to corpus papers, or use outside "
                               "references")
     return CitrecData(locations, papers, _reference_lists(corpus, outside, papers), left_out,
-                      _years(corpus, outside))
+                      _years(corpus, outside), _time_keys(corpus))
+
+
+def _time_keys(corpus: Corpus) -> dict[str, tuple[int, str]]:
+    rows = arrow_table(corpus.connect(), "SELECT paper_id, year, aliases FROM papers "
+                                         "WHERE year IS NOT NULL").to_pylist()
+    keys = {}
+    for r in rows:
+        arxiv = [a[6:] for a in r["aliases"] or [] if a.startswith("arxiv:")
+                 and len(a) > 10 and a[6:10].isdigit() and a[10] == "."]
+        keys[r["paper_id"]] = (int(r["year"]), min(arxiv, default=""))
+    return keys
 
 
 def _years(corpus: Corpus, outside: bool) -> dict[str, int]:
@@ -226,14 +240,15 @@ SPLITS = ("random", "time")
 
 
 def held_out(citing_ids: Collection[str], fraction: float, seed: int, split: str = "random",
-             years: dict[str, int] | None = None) -> set[str]:
+             time_keys: dict[str, tuple[int, str]] | None = None) -> set[str]:
     """The citing papers whose locations are test queries: ``fraction`` of them (at least one
     when there are two or more), drawn by ``seed`` (``split="random"``) or the newest ones
-    (``"time"``: by year, then by a seeded draw among papers of the same year; papers without
-    a year count as oldest).
+    (``"time"``: by ``time_keys``, (year, arXiv id), then by a seeded draw among equal keys;
+    papers without one count as oldest).
 
-    >>> sorted(held_out(["a", "b", "c", "d"], 0.5, 0, "time", {"a": 2001, "b": 2010, "c": 2005}))
-    ['b', 'c']
+    >>> keys = {"a": (2001, ""), "b": (2010, ""), "c": (2005, ""), "d": (2005, "0501.1")}
+    >>> sorted(held_out(["a", "b", "c", "d"], 0.5, 0, "time", keys))
+    ['b', 'd']
     """
     if not 0 < fraction < 1:
         raise ValueError(f"test_fraction: must be between 0 and 1, got {fraction}")
@@ -242,6 +257,7 @@ def held_out(citing_ids: Collection[str], fraction: float, seed: int, split: str
     ids = sorted(set(citing_ids))
     random.Random(seed).shuffle(ids)
     if split == "time":
-        ids.sort(key=lambda i: -(years or {}).get(i, -10**6))  # stable: the draw breaks ties
+        # newest first; stable, so the seeded draw breaks ties
+        ids.sort(key=lambda i: (time_keys or {}).get(i, (-10**6, "")), reverse=True)
     n = max(1, round(fraction * len(ids))) if len(ids) > 1 else 0
     return set(ids[:n])

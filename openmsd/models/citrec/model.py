@@ -37,6 +37,7 @@ from openmsd.models.citrec.sentences import document_sentences
 from openmsd.models.encoder import Kind, normalise
 
 MANIFEST = "citrec.json"
+_SHARED_CACHES: dict[tuple[str, ...], dict[str, Tensor]] = {}
 SIDES = ("manuscript", "citation")
 
 
@@ -81,11 +82,13 @@ class HierarchicalEncoder(nn.Module):
         self.cache: dict[str, Tensor] | None = None
         """Sentence → vector, when the transformer is frozen (see :meth:`freeze`)."""
 
-    def freeze(self) -> None:
-        """Freeze the transformer and cache its sentence vectors from now on."""
+    def freeze(self, shared: tuple[str, ...] | None = None) -> None:
+        """Freeze the transformer and cache its sentence vectors from now on; encoders frozen
+        with the same ``shared`` key (base model, prefix, sequence length: the same frozen
+        weights) share one cache in the process."""
         for parameter in self.transformer.parameters():
             parameter.requires_grad_(False)
-        self.cache = {}
+        self.cache = _SHARED_CACHES.setdefault(shared, {}) if shared else {}
 
     def head_state(self) -> dict[str, Tensor]:
         """The layer norm's and the projection's parameters (``norm.*``, ``projection.*``)."""
@@ -210,6 +213,22 @@ def read_settings(directory: Path) -> CitrecSettings:
         raise ValueError(f"{path}: not a citrec model settings file ({error})") from None
 
 
+def cache_key(settings: CitrecSettings, side: str) -> tuple[str, ...]:
+    """The shared sentence-vector cache of a frozen ``side`` encoder of ``settings``."""
+    prefix = settings.query_prefix if side == "manuscript" else settings.passage_prefix
+    return (settings.base, prefix, str(settings.max_seq_length))
+
+
+def frozen_transformer(directory: str | Path) -> bool:
+    """Whether the model in ``directory`` was trained with its transformer frozen
+    (``citrec_train.json``: ``train_layers = 0``), so its sentence vectors are the base's."""
+    try:
+        trained = json.loads((Path(directory) / "citrec_train.json").read_text())
+        return trained["config"].get("train_layers") == 0
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def is_citrec_model(path: str | Path) -> bool:
     """Whether ``path`` is a directory :meth:`CitrecModel.save` wrote."""
     return (Path(path) / MANIFEST).is_file()
@@ -228,6 +247,10 @@ class CitrecEncoder:
                  device: str | None = None):
         self.model = CitrecModel.load(Path(directory), device).eval()
         self.settings = self.model.settings
+        if frozen_transformer(directory):
+            for side, encoder in zip(SIDES, (self.model.manuscript, self.model.citation),
+                                     strict=True):
+                encoder.freeze(cache_key(self.settings, side))
         self.name = name or Path(directory).name
         self.dim = self.model.manuscript.dim
         self.supplemental = self.settings.manuscript_supplemental

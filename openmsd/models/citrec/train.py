@@ -45,7 +45,7 @@ from openmsd.models.citrec.context import (
 )
 from openmsd.models.citrec.data import SPLITS, CitrecData, Location, held_out, load
 from openmsd.models.citrec.losses import LOSSES
-from openmsd.models.citrec.model import CitrecModel, CitrecSettings
+from openmsd.models.citrec.model import CitrecModel, CitrecSettings, cache_key
 from openmsd.models.citrec.samplers import (
     NEGATIVES,
     POSITIVES,
@@ -175,7 +175,8 @@ def split_locations(data: CitrecData, fraction: float, seed: int, split: str = "
     """(train locations, test locations, held-out citing papers) of ``locations`` (default:
     all of ``data``'s)."""
     locations = data.locations if locations is None else locations
-    test = held_out({loc.citing_id for loc in locations}, fraction, seed, split, data.years)
+    test = held_out({loc.citing_id for loc in locations}, fraction, seed, split,
+                    data.time_keys)
     return ([loc for loc in locations if loc.citing_id not in test],
             [loc for loc in locations if loc.citing_id in test], test)
 
@@ -277,8 +278,8 @@ def train(config: CitrecConfig, progress: bool = True) -> dict[str, Any]:
     model = CitrecModel.from_base(base_path(config.base), settings, config.device)
     model.train()
     if config.train_layers == 0:
-        model.manuscript.freeze()
-        model.citation.freeze()
+        model.manuscript.freeze(cache_key(settings, "manuscript"))
+        model.citation.freeze(cache_key(settings, "citation"))
     else:
         if config.freeze_embeddings:
             for encoder in (model.manuscript, model.citation):

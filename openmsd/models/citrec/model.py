@@ -52,6 +52,9 @@ class CitrecSettings:
     manuscript_supplemental: int = MANUSCRIPT_SUPPLEMENTAL
     citation_fundamental: int = CITATION_FUNDAMENTAL
     citation_supplemental: int = CITATION_SUPPLEMENTAL
+    frozen_base: bool = False
+    """The transformers are the base model's, unchanged (``train_layers = 0``): only the heads
+    are saved, and loading takes the transformer from ``base``."""
     sentence_weight: float = 0.6
     """``recommend``: weight of a location's own sentence in its query vector."""
     context_weight: float = 0.4
@@ -171,8 +174,11 @@ class CitrecModel(nn.Module):
 
         for side in SIDES:
             encoder: HierarchicalEncoder = getattr(self, side)
-            SentenceTransformer(modules=[encoder.transformer, encoder.pooling]).save(
-                str(directory / side))
+            if self.settings.frozen_base:
+                (directory / side).mkdir(parents=True, exist_ok=True)
+            else:
+                SentenceTransformer(modules=[encoder.transformer, encoder.pooling]).save(
+                    str(directory / side))
             save_file({k: v.detach().cpu().contiguous() for k, v in
                        encoder.head_state().items()},
                       str(directory / side / "layer_norm.safetensors"))
@@ -190,8 +196,12 @@ class CitrecModel(nn.Module):
                                 strict=True):
             head = directory / side / "layer_norm.safetensors"
             try:
-                transformer = SentenceTransformer(str(directory / side),
-                                                  device=device or "cpu")[0]
+                source = str(directory / side)
+                if settings.frozen_base:
+                    from openmsd.models.train import base_path
+
+                    source = base_path(settings.base)
+                transformer = SentenceTransformer(source, device=device or "cpu")[0]
                 encoder = HierarchicalEncoder(transformer, prefix)
                 encoder.load_head(load_file(str(head)))
             except (OSError, ValueError, RuntimeError, KeyError, IndexError) as error:
@@ -247,7 +257,7 @@ class CitrecEncoder:
                  device: str | None = None):
         self.model = CitrecModel.load(Path(directory), device).eval()
         self.settings = self.model.settings
-        if frozen_transformer(directory):
+        if self.settings.frozen_base or frozen_transformer(directory):
             for side, encoder in zip(SIDES, (self.model.manuscript, self.model.citation),
                                      strict=True):
                 encoder.freeze(cache_key(self.settings, side))

@@ -273,7 +273,8 @@ def train(config: CitrecConfig, progress: bool = True) -> dict[str, Any]:
     prompts = PROMPTS.get(config.base, {})
     settings = CitrecSettings(config.base, prompts.get("query", ""), prompts.get("passage", ""),
                               config.max_seq_length, config.manuscript_supplemental,
-                              config.citation_fundamental, config.citation_supplemental)
+                              config.citation_fundamental, config.citation_supplemental,
+                              frozen_base=config.train_layers == 0)
     torch.manual_seed(config.seed)
     model = CitrecModel.from_base(base_path(config.base), settings, config.device)
     model.train()

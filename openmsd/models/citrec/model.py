@@ -204,7 +204,7 @@ class CitrecModel(nn.Module):
                 transformer = SentenceTransformer(source, device=device or "cpu")[0]
                 encoder = HierarchicalEncoder(transformer, prefix)
                 encoder.load_head(load_file(str(head)))
-            except (OSError, ValueError, RuntimeError, KeyError, IndexError) as error:
+            except Exception as error:  # torch, safetensors and transformers raise many kinds
                 raise ValueError(f"{directory}: not a complete citrec model: its {side} "
                                  f"encoder ({directory / side}) cannot be loaded ({error})"
                                  ) from None

@@ -298,9 +298,10 @@ def train(config: CitrecConfig, progress: bool = True) -> dict[str, Any]:
     dev_mask = candidate_mask(data, dev_locations, candidates, config.split)
     rng = random.Random(config.seed)
     examples = [(loc, target) for loc in train_locations for target in loc.cited]
-    total = len(examples) * config.epochs // config.batch_size + (
-        1 if len(examples) * config.epochs % config.batch_size else 0)
-    steps = total if config.max_steps is None else min(total, config.max_steps)
+    per_epoch = -(-len(examples) // config.batch_size)
+    steps = per_epoch * config.epochs if config.max_steps is None else config.max_steps
+    # max_steps: as many epochs as it takes
+    epochs = max(config.epochs, -(-steps * config.batch_size // max(len(examples), 1)))
     history: list[dict[str, float]] = []
     dev_history: list[dict[str, float]] = []
     best: dict[str, Any] = {"step": 0, "recall": -1.0, "state": None}
@@ -316,7 +317,7 @@ def train(config: CitrecConfig, progress: bool = True) -> dict[str, Any]:
     start = time.perf_counter()
     evaluate_dev(0)
     bar = tqdm(total=steps, desc="citrec", disable=not progress)
-    order = [e for _ in range(config.epochs) for e in rng.sample(examples, len(examples))]
+    order = [e for _ in range(epochs) for e in rng.sample(examples, len(examples))]
     for step in range(steps):
         batch = order[step * config.batch_size:(step + 1) * config.batch_size]
         loss = _step_loss(model, loss_fn, batch, contexts, positive_sampler, negative_sampler,

@@ -64,3 +64,19 @@ def test_cosine_hinge_learns_and_separates(loss_name: str) -> None:
 def test_unknown_distance_is_refused() -> None:
     with pytest.raises(ValueError, match="distance"):
         LOSSES["triplet"](0.2, "manhattan")
+
+
+@pytest.mark.slow
+def test_a_few_hundred_steps_on_unarxive_do_not_lower_dev_recall(tiny_model, unarxive_corpus,
+                                                                 tmp_path) -> None:
+    from openmsd.models.citrec.train import CitrecConfig, train
+
+    manifest = train(CitrecConfig(corpus=str(unarxive_corpus), out=str(tmp_path / "m"),
+                                  base=str(tiny_model), outside_references=True,
+                                  max_steps=300, eval_every=50, manuscript_supplemental=3,
+                                  citation_supplemental=2, max_seq_length=32, seed=3),
+                     progress=False)
+    history = [h["dev_recall@10"] for h in manifest["metrics"]["dev_history"]]
+    assert len(history) == 7  # the start, then every 50 steps
+    assert history[-1] >= history[0]  # the trained model itself, not only the kept one
+    assert manifest["metrics"]["last_loss"] < manifest["metrics"]["first_loss"]

@@ -103,10 +103,11 @@ def free_port() -> int:
 
 
 async def client_loop(http: httpx.AsyncClient, ids: list[str], deadline: float, limit: int,
-                      seed: int, latencies: list[float], errors: list[str]) -> None:
+                      seed: int, latencies: list[float], errors: list[str],
+                      ranker: str = MODEL) -> None:
     rng = random.Random(seed)
     while time.perf_counter() < deadline and len(latencies) + len(errors) < limit:
-        url = f"/api/papers/{rng.choice(ids)}/related?k=10"
+        url = f"/api/papers/{rng.choice(ids)}/related?k=10&model={ranker}"
         start = time.perf_counter()
         try:
             response = await http.get(url)
@@ -118,16 +119,16 @@ async def client_loop(http: httpx.AsyncClient, ids: list[str], deadline: float, 
             errors.append(f"{type(error).__name__} {url}")
 
 
-async def load(base: str, ids: list[str], clients: int, seconds: float, limit: int
-               ) -> tuple[list[float], list[str], float]:
+async def load(base: str, ids: list[str], clients: int, seconds: float, limit: int,
+               ranker: str = MODEL) -> tuple[list[float], list[str], float]:
     latencies: list[float] = []
     errors: list[str] = []
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(base_url=base, timeout=30, limits=limits) as http:
         started = time.perf_counter()
         deadline = started + seconds
-        await asyncio.gather(*(client_loop(http, ids, deadline, limit, i, latencies, errors)
-                               for i in range(clients)))
+        await asyncio.gather(*(client_loop(http, ids, deadline, limit, i, latencies, errors,
+                                           ranker) for i in range(clients)))
         return latencies, errors, time.perf_counter() - started
 
 
@@ -142,6 +143,10 @@ def main() -> None:
                         help="The index: HNSW (efSearch 128) or exact.")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/server-load"))
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--ranker", default=MODEL,
+                        help=f"what related papers are ranked with: {MODEL} (dense only, the "
+                             "FAISS index), or a ranker such as hybrid-graph (text, words and "
+                             "citations fused)")
     args = parser.parse_args()
 
     corpus_dir = build_corpus(args.cache / f"n{args.papers}", args.papers, args.kind)
@@ -160,11 +165,11 @@ def main() -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)
-        asyncio.run(load(base, ids, args.clients, args.warmup, args.max_requests))
+        asyncio.run(load(base, ids, args.clients, args.warmup, args.max_requests, args.ranker))
         served, own = psutil.Process(server.pid), psutil.Process()
         server_cpu, client_cpu = sum(served.cpu_times()[:2]), sum(own.cpu_times()[:2])
         latencies, errors, elapsed = asyncio.run(
-            load(base, ids, args.clients, args.seconds, args.max_requests))
+            load(base, ids, args.clients, args.seconds, args.max_requests, args.ranker))
         server_cpu = sum(served.cpu_times()[:2]) - server_cpu
         client_cpu = sum(own.cpu_times()[:2]) - client_cpu
     finally:
@@ -177,7 +182,7 @@ def main() -> None:
     ms = np.array(latencies) * 1000
     requests = max(len(latencies) + len(errors), 1)
     result = {
-        "papers": len(ids), "index": args.kind, "clients": args.clients,
+        "papers": len(ids), "index": args.kind, "ranker": args.ranker, "clients": args.clients,
         "seconds": round(elapsed, 1),
         "requests": len(latencies) + len(errors), "errors": len(errors),
         "requests_per_s": round((len(latencies) + len(errors)) / elapsed, 1),

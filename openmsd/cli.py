@@ -24,7 +24,6 @@ from openmsd.index.vector_index import HNSW_THRESHOLD, build_index
 from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
 from openmsd.ingest.report import IngestError
-from openmsd.models.bm25 import BM25
 from openmsd.models.embed import embed_corpus
 from openmsd.models.registry import (
     DEFAULT_MODEL,
@@ -33,14 +32,14 @@ from openmsd.models.registry import (
     UnsupportedBackendError,
     load_model,
 )
+from openmsd.rank import HYBRID, HYBRID_GRAPH, UnknownScorerError, default_dense
+from openmsd.rank.load import is_builtin
 from openmsd.relations.build import DEFAULT_MAX_GROUP, RelationsConfig, RelationsError
 from openmsd.relations.build import derive as derive_relations
 from openmsd.relations.engine import connect as connect_engine
 from openmsd.relations.split import SPLITS, SplitConfig
 from openmsd.relations.stats import relations_stats
 from openmsd.search.related import PaperNotFoundError
-from openmsd.search.related import related as find_related
-from openmsd.search.related import search as search_text
 
 app = typer.Typer(help="Multilingual related-paper search and citation recommendation (OpenMSD).",
                   no_args_is_help=True, pretty_exceptions_enable=False)
@@ -342,12 +341,13 @@ def embed(
         if not size.isdigit():
             _fail(f"--enrich {enrich!r}: expected METHOD-LENGTH, e.g. llm-64")
         stored_as = enriched_name(model, method, int(size))
+    if is_builtin(model):
+        _fail(f"{model} is not a dense model: it has no vectors to store; evaluate or search "
+              "with it directly")
     try:
-        encoder = load_model(model, backend)
-        if isinstance(encoder, BM25):
-            _fail("bm25 is lexical: it has no vectors to store; evaluate or search with it "
-                  "directly")
         target = Corpus(corpus)
+        target.check()
+        encoder = load_model(model, backend)  # weights load once the corpus checked out
         total = target.check()["build"]["counts"]["papers"]
         ids = split_papers(target, split) if split else None
         with _progress() as progress:
@@ -391,17 +391,23 @@ def index_build(
 def related(
     corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
     paper: Annotated[str, typer.Argument(help="A paper id or DOI.")],
-    model: Annotated[str, typer.Option(help="The model whose index to search.")]
-    = DEFAULT_MODEL,
+    model: Annotated[str | None, typer.Option(
+        help="The ranker: 'hybrid-graph' (default: text and citation graph, as 'openmsd tune' "
+             "weighed them), 'hybrid', 'bm25', a dense model, a graph scorer, or a fusion "
+             "A+B.")] = None,
     k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """The papers most related to a paper, in any language, with why."""
+    from openmsd.search.ranking import rank_related
+
     try:
-        results = find_related(Corpus(corpus), paper, model, k, lang, _year_range(year))
-    except (CorpusError, FileNotFoundError, PaperNotFoundError) as error:
+        results = rank_related(Corpus(corpus), paper, model or HYBRID_GRAPH, k, lang,
+                               _year_range(year))
+    except (CorpusError, FileNotFoundError, PaperNotFoundError, UnknownScorerError,
+            UnknownModelError) as error:
         _fail(str(error))
     _print_results(results, json)
 
@@ -410,19 +416,20 @@ def related(
 def search_command(
     corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
     text: Annotated[str, typer.Argument(help="A title, an abstract or a query, any language.")],
-    model: Annotated[str, typer.Option(help="The model whose index to search.")]
-    = DEFAULT_MODEL,
+    model: Annotated[str | None, typer.Option(
+        help="The ranker: 'hybrid' (default: BM25 and the corpus's dense model, as 'openmsd "
+             "tune' weighed them), 'bm25', a dense model, or a fusion A+B.")] = None,
     k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """The papers nearest to a free text, in any language."""
+    from openmsd.search.ranking import rank_search
+
     try:
-        encoder = load_model(model)
-        if isinstance(encoder, BM25):
-            _fail("search with bm25 is not indexed yet: use a dense model")
-        results = search_text(Corpus(corpus), text, encoder, model, k, lang, _year_range(year))
+        results = rank_search(Corpus(corpus), text, model or HYBRID, k, lang,
+                              _year_range(year))
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(str(error))
     _print_results(results, json)
@@ -448,9 +455,11 @@ def eval_retrieval(
     qrels: Annotated[Path, typer.Option(help="Judgements: query_id<TAB>doc_id<TAB>relevance "
                                         "(integer grade; > 0 is relevant; a BEIR header line "
                                         "is skipped).")],
-    model: Annotated[str, typer.Option(help="A registered model ('openmsd models list'), a "
-                                       "SentenceTransformer directory or a hub name.")]
-    = DEFAULT_MODEL,
+    model: Annotated[str, typer.Option(help="A ranker: 'hybrid' (RRF of BM25 and the default "
+                                       "dense model), 'bm25', 'bm25-en', a registered model "
+                                       "('openmsd models list'), a SentenceTransformer "
+                                       "directory, a hub name, or a fusion A+B.")]
+    = HYBRID,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the JSON here.")]
     = None,
     strict: Annotated[bool, typer.Option(help="Fail on the first problem in the input.")]
@@ -460,7 +469,7 @@ def eval_retrieval(
     """Retrieval metrics of a model on queries, a corpus and qrels (fractions in [0, 1])."""
     try:
         result, report = evaluate_files(queries, corpus, qrels, model, strict, batch_size)
-    except (RetrievalEvalError, IngestError, UnknownModelError) as error:
+    except (RetrievalEvalError, IngestError, UnknownModelError, UnknownScorerError) as error:
         _fail(str(error))
     for problem in report.problems[:10]:
         err.print(f"  - {problem}", highlight=False, soft_wrap=True)
@@ -474,16 +483,24 @@ def eval_retrieval(
 @eval_app.command("sdsm")
 def eval_sdsm(
     corpus: Annotated[Path, typer.Argument(help="A corpus with relations ('openmsd relations').")],
-    model: Annotated[list[str], typer.Option(
-        "--model", "-m", help="A model with stored vectors ('openmsd embed'), 'bm25' or "
-                              "'random'; repeat to compare models.")] = [DEFAULT_MODEL],  # noqa: B006
+    model: Annotated[list[str] | None, typer.Option(
+        "--model", "-m", help="A ranker: a model with stored vectors ('openmsd embed'), "
+                              "'bm25', 'bm25-en', 'random', a graph scorer (hidden-links "
+                              "protocol), 'hybrid', 'hybrid-graph' or a fusion A+B; repeat to "
+                              "compare (default: bm25, the corpus's dense model, hybrid).")]
+    = None,
+    protocol: Annotated[str, typer.Option(
+        help="text-only (the papers' protocol: graph scorers refused) or hidden-links (a "
+             "seeded half of each query's citation links hidden from the graph and "
+             "predicted).")] = "text-only",
     split: Annotated[str, typer.Option(help="idt, odt, test (= idt + odt), dev or train.")]
     = "idt",
     dc: Annotated[str, typer.Option(help="Citation task's relevant papers: those the query "
                                          "cites ('cited'), those citing it ('citing'), or "
                                          "'both'.")] = "both",
     baseline: Annotated[str | None, typer.Option(help="The model others are t-tested "
-                                                      "against (default: the first).")] = None,
+                                                      "against (default: bm25 when scored, "
+                                                      "else the first).")] = None,
     embed: Annotated[bool, typer.Option(help="Embed pool papers a dense model has no vector "
                                              "for first (stored, as 'openmsd embed').")] = False,
     report: Annotated[Path | None, typer.Option(help="Write sdsm.md, sdsm.json, "
@@ -507,9 +524,12 @@ def eval_sdsm(
             bars[name](done)
 
         try:
-            result = evaluate_sdsm(Corpus(corpus), model, split, dc, baseline, seed, embed,
-                                   progress=advance)
-        except (SDSMError, CorpusError, UnknownModelError) as error:
+            target = Corpus(corpus)
+            models = model or ["bm25", default_dense(target), HYBRID]
+            result = evaluate_sdsm(target, models, split, dc, baseline, seed, embed,
+                                   progress=advance, protocol=protocol)
+        except (SDSMError, CorpusError, UnknownModelError, UnknownScorerError,
+                FileNotFoundError) as error:
             _fail(str(error))
     summary = result.summary
     if report is not None:
@@ -546,6 +566,41 @@ def eval_sdsm(
     for name, figures in summary["models"].items():
         if "error" in figures:
             err.print(f"{name}: not scored: {figures['error']}", highlight=False)
+
+
+@app.command()
+def tune(
+    corpus: Annotated[Path, typer.Argument(help="A corpus with relations ('openmsd relations') "
+                                                "and vectors of its dense model.")],
+    step: Annotated[float, typer.Option(help="Grid step of the weights (0.1: tenths).")] = 0.1,
+    seed: Annotated[int, typer.Option(help="Seed of the hidden links.")] = 0,
+    json: Annotated[bool, typer.Option("--json", help="Print the tuned rankers as JSON.")]
+    = False,
+) -> None:
+    """Fit the weights of 'hybrid' (text, on the dev split) and 'hybrid-graph' (text and
+    citation graph, hidden links of the train and dev splits), never on test; saved beside the
+    index (CORPUS/index/ranker.json) with their provenance."""
+    from openmsd.rank.tune import TuneError
+    from openmsd.rank.tune import tune as fit_weights
+
+    if not 0 < step <= 0.5:
+        _fail(f"--step {step}: expected a value in (0, 0.5]")
+    try:
+        with _progress() as start:
+            spec = fit_weights(Corpus(corpus), step, seed, start)
+    except (TuneError, CorpusError, FileNotFoundError, UnknownScorerError) as error:
+        _fail(str(error))
+    if json:
+        sys.stdout.write(orjson.dumps(spec, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    for name, entry in spec.items():
+        members = " + ".join(f"{w:g}×{m}" for m, w in zip(entry["members"], entry["weights"],
+                                                          strict=True))
+        best_single = max(entry["single_values"].items(), key=lambda kv: kv[1])
+        out.print(f"[bold]{name}[/] ({entry['method']}): {members}; {entry['objective']} on "
+                  f"{entry['split']} ({entry['queries']} queries): "
+                  f"{entry['objective_value']:.2f} (best single: {best_single[0]} "
+                  f"{best_single[1]:.2f})", highlight=False)
 
 
 @eval_app.command("citrec")
@@ -773,9 +828,9 @@ def recommend(
                                              "xref) where citations go.")],
     at: Annotated[str | None, typer.Option(help="Only the sentences containing this text (a "
                                                 "sentence or a marker).")] = None,
-    model: Annotated[str, typer.Option(help="The model whose index to search (a registry "
-                                            "name or a 'train citrec' directory).")]
-    = DEFAULT_MODEL,
+    model: Annotated[str | None, typer.Option(
+        help="The model whose index to search (a registry name or a 'train citrec' "
+             "directory; default: the model the corpus has an index for).")] = None,
     k: Annotated[int, typer.Option("-k", help="Papers per citation location.")] = 5,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
@@ -800,11 +855,13 @@ def recommend(
         err.print(f"[yellow]unknown marker[/]: {problem}", highlight=False)
     if len(document.problems) > 20:
         err.print(f"... {len(document.problems) - 20} more unknown markers", highlight=False)
+    target = Corpus(corpus)
+    model = model or default_dense(target)
+    if is_builtin(model):
+        _fail(f"recommend ranks with a dense model's index; {model!r} is not one")
     try:
         encoder = load_model(model)
-        if isinstance(encoder, BM25):
-            _fail("recommend with bm25 is not indexed yet: use a dense model")
-        found = recommend_citations(Corpus(corpus), document.text, encoder, model, k, at=at,
+        found = recommend_citations(target, document.text, encoder, model, k, at=at,
                                     languages=lang, years=_year_range(year), explain=True,
                                     max_locations=None,  # every location of the manuscript
                                     manuscript_ids=document.ids,

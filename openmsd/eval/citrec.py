@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus.store import Corpus
-from openmsd.eval.ranks import DenseScorer, MatrixScorer, Scorer
+from openmsd.eval.ranks import DenseScorer, QueryRows, Scorer
 from openmsd.models.citrec.context import fundamental, manuscript_context
 from openmsd.models.citrec.data import CitrecData, Location, load
 from openmsd.models.citrec.model import is_citrec_model
@@ -39,6 +39,7 @@ from openmsd.models.citrec.train import (
     candidate_mask,
     split_locations,
 )
+from openmsd.rank.scorer import Queries as TextQueries
 
 GROUPS = {"positive=1": lambda r: r == 1, "positive>=1": lambda r: r >= 1,
           "positive>=2": lambda r: r >= 2}
@@ -85,22 +86,26 @@ def summarise(per_query: list[tuple[int, dict[str, float]]]) -> dict[str, dict[s
 
 def model_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int = 32
                  ) -> Scorer:
-    """The scorer of model ``name`` (``bm25``, a registry / SentenceTransformer model, or a
-    ``train citrec`` directory) for the test queries over all candidates."""
-    from openmsd.models.bm25 import BM25
-    from openmsd.models.registry import load_model
+    """The scorer of ranker ``name`` (any name :func:`openmsd.rank.load_scorer` knows:
+    ``bm25``, a registry / SentenceTransformer model, a fusion; or a ``train citrec``
+    directory) for the test queries over all candidates: the fundamental context (query)
+    against title + abstract (passage)."""
+    from openmsd.eval.retrieval import text_papers
+    from openmsd.rank import load_scorer
 
     passages = [data.papers[p][0] for p in queries.candidates]
+    if is_citrec_model(name):
+        return _citrec_scorer(name, data, queries, batch_size)
     flat = [" ".join(fundamental(loc.sentences, loc.at)) for loc in queries.locations]
-    if name == "bm25":
-        model = BM25().fit(passages)
-        return MatrixScorer(model.scores, flat, len(passages))
+    ranker = load_scorer(name, text_papers(queries.candidates, passages))
+    return QueryRows(ranker, TextQueries.of_texts(flat))
+
+
+def _citrec_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int) -> Scorer:
+    """MP-BERT4CR with its own deterministic dynamic contexts."""
+    from openmsd.models.registry import load_model
+
     encoder = load_model(name)
-    if isinstance(encoder, BM25):
-        raise CitrecEvalError(f"model {name!r}: use 'bm25'")
-    if not is_citrec_model(name):
-        return DenseScorer(encoder.encode(flat, "query", batch_size),
-                           encoder.encode(passages, "passage", batch_size))
     settings = encoder.settings
     contexts = PaperContexts(data.papers)
     documents = [contexts.context(p, settings.citation_fundamental,
@@ -129,8 +134,8 @@ def _check_split(name: str, test: set[str], fraction: float, seed: int) -> None:
             f"--seed {seed} matching those, or its test contexts were seen in training")
 
 
-PREFETCH = ("bm25", "e5-small-multilingual")
-"""The rankers the prefetch fuses (reciprocal rank fusion)."""
+PREFETCH = "hybrid"
+"""The prefetch ranker: :mod:`openmsd.rank`'s fusion of BM25 and the dense model."""
 PREFETCH_DEPTH = 200
 """Candidates the prefetch hands to the reranker."""
 RRF_K = 60
@@ -172,12 +177,12 @@ def relevant_matrix_ranks(scores: np.ndarray, locations: list[Location],
 
 
 def stage_scores(name: str, base: Callable[[str], np.ndarray], depth: int) -> np.ndarray:
-    """The score matrix of ``name``: a model (``base``), ``prefetch`` (the RRF of
-    :data:`PREFETCH`), ``two-stage:M`` (M reranks the prefetch's top ``depth``; the rest keep
+    """The score matrix of ``name``: a model (``base``), ``prefetch`` (the
+    :data:`PREFETCH` fusion), ``two-stage:M`` (M reranks the prefetch's top ``depth``; the rest keep
     the prefetch's order below them) or ``fused:M`` (the RRF of M and the prefetch over its
     top ``depth``)."""
     if name == "prefetch":
-        return rrf([base(m) for m in PREFETCH])
+        return base(PREFETCH)
     kind, _, model = name.partition(":")
     if kind in ("two-stage", "fused") and model:
         prefetch = base("prefetch")
@@ -266,7 +271,7 @@ def table3(result: dict[str, Any]) -> str:
                        for g in groups) if result["models"] else ""
     lines.append("")
     if result.get("prefetch_recall"):
-        lines.append("Prefetch (RRF of " + " + ".join(PREFETCH) + "): " + ", ".join(
+        lines.append(f"Prefetch ({PREFETCH}): " + ", ".join(
             f"{k} {100 * v:.1f}" for k, v in result["prefetch_recall"].items()) + ".")
     lines.append(f"{result['test_locations']} test locations ({counts}) from "
                  f"{result['held_out_citing_papers']} held-out citing papers; "

@@ -28,10 +28,11 @@ import orjson
 import pyarrow as pa
 
 from openmsd.eval.metrics import per_query
-from openmsd.eval.ranks import Scorer, relevant_ranks, text_scorer
-from openmsd.eval.retrieval import RetrievalEvalError, read_records, record_text
+from openmsd.eval.ranks import Scorer, ScorerRows, relevant_ranks
+from openmsd.eval.retrieval import RetrievalEvalError, read_records, record_text, text_papers
 from openmsd.ingest.reader import text_stream
 from openmsd.ingest.report import Report
+from openmsd.rank import load_scorer
 
 Tasks = Mapping[str, Mapping[str, Mapping[str, int]]]  # task -> query -> doc -> label
 
@@ -189,8 +190,10 @@ def evaluate_files(papers: Path, task_files: Mapping[str, Path], models: list[st
         raise RetrievalEvalError("no judged paper has text")
     result: dict[str, Any] = {"pool": len(ids), "tasks": {t: len(j) for t, j in tasks.items()},
                               "models": {}}
+    papers = text_papers(ids, [texts[i] for i in ids])
+    cache: dict = {}
     for model in models:
-        scorer = text_scorer(model, [texts[i] for i in ids], seed)
+        scorer = ScorerRows(load_scorer(model, papers, seed=seed, cache=cache))
         result["models"][model] = {protocol: evaluate_pools(tasks, ids, scorer,
                                                             protocol == "clustered")
                                    for protocol in protocols}

@@ -23,6 +23,9 @@ from typing import Protocol
 
 import numpy as np
 
+from openmsd.rank.scorer import Queries
+from openmsd.rank.scorer import Scorer as RankScorer
+
 #: Scores held at once, per block of queries (float32): about 256 MiB.
 SCORE_BUDGET = 64 * 2**20
 
@@ -76,22 +79,31 @@ class RandomScorer:
                           for q in queries]).reshape(len(queries), self.n_docs)
 
 
-def text_scorer(name: str, texts: Sequence[str], seed: int = 0, batch_size: int = 32
-                ) -> Scorer:
-    """The scorer of model ``name`` over papers ``texts`` (queries and candidates alike):
-    ``random``, ``bm25`` fitted on the texts, or a registry / SentenceTransformer model whose
-    passage vectors are computed here."""
-    if name == "random":
-        return RandomScorer(len(texts), seed)
-    from openmsd.models.bm25 import BM25
-    from openmsd.models.registry import load_model
+class ScorerRows:
+    """The rows of a ranker (:class:`openmsd.rank.Scorer`) over its whole collection, the
+    collection's papers as queries (the SDSM and pool protocols)."""
 
-    model = BM25() if name == "bm25" else load_model(name)
-    if isinstance(model, BM25):
-        model.fit(list(texts))
-        return MatrixScorer(model.scores, texts, len(texts))
-    vectors = model.encode(list(texts), "passage", batch_size)
-    return DenseScorer(vectors, vectors)
+    def __init__(self, scorer: RankScorer):
+        self.scorer = scorer
+        self.n_docs = len(scorer.papers)
+        self.candidates = np.arange(self.n_docs)
+
+    def rows(self, queries: np.ndarray) -> np.ndarray:
+        return np.asarray(self.scorer.score(Queries.of_rows(self.scorer.papers, queries),
+                                            self.candidates), np.float32)
+
+
+class QueryRows:
+    """The rows of a ranker for free-text queries (citation contexts) over its collection."""
+
+    def __init__(self, scorer: RankScorer, queries: Queries):
+        self.scorer, self.queries = scorer, queries
+        self.n_docs = len(scorer.papers)
+        self.candidates = np.arange(self.n_docs)
+
+    def rows(self, queries: np.ndarray) -> np.ndarray:
+        return np.asarray(self.scorer.score(self.queries.subset(queries), self.candidates),
+                          np.float32)
 
 
 def relevant_ranks(scorer: Scorer, queries: np.ndarray, pair_query: np.ndarray,

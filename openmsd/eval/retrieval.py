@@ -17,7 +17,7 @@ document (relevance > 0); the others are skipped and counted.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +25,8 @@ import numpy as np
 
 from openmsd.ingest.reader import as_str, json_lines, text_stream
 from openmsd.ingest.report import Report
-from openmsd.models.bm25 import BM25
-from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
+from openmsd.rank.scorer import Papers, Queries, Scorer
 
 #: The contract's metric names and ranx's names for them.
 METRICS: dict[str, str] = {"MAP": "map", "nDCG@10": "ndcg@10", "MRR": "mrr",
@@ -210,36 +209,22 @@ def top_k(query_vectors: np.ndarray, doc_vectors: np.ndarray, k: int,
     return indices, scores
 
 
-def rank(model: DenseEncoder | BM25, queries: Sequence[str], docs: Sequence[str],
-         k: int = CUTOFF, block_size: int = BLOCK_SIZE,
-         batch_size: int = 32) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` best documents for each query text, best first: ``(indices, scores)``, both
-    (queries × min(k, docs)).
+def text_papers(ids: Sequence[str], texts: Sequence[str]) -> Papers:
+    """A collection of texts that is not a corpus (languages identified here)."""
+    from openmsd.corpus.langid import identify
 
-    A dense encoder embeds queries with ``kind="query"`` and documents with
-    ``kind="passage"`` and ranks by dot product (:func:`top_k`). BM25 is fitted on ``docs``;
-    a document sharing no word with a query (score 0) is not retrieved for it: its place
-    holds index -1 and score -inf."""
-    if not docs:
+    languages = [language or "und" for language, _ in identify(list(texts))]
+    return Papers(list(ids), list(texts), languages)
+
+
+def rank(scorer: Scorer, queries: Sequence[str], k: int = CUTOFF
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best documents of ``scorer``'s collection for each query text, best first:
+    ``(indices, scores)``, both (queries × min(k, docs)); a place with no document the scorer
+    has evidence for (BM25: no shared word) holds index -1 and score -inf."""
+    if not len(scorer.papers):
         raise ValueError("rank: no documents")
-    if isinstance(model, BM25):
-        model.fit(docs)
-        rows = max(1, block_size * block_size // len(docs))
-        parts = []
-        for start in range(0, len(queries), rows):
-            scores = model.scores(list(queries[start:start + rows]))
-            scores[scores <= 0] = -np.inf
-            parts.append(top_k_of_scores(scores, k))
-        if not parts:
-            return (np.zeros((0, min(k, len(docs))), np.int64),
-                    np.zeros((0, min(k, len(docs))), np.float32))
-        indices = np.vstack([p[0] for p in parts])
-        scores = np.vstack([p[1] for p in parts])
-        indices[~np.isfinite(scores)] = -1
-        return indices, scores
-    query_vectors = model.encode(list(queries), kind="query", batch_size=batch_size)
-    doc_vectors = model.encode(list(docs), kind="passage", batch_size=batch_size)
-    return top_k(query_vectors, doc_vectors, k, block_size)
+    return scorer.top_k(Queries.of_texts(list(queries)), min(k, len(scorer.papers)))
 
 
 def evaluate_ranking(qrels: Mapping[str, Mapping[str, int]],
@@ -275,11 +260,11 @@ def evaluate_ranking(qrels: Mapping[str, Mapping[str, int]],
 
 
 def evaluate_retrieval(queries: Mapping[str, str], corpus: Mapping[str, str],
-                       qrels: Mapping[str, Mapping[str, int]], model: DenseEncoder | BM25,
-                       k: int = CUTOFF, block_size: int = BLOCK_SIZE,
-                       batch_size: int = 32) -> dict[str, Any]:
-    """Rank ``corpus`` (``{doc_id: text}``) for each query (``{query_id: text}``) with
-    ``model`` and score the top ``k`` against ``qrels`` (``{query_id: {doc_id: grade}}``).
+                       qrels: Mapping[str, Mapping[str, int]],
+                       ranker: Callable[[Papers], Scorer], k: int = CUTOFF) -> dict[str, Any]:
+    """Rank ``corpus`` (``{doc_id: text}``) for each query (``{query_id: text}``) with the
+    scorer ``ranker`` makes of it and score the top ``k`` against ``qrels`` (``{query_id:
+    {doc_id: grade}}``).
 
     Returns ``n_queries`` (queries evaluated), ``n_docs``, ``metrics`` (fractions, see
     :func:`evaluate_ranking`), ``skipped_queries`` (queries without a relevant document in
@@ -289,8 +274,8 @@ def evaluate_retrieval(queries: Mapping[str, str], corpus: Mapping[str, str],
     if not evaluated:
         raise RetrievalEvalError("no query has a relevant document (grade > 0) in the qrels")
     doc_ids = list(corpus)
-    indices, _ = rank(model, [queries[q] for q in evaluated], [corpus[d] for d in doc_ids], k,
-                      block_size, batch_size)
+    scorer = ranker(text_papers(doc_ids, [corpus[d] for d in doc_ids]))
+    indices, _ = rank(scorer, [queries[q] for q in evaluated], k)
     ranking = {q: [doc_ids[i] for i in row if i >= 0]
                for q, row in zip(evaluated, indices.tolist(), strict=True)}
     metrics = evaluate_ranking({q: qrels[q] for q in evaluated}, ranking)
@@ -300,19 +285,20 @@ def evaluate_retrieval(queries: Mapping[str, str], corpus: Mapping[str, str],
 
 def evaluate_files(queries: Path, corpus: Path, qrels: Path, model: str,
                    strict: bool = False, batch_size: int = 32) -> tuple[dict[str, Any], Report]:
-    """``openmsd eval retrieval``: read the three files, load ``model`` by its registry name
-    (or a directory or hub name), evaluate. Returns the result (the contract's ``model``,
+    """``openmsd eval retrieval``: read the three files, make the ranker ``model``
+    (:func:`openmsd.rank.load_scorer`: a fusion, BM25, a registry name, a directory or hub
+    name) over the documents, evaluate. Returns the result (the contract's ``model``,
     ``n_queries``, ``n_docs``, ``metrics``, plus ``skipped_queries``, ``cutoff``,
     ``metric_scale``, ``problems``, ``problems_by_reason``) and the report of input problems.
     With ``strict``, the first problem raises :class:`openmsd.ingest.report.IngestError`."""
-    from openmsd.models.registry import load_model
+    from openmsd.rank import load_scorer
 
     report = Report(strict=strict)
     query_texts = read_records(queries, report)
     doc_texts = read_records(corpus, report)
     judgements = read_qrels(qrels, report, query_texts, doc_texts)
-    result = evaluate_retrieval(query_texts, doc_texts, judgements, load_model(model),
-                                batch_size=batch_size)
+    result = evaluate_retrieval(query_texts, doc_texts, judgements,
+                                lambda papers: load_scorer(model, papers))
     summary = report.summary()
     return ({"model": model, **result, "metric_scale": "fraction",
              "problems": summary["problems"],

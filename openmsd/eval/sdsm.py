@@ -35,8 +35,12 @@ from scipy import stats
 
 from openmsd.corpus.store import Corpus, arrow_table
 from openmsd.eval.metrics import per_query
-from openmsd.eval.ranks import DenseScorer, Scorer, relevant_ranks, text_scorer
+from openmsd.eval.ranks import Scorer as RowScorer
+from openmsd.eval.ranks import ScorerRows, relevant_ranks
 from openmsd.models.formatting import paper_input
+from openmsd.rank import Papers, Scorer, load_scorer
+from openmsd.rank.load import is_dense, leaves
+from openmsd.rank.papers import PAPERS_SQL, english_texts
 from openmsd.relations.build import relations_dir
 
 #: The tasks, in the papers' column order, and the relation each is built from.
@@ -44,8 +48,6 @@ TASKS: dict[str, str] = {"citation": "dc", "co-citation": "cc", "bib-coupling": 
 METRICS = ("MAP", "nDCG@10")
 DIRECTIONS = ("en->en", "en->non-en", "non-en->en", "non-en->non-en")
 RESOURCE_LEVELS = ("high", "medium", "low", "unseen")
-#: Names that are not registry models: the random baseline and BM25 (scored from text).
-RANDOM, BM25_NAME = "random", "bm25"
 DcSide = Literal["both", "cited", "citing"]
 
 
@@ -97,9 +99,10 @@ def load_pool(corpus: Corpus, split: str, dc: DcSide = "both",
         raise SDSMError(f"{corpus.root}: no split {split!r}; the relations have "
                         f"{', '.join(known)} (and 'test' = idt + odt)")
     con.execute("CREATE TEMP TABLE chosen AS SELECT unnest(?) AS split", [names])
-    members = arrow_table(con, """
-        SELECT s.paper_id, coalesce(s.language, 'und') AS language, p.title, p.abstract
-        FROM splits s JOIN chosen USING (split) LEFT JOIN papers p USING (paper_id)
+    members = arrow_table(con, f"""
+        SELECT s.paper_id, coalesce(s.language, 'und') AS language, p.title, p.abstract,
+               p.en_title, p.en_abstract
+        FROM splits s JOIN chosen USING (split) LEFT JOIN ({PAPERS_SQL}) p USING (paper_id)
         ORDER BY s.paper_id""")
     summaries = summaries or {}
     texts = [paper_input(t, a, summaries.get(p))
@@ -107,7 +110,8 @@ def load_pool(corpus: Corpus, split: str, dc: DcSide = "both",
                                 members["abstract"].to_pylist(), strict=True)]
     has_text = np.array([bool(t) for t in texts])
     papers = pa.table({"paper_id": members["paper_id"], "language": members["language"],
-                       "text": texts}).filter(pa.array(has_text))
+                       "text": texts, "english": english_texts(members, summaries)}
+                      ).filter(pa.array(has_text))
     if papers.num_rows == 0:
         raise SDSMError(f"{corpus.root}: split {split!r} has no paper with a title or abstract")
     sides = {"both": "TRUE", "cited": "side = 'cited'", "citing": "side = 'citing'"}[dc]
@@ -156,7 +160,7 @@ def restrict(pool: Pool, keep: np.ndarray, reason: str) -> Pool:
     return Pool(pool.split, papers, judgements, pool.resource_levels, left_out)
 
 
-def model_ranks(pool: Pool, scorer: Scorer, budget: int | None = None,
+def model_ranks(pool: Pool, scorer: RowScorer, budget: int | None = None,
                 progress: Callable[[int], None] | None = None) -> pa.Table:
     """``pool.judgements`` with the ``rank`` of each relevant paper in its query's ranking of
     the whole pool by ``scorer`` (whose rows and columns are the pool in order)."""
@@ -262,62 +266,91 @@ def paired_t_test(a: pa.Table, b: pa.Table, metric: str = "AP") -> dict[str, Any
     return out
 
 
-ScorerFactory = Callable[[Pool], Scorer]
+PROTOCOLS = ("text-only", "hidden-links")
 
 
-def scorer_for(name: str, corpus: Corpus, pool: Pool, seed: int = 0) -> Scorer:
-    """The scorer of a model over ``pool``: the random baseline, BM25 fitted on the pool's
-    texts, or the stored vectors of a dense model (``openmsd embed``); a dense model's pool
-    must be covered by its vectors (see :func:`common_pool`)."""
-    if name in (RANDOM, BM25_NAME):
-        return text_scorer(name, pool.papers["text"].to_pylist(), seed)
-    ids, vectors = _vectors(corpus, name)
-    position = {paper: i for i, paper in enumerate(ids)}
-    rows = vectors[[position[p] for p in pool.ids]]
-    return DenseScorer(rows, rows)
+def pool_papers(corpus: Corpus, pool: Pool) -> Papers:
+    """The pool as the scorers' collection (pool order)."""
+    return Papers(pool.ids, pool.papers["text"].to_pylist(),
+                  pool.papers["language"].to_pylist(), pool.papers["english"].to_pylist(),
+                  corpus)
 
 
-def _vectors(corpus: Corpus, name: str) -> tuple[list[str], np.ndarray]:
-    from openmsd.models.embed import load_vectors
+def scorer_for(name: str, corpus: Corpus, pool: Pool, seed: int = 0,
+               protocol: str = "text-only", hidden: Sequence[tuple[str, str]] = (),
+               cache: dict[str, Scorer] | None = None) -> Scorer:
+    """The scorer ``name`` (:func:`openmsd.rank.load_scorer`) over ``pool``; the text-only
+    protocol refuses a scorer that reads the citation graph."""
+    scorer = load_scorer(name, pool_papers(corpus, pool), seed=seed, hidden=hidden,
+                         cache=cache)
+    if protocol == "text-only" and scorer.signal == "graph":
+        raise SDSMError(f"{name!r} reads the citation graph, which the text-only protocol "
+                        "does not allow (the relevant papers are its links): use "
+                        "--protocol hidden-links")
+    return scorer
 
-    return load_vectors(corpus, name)
+
+def hide_links(pool: Pool, seed: int = 0) -> tuple[Pool, list[tuple[str, str]]]:
+    """The hidden-links protocol: for each citation query of ``pool``, a seeded half (rounded
+    up) of its direct-citation partners is hidden. Returns the pool whose judgements are the
+    hidden pairs only (task ``citation``), and the hidden pairs (to leave out of the graph)."""
+    cited = pool.judgements.filter(pc.equal(pool.judgements["task"], "citation"))
+    partners: dict[str, list[str]] = {}
+    for query, doc in zip(cited["query"].to_pylist(), cited["doc"].to_pylist(), strict=True):
+        partners.setdefault(query, []).append(doc)
+    hidden: set[frozenset[str]] = set()
+    for query in sorted(partners):
+        docs = sorted(partners[query])
+        rng = np.random.default_rng([seed, *query.encode()])
+        chosen = rng.permutation(len(docs))[:math.ceil(len(docs) / 2)]
+        hidden.update(frozenset((query, docs[i])) for i in chosen)
+    keep = np.array([frozenset((q, d)) in hidden for q, d in
+                     zip(cited["query"].to_pylist(), cited["doc"].to_pylist(), strict=True)],
+                    bool)
+    judgements = cited.filter(pa.array(keep, pa.bool_()))
+    pairs = sorted(tuple(sorted(pair)) for pair in hidden)
+    return (Pool(pool.split, pool.papers, judgements, pool.resource_levels, pool.left_out),
+            [(a, b) for a, b in pairs])
+
+
+def dense_leaves(corpus: Corpus, models: Sequence[str]) -> list[str]:
+    """The dense models behind ``models`` (fusions expanded)."""
+    return list(dict.fromkeys(leaf.rsplit("@", 1)[0] for name in models
+                              for leaf in leaves(name, corpus) if is_dense(leaf, corpus)))
 
 
 def embed_pool(corpus: Corpus, pool: Pool, models: Sequence[str]) -> None:
-    """Store vectors of the pool's papers for each dense model of ``models`` (resumable:
+    """Store vectors of the pool's papers for each dense model behind ``models`` (resumable:
     papers already embedded are skipped)."""
-    from openmsd.enrich.store import parse_enriched
     from openmsd.models.embed import embed_corpus
-    from openmsd.models.registry import load_model
+    from openmsd.rank.dense import load_encoder
 
-    for name in models:
-        if name not in (RANDOM, BM25_NAME):
-            enriched = parse_enriched(name)  # MODEL+METHODLENGTH: MODEL on enriched texts
-            encoder = load_model(enriched[0] if enriched else name)
-            embed_corpus(corpus, encoder, name, paper_ids=pool.ids)
+    for name in dense_leaves(corpus, models):
+        embed_corpus(corpus, load_encoder(name), name, paper_ids=pool.ids)
 
 
 def common_pool(corpus: Corpus, pool: Pool, models: Sequence[str]
                 ) -> tuple[Pool, dict[str, dict[str, Any]]]:
-    """``pool`` restricted to papers every dense model of ``models`` has a vector for, and per
-    model its vector coverage: ``{"missing_vectors": n}`` or ``{"error": ...}`` when it has no
-    vectors at all (that model is then left out of the restriction and not scored)."""
-    status: dict[str, dict[str, Any]] = {}
-    keep = np.ones(pool.papers.num_rows, bool)
+    """``pool`` restricted to papers every dense model behind ``models`` has a vector for, and
+    per name its vector coverage: ``{"missing_vectors": n}``; :class:`SDSMError` naming the
+    command to run when a dense model has no vectors at all."""
+    from openmsd.models.embed import load_vectors
+
+    coverage: dict[str, np.ndarray] = {}
     ids = pool.ids
-    for name in models:
-        if name in (RANDOM, BM25_NAME):
-            status[name] = {"missing_vectors": 0}
-            continue
+    for name in dense_leaves(corpus, models):
         try:
-            have, _ = _vectors(corpus, name)
+            have, _ = load_vectors(corpus, name)
         except FileNotFoundError as error:
-            status[name] = {"error": str(error)}
-            continue
+            raise SDSMError(f"{error} (or evaluate with --embed)") from None
         present = set(have)
-        mask = np.array([paper in present for paper in ids], bool)
-        status[name] = {"missing_vectors": int((~mask).sum())}
+        coverage[name] = np.array([paper in present for paper in ids], bool)
+    keep = np.ones(len(ids), bool)
+    for mask in coverage.values():
         keep &= mask
+    status = {name: {"missing_vectors": int(sum(int((~coverage[leaf]).sum())
+                                                for leaf in dense_leaves(corpus, [name])))}
+              for name in models}
     return restrict(pool, keep, "missing_vectors"), status
 
 
@@ -332,13 +365,18 @@ class SDSMResult:
 def evaluate_sdsm(corpus: Corpus, models: Sequence[str], split: str = "idt",
                   dc: DcSide = "both", baseline: str | None = None, seed: int = 0,
                   embed: bool = False,
-                  progress: Callable[[str, int, int], None] | None = None) -> SDSMResult:
-    """Evaluate ``models`` (registry names or directories with stored vectors, ``bm25``,
-    ``random``) on the SDSM tasks of ``split``; with ``embed``, pool papers a dense model has
-    no vector for are embedded first (and stored). Significance: each model against
-    ``baseline`` (default: the first model), paired t-test on per-query AP per task."""
+                  progress: Callable[[str, int, int], None] | None = None,
+                  protocol: str = "text-only") -> SDSMResult:
+    """Evaluate ``models`` (any ranker name, :func:`openmsd.rank.load_scorer`) on the SDSM
+    tasks of ``split``; with ``embed``, pool papers a dense model has no vector for are
+    embedded first (and stored). ``protocol``: ``text-only`` (the papers' protocol; graph
+    scorers refused) or ``hidden-links`` (:func:`hide_links`; the graph without the hidden
+    links). Significance: each model against ``baseline`` (default: ``bm25`` when evaluated,
+    else the first model), paired t-test on per-query AP per task."""
     if not models:
         raise SDSMError("no model to evaluate")
+    if protocol not in PROTOCOLS:
+        raise SDSMError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
     pool = load_pool(corpus, split, dc)
     if embed:
         embed_pool(corpus, pool, models)
@@ -346,24 +384,27 @@ def evaluate_sdsm(corpus: Corpus, models: Sequence[str], split: str = "idt",
     if pool.papers.num_rows < 2:
         raise SDSMError(f"{corpus.root}: split {split!r} has {pool.papers.num_rows} paper(s) "
                         "with text and vectors: nothing to rank")
+    hidden: list[tuple[str, str]] = []
+    if protocol == "hidden-links":
+        pool, hidden = hide_links(pool, seed)
     counts = {task: 0 for task in TASKS}
     for task in pool.judgements["task"].to_pylist():
         counts[task] += 1
     summary: dict[str, Any] = {
-        "split": split, "dc": dc, "pool": pool.papers.num_rows, "left_out": pool.left_out,
-        "relevant_pairs": counts, "resource_levels": pool.resource_levels, "models": {}}
+        "split": split, "dc": dc, "protocol": protocol, "pool": pool.papers.num_rows,
+        "left_out": pool.left_out, "relevant_pairs": counts,
+        "hidden_links": len(hidden), "resource_levels": pool.resource_levels, "models": {}}
     tables: dict[str, pa.Table] = {}
     queries = len(set(pool.judgements["query"].to_pylist()))
-    for name in models:
-        if "error" in status[name]:
-            summary["models"][name] = {**status[name], **_empty()}
-            continue
-        scorer = scorer_for(name, corpus, pool, seed)
-        ranked = model_ranks(pool, scorer, progress=(
+    cache: dict[str, Scorer] = {}
+    scorers = {name: scorer_for(name, corpus, pool, seed, protocol, hidden, cache)
+               for name in models}  # every name checked before the first is scored
+    for name, scorer in scorers.items():
+        ranked = model_ranks(pool, ScorerRows(scorer), progress=(
             (lambda n, name=name: progress(name, n, queries)) if progress else None))
         figures, tables[name] = score_model(pool, ranked)
         summary["models"][name] = {**figures, **status[name]}
-    reference = baseline or next(iter(tables), None)
+    reference = baseline or ("bm25" if "bm25" in tables else next(iter(tables), None))
     if reference is not None and reference not in tables:
         raise SDSMError(f"baseline {reference!r} is not among the models scored: "
                         f"{', '.join(tables)}")
@@ -374,6 +415,3 @@ def evaluate_sdsm(corpus: Corpus, models: Sequence[str], split: str = "idt",
     return SDSMResult(summary, tables)
 
 
-def _empty() -> dict[str, Any]:
-    empty = {"MAP": None, "nDCG@10": None, "n_queries": 0}
-    return {task: dict(empty) for task in [*TASKS, "average"]}

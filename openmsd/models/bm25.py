@@ -1,15 +1,69 @@
-"""BM25, the lexical baseline, with ``bm25s`` (Lucene's BM25 variant, sparse, numpy).
+"""BM25, the lexical model, with ``bm25s`` (Lucene's BM25 variant, sparse, numpy), tokenised
+per language: each text with its language's stop words and Snowball stemmer (PyStemmer).
 
->>> model = BM25().fit(["multilingual retrieval of papers", "protein folding"])
->>> int(model.scores(["retrieval of papers"]).argmax())
+A collection mixes languages: every document is tokenised in its own language and queries in
+theirs, so a French query matches French documents by stems and an English one English
+documents; a language without a Snowball stemmer (or ``und``) is only lower-cased.
+
+>>> model = BM25().fit(["multilingual retrieval of papers", "protein folding"], ["en", "en"])
+>>> int(model.scores(["retrieving a paper"], ["en"]).argmax())
 0
+>>> analyse("Les réseaux neuronaux", "fr")
+['réseau', 'neuronal']
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
+from typing import Any
 
 import numpy as np
+
+#: ISO 639-1 code → Snowball stemmer name (PyStemmer).
+SNOWBALL: dict[str, str] = {
+    "ar": "arabic", "ca": "catalan", "cs": "czech", "da": "danish", "de": "german",
+    "el": "greek", "en": "english", "es": "spanish", "eu": "basque", "fi": "finnish",
+    "fr": "french", "ga": "irish", "hi": "hindi", "hu": "hungarian", "hy": "armenian",
+    "id": "indonesian", "it": "italian", "lt": "lithuanian", "ne": "nepali", "nl": "dutch",
+    "no": "norwegian", "nb": "norwegian", "fa": "persian", "pl": "polish", "pt": "portuguese",
+    "ro": "romanian", "ru": "russian", "sr": "serbian", "sv": "swedish", "ta": "tamil",
+    "tr": "turkish"}
+#: ISO 639-1 code → bm25s stop-word list.
+STOPWORDS: dict[str, str] = {"en": "en", "fr": "fr", "es": "es", "pt": "pt", "de": "de",
+                             "it": "it", "nl": "nl", "ru": "ru", "sv": "sv", "da": "da",
+                             "no": "no", "nb": "no", "tr": "tr", "zh": "zh", "ko": "ko"}
+
+
+@cache
+def _stemmer(language: str) -> Any:
+    import Stemmer
+
+    name = SNOWBALL.get(language)
+    return Stemmer.Stemmer(name) if name else None
+
+
+def analyse(text: str, language: str | None = None) -> list[str]:
+    """The index terms of ``text`` in ``language`` (ISO 639-1; None or unknown: words only)."""
+    return analyse_many([text], [language or "und"])[0]
+
+
+def analyse_many(texts: Sequence[str], languages: Sequence[str | None]) -> list[list[str]]:
+    """:func:`analyse` of each text in its language, grouped by language for speed."""
+    import bm25s
+
+    out: list[list[str]] = [[] for _ in texts]
+    groups: dict[str, list[int]] = {}
+    for i, language in enumerate(languages):
+        groups.setdefault(language or "und", []).append(i)
+    for language, rows in groups.items():
+        stemmer = _stemmer(language)
+        tokens = bm25s.tokenize([texts[i] for i in rows], stopwords=STOPWORDS.get(language, []),
+                                stemmer=stemmer.stemWords if stemmer else None,
+                                show_progress=False, return_ids=False)
+        for i, words in zip(rows, tokens, strict=True):
+            out[i] = words
+    return out
 
 
 class BM25:
@@ -21,30 +75,40 @@ class BM25:
         self.k1, self.b = k1, b
         self._index = None
         self.size = 0
+        self.languages: list[str] = []
 
-    def fit(self, documents: Sequence[str]) -> BM25:
-        """Index ``documents`` (language-agnostic tokenisation: lower-cased words, no stemming
-        or stop words, since the collection mixes languages)."""
+    def fit(self, documents: Sequence[str], languages: Sequence[str | None] | None = None
+            ) -> BM25:
+        """Index ``documents``, each analysed in its language of ``languages`` (ISO codes;
+        None: words only, no stemming or stop words)."""
         import bm25s
 
+        languages = languages if languages is not None else [None] * len(documents)
+        self.languages = sorted({lang or "und" for lang in languages})
         self._index = bm25s.BM25(k1=self.k1, b=self.b)
-        tokens = bm25s.tokenize(list(documents), stopwords=None, show_progress=False)
-        self._index.index(tokens, show_progress=False)
+        self._index.index(analyse_many(list(documents), list(languages)), show_progress=False)
         self.size = len(documents)
         return self
 
-    def scores(self, queries: Sequence[str]) -> np.ndarray:
-        """A (queries × documents) float32 matrix of BM25 scores."""
-        import bm25s
-
+    def scores(self, queries: Sequence[str], languages: Sequence[str | None] | None = None,
+               documents: np.ndarray | None = None) -> np.ndarray:
+        """A (queries × documents) float32 matrix of BM25 scores, each query analysed in its
+        language; only the columns of ``documents`` (indices) when given."""
         if self._index is None:
             raise ValueError("BM25: call fit(documents) before scores(queries)")
-        out = np.zeros((len(queries), self.size), np.float32)
+        languages = languages if languages is not None else [None] * len(queries)
+        width = self.size if documents is None else len(documents)
+        out = np.zeros((len(queries), width), np.float32)
         vocab = self._index.vocab_dict
-        for row, query in enumerate(queries):
-            words = bm25s.tokenize([query], stopwords=None, show_progress=False,
-                                   return_ids=False)[0]
+        unknown = [i for i, lang in enumerate(languages) if not lang or lang == "und"]
+        terms = analyse_many(list(queries), list(languages))
+        for language in self.languages if unknown else []:
+            extra = analyse_many([queries[i] for i in unknown], [language] * len(unknown))
+            for i, words in zip(unknown, extra, strict=True):
+                terms[i] = list(dict.fromkeys([*terms[i], *words]))
+        for row, words in enumerate(terms):
             known = [w for w in words if w in vocab]
             if known:
-                out[row] = self._index.get_scores(known)
+                scores = self._index.get_scores(known)
+                out[row] = scores if documents is None else scores[documents]
         return out

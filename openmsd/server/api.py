@@ -21,6 +21,7 @@ from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
 from starlette.concurrency import run_in_threadpool
 
 from openmsd.search.papers import bibtex, paper_details, papers_by_id
+from openmsd.search.ranking import rank_related, rank_search
 from openmsd.search.recommend import MAX_LOCATIONS, recommend
 from openmsd.search.related import PaperNotFoundError, find_paper, related, search
 from openmsd.server.resources import Resources
@@ -165,14 +166,16 @@ class Recommendations(BaseModel):
     locations: list[Location]
 
 
-def served_model(resources: Resources, model: str | None, where: str = "query") -> str:
-    """The model to use; a 422 naming the field for one the server does not serve."""
+def served_model(resources: Resources, model: str | None, where: str = "query",
+                 default: str | None = None) -> str:
+    """The model or ranker to use (``default``, else the first served model, when absent); a
+    422 naming the field for one the server does not serve."""
     if model is None:
-        return resources.default_model
-    if model not in resources.models:
+        return default or resources.default_model
+    if model not in resources.models and model not in resources.rankers:
         raise HTTPException(422, [{"loc": [where, "model"], "type": "value_error",
                                    "msg": f"model {model!r} is not served here; served: "
-                                          f"{', '.join(resources.models)}"}])
+                                          f"{', '.join([*resources.rankers, *resources.models])}"}])
     return model
 
 
@@ -193,8 +196,12 @@ def paper_or_404(resources: Resources, key: str) -> dict[str, Any]:
 
 def related_page(resources: Resources, key: str, f: Filters) -> dict[str, Any]:
     """A page of the papers related to paper ``key`` (404 when unknown or without a vector)."""
-    model = served_model(resources, f.model)
+    model = served_model(resources, f.model, default=resources.related_ranker)
     paper = paper_or_404(resources, key)
+    if model not in resources.models:  # a ranker: text, words and citations fused
+        found = rank_related(resources.corpus, paper["paper_id"], model, f.offset + f.k + 1,
+                             f.lang or None, f.years)
+        return _page(model, f, found, paper)
     try:
         # one more than the page so we know whether a next page exists
         found = related(resources.corpus, paper["paper_id"], model, f.offset + f.k + 1,
@@ -208,13 +215,16 @@ def related_page(resources: Resources, key: str, f: Filters) -> dict[str, Any]:
 
 def search_or_related(resources: Resources, q: str, f: Filters) -> dict[str, Any]:
     """Related papers when ``q`` is a paper id or DOI, else the papers nearest to the text."""
-    model = served_model(resources, f.model)
+    model = served_model(resources, f.model, default=resources.search_ranker)
     try:
         find_paper(resources.corpus, q.strip())
     except PaperNotFoundError:
         pass
     else:
         return related_page(resources, q.strip(), f)
+    if model not in resources.models:
+        return _page(model, f, rank_search(resources.corpus, q, model, f.offset + f.k + 1,
+                                           f.lang or None, f.years))
     found = search(resources.corpus, q, resources.encoder(model), model, f.offset + f.k + 1,
                    f.lang or None, f.years, index=resources.index(model))
     return _page(model, f, found)

@@ -24,9 +24,10 @@ import numpy as np
 from openmsd.corpus.stats import corpus_stats
 from openmsd.corpus.store import MANIFEST, Corpus, CorpusError
 from openmsd.index.vector_index import VectorIndex, index_dir, load_index
-from openmsd.models.bm25 import BM25
 from openmsd.models.encoder import DenseEncoder, Kind
 from openmsd.models.registry import load_model
+from openmsd.rank import HYBRID, HYBRID_GRAPH
+from openmsd.rank.load import is_builtin
 from openmsd.search.build_cache import is_loaded
 from openmsd.search.citation_graph import citation_graph, read_graph
 from openmsd.search.paper_records import paper_records, read_records
@@ -105,6 +106,9 @@ class Resources:
         self.corpus = ServedCorpus(corpus)
         self.models = list(dict.fromkeys(models))
         self.indexes = {m: LiveIndex(self.corpus, m) for m in self.models}
+        #: the rankers served beside the models' indexes; related and search default to them
+        self.rankers = [HYBRID_GRAPH, HYBRID, "bm25"]
+        self.related_ranker, self.search_ranker = HYBRID_GRAPH, HYBRID
         self._encoders: dict[str, LockedEncoder] = {}
         self._lock = threading.Lock()
         self._stats: tuple[int, dict[str, Any]] | None = None
@@ -119,10 +123,10 @@ class Resources:
         """The query encoder of a served model, loaded on first use."""
         with self._lock:
             if model not in self._encoders:
-                encoder = load_model(model)
-                if isinstance(encoder, BM25):
-                    raise ValueError(f"model {model!r} is lexical: serve a dense model")
-                self._encoders[model] = LockedEncoder(encoder)
+                if is_builtin(model):
+                    raise ValueError(f"model {model!r} is not a dense model: serve a dense "
+                                     "model (rankers are served beside it)")
+                self._encoders[model] = LockedEncoder(load_model(model))
             return self._encoders[model]
 
     def index(self, model: str) -> VectorIndex:
@@ -136,16 +140,23 @@ class Resources:
         return self._stats[1]
 
     def warm(self) -> None:
-        """Load the current build's paper records and citation graph (at once when already
-        loaded; after a re-ingest, the new build's)."""
+        """Load the current build's paper records, citation graph and default rankers (at
+        once when already loaded; after a re-ingest, the new build's)."""
+        from openmsd.search.ranking import corpus_scorer
+
         paper_records(self.corpus)
         citation_graph(self.corpus)
+        for ranker in (self.related_ranker, self.search_ranker):
+            corpus_scorer(self.corpus, ranker)
 
     def warmed(self) -> bool:
         """Whether what :meth:`warm` loads is loaded for the current build (then a paper or
         its related papers are answered in about a millisecond, without waiting for a load)."""
+        from openmsd.search.ranking import is_built
+
         return (is_loaded(self.corpus, "papers", read_records)
-                and is_loaded(self.corpus, "citations", read_graph))
+                and is_loaded(self.corpus, "citations", read_graph)
+                and is_built(self.corpus, self.related_ranker))
 
     def languages(self) -> list[str]:
         """The corpus languages, most papers first."""

@@ -24,7 +24,9 @@ from openmsd.eval.retrieval import (
     top_k,
 )
 from openmsd.ingest.report import Report
-from openmsd.models.bm25 import BM25
+from openmsd.rank.dense import DenseScorer
+from openmsd.rank.lexical import LexicalScorer
+from openmsd.rank.scorer import Papers
 
 runner = CliRunner()
 CONTRACT_METRICS = {"MAP", "nDCG@10", "MRR", "Recall@1", "Recall@10", "Recall@100"}
@@ -89,14 +91,18 @@ def test_evaluation_ranks_top_100_with_query_and_passage_kinds():
              "b": {"d130": 2},  # never within the cutoff
              "c": {"d3": 0}}  # no relevant document: skipped
     encoder = AngleEncoder()
-    result = evaluate_retrieval(queries, corpus, qrels, encoder)
-    assert encoder.kinds == [("query", 2), ("passage", 150)]
+
+    def ranker(papers):
+        return DenseScorer.from_texts(papers, encoder)
+
+    result = evaluate_retrieval(queries, corpus, qrels, ranker)
+    assert sorted(encoder.kinds) == [("passage", 150), ("query", 2)]
     assert (result["n_queries"], result["n_docs"], result["skipped_queries"]) == (2, 150, 1)
     assert result["metrics"] == pytest.approx({"MAP": 0.25, "MRR": 0.5, "Recall@1": 0.25,
                                                "Recall@10": 0.25, "Recall@100": 0.25,
                                                "nDCG@10": 1 / (1 + 1 / log2(3)) / 2})
     with pytest.raises(RetrievalEvalError, match="no query has a relevant document"):
-        evaluate_retrieval({"c": "query"}, corpus, qrels, encoder)
+        evaluate_retrieval({"c": "query"}, corpus, qrels, ranker)
 
 
 @pytest.mark.parametrize("block_size", [1, 7, 64, 10_000])
@@ -121,7 +127,8 @@ def test_top_k_rejects_mismatched_shapes():
 
 def test_bm25_ranks_matching_documents_only():
     docs = ["protein folding in cells", "multilingual retrieval of papers", "protein papers"]
-    indices, scores = rank(BM25(), ["protein folding", "zzz"], docs, k=100)
+    scorer = LexicalScorer(Papers(["a", "b", "c"], docs, ["en"] * 3))
+    indices, scores = rank(scorer, ["protein folding", "zzz"], k=100)
     assert indices.shape == (2, 3)
     assert indices[0].tolist() == [0, 2, -1] and np.isinf(scores[0, 2])
     assert indices[1].tolist() == [-1, -1, -1]

@@ -20,6 +20,7 @@ from openmsd.eval.sdsm import TASKS, SDSMError, evaluate_sdsm, load_pool
 from openmsd.models.embed import embed_corpus, text_hash, vector_schema, vectors_dir
 from openmsd.models.formatting import paper_input
 from openmsd.models.registry import load_model
+from openmsd.rank import UnknownScorerError
 from openmsd.relations.build import derive
 from openmsd.relations.engine import connect
 from tests.conftest import SMALL
@@ -111,16 +112,18 @@ def test_missing_vectors_are_counted_and_a_model_without_any_is_reported(corpus,
                              "vector": pa.FixedSizeListArray.from_arrays(
                                  vectors.reshape(-1), vectors.shape[1])},
                             schema=vector_schema(vectors.shape[1])))
-    result = evaluate_sdsm(copy, [MODEL, "partial", "nothing-here"], split="idt")
+    result = evaluate_sdsm(copy, [MODEL, "partial"], split="idt")
     summary = result.summary
     assert summary["left_out"]["missing_vectors"] == 5
     assert summary["pool"] == len(pool.ids) - 5
     assert summary["models"]["partial"]["missing_vectors"] == 5
-    assert "openmsd embed" in summary["models"]["nothing-here"]["error"]
-    assert summary["models"]["nothing-here"]["citation"]["MAP"] is None
     # the same vectors score the same
     assert summary["models"]["partial"]["average"] == summary["models"][MODEL]["average"]
-    assert "nothing-here" in markdown(summary)
+    assert "partial" in markdown(summary)
+    # a dense model without vectors: the command to run, before anything is scored
+    (copy.root / "vectors" / "minilm-en").mkdir()
+    with pytest.raises(SDSMError, match=r"openmsd embed .* --model minilm-en.*--embed"):
+        evaluate_sdsm(copy, ["bm25", "minilm-en"], split="idt")
 
 
 def test_bad_input_errors(corpus, tmp_path, taln_corpus):
@@ -171,3 +174,26 @@ def test_write_report_is_atomic_and_complete(corpus, tmp_path):
     paths = write_report(result, tmp_path / "r")
     assert all(p.exists() for p in paths)
     assert not list((tmp_path / "r").glob(".*tmp"))
+
+
+def test_fusions_and_the_two_protocols(corpus):
+    names = ["bm25", "bm25-en", MODEL, f"bm25@same+{MODEL}", "hybrid"]
+    text = evaluate_sdsm(corpus, names, split="test").summary
+    assert text["protocol"] == "text-only" and text["significance"]["baseline"] == "bm25"
+    for name in names:
+        assert text["models"][name]["average"]["MAP"] > 10
+    # untuned hybrid: RRF of bm25 (within a language) and the corpus's dense model
+    assert text["models"]["hybrid"]["average"] == text["models"][f"bm25@same+{MODEL}"]["average"]
+    with pytest.raises(SDSMError, match="text-only protocol does not allow"):
+        evaluate_sdsm(corpus, ["bm25", "co-citation"], split="test")
+    with pytest.raises(UnknownScorerError, match=r"bm25, bm25-en.*adamic-adar.*hybrid"):
+        evaluate_sdsm(corpus, ["bm26"], split="test")
+    hidden = evaluate_sdsm(corpus, ["random", "bm25", "adamic-adar", "bm25+adamic-adar"],
+                           split="test", protocol="hidden-links").summary
+    assert hidden["hidden_links"] > 0
+    assert hidden["relevant_pairs"]["citation"] > 0
+    assert hidden["relevant_pairs"]["co-citation"] == hidden["relevant_pairs"]["bib-coupling"] == 0
+    figures = {m: hidden["models"][m]["citation"]["MAP"] for m in hidden["models"]}
+    # the visible graph finds hidden links far above chance, and helps the text
+    assert figures["adamic-adar"] > 2 * figures["random"]
+    assert figures["bm25+adamic-adar"] > figures["bm25"]

@@ -122,3 +122,28 @@ def test_an_index_of_another_kind_is_built_anew(corpus, tmp_path):
     assert index_kind(load_index(copy, MODEL).index) == "hnsw"
     assert [r.paper_id for r in related(copy, ARTICLE, MODEL, k=5)] == \
         [r.paper_id for r in related(corpus, ARTICLE, MODEL, k=5)]
+
+
+def test_default_rankers_fuse_text_and_citations_and_say_why(corpus):
+    from openmsd.search.ranking import rank_related, rank_search
+
+    results = rank_related(corpus, ARTICLE, k=5)  # hybrid-graph: bm25 + muse-v3 + graph
+    ids = [r.paper_id for r in results]
+    assert ARTICLE not in ids and len(ids) == 5
+    commentary = next(r for r in results if r.paper_id == COMMENTARY)
+    assert "cites the query paper" in commentary.why
+    assert any(w in ("similar text", "shared words") for r in results for w in r.why)
+    assert results == sorted(results, key=lambda r: -r.score)
+    portuguese = rank_related(corpus, ARTICLE, k=5, languages=["pt"])
+    assert portuguese and {r.language for r in portuguese} == {"pt"}
+    found = rank_search(corpus, "Cynicism and indifference in Foucault's The Courage of Truth",
+                        k=3)
+    assert ARTICLE in [r.paper_id for r in found]
+    graph_only = rank_related(corpus, ARTICLE, "co-citation+citation", k=3)
+    assert graph_only and all(r.cited_by or r.cites or r.co_cited for r in graph_only)
+    runner = CliRunner()
+    unknown = runner.invoke(app, ["related", str(corpus.root), ARTICLE, "--model", "bm52"])
+    assert unknown.exit_code == 2 and "bm25, bm25-en" in unknown.output
+    default = runner.invoke(app, ["search", str(corpus.root), "Foucault", "-k", "2", "--json"])
+    assert default.exit_code == 0, default.output
+    assert len(json.loads(default.stdout)) == 2

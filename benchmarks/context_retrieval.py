@@ -1,0 +1,95 @@
+"""Citation contexts → the cited paper, with any ranker (``openmsd eval retrieval``'s
+evaluation): each fusion against each of its single scorers, on the same queries.
+
+Queries are the citation contexts of a corpus (``contexts.parquet``) whose reference resolved
+to a corpus paper; the documents are the corpus papers with a title or abstract
+(``--targets papers``) or the reference entries' titles (``--targets references``: for a
+corpus such as the unarXive sample whose references mostly point outside it); the relevant
+document is the cited one.
+
+    python benchmarks/context_retrieval.py taln --rankers bm25 bm25-en e5-small-multilingual hybrid
+    python benchmarks/context_retrieval.py unarxive --targets references
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.eval.retrieval import evaluate_retrieval
+from openmsd.models.formatting import paper_input
+from openmsd.rank import Papers, Scorer, corpus_papers, load_scorer
+
+
+def task(corpus: Corpus, targets: str) -> tuple[dict, dict, dict]:
+    """queries ``{context_id: text}``, documents ``{id: text}``, qrels."""
+    con = corpus.connect()
+    if targets == "papers":
+        docs_table = arrow_table(con, "SELECT paper_id AS id, title, abstract FROM papers")
+        docs = {i: paper_input(t, a) for i, t, a in zip(
+            *(docs_table[c].to_pylist() for c in ("id", "title", "abstract")), strict=True)}
+        docs = {i: t for i, t in docs.items() if t}
+        rows = con.execute("SELECT citing_id, position, text, cited_id FROM contexts "
+                           "WHERE cited_id IS NOT NULL AND text IS NOT NULL "
+                           "ORDER BY ALL").fetchall()
+        pairs = [(f"{c}#{p}#{cited}", text, cited) for c, p, text, cited in rows
+                 if cited in docs]
+    else:
+        rows = con.execute("""
+            SELECT c.citing_id, c.position, c.text, r.citing_id || '/' || r.ref_id, r.title
+            FROM contexts c JOIN "references" r ON r.citing_id = c.citing_id
+                 AND r.ref_id = c.ref_id
+            WHERE c.text IS NOT NULL AND r.title IS NOT NULL ORDER BY ALL""").fetchall()
+        docs = {ref: title for *_, ref, title in rows}
+        every = con.execute('SELECT citing_id || \'/\' || ref_id, title FROM "references" '
+                            "WHERE title IS NOT NULL").fetchall()
+        docs.update({ref: title for ref, title in every})
+        pairs = [(f"{c}#{p}#{ref}", text, ref) for c, p, text, ref, _ in rows]
+    queries = {q: text for q, text, _ in pairs}
+    qrels: dict[str, dict[str, int]] = {}
+    for q, _, doc in pairs:
+        qrels.setdefault(q, {})[doc] = 1
+    return queries, docs, qrels
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--targets", choices=["papers", "references"], default="papers")
+    parser.add_argument("--rankers", nargs="+",
+                        default=["bm25", "bm25-en", "e5-small-multilingual", "hybrid"])
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    corpus = Corpus(args.corpus)
+    queries, docs, qrels = task(corpus, args.targets)
+    print(f"{len(queries)} contexts, {len(docs)} candidate documents", flush=True)
+    cache: dict = {}
+    results = {}
+    # corpus papers as documents: their English view and stored vectors are the corpus's
+    collection = corpus_papers(corpus, docs) if args.targets == "papers" else None
+    if collection is not None:
+        docs = {paper_id: docs[paper_id] for paper_id in collection.ids}
+
+    def ranker(papers: Papers, name: str) -> Scorer:
+        if collection is not None:
+            assert collection.ids == papers.ids
+        return load_scorer(name, collection or papers, cache=cache)
+
+    for name in args.rankers:
+        started = time.perf_counter()
+        result = evaluate_retrieval(queries, docs, qrels,
+                                    lambda papers, name=name: ranker(papers, name))
+        results[name] = {**result["metrics"], "seconds": round(time.perf_counter() - started)}
+        m = result["metrics"]
+        print(f"{name:<28} MAP {m['MAP']:.3f}  MRR {m['MRR']:.3f}  R@1 {m['Recall@1']:.3f}  "
+              f"R@10 {m['Recall@10']:.3f}  R@100 {m['Recall@100']:.3f}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"queries": len(queries), "documents": len(docs),
+                                         "rankers": results}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""The ranking figures of issue 15 on a corpus with relations (TALN): fusion against its
+members, text-only and with hidden links, weights tuned on dev only.
+
+    openmsd ingest ../shared/data/taln/papers.jsonl ../shared/data/taln/parscit --out taln
+    openmsd relations taln --top-languages 2 --idt 0.15 --odt 0.15 --dev 0.1
+    openmsd embed taln && openmsd embed taln --model minilm-en
+    python benchmarks/ranking_taln.py taln --out docs/ranking
+
+1. ``openmsd tune`` (dev split for ``hybrid``, train + dev hidden links for ``hybrid-graph``);
+2. the text-only protocol on IDT, ODT and test: bm25, bm25-en, each dense model, hybrid; the
+   ratio of hybrid's average MAP to the better of BM25 and the best dense model, and a paired
+   t-test of per-(task, query) AP against BM25; English queries against the English-only model;
+3. the hidden-links protocol on test: hybrid (text) against the graph scorers and hybrid-graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from scipy import stats
+
+from openmsd.corpus.store import Corpus
+from openmsd.eval.report import markdown
+from openmsd.eval.sdsm import evaluate_sdsm
+from openmsd.rank import HYBRID, HYBRID_GRAPH, dense_models
+from openmsd.rank.tune import tune
+
+GRAPH = ["adamic-adar", "ppr", "co-citation", "coupling", "scincl-graph"]
+
+
+def pooled_t_test(a: Any, b: Any) -> dict[str, float]:
+    """Paired t-test of AP over every (task, query) both per-query tables have."""
+    con = duckdb.connect()
+    con.register("a", a)
+    con.register("b", b)
+    x, y = zip(*con.execute('SELECT a."AP", b."AP" FROM a JOIN b USING (task, query)')
+               .fetchall(), strict=True)
+    test = stats.ttest_rel(x, y)
+    return {"n": len(x), "t": round(float(test.statistic), 3), "p": float(test.pvalue),
+            "mean_difference": round(100 * (sum(x) - sum(y)) / len(x), 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--out", type=Path, default=None, help="write figures.json and "
+                        "tables.md here")
+    parser.add_argument("--no-tune", action="store_true", help="use the saved weights")
+    args = parser.parse_args()
+    corpus = Corpus(args.corpus)
+    if not args.no_tune:
+        spec = tune(corpus)
+        print(json.dumps(spec, indent=2), file=sys.stderr)
+    dense = [m for m in dense_models(corpus) if "+" not in m]
+    text_models = ["bm25", "bm25-en", *dense, HYBRID]
+    figures: dict[str, Any] = {"dense": dense, "splits": {}}
+    tables = []
+    for split in ("idt", "odt", "test"):
+        result = evaluate_sdsm(corpus, text_models, split)
+        models = result.summary["models"]
+        best_dense = max(dense, key=lambda m: models[m]["average"]["MAP"])
+        reference = max(models["bm25"]["average"]["MAP"], models[best_dense]["average"]["MAP"])
+        entry = {name: models[name]["average"]["MAP"] for name in text_models}
+        entry["best_dense"] = best_dense
+        entry["ratio_hybrid_to_best_single"] = round(models[HYBRID]["average"]["MAP"]
+                                                     / reference, 3)
+        entry["t_test_hybrid_vs_bm25"] = pooled_t_test(result.per_query[HYBRID],
+                                                       result.per_query["bm25"])
+        entry["english_queries"] = {
+            name: models[name]["by_language"].get("en", {}).get("average", {}).get("MAP")
+            for name in text_models}
+        entry["english_query_count"] = (models[HYBRID]["by_language"].get("en", {})
+                                        .get("average", {}).get("n_queries", 0))
+        figures["splits"][split] = entry
+        tables.append(f"### {split}, text-only\n\n{markdown(result.summary)}\n")
+        print(split, json.dumps(entry), flush=True)
+    hidden = evaluate_sdsm(corpus, ["bm25", HYBRID, *GRAPH, HYBRID_GRAPH], "test",
+                           protocol="hidden-links")
+    models = hidden.summary["models"]
+    figures["hidden_links"] = {
+        "hidden_links": hidden.summary["hidden_links"],
+        "queries": models[HYBRID]["citation"]["n_queries"],
+        **{name: models[name]["citation"]["MAP"] for name in models},
+        "ratio_graph_to_text": round(models[HYBRID_GRAPH]["citation"]["MAP"]
+                                     / models[HYBRID]["citation"]["MAP"], 3),
+        "t_test_hybrid_graph_vs_hybrid": pooled_t_test(hidden.per_query[HYBRID_GRAPH],
+                                                       hidden.per_query[HYBRID])}
+    tables.append(f"### test, hidden links\n\n{markdown(hidden.summary)}\n")
+    print("hidden-links", json.dumps(figures["hidden_links"]), flush=True)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
+        (args.out / "tables.md").write_text("\n".join(tables))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""Fusion: one ranking from several scorers.
+
+Candidates for a query are the union of every member's top ``depth``; every candidate is then
+scored exactly by every member, and the members' scores are combined:
+
+* ``weighted``: each member's scores min–max normalised over the query's candidates (no score:
+  0), then a weighted sum;
+* ``rrf``: reciprocal-rank fusion, Σ wᵢ / (60 + rankᵢ) with the rank among the candidates
+  (no score: no contribution).
+
+>>> import numpy as np
+>>> minmax(np.array([[1.0, 3.0, -np.inf]], np.float32)).tolist()
+[[0.0, 1.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from openmsd.rank.scorer import ExactScorer, Queries, Scorer, best_of, exclude_self
+
+METHODS = ("weighted", "rrf")
+RRF_K = 60
+#: How many candidates each member proposes per query.
+DEPTH = 100
+
+
+def minmax(scores: np.ndarray) -> np.ndarray:
+    """Each row scaled to [0, 1] over its finite values; non-finite values become 0."""
+    finite = np.isfinite(scores)
+    low = np.where(finite, scores, np.inf).min(axis=1, keepdims=True)
+    high = np.where(finite, scores, -np.inf).max(axis=1, keepdims=True)
+    span = np.where(high > low, high - low, 1.0)
+    out = np.where(finite, (scores - np.where(np.isfinite(low), low, 0)) / span, 0.0)
+    return out.astype(np.float32)
+
+
+def reciprocal_ranks(scores: np.ndarray, k: int = RRF_K) -> np.ndarray:
+    """1 / (k + rank) of each score in its row (rank 1 = best); 0 for a non-finite score."""
+    order = np.argsort(-scores, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, scores.shape[1] + 1)[None, :].repeat(
+        len(scores), axis=0), axis=1)
+    return np.where(np.isfinite(scores), 1.0 / (k + ranks), 0.0).astype(np.float32)
+
+
+def combine(parts: Sequence[np.ndarray], weights: Sequence[float], method: str) -> np.ndarray:
+    """The fused scores of members' score matrices (same shape), ``-inf`` where no member has
+    a score."""
+    if method not in METHODS:
+        raise ValueError(f"fusion method must be one of {', '.join(METHODS)}, not {method!r}")
+    transform = minmax if method == "weighted" else reciprocal_ranks
+    fused = sum(w * transform(p) for w, p in zip(weights, parts, strict=True))
+    anything = np.any([np.isfinite(p) for p in parts], axis=0)
+    return np.where(anything, fused, -np.inf).astype(np.float32)
+
+
+@dataclass
+class Contribution:
+    """What a member said about one result."""
+
+    member: str
+    signal: str
+    score: float
+    rank: int | None  # its rank among the query's candidates by that member (1 = best)
+
+
+class Fusion(ExactScorer):
+    """A weighted or reciprocal-rank fusion of member scorers over one collection."""
+
+    def __init__(self, name: str, members: Sequence[Scorer], weights: Sequence[float] | None = None,
+                 method: str = "rrf", depth: int = DEPTH):
+        if not members:
+            raise ValueError(f"fusion {name!r}: no member")
+        if method not in METHODS:
+            raise ValueError(f"fusion method must be one of {', '.join(METHODS)}, not "
+                             f"{method!r}")
+        self.name, self.members, self.method, self.depth = name, list(members), method, depth
+        self.weights = list(weights) if weights is not None else [1.0] * len(members)
+        self.papers = members[0].papers
+        self.signal = "graph" if any(m.signal == "graph" for m in members) else "text"
+
+    def member_scores(self, queries: Queries, candidates: np.ndarray) -> list[np.ndarray]:
+        """Each member's exact scores of ``candidates``, the query paper itself excluded."""
+        return [exclude_self(np.array(m.score(queries, candidates), np.float32), queries,
+                             candidates) for m in self.members]
+
+    def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
+        return combine(self.member_scores(queries, candidates), self.weights, self.method)
+
+    def candidates(self, queries: Queries, filters: np.ndarray | None = None) -> list[np.ndarray]:
+        """Per query, the union of the members' top ``depth`` rows."""
+        found = [m.top_k(queries, self.depth, filters)[0] for m in self.members]
+        return [np.unique(np.concatenate([rows[i][rows[i] >= 0] for rows in found]))
+                for i in range(len(queries))]
+
+    def top_k(self, queries: Queries, k: int, filters: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+        rows, scores, _ = self.top_k_explained(queries, k, filters)
+        return rows, scores
+
+    def top_k_explained(self, queries: Queries, k: int, filters: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, list[list[list[Contribution]]]]:
+        """:meth:`top_k`, and for each query and result what each member said of it (its
+        score, and its rank among the query's candidates)."""
+        rows = np.full((len(queries), k), -1, np.int64)
+        scores = np.full((len(queries), k), -np.inf, np.float32)
+        said: list[list[list[Contribution]]] = []
+        for i, pool in enumerate(self.candidates(queries, filters)):
+            parts = self.member_scores(queries.subset([i]), pool)
+            best, value = best_of(combine(parts, self.weights, self.method), pool, k)
+            rows[i, :best.shape[1]], scores[i, :best.shape[1]] = best[0], value[0]
+            where = {int(r): j for j, r in enumerate(pool)}
+            said.append([[Contribution(m.name, m.signal, float(p[0, where[int(r)]]),
+                                       int((p[0] > p[0, where[int(r)]]).sum()) + 1
+                                       if np.isfinite(p[0, where[int(r)]]) else None)
+                          for m, p in zip(self.members, parts, strict=True)]
+                         for r in best[0] if r >= 0])
+        return rows, scores, said

@@ -1,0 +1,227 @@
+"""``load_scorer(name, papers)``: the only place a name becomes a scorer.
+
+Names:
+
+* ``random``; ``bm25`` (per-language BM25 of the paper's own text); ``bm25-en`` (BM25 of its
+  English text, the cross-lingual lexical view);
+* a dense model: a registered name (``openmsd models list``), a SentenceTransformer directory,
+  an enriched name ``MODEL+llm64``, a Hugging Face name; over a corpus its stored vectors
+  (``openmsd embed``), over files its texts encoded now;
+* a graph scorer (:data:`openmsd.rank.graph.GRAPH_SCORERS`), over a corpus with citations;
+* ``NAME@LANG``: scorer ``NAME`` heard only for pairs of papers both in ``LANG``
+  (``minilm-en@en``: the English-only model for English pairs); ``NAME@same``: only for pairs
+  in one language (``bm25@same``);
+* a fusion: ``A+B+…`` (reciprocal-rank fusion of the members), ``hybrid`` (text: the weights
+  ``openmsd tune`` fitted on the dev split, else RRF of ``bm25@same`` and the corpus's dense
+  model)
+  and ``hybrid-graph`` (text and citation graph, likewise).
+
+A name that names nothing is a :class:`UnknownScorerError` listing the scorers this collection
+can have.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from openmsd.corpus.store import Corpus
+from openmsd.rank.dense import DenseScorer
+from openmsd.rank.fusion import Fusion
+from openmsd.rank.graph import GRAPH_SCORERS, GraphScorer
+from openmsd.rank.lexical import VIEWS, LexicalScorer
+from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
+
+HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
+FUSIONS = (HYBRID, HYBRID_GRAPH)
+RANKER_FILE = "ranker.json"
+#: What ``hybrid-graph`` adds to ``hybrid`` when nothing is tuned.
+DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "coupling")
+
+
+class UnknownScorerError(ValueError):
+    """A ranker name that names nothing this collection can have."""
+
+
+def ranker_path(corpus: Corpus) -> Path:
+    """Where ``openmsd tune`` keeps its weights: beside the corpus's indexes."""
+    return corpus.root / "index" / RANKER_FILE
+
+
+def tuned(corpus: Corpus | None) -> dict[str, Any]:
+    """The tuned fusions of a corpus (``{name: {"members", "weights", "method", ...}}``)."""
+    if corpus is None or not ranker_path(corpus).is_file():
+        return {}
+    return json.loads(ranker_path(corpus).read_text())
+
+
+def dense_models(corpus: Corpus) -> list[str]:
+    """The models with stored vectors or an index in ``corpus``, the most recently built
+    first."""
+    found: dict[str, float] = {}
+    for folder, marker in (("vectors", "part-*.parquet"), ("index", "*")):
+        root = corpus.root / folder
+        if not root.is_dir():
+            continue
+        for directory in root.iterdir():
+            files = list(directory.glob(marker)) if directory.is_dir() else []
+            if files:
+                stamp = max(f.stat().st_mtime for f in files)
+                found[directory.name] = max(found.get(directory.name, 0.0), stamp)
+    return sorted(found, key=lambda m: -found[m])
+
+
+def default_dense(corpus: Corpus | None) -> str:
+    """The dense model a command uses when none is named: the one the corpus has vectors or an
+    index for (the most recently built), else the registry default."""
+    from openmsd.models.registry import DEFAULT_MODEL
+
+    if corpus is not None:
+        indexed = [m for m in dense_models(corpus) if (corpus.root / "index" / m).is_dir()]
+        have = indexed or dense_models(corpus)
+        if have:
+            return have[0]
+    return DEFAULT_MODEL
+
+
+def available(papers: Papers) -> list[str]:
+    """The scorer names this collection can have."""
+    from openmsd.models.registry import MODELS
+
+    names = ["random", *VIEWS]
+    if papers.corpus is not None:
+        names += dense_models(papers.corpus) or [default_dense(papers.corpus)]
+        names += list(GRAPH_SCORERS) + list(FUSIONS)
+    else:
+        names += [m for m in MODELS if m != "bm25"] + [HYBRID]
+    return names
+
+
+def split_fusion(name: str) -> list[str]:
+    """The members of ``A+B+…``; an enriched model name (``MODEL+llm64``) stays one member.
+
+    >>> split_fusion("e5-small-multilingual+llm64+bm25")
+    ['e5-small-multilingual+llm64', 'bm25']
+    """
+    from openmsd.enrich.store import parse_enriched
+
+    members: list[str] = []
+    for part in name.split("+"):
+        if members and parse_enriched(f"{members[-1]}+{part}"):
+            members[-1] = f"{members[-1]}+{part}"
+        else:
+            members.append(part)
+    return members
+
+
+def _is_dense(name: str) -> bool:
+    from openmsd.enrich.store import parse_enriched
+    from openmsd.models.registry import MODELS
+
+    base = parse_enriched(name)[0] if parse_enriched(name) else name
+    return base in MODELS or Path(base).is_dir() or "/" in base
+
+
+def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
+    """What ``hybrid`` / ``hybrid-graph`` stand for here: the tuned spec, else the defaults
+    (RRF of ``bm25@same`` and the dense model, plus the graph counts for ``hybrid-graph``)."""
+    spec = tuned(corpus).get(name)
+    if spec:
+        return spec
+    members = ["bm25@same", dense or default_dense(corpus)]
+    if name == HYBRID_GRAPH:
+        members += list(DEFAULT_GRAPH_MEMBERS)
+    return {"members": members, "weights": [1.0] * len(members), "method": "rrf",
+            "tuned": False}
+
+
+def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int = 0,
+                citations: pa.Table | None = None,
+                hidden: Collection[tuple[str, str]] = (),
+                cache: dict[str, Scorer] | None = None) -> Scorer:
+    """The scorer ``name`` over ``papers``. ``citations`` (``citing_id``, ``cited_id``)
+    replaces the corpus's for graph scorers, ``hidden`` links are left out of the graph;
+    ``cache`` shares members between the scorers of one run."""
+    cache = {} if cache is None else cache
+    if name in cache:
+        return cache[name]
+    scorer: Scorer
+    corpus = papers.corpus
+    if name == "random":
+        scorer = RandomScorer(papers, seed)
+    elif "@" in name and "+" not in name and name not in FUSIONS:
+        inner, language = name.rsplit("@", 1)
+        scorer = LanguagePairScorer(load_scorer(inner, papers, backend=backend, seed=seed,
+                                                citations=citations, hidden=hidden,
+                                                cache=cache), language)
+    elif name in VIEWS:
+        scorer = LexicalScorer(papers, VIEWS[name], name)
+    elif name in GRAPH_SCORERS:
+        if corpus is None and citations is None:
+            raise UnknownScorerError(f"scorer {name!r} reads the citation graph: it needs a "
+                                     "corpus; here: " + ", ".join(available(papers)))
+        scorer = GraphScorer(papers, name, citations, hidden, seed)
+    elif name in FUSIONS or ("+" in name and not _stored_dense(name, corpus)):
+        spec = (fusion_spec(name, corpus) if name in FUSIONS
+                else {"members": split_fusion(name), "method": "rrf", "weights": None})
+        members = [load_scorer(m, papers, backend=backend, seed=seed, citations=citations,
+                               hidden=hidden, cache=cache) for m in spec["members"]]
+        scorer = Fusion(name, members, spec.get("weights"), spec.get("method", "rrf"))
+    elif _is_dense(name) or _stored_dense(name, corpus):
+        scorer = _dense(name, papers, backend)
+    else:
+        raise UnknownScorerError(f"unknown ranker {name!r}: expected one of "
+                                 f"{', '.join(available(papers))}, a fusion A+B, a "
+                                 "SentenceTransformer directory or a Hugging Face name")
+    cache[name] = scorer
+    return scorer
+
+
+def _stored_dense(name: str, corpus: Corpus | None) -> bool:
+    from openmsd.models.embed import model_slug
+
+    return corpus is not None and (corpus.root / "vectors" / model_slug(name)).is_dir()
+
+
+def _dense(name: str, papers: Papers, backend: str) -> Scorer:
+    if papers.corpus is not None:
+        try:
+            return DenseScorer.from_corpus(papers, name, backend)
+        except FileNotFoundError as error:
+            have = dense_models(papers.corpus)
+            raise FileNotFoundError(f"{error}; models with vectors here: "
+                                    f"{', '.join(have) or 'none'}") from None
+    from openmsd.rank.dense import load_encoder
+
+    return DenseScorer.from_texts(papers, load_encoder(name, backend), name)
+
+
+def leaves(name: str, corpus: Corpus | None) -> list[str]:
+    """The single scorers a name stands for (a fusion's members, recursively)."""
+    if name in FUSIONS:
+        parts = fusion_spec(name, corpus)["members"]
+    elif "+" in name and not _stored_dense(name, corpus):
+        parts = split_fusion(name)
+    else:
+        return [name]
+    return list(dict.fromkeys(leaf for part in parts for leaf in leaves(part, corpus)))
+
+
+def is_builtin(name: str) -> bool:
+    """Whether ``name`` is one of the scorers that are not a model (``random``, the BM25 views,
+    the graph scorers, ``hybrid``, ``hybrid-graph``) or a fusion of several."""
+    return (name == "random" or name in VIEWS or name in GRAPH_SCORERS or name in FUSIONS
+            or ("+" in name and len(split_fusion(name)) > 1))
+
+
+def is_dense(name: str, corpus: Corpus | None = None) -> bool:
+    """Whether a single scorer name is a dense model (reads stored or encoded vectors): a
+    registered model, a directory, a hub name, or a name with vectors in ``corpus``."""
+    name = name.rsplit("@", 1)[0]
+    if is_builtin(name):
+        return False
+    return _is_dense(name) or _stored_dense(name, corpus)

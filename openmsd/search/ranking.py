@@ -1,0 +1,121 @@
+"""Related papers and search with any ranker (:func:`openmsd.rank.load_scorer`), by default
+the fusion of text and citation graph, each result saying which signals put it there.
+
+The collection and its scorers are built once per corpus build and ranker name, then reused
+(a serving process answers from memory).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from openmsd.corpus.store import Corpus, CorpusError
+from openmsd.rank import HYBRID, HYBRID_GRAPH, Fusion, Papers, Queries, Scorer, corpus_papers
+from openmsd.rank import load_scorer as make_scorer
+from openmsd.rank.fusion import Contribution
+from openmsd.search.build_cache import current_build
+from openmsd.search.related import Result, _explain, _results, find_paper
+
+_SCORERS: dict[tuple[str, str, str], Scorer] = {}
+_PAPERS: dict[tuple[str, str], Papers] = {}
+_LOCK = threading.Lock()
+#: A member's rank among a query's candidates at or under which it "put the result there".
+VOICE = 10
+SIGNAL_WORDS = {"bm25": "shared words", "bm25-en": "shared English words"}
+
+
+def corpus_scorer(corpus: Corpus, name: str) -> Scorer:
+    """The scorer ``name`` over all of ``corpus``'s papers, built once per corpus build."""
+    build = current_build(corpus)
+    root = os.path.abspath(corpus.root)
+    with _LOCK:
+        key = (root, build, name)
+        if key not in _SCORERS:
+            if (root, build) not in _PAPERS:
+                _PAPERS[(root, build)] = corpus_papers(corpus)
+            _SCORERS[key] = make_scorer(name, _PAPERS[(root, build)])
+        return _SCORERS[key]
+
+
+def is_built(corpus: Corpus, name: str) -> bool:
+    """Whether :func:`corpus_scorer` would answer at once."""
+    try:
+        build = current_build(corpus)
+    except CorpusError:
+        return False
+    return (os.path.abspath(corpus.root), build, name) in _SCORERS
+
+
+def allowed(corpus: Corpus, papers: Papers, languages: Sequence[str] | None,
+            years: tuple[int | None, int | None] | None) -> np.ndarray | None:
+    """The rows of ``papers`` in ``languages`` and the year range (None: every row)."""
+    if not languages and not years:
+        return None
+    low, high = years or (None, None)
+    rows = corpus.connect().execute(
+        "SELECT paper_id FROM papers WHERE (? IS NULL OR list_contains(?, language)) "
+        "AND (? IS NULL OR year >= ?) AND (? IS NULL OR year <= ?)",
+        [list(languages) if languages else None, list(languages or []), low, low, high,
+         high]).fetchall()
+    mask = np.zeros(len(papers), bool)
+    for (paper_id,) in rows:
+        i = papers.position.get(paper_id)
+        if i is not None:
+            mask[i] = True
+    return mask
+
+
+def signals(contributions: Sequence[Contribution]) -> list[str]:
+    """The text signals that ranked a result among a query's first :data:`VOICE`."""
+    out = []
+    for c in contributions:
+        if c.signal != "text" or c.rank is None or c.rank > VOICE:
+            continue
+        words = SIGNAL_WORDS.get(c.member.rsplit("@", 1)[0], "similar text")
+        if words not in out:
+            out.append(words)
+    return out
+
+
+def _ranked(corpus: Corpus, scorer: Scorer, queries: Queries, k: int,
+            mask: np.ndarray | None, query_id: str | None) -> list[Result]:
+    said: list[list[Contribution]] = []
+    if isinstance(scorer, Fusion):
+        rows, scores, explained = scorer.top_k_explained(queries, k, mask)
+        said = explained[0]
+    else:
+        rows, scores = scorer.top_k(queries, k, mask)
+    found = [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
+    results = _results(corpus, [(scorer.papers.ids[r], s) for r, s in found])
+    _explain(corpus, query_id, results)
+    for result, contributions in zip(results, said, strict=False):
+        result.why = [*signals(contributions), *result.why]
+    return results
+
+
+def rank_related(corpus: Corpus, key: str, ranker: str = HYBRID_GRAPH, k: int = 10,
+                 languages: list[str] | None = None,
+                 years: tuple[int | None, int | None] | None = None) -> list[Result]:
+    """The ``k`` papers ``ranker`` ranks first for paper ``key`` (never the paper itself); a
+    paper without text still gets graph results, one without links text results."""
+    paper_id = find_paper(corpus, key)
+    scorer = corpus_scorer(corpus, ranker)
+    row = scorer.papers.position[paper_id]
+    queries = Queries.of_rows(scorer.papers, [row])
+    return _ranked(corpus, scorer, queries, k,
+                   allowed(corpus, scorer.papers, languages, years), paper_id)
+
+
+def rank_search(corpus: Corpus, text: str, ranker: str = HYBRID, k: int = 10,
+                languages: list[str] | None = None,
+                years: tuple[int | None, int | None] | None = None) -> list[Result]:
+    """The ``k`` papers ``ranker`` ranks first for a free ``text``."""
+    if not text.strip():
+        raise ValueError("search: the query text is empty")
+    scorer = corpus_scorer(corpus, ranker)
+    return _ranked(corpus, scorer, Queries.of_texts([text]), k,
+                   allowed(corpus, scorer.papers, languages, years), None)

@@ -1,0 +1,113 @@
+"""The scorers behind every ranking: BM25 per language, its English view, graph scorers,
+fusion, and the names that make them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from openmsd.rank import Fusion, Papers, Queries, UnknownScorerError, load_scorer
+from openmsd.rank.fusion import combine, reciprocal_ranks
+from openmsd.rank.graph import GRAPH_SCORERS
+from openmsd.rank.load import split_fusion
+
+PAPERS = Papers(
+    ids=["fr1", "fr2", "en1", "en2", "fr3"],
+    texts=["Les réseaux neuronaux pour l'analyse syntaxique",
+           "Un réseau neuronal et des analyses syntaxiques du français",
+           "Protein folding with deep networks",
+           "Neural parsing with graphs",
+           "Étiquetage morphosyntaxique"],
+    languages=["fr", "fr", "en", "en", "fr"],
+    english=["Neural networks for syntactic parsing", "A neural network and syntactic "
+             "analyses of French", "", "", "Part-of-speech tagging"])
+#: fr1 cites fr2 and en2; fr3 cites fr2 and en2 (fr1 and fr3 coupled); en1 cites fr1 and fr3
+#: (fr1 and fr3 co-cited)
+CITATIONS = pa.table({"citing_id": ["fr1", "fr1", "fr3", "fr3", "en1", "en1"],
+                      "cited_id": ["fr2", "en2", "fr2", "en2", "fr1", "fr3"]})
+
+
+def test_bm25_stems_each_language_and_never_returns_the_query():
+    bm25 = load_scorer("bm25", PAPERS)
+    rows, _ = bm25.top_k(Queries.of_rows(PAPERS, [0]), 5)
+    # "réseaux neuronaux … syntaxique" meets "réseau neuronal … syntaxiques" by stems only
+    assert rows[0][0] == 1 and 0 not in rows[0]
+    assert (rows[0] == -1).sum() >= 2  # no shared word: not a candidate at all
+    free = bm25.top_k(Queries.of_texts(["folding proteins"], ["und"]), 2)[0]
+    assert free[0][0] == 2  # a query of unknown language is read in every corpus language
+
+
+def test_english_view_matches_across_languages():
+    query = Queries.of_rows(PAPERS, [3])  # "Neural parsing with graphs" (en)
+    original = load_scorer("bm25", PAPERS).score(query, np.arange(5))[0]
+    english = load_scorer("bm25-en", PAPERS).score(query, np.arange(5))[0]
+    assert not np.isfinite(original[0])  # no French word in common
+    assert np.isfinite(english[0]) and english[0] > 0  # "neural", "parsing" in English
+
+
+def test_graph_scorers_count_links():
+    queries = Queries.of_rows(PAPERS, [0])  # fr1
+    everything = np.arange(5)
+
+    def scores(name: str) -> list[float]:
+        return load_scorer(name, PAPERS, citations=CITATIONS).score(queries, everything)[0]
+
+    assert scores("citation")[[1, 2, 3]].tolist() == [1, 1, 1]  # fr2, en2 cited; en1 cites
+    assert scores("coupling")[4] == 2  # fr1 and fr3 share fr2 and en2
+    assert scores("co-citation")[4] == 1  # both cited by en1
+    assert not np.isfinite(scores("coupling")[2])  # no shared reference: no evidence
+    for name in set(GRAPH_SCORERS) - {"citation"}:
+        assert np.isfinite(scores(name)[4]), name  # fr3, two hops away
+    hidden = load_scorer("citation", PAPERS, citations=CITATIONS, hidden=[("fr2", "fr1")])
+    assert not np.isfinite(hidden.score(queries, everything)[0][1])
+    text_query = Queries.of_texts(["anything"], ["en"])
+    assert not np.isfinite(load_scorer("adamic-adar", PAPERS, citations=CITATIONS)
+                           .score(text_query, everything)).any()
+
+
+def test_fusion_rrf_and_weighted():
+    a = np.array([[3.0, 2.0, 1.0, -np.inf]], np.float32)
+    b = np.array([[-np.inf, 1.0, 2.0, 3.0]], np.float32)
+    assert reciprocal_ranks(a).tolist()[0][:3] == pytest.approx([1 / 61, 1 / 62, 1 / 63])
+    rrf = combine([a, b], [1, 1], "rrf")[0]
+    assert rrf.argmax() in (1, 2) and np.all(np.isfinite(rrf))
+    only_a = combine([a, b], [1, 0], "weighted")[0]
+    assert only_a.tolist() == pytest.approx([1, 0.5, 0, 0])
+    with pytest.raises(ValueError, match="rrf"):
+        combine([a], [1], "max")
+
+
+def test_fused_ranker_names_and_explanations():
+    fused = load_scorer("bm25+bm25-en+coupling", PAPERS, citations=CITATIONS)
+    assert isinstance(fused, Fusion) and fused.signal == "graph"
+    assert [m.name for m in fused.members] == ["bm25", "bm25-en", "coupling"]
+    queries = Queries.of_rows(PAPERS, [0])
+    rows, _, explained = fused.top_k_explained(queries, 3)
+    assert 0 not in rows[0] and rows[0][0] == 1
+    assert (fused.top_k(queries, 3)[0] == rows).all()
+    said = explained[0][0]
+    assert [c.member for c in said] == ["bm25", "bm25-en", "coupling"]
+    assert said[0].rank == 1
+    # a paper without text still gets graph results
+    bare = Papers(PAPERS.ids, ["", *PAPERS.texts[1:]], PAPERS.languages)
+    found = load_scorer("bm25+co-citation", bare, citations=CITATIONS).top_k(
+        Queries.of_rows(bare, [0]), 2)[0][0]
+    assert found[0] == 4  # fr3, co-cited with fr1
+    assert split_fusion("e5-small-multilingual+llm64+bm25") == ["e5-small-multilingual+llm64",
+                                                                 "bm25"]
+
+
+def test_language_pair_scorer_and_unknown_names():
+    english_only = load_scorer("bm25@en", PAPERS)
+    scores = english_only.score(Queries.of_rows(PAPERS, [3]), np.arange(5))[0]
+    assert not np.isfinite(scores[[0, 1, 4]]).any()  # French candidates: not heard
+    assert not np.isfinite(english_only.score(Queries.of_rows(PAPERS, [0]), np.arange(5))).any()
+    query = Queries.of_rows(PAPERS, [0])  # fr1: its English text shares words with en2
+    assert np.isfinite(load_scorer("bm25-en", PAPERS).score(query, np.arange(5))[0][3])
+    same = load_scorer("bm25-en@same", PAPERS).score(query, np.arange(5))[0]
+    assert np.isfinite(same[1]) and not np.isfinite(same[[2, 3]]).any()
+    with pytest.raises(UnknownScorerError, match=r"unknown ranker 'bm52'.*bm25, bm25-en"):
+        load_scorer("bm52", PAPERS)
+    with pytest.raises(UnknownScorerError, match="needs a corpus"):
+        load_scorer("ppr", PAPERS)

@@ -625,8 +625,9 @@ def eval_citrec(
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Citation recommendation on held-out citing papers: Recall@10, MAP@10 (positive=1, >=1,
-    >=2; MP-BERT4CR Table 3), MRR and nDCG@10. Stages as models: 'prefetch' (RRF of bm25 and
-    e5), 'two-stage:MODEL' (MODEL reranks the prefetch's top 200), 'fused:MODEL'."""
+    >=2; MP-BERT4CR Table 3), MRR and nDCG@10. Stages as models: 'prefetch' (the hybrid
+    fusion of bm25 and the dense model), 'two-stage:MODEL' (MODEL reranks the prefetch's top
+    200), 'fused:MODEL'."""
     from openmsd.eval.citrec import CitrecEvalError, evaluate, table3
     from openmsd.models.citrec.data import CitrecDataError
 

@@ -86,7 +86,7 @@ def test_time_split_holds_out_the_newest_papers(unarxive_corpus) -> None:
     from openmsd.models.citrec.train import split_locations
 
     data = load(Corpus(unarxive_corpus), outside=True)
-    train_locations, test_locations, test = split_locations(data, 0.3, 0, "time")
+    train_locations, _, test = split_locations(data, 0.3, 0, "time")
     newest = max(data.time_keys[loc.citing_id] for loc in data.locations)
     assert {data.time_keys[p] for p in test} == {newest}
     assert all(data.time_keys[loc.citing_id] < newest for loc in train_locations)

@@ -16,6 +16,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from typer.core import TyperGroup
 
+from openmsd.cli_fetch import fetch_app
+from openmsd.cli_fetch import update as update_corpus
 from openmsd.corpus.build import LINKED
 from openmsd.corpus.stats import corpus_stats, table1_rows
 from openmsd.corpus.store import Corpus, CorpusError, write_json
@@ -45,6 +47,8 @@ app = typer.Typer(help="Multilingual related-paper search and citation recommend
                   no_args_is_help=True, pretty_exceptions_enable=False)
 corpus_app = typer.Typer(help="Inspect a corpus directory.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
+app.add_typer(fetch_app, name="fetch")
+app.command("update")(update_corpus)
 
 class _DefaultCommandGroup(TyperGroup):
     """A group whose first argument, when it names no subcommand, goes to ``build``."""
@@ -295,7 +299,18 @@ def _year_range(year: str | None) -> tuple[int | None, int | None] | None:
     return None
 
 
-def _print_results(results: list, as_json: bool) -> None:
+def _print_results(results: list, as_json: bool, corpus: Corpus | None = None,
+                   export: str | None = None) -> None:
+    if export and corpus is not None:
+        from openmsd.export import EXPORTS
+        from openmsd.export import export as export_records
+        from openmsd.search.papers import papers_by_id
+
+        if export not in EXPORTS:
+            _fail(f"--export {export!r}: expected one of {', '.join(EXPORTS)}")
+        sys.stdout.write(export_records(papers_by_id(corpus, [r.paper_id for r in results]),
+                                        export))
+        return
     if as_json:
         sys.stdout.write(orjson.dumps([r.as_dict() for r in results],
                                       option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -390,26 +405,54 @@ def index_build(
 @app.command()
 def related(
     corpus: Annotated[Path, typer.Argument(help="The corpus directory.")],
-    paper: Annotated[str, typer.Argument(help="A paper id or DOI.")],
+    paper: Annotated[str | None, typer.Argument(help="A paper id or DOI (or give --seeds).")]
+    = None,
     model: Annotated[str | None, typer.Option(
         help="The ranker: 'hybrid-graph' (default: text and citation graph, as 'openmsd tune' "
              "weighed them), 'hybrid', 'bm25', a dense model, a graph scorer, or a fusion "
-             "A+B.")] = None,
+             "A+B; with --seeds, the dense model whose index to search.")] = None,
     k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
+    seeds: Annotated[list[Path] | None, typer.Option(
+        help="A library (BibTeX, RIS, or ids one a line): papers related to all of it.")]
+    = None,
+    negative: Annotated[list[Path] | None, typer.Option(
+        help="A library of papers to steer away from.")] = None,
+    export: Annotated[str | None, typer.Option(
+        help="Print the results as bib (BibTeX), ris or csl (CSL-JSON).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """The papers most related to a paper, in any language, with why."""
+    """The papers most related to a paper, or to a whole library (--seeds), in any language,
+    with why."""
+    from openmsd.fetch import FetchError, read_seed_file
+    from openmsd.search.library import library_seeds, related_to_library
     from openmsd.search.ranking import rank_related
 
     try:
-        results = rank_related(Corpus(corpus), paper, model or HYBRID_GRAPH, k, lang,
-                               _year_range(year))
-    except (CorpusError, FileNotFoundError, PaperNotFoundError, UnknownScorerError,
-            UnknownModelError) as error:
+        target = Corpus(corpus)
+        if seeds:
+            positive, missing = library_seeds(target, [s for f in seeds
+                                                       for s in read_seed_file(f)])
+            negatives, missing_neg = library_seeds(target, [s for f in negative or []
+                                                            for s in read_seed_file(f)])
+            for name in missing + missing_neg:
+                err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
+            if not positive:
+                _fail(f"none of the {len(missing)} seeds is in {corpus}")
+            err.print(f"related to these {len(positive)} papers"
+                      + (f", away from {len(negatives)}" if negatives else ""), highlight=False)
+            results = related_to_library(target, positive, model or DEFAULT_MODEL, negatives,
+                                         k, lang, _year_range(year))
+        elif paper:
+            results = rank_related(target, paper, model or HYBRID_GRAPH, k, lang,
+                                   _year_range(year))
+        else:
+            _fail("give a paper id or DOI, or --seeds LIBRARY")
+    except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError,
+            UnknownScorerError, UnknownModelError) as error:
         _fail(str(error))
-    _print_results(results, json)
+    _print_results(results, json, target, export)
 
 
 @app.command("search")
@@ -422,6 +465,8 @@ def search_command(
     k: Annotated[int, typer.Option("-k", help="How many papers.")] = 10,
     lang: Annotated[list[str] | None, typer.Option(help="Only these languages.")] = None,
     year: Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO.")] = None,
+    export: Annotated[str | None, typer.Option(
+        help="Print the results as bib (BibTeX), ris or csl (CSL-JSON).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """The papers nearest to a free text, in any language."""
@@ -432,7 +477,7 @@ def search_command(
                               _year_range(year))
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(str(error))
-    _print_results(results, json)
+    _print_results(results, json, Corpus(corpus), export)
 
 
 eval_app = typer.Typer(help="Measure models.", no_args_is_help=True)
@@ -844,8 +889,9 @@ def recommend(
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
     from openmsd.corpus.store import atomic_path
+    from openmsd.export import bibtex
     from openmsd.search.manuscript import ManuscriptError, read_manuscript
-    from openmsd.search.papers import bibtex, papers_by_id
+    from openmsd.search.papers import papers_by_id
     from openmsd.search.recommend import recommend as recommend_citations
 
     try:

@@ -123,3 +123,6 @@ def search(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int 
     index = index or load_index(corpus, model)
     vector = np.asarray(encoder.encode([text], "query"), np.float32)
     return _results(corpus, index.search(vector, k, languages, years)[0])
+
+
+related_results = _results  # the public name, for other ranking modules (search.library)

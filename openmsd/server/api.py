@@ -13,14 +13,16 @@ between pool threads), unless the structures they read are being loaded (:func:`
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
 from starlette.concurrency import run_in_threadpool
 
-from openmsd.search.papers import bibtex, paper_details, papers_by_id
+from openmsd.export import EXPORTS, export
+from openmsd.search.library import related_to_library
+from openmsd.search.papers import paper_details, papers_by_id
 from openmsd.search.ranking import rank_related, rank_search
 from openmsd.search.recommend import MAX_LOCATIONS, recommend
 from openmsd.search.related import PaperNotFoundError, find_paper, related, search
@@ -114,6 +116,35 @@ class Results(BaseModel):
     paper: Paper | None = Field(None, description="The paper the query named, when it named "
                                 "one (by id or DOI): the results are then its related papers.")
     results: list[Result]
+
+
+class RelatedRequest(BaseModel):
+    """A library: papers to find related papers to, and papers to steer away from."""
+
+    positive: list[Key] = Field(min_length=1, max_length=MAX_IDS,
+                                description="Paper ids, DOIs or aliases of the library.")
+    negative: list[Key] = Field([], max_length=MAX_IDS, description="Papers to steer away "
+                                "from.")
+    k: int = Field(10, ge=1, le=MAX_K)
+    lang: list[Language] = Field([], max_length=50)
+    year_from: int | None = Field(None, ge=0, le=3000)
+    year_to: int | None = Field(None, ge=0, le=3000)
+    model: Model | None = None
+
+
+class LibraryResult(Result):
+    """A paper related to a library, with the seeds that put it there."""
+
+    seeds: list[str]
+
+
+class LibraryResults(BaseModel):
+    """The papers related to a library."""
+
+    model: str
+    positive: list[str]
+    negative: list[str]
+    results: list[LibraryResult]
 
 
 class RecommendRequest(BaseModel):
@@ -230,6 +261,26 @@ def search_or_related(resources: Resources, q: str, f: Filters) -> dict[str, Any
     return _page(model, f, found)
 
 
+def related_to_library_for(resources: Resources, body: RelatedRequest) -> dict[str, Any]:
+    """The papers related to a library (404 naming a seed the corpus does not have)."""
+    model = served_model(resources, body.model, "body")
+    if model not in resources.models:  # a fused ranker: a library needs one dense index
+        raise HTTPException(422, [{"loc": ["body", "model"], "type": "value_error",
+                                   "msg": f"model {model!r} is a ranker; related to a library "
+                                          "needs a dense model with an index: "
+                                          f"{', '.join(resources.models)}"}])
+    years = (body.year_from, body.year_to) if body.year_from or body.year_to else None
+    try:
+        positive = [find_paper(resources.corpus, key) for key in body.positive]
+        negative = [find_paper(resources.corpus, key) for key in body.negative]
+        found = related_to_library(resources.corpus, positive, model, negative, body.k,
+                                   body.lang or None, years, index=resources.index(model))
+    except PaperNotFoundError as error:
+        raise HTTPException(404, str(error).split(": ", 1)[-1]) from None
+    return {"model": model, "positive": positive, "negative": negative,
+            "results": [r.as_dict() for r in found]}
+
+
 def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any]:
     model = served_model(resources, body.model, "body")
     years = (body.year_from, body.year_to) if body.year_from or body.year_to else None
@@ -302,6 +353,13 @@ async def paper_route(resources: Served, key: Key) -> dict[str, Any]:
     return await quick(resources, paper_or_404, resources, key)
 
 
+@router.post("/api/related", response_model=LibraryResults, tags=["papers"])
+def related_library_route(resources: Served, body: RelatedRequest) -> dict[str, Any]:
+    """Papers related to a whole library (positive seeds), away from negative seeds; each
+    result names the seeds that put it there."""
+    return related_to_library_for(resources, body)
+
+
 @router.post("/api/recommend", response_model=Recommendations, tags=["recommend"])
 def recommend_route(resources: Served, body: RecommendRequest) -> dict[str, Any]:
     """Papers to cite at each citation location of a manuscript text."""
@@ -309,13 +367,22 @@ def recommend_route(resources: Served, body: RecommendRequest) -> dict[str, Any]
 
 
 @router.get("/api/bibtex", response_class=PlainTextResponse, tags=["papers"],
-            responses={200: {"content": {"application/x-bibtex": {}}}})
-def bibtex_route(resources: Served,
+            responses={200: {"content": {media: {} for _, media, _ in EXPORTS.values()}}})
+def bibtex_route(request: Request, resources: Served,
                  id: Annotated[list[Key], Query(min_length=1, max_length=MAX_IDS,
-                                                description="Paper ids.")]
+                                                description="Paper ids.")],
+                 format: Annotated[Literal["bib", "ris", "csl"] | None, Query(
+                     description="bib (BibTeX), ris or csl (CSL-JSON); else from the Accept "
+                                 "header; BibTeX by default.")] = None,
                  ) -> PlainTextResponse:
-    """BibTeX entries of the given papers (unknown ids are left out)."""
-    text = bibtex(papers_by_id(resources.corpus, list(dict.fromkeys(id))))
-    return PlainTextResponse(text, media_type="application/x-bibtex; charset=utf-8",
+    """The given papers for a reference manager: BibTeX, RIS or CSL-JSON (unknown ids are
+    left out)."""
+    if format is None:
+        accept = request.headers.get("accept", "")
+        format = next((name for name, (_, media, _) in EXPORTS.items() if media in accept),
+                      "bib")
+    _, media, filename = EXPORTS[format]
+    text = export(papers_by_id(resources.corpus, list(dict.fromkeys(id))), format)
+    return PlainTextResponse(text, media_type=f"{media}; charset=utf-8",
                              headers={"Content-Disposition":
-                                      'attachment; filename="openmsd.bib"'})
+                                      f'attachment; filename="{filename}"'})

@@ -17,19 +17,24 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from openmsd.search.papers import papers_by_id
 from openmsd.server.api import (
+    MAX_IDS,
     MAX_K,
     MAX_QUERY,
     MAX_TEXT,
     Filters,
+    Key,
     Language,
     Model,
     RecommendRequest,
+    RelatedRequest,
     Served,
     filters,
     paper_or_404,
     recommend_for,
     related_page,
+    related_to_library_for,
     search_or_related,
 )
 
@@ -112,6 +117,18 @@ def paper_view(request: Request, resources: Served, f: PageFilters, key: str) ->
                   bars=language_chart(page["results"]) if page else [],
                   links=_page_links(request, page) if page else {},
                   filters=_filters_shown(resources, f))
+
+
+@router.get("/library", response_class=HTMLResponse)
+def library_view(request: Request, resources: Served,
+                 id: Annotated[list[Key], Query(min_length=1, max_length=MAX_IDS)],
+                 not_: Annotated[list[Key], Query(alias="not", max_length=MAX_IDS)] = [],  # noqa: B006
+                 k: Annotated[int, Query(ge=1, le=MAX_K)] = 10) -> HTMLResponse:
+    """Related to these N papers: the papers related to a whole library."""
+    found = related_to_library_for(resources, RelatedRequest(positive=id, negative=not_, k=k))
+    seeds = papers_by_id(resources.corpus, found["positive"])
+    page = {"offset": 0, "k": k, "next_offset": None, "results": found["results"]}
+    return render(request, "library.html", seeds=seeds, negative=found["negative"], page=page)
 
 
 @router.get("/recommend", response_class=HTMLResponse)

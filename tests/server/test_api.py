@@ -139,7 +139,7 @@ def test_bibtex_export(client) -> None:
     assert response.headers["content-type"].startswith("application/x-bibtex")
     assert response.text.count("@article{") == 2
     assert "title = {Analyse syntaxique en dépendances du français}" in response.text
-    assert "author = {Dzmitry Bahdanau}" in response.text
+    assert "author = {Bahdanau, Dzmitry}" in response.text
 
 
 def test_stats(client) -> None:

@@ -98,3 +98,30 @@ def test_recommend_view(page) -> None:
     assert locations.count() == 1
     assert "Bahdanau et al., 2015" in locations.first.locator("mark").inner_text()
     assert "Neural machine translation" in locations.first.inner_text()
+
+
+def test_related_to_a_library_view_and_export(page) -> None:
+    # pick two papers in the results, ask for what is related to both
+    page.goto("/?q=analyse+syntaxique+en+d%C3%A9pendances")
+    page.wait_for_selector("ol.results li.result")
+    page.check("li.result input.pick >> nth=0")
+    page.check("li.result input.pick >> nth=1")
+    with page.expect_navigation():
+        page.click("#related-selected")
+    assert "/library?id=" in page.url
+    assert page.inner_text("h1") == "Related to these 2 papers"
+    assert page.locator("ul.seeds li.seed").count() == 2
+    results = page.locator("li.result")
+    assert results.count() > 0
+    assert "near " in page.inner_text("ol.results")  # which seeds put each result there
+    # the library's results exported as RIS
+    page.check("li.result input.pick >> nth=0")
+    page.select_option("#export-format", "ris")
+    with page.expect_download() as download:
+        page.click("#export-bibtex")
+    assert download.value.suggested_filename == "openmsd.ris"
+    assert Path(download.value.path()).read_text(encoding="utf-8").startswith("TY  - JOUR")
+    # a title with markup among the seeds stays text
+    page.goto("/library?id=xss&id=en-parse")
+    assert "<script>alert(1)</script>" in page.inner_text("ul.seeds")
+    assert page.dialogs == []

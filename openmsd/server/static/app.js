@@ -16,7 +16,18 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
 
-  // BibTeX of the selected results: shown in the page and downloaded.
+  // Related to the selected papers as a library: the "related to these N papers" view.
+  const library = document.getElementById("related-selected");
+  if (library) {
+    library.addEventListener("click", () => {
+      const ids = [...document.querySelectorAll("input.pick:checked")].map((box) => box.value);
+      if (ids.length > 0) {
+        window.location.href = "/library?" + new URLSearchParams(ids.map((id) => ["id", id]));
+      }
+    });
+  }
+
+  // The selected results as BibTeX, RIS or CSL-JSON: shown in the page and downloaded.
   const form = document.getElementById("bibtex-form");
   const out = document.getElementById("bibtex-out");
   if (form && out) {
@@ -29,14 +40,18 @@ document.addEventListener("DOMContentLoaded", () => {
         return;
       }
       const params = new URLSearchParams(ids.map((id) => ["id", id]));
+      const picked = form.querySelector("#export-format");
+      const format = picked ? picked.value : "bib";
+      params.append("format", format);
       const response = await fetch("/api/bibtex?" + params.toString());
       const text = await response.text();
       out.textContent = text;  // text, never HTML
       out.hidden = false;
       if (response.ok) {
         const link = document.createElement("a");
-        link.href = URL.createObjectURL(new Blob([text], { type: "application/x-bibtex" }));
-        link.download = "openmsd.bib";
+        const type = response.headers.get("content-type") || "text/plain";
+        link.href = URL.createObjectURL(new Blob([text], { type: type }));
+        link.download = { bib: "openmsd.bib", ris: "openmsd.ris", csl: "openmsd.json" }[format];
         link.click();
         URL.revokeObjectURL(link.href);
       }

@@ -1,0 +1,253 @@
+"""The ``openmsd fetch openalex|crossref`` and ``openmsd update`` commands (the API clients
+are imported when a command runs, not when ``openmsd`` starts)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+__all__ = ["fetch_app", "update"]
+
+DEFAULT_API = "https://api.openalex.org"
+CROSSREF_API = "https://api.crossref.org"
+
+fetch_app = typer.Typer(help="Fetch works from the open scholarly APIs (OpenAlex, Crossref).",
+                        no_args_is_help=True)
+err = Console(stderr=True, emoji=False)
+out = Console(emoji=False)
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True, markup=False)
+    raise typer.Exit(2)
+
+
+def _need_clients() -> None:
+    """Fail with the install command when the API clients (the ``fetch`` extra) are absent."""
+    import importlib.util
+
+    missing = [name for name in ("pyalex", "habanero", "pyzotero", "requests")
+               if importlib.util.find_spec(name) is None]
+    if missing:
+        _fail(f"openmsd fetch needs {', '.join(missing)}: pip install 'openmsd[fetch]'")
+
+
+def _ticker(progress: Progress, label: str):
+    task = progress.add_task(label, total=None)
+    return lambda n: progress.advance(task, n)
+
+
+def _progress() -> Progress:
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"),
+                    TextColumn("{task.completed:,} works"), TimeElapsedColumn(),
+                    console=err, transient=True)
+
+
+def _filters(values: list[str] | None) -> dict[str, str]:
+    filters = {}
+    for value in values or []:
+        key, sep, val = value.partition(":")
+        if not sep or not key or not val:
+            _fail(f"--filter {value!r}: expected FIELD:VALUE, e.g. language:fr, "
+                  "publication_year:2010-2020, topics.id:T10181")
+        filters[key.strip()] = val.strip()
+    return filters
+
+
+def _since(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return datetime.strptime(value, "%Y-%m-%d").strftime("%Y-%m-%d")
+    except ValueError:
+        _fail(f"--since {value!r}: expected a date YYYY-MM-DD")
+    return None
+
+
+def _print_report(report: dict, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    for item in report.get("unresolved", []):
+        err.print(f"  unresolved: {item.get('seed') or item.get('doi')} "
+                  f"({item.get('origin', '')}): {item['reason']}", highlight=False,
+                  markup=False)
+    for old, new in report.get("merged", {}).items():
+        err.print(f"  merged: {old} -> {new}", highlight=False)
+    rate = report["works"] / report["seconds"] if report["seconds"] else 0.0
+    out.print(f"{report['out']}: {report['works']:,} works in {report['requests']:,} requests, "
+              f"{report['seconds']:.1f} s ({rate:.1f} works/s); "
+              f"{len(report.get('unresolved', [])):,} unresolved"
+              + (" (stopped at --max-works)" if report.get("stopped_at_max_works") else ""),
+              highlight=False, markup=False)
+
+
+@fetch_app.command("openalex")
+def fetch_openalex(
+    seeds: Annotated[list[str] | None, typer.Argument(
+        help="DOIs, OpenAlex ids (W...), arXiv ids or pmid:N.")] = None,
+    out_file: Annotated[Path, typer.Option("--out", help="The works JSONL (.gz) to write.")]
+    = Path("works.jsonl.gz"),
+    seed_file: Annotated[list[Path] | None, typer.Option(
+        "--seeds", help="A BibTeX (.bib) or RIS (.ris) library, or a file of ids, one a "
+                        "line.")] = None,
+    search: Annotated[str | None, typer.Option(help="A full-text search query.")] = None,
+    filter_: Annotated[list[str] | None, typer.Option(
+        "--filter", help="FIELD:VALUE, an OpenAlex works filter (language:fr, "
+                         "publication_year:2010-2020, topics.id:T..., "
+                         "authorships.institutions.id:I..., primary_location.source.id:S..."
+                         ", concepts.id:C...); repeatable.")] = None,
+    zotero: Annotated[str | None, typer.Option(
+        help="A Zotero library as user:ID or group:ID (read only).")] = None,
+    zotero_collection: Annotated[str | None, typer.Option(
+        help="The collection key in that library (default: the whole library).")] = None,
+    zotero_key: Annotated[str | None, typer.Option(
+        envvar="ZOTERO_API_KEY", help="The Zotero API key (or $ZOTERO_API_KEY).")] = None,
+    zotero_url: Annotated[str | None, typer.Option(
+        help="The Zotero web API (a test server).")] = None,
+    citing: Annotated[bool, typer.Option(help="Also the works citing each work.")] = False,
+    depth: Annotated[int, typer.Option(help="Expansion steps from the seeds (0: seeds "
+                                            "only).")] = 1,
+    max_works: Annotated[int, typer.Option(help="Stop after this many works.")] = 10_000,
+    mailto: Annotated[str | None, typer.Option(
+        help="Your e-mail: OpenAlex's polite pool (faster, more reliable).")] = None,
+    since: Annotated[str | None, typer.Option(
+        help="YYYY-MM-DD: only works updated since then.")] = None,
+    api_url: Annotated[str, typer.Option(help="The OpenAlex API (a mirror, a test server).")]
+    = DEFAULT_API,
+    api_key: Annotated[str | None, typer.Option(envvar="OPENALEX_API_KEY",
+                                                help="An OpenAlex API key.")] = None,
+    retries: Annotated[int, typer.Option(help="Retries of a 429 / 5xx answer.")] = 5,
+    json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Fetch OpenAlex works around seed papers: their references, with --citing their citers,
+    --depth steps away; resumable (run it again after an interruption)."""
+    _need_clients()
+    from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
+
+    try:
+        plan = FetchPlan(seeds=_seeds(seeds, seed_file, zotero, zotero_collection, zotero_key,
+                                      zotero_url),
+                         search=search, filters=_filters(filter_), citing=citing, depth=depth,
+                         max_works=max_works, since=_since(since))
+        client = OpenAlex(api_url, Polite(mailto=mailto, retries=retries), api_key)
+        with _progress() as progress:
+            report = crawl(client, plan, out_file, _ticker(progress, "fetching OpenAlex"))
+    except FetchError as error:
+        _fail(str(error))
+    _print_report(vars(report), json)
+
+
+def _seeds(ids: list[str] | None, files: list[Path] | None, zotero: str | None,
+           collection: str | None, key: str | None, url: str | None) -> list:
+    from openmsd.fetch import read_seed_file, seeds_from_ids, seeds_from_zotero
+
+    seeds = seeds_from_ids(ids or [], "cli")
+    for path in files or []:
+        seeds += read_seed_file(path)
+    if zotero:
+        seeds += seeds_from_zotero(zotero, collection, key, url)
+    return seeds
+
+
+@fetch_app.command("crossref")
+def fetch_crossref_command(
+    dois: Annotated[list[str] | None, typer.Argument(help="DOIs.")] = None,
+    out_file: Annotated[Path, typer.Option("--out", help="The Crossref JSON to write.")]
+    = Path("crossref.json"),
+    seed_file: Annotated[list[Path] | None, typer.Option(
+        "--seeds", help="A BibTeX / RIS library or a file of DOIs.")] = None,
+    lacking: Annotated[Path | None, typer.Option(
+        "--lacking-in", help="An OpenAlex fetch output: the DOIs of its works without an "
+                             "abstract or references.")] = None,
+    mailto: Annotated[str | None, typer.Option(help="Your e-mail (Crossref's polite pool).")]
+    = None,
+    api_url: Annotated[str, typer.Option(help="The Crossref API.")] = CROSSREF_API,
+    json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Fetch Crossref works for DOIs: the reference lists and abstracts OpenAlex lacks."""
+    _need_clients()
+    from openmsd.fetch import FetchError, Polite, dois_lacking, fetch_crossref, read_seed_file
+
+    try:
+        wanted = list(dois or [])
+        for path in seed_file or []:
+            wanted += [s.key[4:] for s in read_seed_file(path) if s.key and
+                       s.key.startswith("doi:")]
+        if lacking:
+            wanted += dois_lacking(lacking)
+        if not wanted:
+            _fail("no DOI to fetch: give DOIs, --seeds or --lacking-in")
+        with _progress() as progress:
+            report = fetch_crossref(wanted, out_file, api_url, Polite(mailto=mailto),
+                                    _ticker(progress, "fetching Crossref"))
+    except (FetchError, OSError) as error:
+        _fail(str(error))
+    _print_report(vars(report), json)
+
+
+def _last_fetch(corpus: Path) -> tuple[Path, dict]:
+    """The newest fetch sidecar among the inputs of ``corpus``'s manifest."""
+    from openmsd.fetch import FetchError, sidecar_path
+
+    manifest = corpus / "manifest.json"
+    if not manifest.exists():
+        raise FetchError(f"{corpus}: not a corpus (no manifest.json); ingest a fetch first")
+    found = []
+    for entry in orjson.loads(manifest.read_bytes()).get("inputs", []):
+        sidecar = sidecar_path(Path(entry["path"]))
+        if sidecar.exists():
+            found.append((Path(entry["path"]), orjson.loads(sidecar.read_bytes())))
+    if not found:
+        raise FetchError(f"{corpus}: none of its inputs came from 'openmsd fetch openalex' "
+                         "(no WORKS.fetch.json beside them)")
+    return max(found, key=lambda item: item[1]["finished"])
+
+
+def update(
+    corpus: Annotated[Path, typer.Argument(help="A corpus built from 'openmsd fetch'.")],
+    mailto: Annotated[str | None, typer.Option(help="Your e-mail (default: the fetch's).")]
+    = None,
+    api_url: Annotated[str | None, typer.Option(help="The OpenAlex API (default: the "
+                                                     "fetch's).")] = None,
+) -> None:
+    """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
+    embed and index it for every model the corpus has an index for."""
+    _need_clients()
+    from openmsd.corpus.store import Corpus, CorpusError
+    from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
+    from openmsd.index.vector_index import build_index
+    from openmsd.ingest.pipeline import ingest
+    from openmsd.ingest.report import IngestError
+    from openmsd.models.embed import embed_corpus
+    from openmsd.models.registry import load_model
+    from openmsd.server.resources import indexed_models
+
+    try:
+        previous, sidecar = _last_fetch(corpus)
+        plan = FetchPlan.from_dict({**sidecar["plan"], "since": sidecar["finished"]})
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+        target = previous.with_name(f"{previous.name.split('.')[0]}.update-{stamp}.jsonl.gz")
+        client = OpenAlex(api_url or sidecar["api_url"],
+                          Polite(mailto=mailto or sidecar.get("mailto")))
+        with _progress() as progress:
+            report = crawl(client, plan, target, _ticker(progress, "fetching OpenAlex"))
+        _print_report(vars(report), False)
+        if not report.works:
+            out.print(f"{corpus}: nothing new since {plan.since}", highlight=False)
+            return
+        ingest([target], corpus)
+        for model in indexed_models(corpus):
+            done = embed_corpus(Corpus(corpus), load_model(model), model)
+            build_index(Corpus(corpus), model)
+            out.print(f"{model}: {done.embedded:,} papers embedded and indexed",
+                      highlight=False)
+    except (FetchError, CorpusError, IngestError, FileNotFoundError, ValueError) as error:
+        _fail(str(error))

@@ -1,0 +1,335 @@
+"""``openmsd fetch openalex``: from seeds to OpenAlex works JSONL, breadth first, resumable.
+
+The crawl runs a queue of tasks: a seed (``/works/{key}``, or a title looked up by search), a
+search, a filter, a batch of referenced works (``filter=openalex_id:W1|W2...``) or the works
+citing a batch (``filter=cites:W1|W2...``), each paged with cursors. A work found at depth
+``d < depth`` queues its references (and, with ``citing``, its citers) at depth ``d + 1``;
+the crawl stops at ``max_works``.
+
+Works are appended to ``OUT.partial`` (JSON Lines) and the queue, with the cursor of the task
+under way, to ``OUT.progress.json`` after every page. A fetch killed midway, run again with the
+same arguments, reads both and goes on: a work already written is never written twice. At the
+end the works are gzipped to ``OUT`` (atomically), both files are removed, and ``OUT`` gets a
+sidecar ``OUT.fetch.json`` (the plan, the report, when it finished) for ``openmsd update``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from openmsd.fetch.ids import work_id
+from openmsd.fetch.openalex import OpenAlex
+from openmsd.fetch.seeds import Seed
+from openmsd.fetch.session import BadAnswer, FetchError
+
+__all__ = ["BATCH", "FetchPlan", "FetchReport", "crawl", "iter_works", "sidecar_path"]
+
+BATCH = 50  # ids per filter request (OpenAlex accepts up to 100 OR-ed values)
+PER_PAGE = 200
+STATE_VERSION = 1
+
+
+@dataclass
+class FetchPlan:
+    """What to fetch: seeds, a search, filters (``{"language": "fr"}``), how far to go."""
+
+    seeds: list[Seed] = field(default_factory=list)
+    search: str | None = None
+    filters: dict[str, str] = field(default_factory=dict)
+    citing: bool = False
+    depth: int = 1
+    max_works: int = 10_000
+    since: str | None = None
+    per_page: int = PER_PAGE
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "seeds": [asdict(s) for s in self.seeds]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FetchPlan:
+        return cls(**{**data, "seeds": [Seed(**s) for s in data.get("seeds", [])]})
+
+
+@dataclass
+class FetchReport:
+    """What a fetch did: works written, requests, seeds that resolved to nothing, merged ids."""
+
+    works: int = 0
+    requests: int = 0
+    seconds: float = 0.0
+    unresolved: list[dict[str, str]] = field(default_factory=list)
+    merged: dict[str, str] = field(default_factory=dict)
+    skipped_not_updated: int = 0
+    stopped_at_max_works: bool = False
+    resumed: bool = False
+    out: str = ""
+
+
+def sidecar_path(out: Path) -> Path:
+    """Where a finished fetch records its plan and report: ``OUT.fetch.json``."""
+    return out.with_name(out.name + ".fetch.json")
+
+
+def _initial_tasks(plan: FetchPlan) -> list[dict[str, Any]]:
+    tasks: list[dict[str, Any]] = [{"kind": "seed", "seed": asdict(s), "depth": 0}
+                                   for s in plan.seeds]
+    if plan.search:
+        tasks.append({"kind": "search", "search": plan.search, "depth": 0})
+    if plan.filters:
+        tasks.append({"kind": "filter", "depth": 0})
+    return tasks
+
+
+class _State:
+    """The queue, the ids seen, the report: saved to the progress file after every page."""
+
+    def __init__(self, plan: FetchPlan, path: Path, partial: Path):
+        self.plan, self.path, self.partial = plan, path, partial
+        self.queue: list[dict[str, Any]] = []
+        self.seen: set[str] = set()
+        self.expanded: set[str] = set()
+        self.written: set[str] = set()
+        self.report = FetchReport()
+
+    def start(self) -> None:
+        """Resume from the progress file, or start afresh."""
+        if self.path.exists():
+            try:
+                data = orjson.loads(self.path.read_bytes())
+                if data.get("version") != STATE_VERSION:
+                    raise ValueError(f"version {data.get('version')}")
+            except (ValueError, OSError) as error:
+                raise FetchError(f"{self.path}: unreadable progress file ({error}); delete it "
+                                 "to start the fetch afresh") from None
+            if data["plan"] != self.plan.as_dict():
+                raise FetchError(f"{self.path}: the progress of a different fetch (other "
+                                 "seeds or options); finish it with its own arguments, or "
+                                 "delete it to start afresh")
+            self.queue, self.seen = data["queue"], set(data["seen"])
+            self.expanded = set(data["expanded"])
+            self.report = FetchReport(**data["report"])
+            self.report.resumed = True
+            self.written = _written_ids(self.partial)
+        else:
+            self.queue = _initial_tasks(self.plan)
+            self.partial.write_bytes(b"")
+        self.save()
+
+    def save(self) -> None:
+        self.report.works = len(self.written)
+        data = {"version": STATE_VERSION, "plan": self.plan.as_dict(), "queue": self.queue,
+                "seen": sorted(self.seen), "expanded": sorted(self.expanded),
+                "report": asdict(self.report)}
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_bytes(orjson.dumps(data))
+        os.replace(tmp, self.path)
+
+
+def _written_ids(partial: Path) -> set[str]:
+    """The work ids of the complete lines of ``partial``; a torn last line is cut off."""
+    ids: set[str] = set()
+    if not partial.exists():
+        return ids
+    with open(partial, "rb+") as handle:
+        good = 0
+        for line in handle:
+            if not line.endswith(b"\n"):
+                break
+            with contextlib.suppress(orjson.JSONDecodeError):
+                if wid := work_id(orjson.loads(line).get("id")):
+                    ids.add(wid)
+            good += len(line)
+        handle.truncate(good)
+    return ids
+
+
+class _Crawl:
+    """Runs the queue of a :class:`_State` against a client, task by task, page by page."""
+
+    def __init__(self, client: OpenAlex, state: _State,
+                 tick: Callable[[int], None] | None):
+        self.client, self.state, self.plan, self.tick = client, state, state.plan, tick
+
+    def full(self) -> bool:
+        return len(self.state.written) >= self.plan.max_works
+
+    def run(self) -> None:
+        queue = self.state.queue
+        while queue and not self.full():
+            task = queue[0]
+            if task["kind"] == "seed":
+                self.seed(task)
+            else:
+                self.paged(task)
+            queue.pop(0)
+            self.state.save()
+        self.state.report.stopped_at_max_works = bool(queue) and self.full()
+
+    def seed(self, task: dict[str, Any]) -> None:
+        seed = Seed(**task["seed"])
+        try:
+            if seed.key:
+                work = self.client.work(seed.key)
+            else:
+                query = self.client.works().search_filter(title=seed.title)
+                found = self.client.page(query, per_page=1)
+                work = found[0] if found else None
+        except BadAnswer as error:
+            self.unresolved(seed, f"bad answer: {error}")
+            return
+        if work is None or not work_id(work.get("id")):
+            self.unresolved(seed, "not found in OpenAlex" if work is None else "no work id")
+            return
+        wid = work_id(work["id"])
+        if seed.key and seed.key.startswith("W") and wid != seed.key:
+            self.state.report.merged[seed.key] = wid  # merged id, redirected
+        self.emit([work], task["depth"], seed=True)
+
+    def unresolved(self, seed: Seed, reason: str) -> None:
+        self.state.report.unresolved.append({"seed": seed.name, "origin": seed.origin,
+                                             "reason": reason})
+
+    def query(self, task: dict[str, Any]) -> Any:
+        kind = task["kind"]
+        filters: dict[str, Any] = {}
+        query = self.client.works()
+        if kind == "search":
+            query = query.search(task["search"])
+        elif kind == "filter":
+            filters.update(self.plan.filters)
+        elif kind == "ids":
+            filters["openalex_id"] = "|".join(task["ids"])
+        elif kind == "cites":
+            filters["cites"] = "|".join(task["ids"])
+        if kind == "search" and self.plan.filters:
+            filters.update(self.plan.filters)
+        if self.plan.since:
+            filters["from_updated_date"] = self.plan.since
+        return query.filter(**filters) if filters else query
+
+    def paged(self, task: dict[str, Any]) -> None:
+        per_page = BATCH if task["kind"] == "ids" else self.plan.per_page
+        cursor = task.get("cursor", "*")
+        while cursor and not self.full():
+            page = self.client.page(self.query(task), cursor, per_page)
+            self.emit(list(page), task["depth"])
+            # a short page is the last: no need to ask for the empty one after it
+            cursor = page.next_cursor if len(page) == per_page else None
+            task["cursor"] = cursor
+            self.state.save()
+
+    def emit(self, works: list[dict[str, Any]], depth: int, seed: bool = False) -> None:
+        """Append the new works, queue the expansion of every work at ``depth``."""
+        state = self.state
+        lines = []
+        for work in works:
+            wid = work_id(work.get("id"))
+            if not wid or wid in state.written or self.full():
+                continue
+            if seed and self.plan.since and str(work.get("updated_date", ""))[:10] \
+                    < self.plan.since:
+                state.report.skipped_not_updated += 1
+            else:
+                lines.append(orjson.dumps(work) + b"\n")
+                state.written.add(wid)
+            state.seen.add(wid)
+        if lines:
+            with open(state.partial, "ab") as handle:
+                handle.writelines(lines)
+                handle.flush()
+                os.fsync(handle.fileno())
+            if self.tick:
+                self.tick(len(lines))
+        if depth >= self.plan.depth:
+            return
+        refs: list[str] = []
+        citers: list[str] = []
+        for work in works:
+            wid = work_id(work.get("id"))
+            if not wid or wid in state.expanded:
+                continue
+            state.expanded.add(wid)
+            citers.append(wid)
+            for ref in work.get("referenced_works") or []:
+                rid = work_id(ref)
+                if rid and rid not in state.seen:
+                    state.seen.add(rid)
+                    refs.append(rid)
+        for start in range(0, len(refs), BATCH):
+            state.queue.append({"kind": "ids", "ids": refs[start:start + BATCH],
+                                "depth": depth + 1})
+        if self.plan.citing:
+            for start in range(0, len(citers), BATCH):
+                state.queue.append({"kind": "cites", "ids": citers[start:start + BATCH],
+                                    "depth": depth + 1})
+
+
+def crawl(client: OpenAlex, plan: FetchPlan, out: Path,
+          tick: Callable[[int], None] | None = None) -> FetchReport:
+    """Fetch ``plan`` from ``client`` into ``out`` (OpenAlex works JSONL, gzipped when the
+    name ends in ``.gz``), resuming from ``OUT.progress.json`` when there is one."""
+    if plan.depth < 0:
+        raise FetchError(f"--depth {plan.depth}: expected 0 or more")
+    if plan.max_works <= 0:
+        raise FetchError(f"--max-works {plan.max_works}: expected 1 or more")
+    if not (plan.seeds or plan.search or plan.filters):
+        raise FetchError("nothing to fetch: give seeds, --search or --filter")
+    if out.is_dir():
+        raise FetchError(f"--out {out}: is a folder; expected a file name like works.jsonl.gz")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    state = _State(plan, out.with_name(out.name + ".progress.json"), partial)
+    state.start()
+    requests_before = client.requests
+    began = time.perf_counter()
+    try:
+        _Crawl(client, state, tick).run()
+    finally:
+        state.report.requests += client.requests - requests_before
+        state.report.seconds = round(state.report.seconds + time.perf_counter() - began, 3)
+        state.save()
+    report = state.report
+    report.works, report.out = len(state.written), str(out)
+    _finish(partial, out)
+    state.path.unlink()
+    sidecar = {"plan": plan.as_dict(), "api_url": client.api_url, "mailto": client.polite.mailto,
+               "finished": datetime.now(UTC).strftime("%Y-%m-%d"), "report": asdict(report)}
+    tmp = sidecar_path(out).with_name(sidecar_path(out).name + ".tmp")
+    tmp.write_bytes(orjson.dumps(sidecar, option=orjson.OPT_INDENT_2))
+    os.replace(tmp, sidecar_path(out))
+    return report
+
+
+def _finish(partial: Path, out: Path) -> None:
+    """Move the works of ``partial`` to ``out`` atomically (gzipped for ``.gz``)."""
+    tmp = out.with_name(out.name + ".tmp")
+    with open(partial, "rb") as source, _opener(out)(tmp) as target:
+        shutil.copyfileobj(source, target, 1 << 20)
+    os.replace(tmp, out)
+    partial.unlink()
+
+
+def _opener(out: Path) -> Callable[[Path], Any]:
+    if out.name.endswith(".gz"):
+        return lambda path: gzip.open(path, "wb", compresslevel=6)
+    return lambda path: open(path, "wb")
+
+
+def iter_works(path: Path) -> Iterator[dict[str, Any]]:
+    """The works of a fetch output (for tests and ``update``)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        for line in handle:
+            if line.strip():
+                yield orjson.loads(line)

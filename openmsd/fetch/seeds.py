@@ -1,0 +1,177 @@
+"""Seeds of a fetch: ids on the command line or in a file, a BibTeX or RIS library, a Zotero
+collection. Each becomes a :class:`Seed`: a ``/works/{key}`` key (OpenAlex id, DOI, arXiv id,
+PMID) or, for a reference with only a title, the title to look up.
+
+>>> [s.key for s in seeds_from_ids(["W1", "10.1234/X"], "cli")]
+['W1', 'doi:10.1234/x']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import bibtexparser
+import rispy
+from bibtexparser.bparser import BibTexParser
+
+from openmsd.fetch.errors import FetchError
+from openmsd.fetch.ids import seed_path
+
+__all__ = ["Seed", "SeedError", "read_seed_file", "seeds_from_bibtex", "seeds_from_ids",
+           "seeds_from_ris", "seeds_from_zotero"]
+
+_ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s/?#]+?)(?:\.pdf)?$", re.IGNORECASE)
+
+
+class SeedError(FetchError):
+    """A seed file that cannot be read as ids, BibTeX or RIS."""
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A paper to start from: ``key`` for ``/works/{key}``, else ``title`` to search;
+    ``origin`` says where it came from (``my.bib:12``, ``cli``)."""
+
+    key: str | None
+    title: str | None
+    origin: str
+
+    @property
+    def name(self) -> str:
+        return self.key or f"title:{self.title}"
+
+
+def seeds_from_ids(values: Iterable[str], origin: str) -> list[Seed]:
+    """Seeds of ids (OpenAlex, DOI, arXiv, PMID); :class:`SeedError` names one that is none."""
+    out = []
+    for number, value in enumerate(values, 1):
+        key = seed_path(value)
+        where = origin if origin == "cli" else f"{origin}:{number}"
+        if key is None:
+            raise SeedError(f"{where}: {value.strip()!r} is not an OpenAlex id, DOI, arXiv id "
+                            "or pmid:N")
+        out.append(Seed(key, None, where))
+    return out
+
+
+def _entry_seed(fields: dict[str, Any], where: str) -> Seed:
+    """A seed of a reference's fields: DOI, arXiv eprint or URL, OpenAlex URL, else title."""
+    fields = {k.lower(): v for k, v in fields.items() if isinstance(v, str) and v.strip()}
+    for name in ("doi", "do"):
+        if name in fields and (key := seed_path(fields[name])):
+            return Seed(key, None, where)
+    eprint = fields.get("eprint") or fields.get("arxivid") or fields.get("arxiv")
+    if eprint and (key := seed_path(eprint)):
+        return Seed(key, None, where)
+    for name in ("url", "ur"):
+        url = fields.get(name, "")
+        if match := _ARXIV_URL.search(url):
+            url = match.group(1)
+        if url and (key := seed_path(url)):
+            return Seed(key, None, where)
+    title = fields.get("title") or fields.get("primary_title") or fields.get("ti")
+    title = re.sub(r"\s+", " ", re.sub(r"[{}\\]", "", title or "")).strip()
+    return Seed(None, title or None, where)
+
+
+def seeds_from_bibtex(text: str, origin: str) -> list[Seed]:
+    """Seeds of a BibTeX library (bibtexparser); ``origin:KEY`` names each entry."""
+    parser = BibTexParser(common_strings=True, ignore_nonstandard_types=False)
+    try:
+        library = bibtexparser.loads(text, parser)
+    except Exception as error:  # the parser raises pyparsing/Value errors on broken input
+        raise SeedError(f"{origin}: not readable as BibTeX ({error})") from None
+    if not library.entries:
+        raise SeedError(f"{origin}: no BibTeX entry found (expected @article{{key, ...}})")
+    return [_entry_seed(entry, f"{origin}:{entry.get('ID', '?')}") for entry in library.entries]
+
+
+def seeds_from_ris(text: str, origin: str) -> list[Seed]:
+    """Seeds of a RIS file (rispy); ``origin:#N`` names the N-th reference."""
+    try:
+        entries = rispy.loads(text)
+    except Exception as error:  # rispy raises IOError/ValueError subclasses on broken input
+        raise SeedError(f"{origin}: not readable as RIS ({error})") from None
+    if not entries:
+        raise SeedError(f"{origin}: no RIS reference found (expected 'TY  - JOUR' ... "
+                        "'ER  -')")
+    out = []
+    for number, entry in enumerate(entries, 1):
+        fields = {k: (v[0] if isinstance(v, list) and v else v) for k, v in entry.items()}
+        out.append(_entry_seed(fields, f"{origin}:#{number}"))
+    return out
+
+
+def read_seed_file(path: Path) -> list[Seed]:
+    """Seeds of a file: BibTeX (``.bib`` or ``@`` first), RIS (``.ris`` or ``TY  -`` first),
+    else one id a line (``#`` comments and blank lines skipped)."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise SeedError(f"{path}: not UTF-8 text at byte {error.start}; expected BibTeX, "
+                        "RIS or one id a line") from None
+    except OSError as error:
+        raise SeedError(f"{path}: cannot read ({error.strerror})") from None
+    head = text.lstrip()[:200]
+    if path.suffix.lower() in (".bib", ".bibtex") or head.startswith("@"):
+        return seeds_from_bibtex(text, str(path))
+    if path.suffix.lower() == ".ris" or re.match(r"TY {2}- ", head):
+        return seeds_from_ris(text, str(path))
+    lines = [(n, line.split("#", 1)[0].strip()) for n, line in enumerate(text.splitlines(), 1)]
+    out = []
+    for number, value in lines:
+        if not value:
+            continue
+        key = seed_path(value)
+        if key is None:
+            raise SeedError(f"{path}:{number}: {value!r} is not an OpenAlex id, DOI, arXiv id "
+                            "or pmid:N (a seed file holds BibTeX, RIS, or one id a line)")
+        out.append(Seed(key, None, f"{path}:{number}"))
+    if not out:
+        raise SeedError(f"{path}: no seed in it (expected BibTeX, RIS or one id a line)")
+    return out
+
+
+def seeds_from_zotero(library: str, collection: str | None, api_key: str | None,
+                      api_url: str | None = None) -> list[Seed]:
+    """Seeds of a Zotero library or collection through the Zotero web API (pyzotero, read
+    only). ``library`` is ``user:ID`` or ``group:ID``."""
+    from pyzotero import errors as zotero_errors
+    from pyzotero import zotero
+
+    kind, _, library_id = library.partition(":")
+    if kind not in ("user", "group") or not library_id.isdigit():
+        raise SeedError(f"--zotero {library!r}: expected user:ID or group:ID")
+    client = zotero.Zotero(library_id, kind, api_key)
+    if api_url:
+        client.endpoint = api_url.rstrip("/")
+    origin = f"zotero:{library}" + (f"/{collection}" if collection else "")
+    try:
+        query = client.collection_items_top(collection) if collection else client.top()
+        items = client.everything(query)
+    except zotero_errors.UserNotAuthorisedError:
+        raise SeedError(f"{origin}: the Zotero API refused the key (403): is it right, and "
+                        "allowed to read this library?") from None
+    except zotero_errors.ResourceNotFoundError:
+        raise SeedError(f"{origin}: no such Zotero library or collection (404)") from None
+    except zotero_errors.PyZoteroError as error:
+        raise SeedError(f"{origin}: Zotero API error ({error})") from None
+    except Exception as error:  # httpx transport errors: unreachable, timeout
+        raise SeedError(f"{origin}: Zotero API unreachable ({error})") from None
+    out = []
+    for item in items:
+        data = item.get("data", item) if isinstance(item, dict) else {}
+        if data.get("itemType") in ("note", "attachment", None):
+            continue
+        fields = {"doi": data.get("DOI"), "url": data.get("url"), "title": data.get("title")}
+        extra = data.get("extra") or ""
+        if not fields["doi"] and (match := re.search(r"(?im)^DOI:\s*(\S+)", extra)):
+            fields["doi"] = match.group(1)
+        out.append(_entry_seed(fields, f"{origin}:{data.get('key', '?')}"))
+    if not out:
+        raise SeedError(f"{origin}: no item in it")
+    return out

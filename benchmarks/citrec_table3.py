@@ -28,6 +28,7 @@ from typing import Any
 
 from openmsd.corpus.store import Corpus
 from openmsd.eval.citrec import GROUPS, evaluate
+from openmsd.models.citrec.data import load
 from openmsd.models.citrec.train import CitrecConfig, train
 
 ABLATIONS: dict[str, dict[str, Any]] = {
@@ -46,6 +47,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
         runs: list[str], common: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = {"seeds": {}, "training": {}}
+    data = load(Corpus(corpus), outside)  # once: sentence splitting is most of a small run
     for seed in seeds:
         names = ["bm25", "e5-small-multilingual", "prefetch"]
         for run_name in runs:
@@ -55,7 +57,7 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
                 manifest = train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
                                               split=split, outside_references=outside,
                                               **{**common, **ABLATIONS[run_name]}),
-                                 progress=False)
+                                 progress=False, data=data)
                 metrics = manifest["metrics"]
                 results["training"][f"{run_name}/{seed}"] = {
                     "seconds": round(time.perf_counter() - started, 1),
@@ -70,7 +72,7 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
             best = str(out / f"seed{seed}" / "mpt-src-tgt")
             names += [f"two-stage:{best}", f"fused:{best}"]
         results["seeds"][seed] = evaluate(Corpus(corpus), names, seed=seed, outside=outside,
-                                          split=split)
+                                          split=split, data=data)
         print(f"seed {seed} evaluated", file=sys.stderr, flush=True)
     return results
 

@@ -196,14 +196,16 @@ def stage_scores(name: str, base: Callable[[str], np.ndarray], depth: int) -> np
 
 def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed: int = 0,
              outside: bool = False, log: Callable[[str], None] | None = None,
-             split: str = "random", depth: int = PREFETCH_DEPTH) -> dict[str, Any]:
+             split: str = "random", depth: int = PREFETCH_DEPTH,
+             data: CitrecData | None = None) -> dict[str, Any]:
     """Table 3 for ``models`` on ``corpus``: ``{"corpus", "candidates", "test_locations",
     "held_out_citing_papers", "split", "prefetch_recall", "models": {name: {group: {"n",
     metric: value}}}}``. ``split="time"``: the newest citing papers are the test ones and a
     query ranks only candidates published no later than its citing paper. A model may be a
     stage of :func:`stage_scores` (``prefetch``, ``two-stage:M``, ``fused:M``); when one is
-    asked for, ``prefetch_recall`` holds the prefetch's Recall@100 and @200."""
-    data = load(corpus, outside)
+    asked for, ``prefetch_recall`` holds the prefetch's Recall@100 and @200. ``data``: the
+    corpus's locations when already loaded (with the same ``outside``)."""
+    data = data or load(corpus, outside)
     _, test_locations, test = split_locations(data, test_fraction, seed, split)
     if not test_locations:
         raise CitrecEvalError(f"{corpus.root}: no test location (held out: {len(test)} citing "

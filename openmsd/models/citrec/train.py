@@ -241,9 +241,12 @@ def _digest(ids: set[str]) -> str:
     return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
 
 
-def train(config: CitrecConfig, progress: bool = True) -> dict[str, Any]:
+def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None = None
+          ) -> dict[str, Any]:
     """Train as ``config`` says; write the best model on dev (the untrained start included) to
-    ``config.out``; return the manifest."""
+    ``config.out``; return the manifest. ``data``: the corpus's locations and candidates when
+    already loaded (:func:`openmsd.models.citrec.data.load` with ``config``'s
+    ``outside_references``)."""
     import torch
     from tqdm.auto import tqdm
 
@@ -251,7 +254,7 @@ def train(config: CitrecConfig, progress: bool = True) -> dict[str, Any]:
 
     corpus = Corpus(config.corpus)
     corpus.check()
-    data = load(corpus, config.outside_references)
+    data = data or load(corpus, config.outside_references)
     learn_locations, test_locations, test = split_locations(
         data, config.test_fraction, config.seed, config.split)
     train_locations, dev_locations, dev = split_locations(

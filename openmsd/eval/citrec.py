@@ -145,8 +145,8 @@ def rrf(score_matrices: list[np.ndarray], k: int = RRF_K) -> np.ndarray:
     """Reciprocal rank fusion of (queries × candidates) score matrices: Σ 1 / (k + rank);
     −inf scores (masked candidates) stay −inf.
 
-    >>> rrf([np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 2.0, 3.0]])]).round(4).tolist()
-    [[0.0325, 0.0323, 0.0325]]
+    >>> rrf([np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 2.0, 3.0]])]).round(5).tolist()
+    [[0.03227, 0.03226, 0.03227]]
     """
     fused = np.zeros_like(score_matrices[0], dtype=np.float64)
     for scores in score_matrices:

@@ -555,7 +555,8 @@ def related(
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     backend: BackendOption = None,
 ) -> None:
-    """The papers most related to a paper, or to a whole library (--seeds), with why."""
+    """The papers most related to a paper, or to a whole library (--seeds), in any language,
+    with why."""
     from openmsd.fetch import FetchError, read_seed_file
     from openmsd.search.library import library_seeds, related_to_library
     from openmsd.search.ranking import rank_related
@@ -804,18 +805,23 @@ def eval_citrec(
     outside_references: Annotated[bool, typer.Option(
         "--outside-references", help="References outside the corpus are candidates too.")]
     = False,
+    split: Annotated[str, typer.Option(help="random: held-out citing papers drawn by seed; "
+                                            "time: the newest are test and candidates are no "
+                                            "later than the citing paper.")] = "random",
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the JSON and a "
                                                   "Markdown table (FILE.md) here.")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Citation recommendation on held-out citing papers: Recall@10, MAP@10 (positive=1, >=1,
-    >=2; MP-BERT4CR Table 3), MRR and nDCG@10."""
+    >=2; MP-BERT4CR Table 3), MRR and nDCG@10. Stages as models: 'prefetch' (the hybrid
+    fusion of bm25 and the dense model), 'two-stage:MODEL' (MODEL reranks the prefetch's top
+    200), 'fused:MODEL'."""
     from openmsd.eval.citrec import CitrecEvalError, evaluate, table3
     from openmsd.models.citrec.data import CitrecDataError
 
     try:
         result = evaluate(Corpus(corpus), model, test_fraction, seed, outside_references,
-                          log=lambda m: err.print(m, highlight=False))
+                          log=lambda m: err.print(m, highlight=False), split=split)
     except (CitrecEvalError, CitrecDataError, CorpusError, UnknownModelError,
             ValueError) as error:
         _fail(str(error))
@@ -1052,9 +1058,14 @@ def recommend(
         found = recommend_citations(target, document.text, encoder, vector_key(model, backend),
                                     k, at=at,
                                     languages=lang, years=_year_range(year), explain=True,
-                                    max_locations=None)  # every location of the manuscript
+                                    max_locations=None,  # every location of the manuscript
+                                    manuscript_ids=document.ids,
+                                    manuscript_title=document.title)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         _fail(f"{manuscript}: {error}")
+    if at is None and found and not any(loc["markers"] for loc in found):
+        err.print(f"[yellow]note[/]: {manuscript} has no citation marker: one location per "
+                  f"paragraph ({len(found)})", highlight=False)
     if bibtex_file:
         ids = list(dict.fromkeys(r["paper_id"] for loc in found for r in loc["results"]))
         with atomic_path(bibtex_file) as tmp:
@@ -1075,6 +1086,12 @@ def recommend(
             if r.get("drivers"):
                 out.print(f"         ← {shorten(r['drivers'][0]['sentence'])}", highlight=False,
                           markup=False, style="dim")
+            if r.get("co_cited_with"):
+                out.print(f"         co-cited with {', '.join(r['co_cited_with'][:3])} in the "
+                          "corpus", highlight=False, markup=False, style="dim")
+        if location.get("cocited_set"):
+            out.print(f"  cite together ({location['cites']} works): "
+                      f"{', '.join(location['cocited_set'])}", highlight=False, markup=False)
 
 
 @app.command()

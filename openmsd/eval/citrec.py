@@ -4,7 +4,7 @@ Queries are the citing locations of held-out citing papers (:func:`openmsd.model
 held_out`, the same draw ``train citrec`` made with the same fraction and seed; a trained
 model whose held-out set differs is refused). Every candidate paper is ranked for each query,
 except the citing paper itself; a location's relevant papers are all the candidates it cites.
-Metrics at 10 from the exact ranks (:func:`openmsd.eval.ranks.relevant_ranks`):
+Metrics at 10 from the exact ranks (:func:`relevant_matrix_ranks`):
 
 * Recall@10 = |relevant in the top 10| / R;
 * MAP@10 = Σ_{relevant i in the top 10} (i / rankᵢ) / min(R, 10), averaged over queries;
@@ -29,11 +29,16 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus.store import Corpus
-from openmsd.eval.ranks import DenseScorer, QueryRows, Scorer, relevant_ranks
+from openmsd.eval.ranks import DenseScorer, QueryRows, Scorer
 from openmsd.models.citrec.context import fundamental, manuscript_context
 from openmsd.models.citrec.data import CitrecData, Location, load
 from openmsd.models.citrec.model import is_citrec_model
-from openmsd.models.citrec.train import TRAIN_MANIFEST, PaperContexts, split_locations
+from openmsd.models.citrec.train import (
+    TRAIN_MANIFEST,
+    PaperContexts,
+    candidate_mask,
+    split_locations,
+)
 from openmsd.rank.scorer import Queries as TextQueries
 
 GROUPS = {"positive=1": lambda r: r == 1, "positive>=1": lambda r: r >= 1,
@@ -77,21 +82,6 @@ def summarise(per_query: list[tuple[int, dict[str, float]]]) -> dict[str, dict[s
         out[group] = {"n": len(rows), **{name: round(float(np.mean([m[name] for m in rows])), 4)
                                          if rows else None for name in METRICS}}
     return out
-
-
-class _WithoutCiting:
-    """A scorer whose rows never rank the citing paper of the query."""
-
-    def __init__(self, scorer: Scorer, citing_columns: np.ndarray):
-        self.scorer, self.citing = scorer, citing_columns
-        self.n_docs = scorer.n_docs
-
-    def rows(self, queries: np.ndarray) -> np.ndarray:
-        rows = np.array(self.scorer.rows(queries), np.float32, copy=True)
-        for i, q in enumerate(queries):
-            if self.citing[q] >= 0:
-                rows[i, self.citing[q]] = -np.inf
-        return rows
 
 
 def model_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int = 32
@@ -144,45 +134,123 @@ def _check_split(name: str, test: set[str], fraction: float, seed: int) -> None:
             f"--seed {seed} matching those, or its test contexts were seen in training")
 
 
+PREFETCH = "hybrid"
+"""The prefetch ranker: :mod:`openmsd.rank`'s fusion of BM25 and the dense model."""
+PREFETCH_DEPTH = 200
+"""Candidates the prefetch hands to the reranker."""
+RRF_K = 60
+
+
+def rrf(score_matrices: list[np.ndarray], k: int = RRF_K) -> np.ndarray:
+    """Reciprocal rank fusion of (queries × candidates) score matrices: Σ 1 / (k + rank);
+    −inf scores (masked candidates) stay −inf.
+
+    >>> rrf([np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 2.0, 3.0]])]).round(5).tolist()
+    [[0.03227, 0.03226, 0.03227]]
+    """
+    fused = np.zeros_like(score_matrices[0], dtype=np.float64)
+    for scores in score_matrices:
+        order = np.argsort(-scores, axis=1, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.arange(1, scores.shape[1] + 1)[None, :], axis=1)
+        fused += 1.0 / (k + ranks)
+    return np.where(np.isneginf(score_matrices[0]), -np.inf, fused)
+
+
+def top_depth(scores: np.ndarray, depth: int) -> np.ndarray:
+    """(queries × candidates) True for each row's ``depth`` best candidates."""
+    keep = np.zeros(scores.shape, bool)
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :depth]
+    np.put_along_axis(keep, top, True, axis=1)
+    return keep & ~np.isneginf(scores)
+
+
+def relevant_matrix_ranks(scores: np.ndarray, locations: list[Location],
+                          column: dict[str, int]) -> list[np.ndarray]:
+    """Per location, the 1-based ranks of its cited papers in its row (1 + the candidates
+    scoring strictly higher)."""
+    out = []
+    for row, loc in zip(scores, locations, strict=True):
+        mine = row[[column[c] for c in loc.cited]]
+        out.append(np.array([1 + int(np.sum(row > value)) for value in mine]))
+    return out
+
+
+def stage_scores(name: str, base: Callable[[str], np.ndarray], depth: int) -> np.ndarray:
+    """The score matrix of ``name``: a model (``base``), ``prefetch`` (the
+    :data:`PREFETCH` fusion), ``two-stage:M`` (M reranks the prefetch's top ``depth``; the rest keep
+    the prefetch's order below them) or ``fused:M`` (the RRF of M and the prefetch over its
+    top ``depth``)."""
+    if name == "prefetch":
+        return base(PREFETCH)
+    kind, _, model = name.partition(":")
+    if kind in ("two-stage", "fused") and model:
+        prefetch = base("prefetch")
+        keep = top_depth(prefetch, depth)
+        rerank = base(model) if kind == "two-stage" else rrf([base(model), prefetch])
+        # reranked candidates above every other one (RRF and cosine scores are far below
+        # 1e6); the others in the prefetch's order, masked ones −inf
+        return np.where(keep, 1e6 + rerank, prefetch)
+    return base(name)
+
+
 def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed: int = 0,
-             outside: bool = False, log: Callable[[str], None] | None = None
-             ) -> dict[str, Any]:
+             outside: bool = False, log: Callable[[str], None] | None = None,
+             split: str = "random", depth: int = PREFETCH_DEPTH,
+             data: CitrecData | None = None) -> dict[str, Any]:
     """Table 3 for ``models`` on ``corpus``: ``{"corpus", "candidates", "test_locations",
-    "held_out_citing_papers", "models": {name: {group: {"n", metric: value}}}}``."""
-    data = load(corpus, outside)
-    _, test_locations, test = split_locations(data, test_fraction, seed)
+    "held_out_citing_papers", "split", "prefetch_recall", "models": {name: {group: {"n",
+    metric: value}}}}``. ``split="time"``: the newest citing papers are the test ones and a
+    query ranks only candidates published no later than its citing paper. A model may be a
+    stage of :func:`stage_scores` (``prefetch``, ``two-stage:M``, ``fused:M``); when one is
+    asked for, ``prefetch_recall`` holds the prefetch's Recall@100 and @200. ``data``: the
+    corpus's locations when already loaded (with the same ``outside``)."""
+    data = data or load(corpus, outside)
+    _, test_locations, test = split_locations(data, test_fraction, seed, split)
     if not test_locations:
         raise CitrecEvalError(f"{corpus.root}: no test location (held out: {len(test)} citing "
                               "papers)")
     candidates = sorted(data.papers)
     column = {p: i for i, p in enumerate(candidates)}
     queries = Queries(test_locations, candidates, column)
-    pair_query = np.array([i for i, loc in enumerate(test_locations) for _ in loc.cited])
-    pair_doc = np.array([column[c] for loc in test_locations for c in loc.cited])
-    citing = np.array([column.get(loc.citing_id, -1) for loc in test_locations])
+    mask = candidate_mask(data, test_locations, candidates, split)
     result: dict[str, Any] = {"corpus": str(corpus.root), "outside_references": outside,
-                              "candidates": len(candidates),
+                              "split": split, "candidates": len(candidates),
                               "test_locations": len(test_locations),
                               "test_fraction": test_fraction, "seed": seed,
                               "held_out_citing_papers": len(test), "models": {}}
+    cache: dict[str, np.ndarray] = {}
+
+    def base(name: str) -> np.ndarray:
+        if name not in cache:
+            if name == "prefetch":
+                cache[name] = stage_scores(name, base, depth)
+            else:
+                _check_split(name, test, test_fraction, seed)
+                if log:
+                    log(f"{name}: encoding {len(test_locations):,} queries and "
+                        f"{len(candidates):,} candidates")
+                scorer = model_scorer(name, data, queries)
+                rows = np.asarray(scorer.rows(np.arange(len(test_locations))), np.float64)
+                cache[name] = np.where(mask, rows, -np.inf)
+        return cache[name]
+
     for name in models:
-        _check_split(name, test, test_fraction, seed)
-        if log:
-            log(f"{name}: encoding {len(test_locations):,} queries and "
-                f"{len(candidates):,} candidates")
-        scorer = _WithoutCiting(model_scorer(name, data, queries), citing)
-        ranks = relevant_ranks(scorer, np.arange(len(test_locations)), pair_query, pair_doc,
-                               np.arange(len(candidates)), exclude_self=False)
-        per_query, cursor = [], 0
-        for loc in test_locations:
-            mine = ranks[cursor:cursor + len(loc.cited)]
-            cursor += len(loc.cited)
-            per_query.append((len(loc.cited), query_metrics(mine)))
+        scores = stage_scores(name, base, depth)
+        per_query = [(len(loc.cited), query_metrics(ranks)) for loc, ranks in zip(
+            test_locations, relevant_matrix_ranks(scores, test_locations, column), strict=True)]
         result["models"][_label(name)] = summarise(per_query)
+    if "prefetch" in cache:
+        ranks = relevant_matrix_ranks(cache["prefetch"], test_locations, column)
+        result["prefetch_recall"] = {f"Recall@{k}": round(float(np.mean(
+            [np.mean(r <= k) for r in ranks])), 4) for k in (10, 100, 200)}
     return result
 
 
 def _label(name: str) -> str:
+    kind, _, model = name.partition(":")
+    if kind in ("two-stage", "fused") and model:
+        return f"{kind}:{_label(model)}"
     return Path(name).name if Path(name).is_dir() else name
 
 
@@ -204,6 +272,9 @@ def table3(result: dict[str, Any]) -> str:
     counts = ", ".join(f"{g}: {result['models'][next(iter(result['models']))][g]['n']}"
                        for g in groups) if result["models"] else ""
     lines.append("")
+    if result.get("prefetch_recall"):
+        lines.append(f"Prefetch ({PREFETCH}): " + ", ".join(
+            f"{k} {100 * v:.1f}" for k, v in result["prefetch_recall"].items()) + ".")
     lines.append(f"{result['test_locations']} test locations ({counts}) from "
                  f"{result['held_out_citing_papers']} held-out citing papers; "
                  f"{result['candidates']:,} candidates; scores in %.")

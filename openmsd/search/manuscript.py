@@ -24,6 +24,7 @@ without bibliography entry, an empty ``\\cite{}``) are listed in ``problems`` wi
 
 from __future__ import annotations
 
+import gzip
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,11 +49,15 @@ class ManuscriptError(ValueError):
 
 @dataclass
 class Manuscript:
-    """Paragraphs of text with citation markers, the format read, and marker problems."""
+    """Paragraphs of text with citation markers, the format read, marker problems, and what
+    identifies the manuscript itself (``title``, ``ids``: DOI, arXiv or paper id) where the
+    file says so, so that it is never recommended to itself."""
 
     paragraphs: list[str]
     format: str
     problems: list[str] = field(default_factory=list)
+    title: str | None = None
+    ids: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -77,16 +82,26 @@ def format_of(path: Path) -> str:
 
 def read_manuscript(path: Path, paper: str | None = None, max_bytes: int = MAX_BYTES
                     ) -> Manuscript:
-    """The manuscript in ``path`` (format by suffix; see the module docstring)."""
-    kind = format_of(path)
+    """The manuscript in ``path`` (format by suffix, under a ``.gz``; see the module
+    docstring)."""
+    gzipped = path.suffix.lower() == ".gz"
+    kind = format_of(path.with_suffix("") if gzipped else path)
     try:
         size = path.stat().st_size
         if size > max_bytes:
             raise ManuscriptError(f"{path}: {size:,} bytes is more than the {max_bytes:,} a "
                                   "manuscript may have")
-        data = path.read_bytes()
-    except OSError as error:
-        raise ManuscriptError(f"{path}: cannot read it ({error.strerror or error})") from None
+        if gzipped:
+            with gzip.open(path, "rb") as stream:
+                data = stream.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                raise ManuscriptError(f"{path}: more than the {max_bytes:,} bytes a manuscript "
+                                      "may have once decompressed")
+        else:
+            data = path.read_bytes()
+    except (OSError, EOFError, gzip.BadGzipFile) as error:
+        reason = getattr(error, "strerror", None) or error
+        raise ManuscriptError(f"{path}: cannot read it ({reason})") from None
     if kind == "jats":
         return read_jats(data, path)
     if kind == "unarxive":
@@ -204,7 +219,14 @@ def read_jats(data: bytes, path: Path | str = "<jats>") -> Manuscript:
             xref.remove(child)
         xref.text, xref.tail = f" {marker} ", tail
     paragraphs = [flatten(p)[0] for p in _paragraphs(body)]
-    return Manuscript([p for p in paragraphs if p], "jats", problems)
+    meta = root.find("front/article-meta")
+    title = ids = None
+    if meta is not None:
+        node = meta.find("title-group/article-title")
+        title = " ".join("".join(node.itertext()).split()) if node is not None else None
+        ids = [" ".join("".join(n.itertext()).split()) for n in meta.findall("article-id")]
+    return Manuscript([p for p in paragraphs if p], "jats", problems, title or None,
+                      [i for i in ids or [] if i])
 
 
 _OTHER_MARKER = re.compile(r"\{\{(formula|figure|table):[^}]*\}\}")
@@ -249,4 +271,8 @@ def read_unarxive(data: bytes, path: Path | str = "<unarxive>", paper: str | Non
                                 "bibliography entry")
         text = _OTHER_MARKER.sub(lambda m: f"[{m.group(1).upper()}]", text)
         paragraphs.extend(paragraphs_of(text))
-    return Manuscript(paragraphs, "unarxive", problems)
+    meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    ids = [str(v) for v in (record.get("paper_id"), meta.get("id"), meta.get("doi")) if v]
+    ids += [f"arxiv:{v}" for v in ids[:2]]
+    title = meta.get("title") if isinstance(meta.get("title"), str) else None
+    return Manuscript(paragraphs, "unarxive", problems, title, list(dict.fromkeys(ids)))

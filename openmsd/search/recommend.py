@@ -10,9 +10,15 @@
    one after; a marker-less paragraph: its sentences), markers removed; an encoder that reads a
    macro context (MP-BERT4CR, ``encoder.supplemental`` > 0) also gets that many sentences
    spread evenly over the text before it (MP-BERT4CR's dynamic context, deterministic here);
-4. the contexts are embedded as queries by the encoder of the corpus index and searched in it;
-   each result names the context sentences that point to it most (each sentence embedded
-   alone, compared with the paper's vector).
+4. each location is ranked by its own sentence first and its wider context second: the query
+   vector is ``sentence_weight`` × the sentence's vector + ``context_weight`` × the context's
+   (weights from the model's config, :class:`RankWeights` by default), searched in the
+   corpus index; the manuscript itself (its DOI, id or normalised title) is never a result;
+5. each result names the sentences of *that location's* context that point to it most (each
+   sentence embedded alone, compared with the paper's vector; the location's own sentence
+   weighted as in 4) and the other results it is co-cited with in the corpus; a location
+   citing several papers (``[3, 5-7]``, two markers) also gets ``cocited_set``: that many
+   results, the best one and those most co-cited with it (MP-BERT4CR's multi-positive point).
 
 Reading files (LaTeX, Markdown, JATS, unarXive) is :mod:`openmsd.search.manuscript`'s job.
 
@@ -22,11 +28,16 @@ Reading files (LaTeX, Markdown, JATS, unarXive) is :mod:`openmsd.search.manuscri
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from openmsd.corpus.identifiers import normalize_title
 from openmsd.corpus.langid import identify
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import VectorIndex, load_index
@@ -34,11 +45,23 @@ from openmsd.models.citrec.context import fundamental, pick
 from openmsd.models.citrec.markers import MARKER, citation_markers, without_markers
 from openmsd.models.citrec.sentences import split_sentences
 from openmsd.models.encoder import DenseEncoder
+from openmsd.search.citation_graph import citation_graph
 from openmsd.search.manuscript import paragraphs_of
-from openmsd.search.related import _results
+from openmsd.search.paper_records import paper_records
+from openmsd.search.related import PaperNotFoundError, _results, find_paper
 
-__all__ = ["MARKER", "MAX_LOCATIONS", "citation_markers", "locations", "recommend",
-           "split_sentences"]
+__all__ = [
+    "MARKER",
+    "MAX_LOCATIONS",
+    "RankWeights",
+    "citation_markers",
+    "cited_count",
+    "locations",
+    "manuscript_papers",
+    "rank_weights",
+    "recommend",
+    "split_sentences",
+]
 
 MAX_LOCATIONS = 50
 """Locations embedded and searched at once; by default :func:`recommend` answers only the
@@ -48,6 +71,88 @@ MAX_PARAGRAPH_CONTEXT = 10
 DRIVERS = 2
 """Context sentences named per result."""
 log = logging.getLogger("openmsd.recommend")
+TITLE_MAX = 300
+"""A first paragraph this short, without a marker, is taken as the manuscript's title."""
+
+
+@dataclass(frozen=True)
+class RankWeights:
+    """How a location's query mixes its own sentence and its wider context (its fundamental
+    context and, for MP-BERT4CR, the macro context): ``sentence`` first, ``context`` second.
+    A citrec model's ``citrec.json`` may set ``sentence_weight`` / ``context_weight``."""
+
+    sentence: float = 0.6
+    context: float = 0.4
+
+
+def rank_weights(encoder: DenseEncoder) -> RankWeights:
+    """The weights of ``encoder``'s config (a citrec model's settings), else the defaults."""
+    settings = getattr(encoder, "settings", None)
+    default = RankWeights()
+    return RankWeights(float(getattr(settings, "sentence_weight", default.sentence)),
+                       float(getattr(settings, "context_weight", default.context)))
+
+
+_RANGE = re.compile(r"(\d+)\s*[–-]\s*(\d+)")
+
+
+def cited_count(sentence: str) -> int:
+    """How many works the markers of a sentence cite: ``[3, 5-7]`` 4, ``{{cite:a,b}}`` 2,
+    ``(Smith 2020; Doe 2019)`` 2, two markers at least 2.
+
+    >>> cited_count("As in [3, 5-7] and (Doe, 2019).")
+    5
+    """
+    total = 0
+    for marker, _ in citation_markers(sentence):
+        if marker.startswith("["):
+            ranges = _RANGE.findall(marker)
+            singles = re.findall(r"\d+", _RANGE.sub(" ", marker))
+            n = len(singles) + sum(max(1, int(b) - int(a) + 1) for a, b in ranges
+                                   if int(b) - int(a) < 50)
+            total += max(1, n or marker.count("@"))
+        elif marker.startswith("{{") or marker.startswith("\\"):
+            total += max(1, marker.count(",") + 1)
+        else:
+            total += max(1, marker.count(";") + 1)
+    return total
+
+
+_TITLES: dict[int, tuple[Any, dict[str, list[str]]]] = {}
+
+
+def _title_index(corpus: Corpus) -> dict[str, list[str]]:
+    """Normalised title (and English title) → paper ids, built once per corpus build."""
+    records = paper_records(corpus)
+    cached = _TITLES.get(id(corpus.root))
+    if cached is not None and cached[0] is records:
+        return cached[1]
+    index: dict[str, list[str]] = {}
+    table = records.table
+    for column in ("title", "english_title"):
+        for paper_id, title in zip(table["paper_id"].to_pylist(), table[column].to_pylist(),
+                                   strict=True):
+            key = normalize_title(title)
+            if key:
+                index.setdefault(key, []).append(paper_id)
+    _TITLES.clear()
+    _TITLES[id(corpus.root)] = (records, index)
+    return index
+
+
+def manuscript_papers(corpus: Corpus, ids: Sequence[str] = (), title: str | None = None
+                      ) -> set[str]:
+    """The corpus papers that are the manuscript itself: by id, DOI or alias (``ids``) and by
+    normalised title."""
+    found = set()
+    for key in ids:
+        if key and key.strip():
+            with contextlib.suppress(PaperNotFoundError):
+                found.add(find_paper(corpus, key.strip()))
+    key = normalize_title(title)
+    if key:
+        found.update(_title_index(corpus).get(key, []))
+    return found
 
 
 def locations(sentences: list[str], at: str | None = None,
@@ -82,37 +187,72 @@ def _context(sentences: list[str], i: int, marked: bool, starts: list[int]) -> l
     return sentences[i:min(end, i + MAX_PARAGRAPH_CONTEXT)]
 
 
-def _drivers(encoder: DenseEncoder, index: VectorIndex, contexts: list[list[str]],
-             hits: list[list[tuple[str, float]]]) -> list[dict[str, list[dict[str, Any]]]]:
-    """Per location, per result paper: the context sentences most similar to it, best first.
-    All locations' sentences are embedded in one batch."""
-    unique = list(dict.fromkeys(c for s in (x for ctx in contexts for x in ctx)
-                                if (c := without_markers(s))))
-    papers = list(dict.fromkeys(p for found in hits for p, _ in found))
-    if not unique or not papers:
-        return [{} for _ in contexts]
-    vectors = np.asarray(encoder.encode(unique, "query"), np.float32)
-    position = {s: i for i, s in enumerate(unique)}
-    try:
-        paper_vectors = {p: index.index.reconstruct(index.row(p)) for p in papers}
-    except (ValueError, RuntimeError) as error:  # no row, or an index without its vectors
-        log.warning("recommend: driver sentences left out: the index cannot give back the "
-                    "vectors of the papers found (%s: %s)", type(error).__name__, error)
-        return [{} for _ in contexts]
-    out = []
-    for context, found in zip(contexts, hits, strict=True):
-        mine = [(s, position[c]) for s in context if (c := without_markers(s))]
-        if not mine:
-            out.append({})
+def _drivers(sentence_vectors: dict[str, np.ndarray], paper_vectors: dict[str, np.ndarray],
+             context: list[str], own: str, found: list[tuple[str, float]],
+             weights: RankWeights) -> dict[str, list[dict[str, Any]]]:
+    """Per result paper: the sentences of this location's ``context`` most similar to it,
+    best first by similarity × weight (``own``, the location's sentence: ``weights.sentence``,
+    its neighbours: ``weights.context``, scaled so the larger weight is 1)."""
+    mine = [(s, c) for s in context if (c := without_markers(s)) in sentence_vectors]
+    if not mine or not found:
+        return {}
+    top = max(weights.sentence, weights.context) or 1.0
+    factor = np.array([(weights.sentence if s == own else weights.context) / top
+                       for s, _ in mine], np.float32)
+    matrix = np.stack([sentence_vectors[c] for _, c in mine])
+    drivers = {}
+    for paper_id, _ in found:
+        vector = paper_vectors.get(paper_id)
+        if vector is None:
             continue
-        own = vectors[[i for _, i in mine]]
-        drivers = {}
-        for paper_id, _ in found:
-            scores = own @ paper_vectors[paper_id]
-            drivers[paper_id] = [{"sentence": mine[j][0], "score": round(float(scores[j]), 4)}
-                                 for j in np.argsort(-scores)[:DRIVERS]]
-        out.append(drivers)
+        scores = matrix @ vector
+        order = np.argsort(-(scores * factor), kind="stable")[:DRIVERS]
+        drivers[paper_id] = [{"sentence": mine[j][0], "score": round(float(scores[j]), 4),
+                              "own_sentence": mine[j][0] == own} for j in order]
+    return drivers
+
+
+def _paper_vectors(index: VectorIndex, papers: list[str]) -> dict[str, np.ndarray]:
+    """The index's vectors of ``papers`` (those it can give back)."""
+    out = {}
+    for paper_id in papers:
+        try:
+            out[paper_id] = index.index.reconstruct(index.row(paper_id))
+        except (ValueError, RuntimeError) as error:  # no row, or an index without its vectors
+            log.warning("recommend: driver sentences left out: the index cannot give back the "
+                        "vectors of the papers found (%s: %s)", type(error).__name__, error)
+            return {}
     return out
+
+
+def _cocitations(corpus: Corpus, ids: list[str]) -> dict[str, dict[str, int]]:
+    """For each of ``ids``, the others it is co-cited with in the corpus and how often."""
+    try:
+        graph = citation_graph(corpus)
+    except (FileNotFoundError, OSError):
+        return {}
+    out: dict[str, dict[str, int]] = {}
+    for paper_id in ids:
+        others = [p for p in ids if p != paper_id]
+        counts = {p: link.co_cited for p, link in zip(others, graph.links(paper_id, others),
+                                                      strict=True) if link.co_cited}
+        if counts:
+            out[paper_id] = counts
+    return out
+
+
+def _cocited_set(results: list[dict[str, Any]], cocited: dict[str, dict[str, int]], n: int
+                 ) -> list[str]:
+    """``n`` results to cite together: the best, then those most co-cited with the chosen
+    ones (ties and papers co-cited with none by rank)."""
+    chosen = [results[0]["paper_id"]] if results else []
+    rest = [r["paper_id"] for r in results[1:]]
+    while rest and len(chosen) < n:
+        best = max(rest, key=lambda p: (sum(cocited.get(c, {}).get(p, 0) for c in chosen),
+                                        -rest.index(p)))
+        chosen.append(best)
+        rest.remove(best)
+    return chosen
 
 
 def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int = 10, *,
@@ -120,20 +260,25 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
               years: tuple[int | None, int | None] | None = None,
               index: VectorIndex | None = None,
               max_locations: int | None = MAX_LOCATIONS, supplemental: int | None = None,
-              explain: bool = False) -> list[dict[str, Any]]:
+              explain: bool = False, manuscript_ids: Sequence[str] = (),
+              manuscript_title: str | None = None) -> list[dict[str, Any]]:
     """Papers to cite at each citation location of ``text``, best first.
 
-    One dict per location: ``location`` (sentence index, from 0), ``sentence_number`` (from 1,
-    as the command line prints it), ``sentence``, ``markers``
-    (the citation markers found in it), ``context`` (the fundamental context: the one before,
-    this one, the one after, or a marker-less paragraph), ``supplemental`` (the macro context
-    sentences, for encoders that read one) and ``results`` (the top ``k`` papers, as
-    :class:`openmsd.search.related.Result` dicts, each with ``drivers``: the context sentences
-    that point to it most, when ``explain``). ``max_locations``: only the first that many
-    locations (None: all of them, embedded :data:`MAX_LOCATIONS` at a time, so a whole paper
-    costs the memory of one batch). ``supplemental``: how many macro-context sentences
-    (default: the encoder's ``supplemental``, else none). ``ValueError`` for an empty text or
-    an ``at`` that is in no sentence."""
+    One dict per location: ``location`` (from 0), ``sentence_number`` (from 1), ``sentence``,
+    ``markers`` (the citation markers found in it), ``cites`` (how many works they cite),
+    ``context`` (the fundamental context: the one before, this one, the one after, or a marker-less
+    paragraph), ``supplemental`` (the macro context sentences, for encoders that read one),
+    ``results`` (the top ``k`` papers, as :class:`openmsd.search.related.Result` dicts, each
+    with ``drivers``, sentences of this location's context that point to it most, when
+    ``explain``, and ``co_cited_with``: the other results it is co-cited with in the corpus,
+    named in ``why``) and, when the markers cite several works, ``cocited_set``.
+    The manuscript itself is never a result: papers whose id / DOI is in ``manuscript_ids``
+    or whose normalised title is ``manuscript_title`` (default: the text's first paragraph
+    when it is short and has no marker) are left out. ``max_locations``: only the first that
+    many locations (None: all of them, embedded :data:`MAX_LOCATIONS` at a time).
+    ``supplemental``: how many macro-context sentences (default: the encoder's
+    ``supplemental``, else none). ``ValueError`` for an empty text or an ``at`` that is in no
+    sentence."""
     if not text.strip():
         raise ValueError("recommend: the manuscript text is empty")
     language = identify([text[:2000]])[0][0]
@@ -147,6 +292,12 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
     marked = any(citation_markers(s) for s in sentences) or at is not None
     extra = supplemental if supplemental is not None else int(getattr(encoder, "supplemental",
                                                                       0))
+    if manuscript_title is None:
+        first = paragraphs_of(text)[0]
+        manuscript_title = (first if len(first) <= TITLE_MAX and not citation_markers(first)
+                            else None)
+    itself = manuscript_papers(corpus, manuscript_ids, manuscript_title)
+    weights = rank_weights(encoder)
     index = index or load_index(corpus, model)
     out = []
     for start in range(0, len(where), MAX_LOCATIONS):
@@ -156,19 +307,36 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
         queries = [("\n" if extra else " ").join(
                        s for s in (without_markers(x) for x in macro + context) if s)
                    for macro, context in zip(macros, contexts, strict=True)]
-        vectors = np.asarray(encoder.encode(queries, "query"), np.float32)
-        hits = index.search(vectors, k, languages, years)
-        explained = (_drivers(encoder, index, [m + c for m, c in zip(macros, contexts,
-                                                                     strict=True)], hits)
-                     if explain else [{} for _ in chunk])
-        for i, context, macro, found, drivers in zip(chunk, contexts, macros, hits, explained,
-                                                     strict=True):
-            results = []
-            for result in _results(corpus, found):
-                row = result.as_dict()
-                row["drivers"] = drivers.get(result.paper_id, [])
-                results.append(row)
-            out.append({"location": i, "sentence_number": i + 1, "sentence": sentences[i],
+        own = [without_markers(sentences[i]) or sentences[i] for i in chunk]
+        unique = list(dict.fromkeys(own + ([c for ctx in contexts for s in ctx
+                                            if (c := without_markers(s))] if explain else [])))
+        sentence_vectors = dict(zip(unique, np.asarray(encoder.encode(unique, "query"),
+                                                       np.float32), strict=True))
+        context_vectors = np.asarray(encoder.encode(queries, "query"), np.float32)
+        vectors = (weights.sentence * np.stack([sentence_vectors[s] for s in own])
+                   + weights.context * context_vectors)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        hits = [[h for h in found if h[0] not in itself][:k]
+                for found in index.search(vectors, k + len(itself), languages, years)]
+        papers = list(dict.fromkeys(p for found in hits for p, _ in found))
+        paper_vectors = _paper_vectors(index, papers) if explain else {}
+        for i, context, macro, found in zip(chunk, contexts, macros, hits, strict=True):
+            results = [r.as_dict() for r in _results(corpus, found)]
+            drivers = _drivers(sentence_vectors, paper_vectors, context, sentences[i], found,
+                               weights) if explain else {}
+            cocited = _cocitations(corpus, [r["paper_id"] for r in results])
+            for row in results:
+                row["drivers"] = drivers.get(row["paper_id"], [])
+                partners = cocited.get(row["paper_id"], {})
+                row["co_cited_with"] = sorted(partners, key=lambda p, c=partners: -c[p])
+                row["why"] = list(row["why"]) + [f"co-cited with {p} in the corpus"
+                                                 for p in row["co_cited_with"]]
+            cites = cited_count(sentences[i])
+            location = {"location": i, "sentence_number": i + 1, "sentence": sentences[i],
                         "markers": [m for m, _ in citation_markers(sentences[i])],
-                        "context": context, "supplemental": macro, "results": results})
+                        "cites": cites, "context": context, "supplemental": macro,
+                        "results": results}
+            if cites >= 2:
+                location["cocited_set"] = _cocited_set(results, cocited, cites)
+            out.append(location)
     return out

@@ -270,6 +270,11 @@ def search_or_related(resources: Resources, q: str, f: Filters) -> dict[str, Any
 def related_to_library_for(resources: Resources, body: RelatedRequest) -> dict[str, Any]:
     """The papers related to a library (404 naming a seed the corpus does not have)."""
     model = served_model(resources, body.model, "body")
+    if model not in resources.models:  # a fused ranker: a library needs one dense index
+        raise HTTPException(422, [{"loc": ["body", "model"], "type": "value_error",
+                                   "msg": f"model {model!r} is a ranker; related to a library "
+                                          "needs a dense model with an index: "
+                                          f"{', '.join(resources.models)}"}])
     years = (body.year_from, body.year_to) if body.year_from or body.year_to else None
     try:
         positive = [find_paper(resources.corpus, key) for key in body.positive]

@@ -20,6 +20,7 @@ queries, and training never sees them (nor their citations in the co-citation co
 from __future__ import annotations
 
 import bisect
+import contextlib
 import random
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ class Location:
     sentences: list[str]
     at: int
     cited: list[str]
+    source: str = ""
+    """The reader the context came from (``parscit``, ``jats``, ``unarxive``, …)."""
 
 
 @dataclass
@@ -57,6 +60,18 @@ class CitrecData:
     papers: dict[str, tuple[str, str | None]]
     reference_lists: dict[str, set[str]]
     left_out: dict[str, int] = field(default_factory=dict)
+    years: dict[str, int] = field(default_factory=dict)
+    """Publication year of the papers (citing and candidates) that have one."""
+    time_keys: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """Corpus papers' (year, new-style arXiv id): the arXiv id (``YYMM.NNNNN``) orders papers
+    of one year by submission."""
+
+    def sources(self) -> dict[str, int]:
+        """Locations per context source."""
+        counts: dict[str, int] = {}
+        for loc in self.locations:
+            counts[loc.source] = counts.get(loc.source, 0) + 1
+        return dict(sorted(counts.items()))
 
 
 def outside_id(citing_id: str, ref_id: str | None, targets: list[str] | None) -> str:
@@ -181,7 +196,8 @@ def load(corpus: Corpus, outside: bool = False,
             own = [without_markers(s) for s in sentences[:local + 2]]
             at = len(before) + sum(1 for s in own[:local] if _wordy(s))
             own = [s for i, s in enumerate(own) if i == local or _wordy(s)]
-            merged[key] = Location(row["citing_id"], before + own, at, [])
+            merged[key] = Location(row["citing_id"], before + own, at, [],
+                                   row["source"] or "")
         if cited not in merged[key].cited:
             merged[key].cited.append(cited)
     locations = [loc for loc in merged.values() if loc.sentences[loc.at]]
@@ -190,15 +206,58 @@ def load(corpus: Corpus, outside: bool = False,
                               f"(left out: {left_out}); ingest inputs with citation contexts "
                               "whose references resolve to corpus papers, or use outside "
                               "references")
-    return CitrecData(locations, papers, _reference_lists(corpus, outside, papers), left_out)
+    return CitrecData(locations, papers, _reference_lists(corpus, outside, papers), left_out,
+                      _years(corpus, outside), _time_keys(corpus))
 
 
-def held_out(citing_ids: Collection[str], fraction: float, seed: int) -> set[str]:
+def _time_keys(corpus: Corpus) -> dict[str, tuple[int, str]]:
+    rows = arrow_table(corpus.connect(), "SELECT paper_id, year, aliases FROM papers "
+                                         "WHERE year IS NOT NULL").to_pylist()
+    keys = {}
+    for r in rows:
+        arxiv = [a[6:] for a in r["aliases"] or [] if a.startswith("arxiv:")
+                 and len(a) > 10 and a[6:10].isdigit() and a[10] == "."]
+        keys[r["paper_id"]] = (int(r["year"]), min(arxiv, default=""))
+    return keys
+
+
+def _years(corpus: Corpus, outside: bool) -> dict[str, int]:
+    """Years of corpus papers and, with ``outside``, of outside references (their own
+    ``year`` field)."""
+    con = corpus.connect()
+    years = {r["paper_id"]: int(r["year"]) for r in arrow_table(
+        con, "SELECT paper_id, year FROM papers WHERE year IS NOT NULL").to_pylist()}
+    if outside:
+        for r in arrow_table(con, 'SELECT citing_id, ref_id, targets, year FROM "references" '
+                                  "WHERE cited_id IS NULL AND year IS NOT NULL").to_pylist():
+            key = outside_id(r["citing_id"], r["ref_id"], r["targets"])
+            with contextlib.suppress(TypeError, ValueError):
+                years.setdefault(key, int(r["year"]))
+    return years
+
+
+SPLITS = ("random", "time")
+
+
+def held_out(citing_ids: Collection[str], fraction: float, seed: int, split: str = "random",
+             time_keys: dict[str, tuple[int, str]] | None = None) -> set[str]:
     """The citing papers whose locations are test queries: ``fraction`` of them (at least one
-    when there are two or more), drawn by ``seed``."""
+    when there are two or more), drawn by ``seed`` (``split="random"``) or the newest ones
+    (``"time"``: by ``time_keys``, (year, arXiv id), then by a seeded draw among equal keys;
+    papers without one count as oldest).
+
+    >>> keys = {"a": (2001, ""), "b": (2010, ""), "c": (2005, ""), "d": (2005, "0501.1")}
+    >>> sorted(held_out(["a", "b", "c", "d"], 0.5, 0, "time", keys))
+    ['b', 'd']
+    """
     if not 0 < fraction < 1:
         raise ValueError(f"test_fraction: must be between 0 and 1, got {fraction}")
+    if split not in SPLITS:
+        raise ValueError(f"split: expected one of {', '.join(SPLITS)}, got {split!r}")
     ids = sorted(set(citing_ids))
     random.Random(seed).shuffle(ids)
+    if split == "time":
+        # newest first; stable, so the seeded draw breaks ties
+        ids.sort(key=lambda i: (time_keys or {}).get(i, (-10**6, "")), reverse=True)
     n = max(1, round(fraction * len(ids))) if len(ids) > 1 else 0
     return set(ids[:n])

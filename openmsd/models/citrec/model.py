@@ -37,6 +37,7 @@ from openmsd.models.citrec.sentences import document_sentences
 from openmsd.models.encoder import Kind, normalise
 
 MANIFEST = "citrec.json"
+_SHARED_CACHES: dict[tuple[str, ...], dict[str, Tensor]] = {}
 SIDES = ("manuscript", "citation")
 
 
@@ -51,11 +52,22 @@ class CitrecSettings:
     manuscript_supplemental: int = MANUSCRIPT_SUPPLEMENTAL
     citation_fundamental: int = CITATION_FUNDAMENTAL
     citation_supplemental: int = CITATION_SUPPLEMENTAL
+    frozen_base: bool = False
+    """The transformers are the base model's, unchanged (``train_layers = 0``): only the heads
+    are saved, and loading takes the transformer from ``base``."""
+    sentence_weight: float = 0.6
+    """``recommend``: weight of a location's own sentence in its query vector."""
+    context_weight: float = 0.4
+    """``recommend``: weight of its wider context (fundamental + macro context)."""
 
 
 class HierarchicalEncoder(nn.Module):
     """Documents (lists of sentences) in, (len, dim) document vectors out: sentence encoder,
-    mean pooling over tokens, sum over sentences, layer normalisation."""
+    mean pooling over tokens, sum over sentences, layer normalisation, then a linear
+    projection (initialised to the identity, so an untrained model is the paper's encoder).
+
+    When the transformer is frozen (``train_layers = 0``) its sentence vectors are cached:
+    training then updates the layer norm and projection at the cost of a sum per document."""
 
     def __init__(self, transformer: nn.Module, prefix: str = ""):
         from sentence_transformers.sentence_transformer.modules import Pooling
@@ -65,15 +77,58 @@ class HierarchicalEncoder(nn.Module):
         self.dim = int(transformer.get_embedding_dimension())
         self.pooling = Pooling(self.dim, "mean")
         self.norm = nn.LayerNorm(self.dim)
+        self.projection = nn.Linear(self.dim, self.dim)
+        with torch.no_grad():
+            self.projection.weight.copy_(torch.eye(self.dim))
+            self.projection.bias.zero_()
         self.prefix = prefix
+        self.cache: dict[str, Tensor] | None = None
+        """Sentence → vector, when the transformer is frozen (see :meth:`freeze`)."""
 
-    def sentence_vectors(self, sentences: list[str]) -> Tensor:
-        """(len, dim) mean-pooled token vectors of each sentence."""
+    def freeze(self, shared: tuple[str, ...] | None = None) -> None:
+        """Freeze the transformer and cache its sentence vectors from now on; encoders frozen
+        with the same ``shared`` key (base model, prefix, sequence length: the same frozen
+        weights) share one cache in the process."""
+        for parameter in self.transformer.parameters():
+            parameter.requires_grad_(False)
+        self.cache = _SHARED_CACHES.setdefault(shared, {}) if shared else {}
+
+    def head_state(self) -> dict[str, Tensor]:
+        """The layer norm's and the projection's parameters (``norm.*``, ``projection.*``)."""
+        return {**{f"norm.{k}": v for k, v in self.norm.state_dict().items()},
+                **{f"projection.{k}": v for k, v in self.projection.state_dict().items()}}
+
+    def load_head(self, state: dict[str, Tensor]) -> None:
+        """Parameters :meth:`head_state` gave; a file holding only the layer norm's (``weight``,
+        ``bias``: models saved before the projection existed) keeps the identity projection."""
+        if "norm.weight" not in state:
+            self.norm.load_state_dict(state)
+            return
+        self.norm.load_state_dict({k[5:]: v for k, v in state.items() if k.startswith("norm.")})
+        self.projection.load_state_dict({k[11:]: v for k, v in state.items()
+                                         if k.startswith("projection.")})
+
+    def _encode_sentences(self, sentences: list[str]) -> Tensor:
         features = self.transformer.preprocess([self.prefix + s for s in sentences])
         device = self.norm.weight.device
         features = {k: v.to(device) if isinstance(v, Tensor) else v
                     for k, v in features.items()}
         return self.pooling(self.transformer(features))["sentence_embedding"]
+
+    def sentence_vectors(self, sentences: list[str]) -> Tensor:
+        """(len, dim) mean-pooled token vectors of each sentence."""
+        if self.cache is None:
+            return self._encode_sentences(sentences)
+        missing = list(dict.fromkeys(s for s in sentences if s not in self.cache))
+        if missing:
+            mode = self.transformer.training
+            self.transformer.eval()  # cached vectors: no dropout noise frozen into them
+            with torch.no_grad():
+                for i in range(0, len(missing), 64):
+                    chunk = missing[i:i + 64]
+                    self.cache.update(zip(chunk, self._encode_sentences(chunk), strict=True))
+            self.transformer.train(mode)
+        return torch.stack([self.cache[s] for s in sentences])
 
     def forward(self, documents: Sequence[Sequence[str]], batch_size: int | None = None
                 ) -> Tensor:
@@ -87,7 +142,7 @@ class HierarchicalEncoder(nn.Module):
         vectors = torch.cat([self.sentence_vectors(flat[i:i + step])
                              for i in range(0, len(flat), step)])
         summed = vectors.new_zeros(len(documents), self.dim).index_add(0, owner, vectors)
-        return self.norm(summed)
+        return self.projection(self.norm(summed))
 
 
 class CitrecModel(nn.Module):
@@ -119,10 +174,13 @@ class CitrecModel(nn.Module):
 
         for side in SIDES:
             encoder: HierarchicalEncoder = getattr(self, side)
-            SentenceTransformer(modules=[encoder.transformer, encoder.pooling]).save(
-                str(directory / side))
+            if self.settings.frozen_base:
+                (directory / side).mkdir(parents=True, exist_ok=True)
+            else:
+                SentenceTransformer(modules=[encoder.transformer, encoder.pooling]).save(
+                    str(directory / side))
             save_file({k: v.detach().cpu().contiguous() for k, v in
-                       encoder.norm.state_dict().items()},
+                       encoder.head_state().items()},
                       str(directory / side / "layer_norm.safetensors"))
         (directory / MANIFEST).write_text(json.dumps(asdict(self.settings), indent=2))
 
@@ -136,11 +194,21 @@ class CitrecModel(nn.Module):
         encoders = []
         for side, prefix in zip(SIDES, (settings.query_prefix, settings.passage_prefix),
                                 strict=True):
-            transformer = SentenceTransformer(str(directory / side), device=device or "cpu")[0]
+            head = directory / side / "layer_norm.safetensors"
+            try:
+                source = str(directory / side)
+                if settings.frozen_base:
+                    from openmsd.models.train import base_path
+
+                    source = base_path(settings.base)
+                transformer = SentenceTransformer(source, device=device or "cpu")[0]
+                encoder = HierarchicalEncoder(transformer, prefix)
+                encoder.load_head(load_file(str(head)))
+            except Exception as error:  # torch, safetensors and transformers raise many kinds
+                raise ValueError(f"{directory}: not a complete citrec model: its {side} "
+                                 f"encoder ({directory / side}) cannot be loaded ({error})"
+                                 ) from None
             transformer.max_seq_length = settings.max_seq_length
-            encoder = HierarchicalEncoder(transformer, prefix)
-            encoder.norm.load_state_dict(load_file(str(directory / side /
-                                                       "layer_norm.safetensors")))
             encoders.append(encoder)
         return cls(*encoders, settings)
 
@@ -153,6 +221,22 @@ def read_settings(directory: Path) -> CitrecSettings:
         return CitrecSettings(**values)
     except (OSError, ValueError, TypeError) as error:
         raise ValueError(f"{path}: not a citrec model settings file ({error})") from None
+
+
+def cache_key(settings: CitrecSettings, side: str) -> tuple[str, ...]:
+    """The shared sentence-vector cache of a frozen ``side`` encoder of ``settings``."""
+    prefix = settings.query_prefix if side == "manuscript" else settings.passage_prefix
+    return (settings.base, prefix, str(settings.max_seq_length))
+
+
+def frozen_transformer(directory: str | Path) -> bool:
+    """Whether the model in ``directory`` was trained with its transformer frozen
+    (``citrec_train.json``: ``train_layers = 0``), so its sentence vectors are the base's."""
+    try:
+        trained = json.loads((Path(directory) / "citrec_train.json").read_text())
+        return trained["config"].get("train_layers") == 0
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
 
 
 def is_citrec_model(path: str | Path) -> bool:
@@ -173,6 +257,10 @@ class CitrecEncoder:
                  device: str | None = None):
         self.model = CitrecModel.load(Path(directory), device).eval()
         self.settings = self.model.settings
+        if self.settings.frozen_base or frozen_transformer(directory):
+            for side, encoder in zip(SIDES, (self.model.manuscript, self.model.citation),
+                                     strict=True):
+                encoder.freeze(cache_key(self.settings, side))
         self.name = name or Path(directory).name
         self.dim = self.model.manuscript.dim
         self.supplemental = self.settings.manuscript_supplemental

@@ -8,7 +8,19 @@ paper context, up to ``positives`` extra positives from the target's co-citation
 ``random.Random``. The manuscript encoder embeds the location, the citation encoder the papers;
 the loss is one of :data:`openmsd.models.citrec.losses.LOSSES`; AdamW with gradient clipping.
 The model directory is written whole, then moved into place, with ``citrec_train.json``: the
-config, the data counts, the held-out citing papers and the loss history.
+config, the data counts (per context source), the held-out citing papers, the loss history and
+the dev history.
+
+Model selection: a dev set of citing papers is held out of the training papers (``dev_fraction``,
+the same ``split``); every ``eval_every`` steps, and before the first, the dev Recall@10 over all
+candidates is measured and the best parameters are kept, the untrained start included, so a
+trained model never ships worse on dev than where it started.
+
+Training geometry: the hinge losses take cosine distances by default (``distance``), what the
+index ranks by; see :mod:`openmsd.models.citrec.losses.base` for why Euclidean ones collapsed.
+On a CPU, ``train_layers = 0`` (the default) freezes the transformer, caches its sentence vectors
+and trains each side's layer norm and projection (thousands of steps in minutes); ``train_layers
+= N`` fine-tunes the top N transformer layers as well (a GPU's job).
 """
 
 from __future__ import annotations
@@ -21,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from openmsd.corpus.store import Corpus, building_dir, write_json
 from openmsd.models.citrec.context import (
     CITATION_FUNDAMENTAL,
@@ -29,9 +43,9 @@ from openmsd.models.citrec.context import (
     manuscript_context,
     paper_context,
 )
-from openmsd.models.citrec.data import CitrecData, Location, held_out, load
+from openmsd.models.citrec.data import SPLITS, CitrecData, Location, held_out, load
 from openmsd.models.citrec.losses import LOSSES
-from openmsd.models.citrec.model import CitrecModel, CitrecSettings
+from openmsd.models.citrec.model import CitrecModel, CitrecSettings, cache_key
 from openmsd.models.citrec.samplers import (
     NEGATIVES,
     POSITIVES,
@@ -44,6 +58,10 @@ from openmsd.models.citrec.samplers import (
 from openmsd.models.citrec.sentences import split_sentences
 
 TRAIN_MANIFEST = "citrec_train.json"
+HEAD_LEARNING_RATE = 1e-3
+"""The learning rate when only the heads train (``train_layers = 0``)."""
+FINE_TUNE_LEARNING_RATE = 2e-5
+"""The learning rate when transformer layers train too."""
 
 
 class CitrecConfigError(ValueError):
@@ -58,7 +76,10 @@ class CitrecConfig:
     out: str
     base: str = "e5-small-multilingual"
     loss: str = "mpt-src-tgt"
-    margin: float = 1.0
+    margin: float = 0.2
+    distance: str = "cosine"
+    """``cosine`` (distances between L2-normalised vectors, as the index ranks) or
+    ``euclidean`` (the paper's, on raw vectors: collapses here, kept for the ablation)."""
     positives: int = POSITIVES
     negatives: int = NEGATIVES
     power: float = POWER
@@ -69,17 +90,26 @@ class CitrecConfig:
     citation_supplemental: int = CITATION_SUPPLEMENTAL
     epochs: int = 1
     max_steps: int | None = None
-    batch_size: int = 1
-    learning_rate: float = 2e-5
+    batch_size: int = 8
+    learning_rate: float | None = None
+    """None: 1e-3 with ``train_layers = 0`` (heads only), else 2e-5."""
     max_seq_length: int = 64
     freeze_embeddings: bool = True
     """Keep the transformer's input embeddings fixed (a 250k-word vocabulary is most of a
     multilingual model: freezing it saves about 3 GB of optimiser state and most of a CPU
     step)."""
-    train_layers: int | None = None
-    """Train only the top N transformer layers (and the layer norms); None: all of them. On a
-    CPU, 2 makes a step several times cheaper: no activations are kept for the frozen ones."""
+    train_layers: int | None = 0
+    """Train only the top N transformer layers (and the heads); None: all of them; 0: none
+    (the transformer frozen, its sentence vectors cached: a CPU's setting)."""
     test_fraction: float = 0.3
+    split: str = "random"
+    """``random`` held-out citing papers, or ``time``: the newest are test (and dev)."""
+    dev_fraction: float = 0.2
+    """Of the training citing papers, this fraction is the dev set of model selection."""
+    eval_every: int = 100
+    """Steps between dev evaluations (and one before the first step)."""
+    min_locations: int = 20
+    """Fewer training locations than this is an error."""
     outside_references: bool = False
     seed: int = 0
     device: str | None = None
@@ -95,9 +125,23 @@ class CitrecConfig:
         for name in ("positives", "manuscript_supplemental", "citation_supplemental"):
             if getattr(self, name) < 0:
                 raise CitrecConfigError(f"{name}: must be at least 0, got {getattr(self, name)}")
-        if not 0 < self.test_fraction < 1:
-            raise CitrecConfigError(f"test_fraction: must be between 0 and 1, got "
-                                    f"{self.test_fraction}")
+        for name in ("test_fraction", "dev_fraction"):
+            if not 0 < getattr(self, name) < 1:
+                raise CitrecConfigError(f"{name}: must be between 0 and 1, got "
+                                        f"{getattr(self, name)}")
+        if self.split not in SPLITS:
+            raise CitrecConfigError(f"split: expected one of {', '.join(SPLITS)}, got "
+                                    f"{self.split!r}")
+        if self.distance not in ("cosine", "euclidean"):
+            raise CitrecConfigError(f"distance: expected cosine or euclidean, got "
+                                    f"{self.distance!r}")
+        if self.max_steps is not None and self.max_steps < 0:
+            raise CitrecConfigError(f"max_steps: must be at least 0, got {self.max_steps}")
+        if self.eval_every < 1:
+            raise CitrecConfigError(f"eval_every: must be at least 1, got {self.eval_every}")
+        if self.learning_rate is None:
+            self.learning_rate = (HEAD_LEARNING_RATE if self.train_layers == 0
+                                  else FINE_TUNE_LEARNING_RATE)
         if not self.dynamic_sampling:
             self.manuscript_supplemental = self.citation_supplemental = 0
 
@@ -125,20 +169,84 @@ class PaperContexts:
         return paper_context(head, body, fundamental, supplemental, rng)
 
 
-def split_locations(data: CitrecData, fraction: float, seed: int
+def split_locations(data: CitrecData, fraction: float, seed: int, split: str = "random",
+                    locations: list[Location] | None = None
                     ) -> tuple[list[Location], list[Location], set[str]]:
-    """(train locations, test locations, held-out citing papers)."""
-    test = held_out({loc.citing_id for loc in data.locations}, fraction, seed)
-    return ([loc for loc in data.locations if loc.citing_id not in test],
-            [loc for loc in data.locations if loc.citing_id in test], test)
+    """(train locations, test locations, held-out citing papers) of ``locations`` (default:
+    all of ``data``'s)."""
+    locations = data.locations if locations is None else locations
+    test = held_out({loc.citing_id for loc in locations}, fraction, seed, split,
+                    data.time_keys)
+    return ([loc for loc in locations if loc.citing_id not in test],
+            [loc for loc in locations if loc.citing_id in test], test)
+
+
+def candidate_mask(data: CitrecData, locations: list[Location], candidates: list[str],
+                   split: str) -> np.ndarray:
+    """(queries, candidates) True where a candidate may be ranked for a location: never its
+    citing paper; with ``split="time"`` only candidates published no later than the citing
+    paper (a candidate without a year is kept)."""
+    column = {p: i for i, p in enumerate(candidates)}
+    mask = np.ones((len(locations), len(candidates)), bool)
+    year = np.array([data.years.get(p, -1) for p in candidates])
+    for i, loc in enumerate(locations):
+        if loc.citing_id in column:
+            mask[i, column[loc.citing_id]] = False
+        citing_year = data.years.get(loc.citing_id)
+        if split == "time" and citing_year is not None:
+            mask[i] &= year <= citing_year
+    return mask
+
+
+def recall_at(scores: np.ndarray, locations: list[Location], candidates: list[str],
+              k: int = 10) -> float:
+    """Mean Recall@k of ``scores`` (queries × candidates, masked ones −inf) over locations."""
+    column = {p: i for i, p in enumerate(candidates)}
+    values = []
+    for row, loc in zip(scores, locations, strict=True):
+        relevant = [column[c] for c in loc.cited]
+        top = set(np.argpartition(-row, min(k, len(row) - 1))[:k].tolist())
+        values.append(sum(r in top for r in relevant) / len(relevant))
+    return float(np.mean(values)) if values else 0.0
+
+
+def citrec_scores(model: CitrecModel, locations: list[Location], candidates: list[str],
+                  contexts: PaperContexts, mask: np.ndarray | None = None,
+                  batch_size: int = 64) -> np.ndarray:
+    """Cosine scores (queries × candidates) of ``model`` with deterministic contexts; masked
+    pairs are −inf."""
+    import torch
+
+    settings = model.settings
+    sources = [manuscript_context(loc.sentences, loc.at, settings.manuscript_supplemental)
+               for loc in locations]
+    documents = [contexts.context(p, settings.citation_fundamental,
+                                  settings.citation_supplemental) for p in candidates]
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        q = torch.cat([model.manuscript(sources[i:i + batch_size])
+                       for i in range(0, len(sources), batch_size)])
+        d = torch.cat([model.citation(documents[i:i + batch_size])
+                       for i in range(0, len(documents), batch_size)])
+        scores = (torch.nn.functional.normalize(q, dim=-1)
+                  @ torch.nn.functional.normalize(d, dim=-1).T).cpu().numpy()
+    model.train(was_training)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return scores
 
 
 def _digest(ids: set[str]) -> str:
     return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
 
 
-def train(config: CitrecConfig, progress: bool = True) -> dict[str, Any]:
-    """Train as ``config`` says; write the model to ``config.out``; return the manifest."""
+def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None = None
+          ) -> dict[str, Any]:
+    """Train as ``config`` says; write the best model on dev (the untrained start included) to
+    ``config.out``; return the manifest. ``data``: the corpus's locations and candidates when
+    already loaded (:func:`openmsd.models.citrec.data.load` with ``config``'s
+    ``outside_references``)."""
     import torch
     from tqdm.auto import tqdm
 
@@ -146,69 +254,108 @@ def train(config: CitrecConfig, progress: bool = True) -> dict[str, Any]:
 
     corpus = Corpus(config.corpus)
     corpus.check()
-    data = load(corpus, config.outside_references)
-    train_locations, test_locations, test = split_locations(data, config.test_fraction,
-                                                            config.seed)
-    if not train_locations:
-        raise CitrecConfigError(f"{corpus.root}: no training location left after holding out "
-                                f"{len(test)} citing papers")
+    data = data or load(corpus, config.outside_references)
+    learn_locations, test_locations, test = split_locations(
+        data, config.test_fraction, config.seed, config.split)
+    train_locations, dev_locations, dev = split_locations(
+        data, config.dev_fraction, config.seed, config.split, learn_locations)
+    if len(train_locations) < config.min_locations:
+        raise CitrecConfigError(
+            f"{corpus.root}: {len(train_locations)} training locations (of "
+            f"{len(data.locations)}; {len(test)} test and {len(dev)} dev citing papers held "
+            f"out), fewer than min_locations = {config.min_locations}")
+    if not dev_locations:
+        raise CitrecConfigError(f"{corpus.root}: no dev citing paper left for model selection "
+                                f"({len({loc.citing_id for loc in learn_locations})} training "
+                                "citing papers); add citing papers or raise dev_fraction")
     history_lists = [cited for citing, cited in data.reference_lists.items()
-                     if citing not in test]
+                     if citing not in test and citing not in dev]
     positive_sampler = PositiveSampler(cocitation_counts(history_lists), config.power)
     negative_sampler = NegativeSampler(sorted(data.papers), citation_counts(history_lists),
                                        config.power)
     prompts = PROMPTS.get(config.base, {})
     settings = CitrecSettings(config.base, prompts.get("query", ""), prompts.get("passage", ""),
                               config.max_seq_length, config.manuscript_supplemental,
-                              config.citation_fundamental, config.citation_supplemental)
+                              config.citation_fundamental, config.citation_supplemental,
+                              frozen_base=config.train_layers == 0)
     torch.manual_seed(config.seed)
     model = CitrecModel.from_base(base_path(config.base), settings, config.device)
     model.train()
-    if config.freeze_embeddings:
-        for encoder in (model.manuscript, model.citation):
-            for parameter in encoder.transformer.auto_model.get_input_embeddings().parameters():
-                parameter.requires_grad_(False)
-    if config.train_layers is not None:
-        for encoder in (model.manuscript, model.citation):
-            _freeze_lower_layers(encoder.transformer.auto_model, config.train_layers)
-    loss_fn = LOSSES[config.loss](config.margin)
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad],
-                                  lr=config.learning_rate)
+    if config.train_layers == 0:
+        model.manuscript.freeze(cache_key(settings, "manuscript"))
+        model.citation.freeze(cache_key(settings, "citation"))
+    else:
+        if config.freeze_embeddings:
+            for encoder in (model.manuscript, model.citation):
+                for parameter in (encoder.transformer.auto_model.get_input_embeddings()
+                                  .parameters()):
+                    parameter.requires_grad_(False)
+        if config.train_layers is not None:
+            for encoder in (model.manuscript, model.citation):
+                _freeze_lower_layers(encoder.transformer.auto_model, config.train_layers)
+    loss_fn = LOSSES[config.loss](config.margin, config.distance)
+    trainable = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    optimizer = torch.optim.AdamW(list(trainable.values()), lr=config.learning_rate)
     contexts = PaperContexts(data.papers)
+    candidates = sorted(data.papers)
+    dev_mask = candidate_mask(data, dev_locations, candidates, config.split)
     rng = random.Random(config.seed)
     examples = [(loc, target) for loc in train_locations for target in loc.cited]
-    total = len(examples) * config.epochs // config.batch_size + (
-        1 if len(examples) * config.epochs % config.batch_size else 0)
-    steps = min(total, config.max_steps or total)
+    per_epoch = -(-len(examples) // config.batch_size)
+    steps = per_epoch * config.epochs if config.max_steps is None else config.max_steps
+    # max_steps: as many epochs as it takes
+    epochs = max(config.epochs, -(-steps * config.batch_size // max(len(examples), 1)))
     history: list[dict[str, float]] = []
+    dev_history: list[dict[str, float]] = []
+    best: dict[str, Any] = {"step": 0, "recall": -1.0, "state": None}
+
+    def evaluate_dev(step: int) -> None:
+        recall = recall_at(citrec_scores(model, dev_locations, candidates, contexts, dev_mask),
+                           dev_locations, candidates)
+        dev_history.append({"step": step, "dev_recall@10": round(recall, 5)})
+        if recall > best["recall"]:
+            best.update(step=step, recall=recall,
+                        state={n: p.detach().clone() for n, p in trainable.items()})
+
     start = time.perf_counter()
+    evaluate_dev(0)
     bar = tqdm(total=steps, desc="citrec", disable=not progress)
-    order = [e for _ in range(config.epochs) for e in rng.sample(examples, len(examples))]
+    order = [e for _ in range(epochs) for e in rng.sample(examples, len(examples))]
     for step in range(steps):
         batch = order[step * config.batch_size:(step + 1) * config.batch_size]
         loss = _step_loss(model, loss_fn, batch, contexts, positive_sampler, negative_sampler,
                           config, rng)
         optimizer.zero_grad()
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(list(trainable.values()), 1.0)
         optimizer.step()
         value = loss.item()
         history.append({"step": step + 1, "loss": round(value, 5)})
+        if (step + 1) % config.eval_every == 0 or step + 1 == steps:
+            evaluate_dev(step + 1)
         bar.update(1)
-        bar.set_postfix(loss=f"{value:.3f}")
+        bar.set_postfix(loss=f"{value:.3f}", dev=f"{best['recall']:.3f}@{best['step']}")
     bar.close()
     seconds = time.perf_counter() - start
+    with torch.no_grad():
+        for name, value in best["state"].items():
+            trainable[name].copy_(value)
     manifest = {"config": config.as_dict(), "data": {
         "locations": len(data.locations), "train_locations": len(train_locations),
-        "test_locations": len(test_locations), "train_examples": len(examples),
-        "candidates": len(data.papers), "held_out_citing_papers": sorted(test),
-        "held_out_digest": _digest(test), "left_out": data.left_out},
+        "dev_locations": len(dev_locations), "test_locations": len(test_locations),
+        "train_examples": len(examples), "candidates": len(data.papers),
+        "locations_per_source": data.sources(),
+        "held_out_citing_papers": sorted(test), "held_out_digest": _digest(test),
+        "dev_citing_papers": sorted(dev), "left_out": data.left_out},
         "metrics": {"steps": steps, "train_seconds": round(seconds, 1),
                     "examples_per_second": round(steps * config.batch_size / max(seconds, 1e-9),
                                                  3),
                     "first_loss": history[0]["loss"] if history else None,
                     "last_loss": history[-1]["loss"] if history else None,
-                    "history": history}}
+                    "start_dev_recall@10": dev_history[0]["dev_recall@10"],
+                    "best_dev_recall@10": round(best["recall"], 5),
+                    "best_step": best["step"],
+                    "dev_history": dev_history, "history": history}}
     model.eval()
     with building_dir(Path(config.out)) as tmp:
         model.save(tmp)

@@ -66,3 +66,35 @@ def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_pat
     # no marker: one location per paragraph
     plain = recommend(corpus, text.replace(" {{cite:b9}}", ""), encoder, str(model), 2)
     assert [loc["location"] for loc in plain] == [0, 4]
+
+
+def test_two_stage_reranks_only_the_prefetched_candidates() -> None:
+    import numpy as np
+
+    from openmsd.eval.citrec import rrf, stage_scores
+
+    prefetch = np.array([[0.9, 0.8, 0.7, 0.1, -np.inf]])
+    rerank = np.array([[0.1, 0.2, 0.9, 0.95, 0.99]])
+    base = {"prefetch": prefetch, "m": rerank}.__getitem__
+    two = stage_scores("two-stage:m", base, depth=3)
+    # the top 3 of the prefetch in the reranker's order, then the rest, the masked one last
+    assert list(np.argsort(-two[0], kind="stable")) == [2, 1, 0, 3, 4]
+    assert np.isneginf(two[0, 4])
+    fused = stage_scores("fused:m", base, depth=3)
+    assert set(np.argsort(-fused[0])[:3]) == {0, 1, 2}
+    assert np.allclose(rrf([rerank, rerank])[0], 2 / (60 + np.array([5, 4, 3, 2, 1])))
+
+
+def test_eval_citrec_time_split_and_stages(citrec_model, unarxive_corpus) -> None:
+    import json
+
+    model, _ = citrec_model
+    config = json.loads((model / "citrec_train.json").read_text())["config"]
+    result = evaluate(Corpus(unarxive_corpus), ["bm25", "prefetch", f"two-stage:{model}",
+                                                f"fused:{model}"],
+                      test_fraction=config["test_fraction"], seed=config["seed"], outside=True)
+    assert set(result["models"]) == {"bm25", "prefetch", "two-stage:model", "fused:model"}
+    assert 0 <= result["prefetch_recall"]["Recall@100"] <= result["prefetch_recall"][
+        "Recall@200"] <= 1
+    timed = evaluate(Corpus(unarxive_corpus), ["bm25"], seed=0, outside=True, split="time")
+    assert timed["split"] == "time" and timed["held_out_citing_papers"] == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -45,9 +46,16 @@ def test_trained_model_is_written_and_loads_as_an_encoder(citrec_model) -> None:
                                "Title: Dark matter."], "passage")
     assert queries.shape == (1, encoder.dim) and passages.shape == (2, encoder.dim)
     assert np.allclose(np.linalg.norm(passages, axis=1), 1, atol=1e-5)
-    # the two sides are separate encoders after training
-    assert not np.allclose(encoder.encode(["Zeros."], "query"),
-                           encoder.encode(["Zeros."], "passage"))
+    # model selection: the dev history starts with the untrained model, the kept one is the
+    # best of them, and the two sides are separate encoders once a trained step was kept
+    metrics = manifest["metrics"]
+    assert metrics["dev_history"][0]["step"] == 0
+    assert metrics["best_dev_recall@10"] == max(h["dev_recall@10"]
+                                                for h in metrics["dev_history"])
+    assert metrics["best_dev_recall@10"] >= metrics["start_dev_recall@10"]
+    same = np.allclose(encoder.encode(["Zeros."], "query"),
+                       encoder.encode(["Zeros."], "passage"))
+    assert same == (metrics["best_step"] == 0)
 
 
 def test_bad_settings_name_the_key(tmp_path) -> None:
@@ -57,3 +65,40 @@ def test_bad_settings_name_the_key(tmp_path) -> None:
         CitrecConfig(corpus="c", out="o", test_fraction=1.0)
     ablation = CitrecConfig(corpus="c", out="o", dynamic_sampling=False)
     assert ablation.manuscript_supplemental == ablation.citation_supplemental == 0
+
+
+def test_too_few_locations_and_no_dev_paper_name_the_count(tiny_model, unarxive_corpus,
+                                                           tmp_path) -> None:
+    from openmsd.models.citrec.train import train
+
+    config = CitrecConfig(corpus=str(unarxive_corpus), out=str(tmp_path / "m"),
+                          base=str(tiny_model), outside_references=True, max_steps=1,
+                          min_locations=10_000)
+    with pytest.raises(CitrecConfigError, match=r"\d+ training locations .* fewer than "
+                                                r"min_locations = 10000"):
+        train(config, progress=False)
+    assert not (tmp_path / "m").exists()
+
+
+def test_time_split_holds_out_the_newest_papers(unarxive_corpus) -> None:
+    from openmsd.corpus.store import Corpus
+    from openmsd.models.citrec.data import load
+    from openmsd.models.citrec.train import split_locations
+
+    data = load(Corpus(unarxive_corpus), outside=True)
+    train_locations, _, test = split_locations(data, 0.3, 0, "time")
+    newest = max(data.time_keys[loc.citing_id] for loc in data.locations)
+    assert {data.time_keys[p] for p in test} == {newest}
+    assert all(data.time_keys[loc.citing_id] < newest for loc in train_locations)
+    assert sum(data.sources().values()) == len(data.locations)
+    assert set(data.sources()) == {"unarxive"}
+
+
+def test_corrupt_model_directory_is_refused_with_its_path(citrec_model, tmp_path) -> None:
+    import shutil
+
+    out, _ = citrec_model
+    broken = Path(shutil.copytree(out, tmp_path / "broken"))
+    (broken / "citation" / "layer_norm.safetensors").write_bytes(b"not a tensor file")
+    with pytest.raises(ValueError, match=str(broken)):
+        load_model(str(broken))

@@ -12,12 +12,20 @@ paper's equations did not survive in our copy of it; this form follows its text:
 distance between d_s and d_t [and the listed pairs] ... meanwhile the manuscript embedding
 should be distanced to the m negative embeddings", Euclidean distance, margin ε = 1, built on
 the N-tuplet loss (each positive pair against every negative).
+
+``distance="cosine"`` (what ``train citrec`` uses) takes the distances between L2-normalised
+vectors, ``sqrt(2 − 2 cos)``: the geometry the index ranks by. With ``"euclidean"`` (the paper's,
+on raw vectors) the loss is blind to what cosine ranking sees: adding one vector to every
+document changes no distance but moves every cosine towards 1, and that is how our first runs
+collapsed (mean cosine 0.95 between unrelated documents after 120 steps, Recall@10 0 %).
 """
 
 from __future__ import annotations
 
 import torch
 from torch import Tensor, nn
+
+DISTANCES = ("cosine", "euclidean")
 
 
 def hinge(positive_distance: Tensor, negative_distances: Tensor, margin: float) -> Tensor:
@@ -43,11 +51,15 @@ class MultiPositiveTriplet(nn.Module):
 
     pairs: tuple[str, ...] = ()
 
-    def __init__(self, margin: float = 1.0):
+    def __init__(self, margin: float = 1.0, distance: str = "euclidean"):
         super().__init__()
         if margin < 0:
             raise ValueError(f"margin: must be at least 0, got {margin}")
+        if distance not in DISTANCES:
+            raise ValueError(f"distance: expected one of {', '.join(DISTANCES)}, got "
+                             f"{distance!r}")
         self.margin = margin
+        self.distance = distance
 
     def forward(self, source: Tensor, target: Tensor, positives: Tensor, negatives: Tensor,
                 positive_mask: Tensor | None = None) -> Tensor:
@@ -59,6 +71,10 @@ class MultiPositiveTriplet(nn.Module):
         if positive_mask is None:
             positive_mask = torch.ones(positives.shape[:2], dtype=torch.bool,
                                        device=positives.device)
+        if self.distance == "cosine":
+            source, target, positives, negatives = (
+                nn.functional.normalize(x, dim=-1)
+                for x in (source, target, positives, negatives))
         negative_distances = torch.linalg.vector_norm(source[:, None, :] - negatives, dim=-1)
         loss = hinge(torch.linalg.vector_norm(source - target, dim=-1), negative_distances,
                      self.margin)
@@ -70,5 +86,5 @@ class MultiPositiveTriplet(nn.Module):
                                                negative_distances, self.margin)
         return loss.mean()
 
-    def get_config_dict(self) -> dict[str, float]:
-        return {"margin": self.margin}
+    def get_config_dict(self) -> dict[str, float | str]:
+        return {"margin": self.margin, "distance": self.distance}

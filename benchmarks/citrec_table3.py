@@ -1,0 +1,142 @@
+"""MP-BERT4CR Table 3 and Table 4 on a corpus: baselines, the untrained start, trained losses,
+ablations and the two stages, over seeds (means ± sd).
+
+For each seed: ``train citrec`` runs (the untrained start is ``max_steps = 0``; every run keeps
+its best dev checkpoint, start included), then :func:`openmsd.eval.citrec.evaluate` on the
+held-out citing papers of that seed (``--split time``: the newest citing papers are test and
+candidates are no later than their citing paper). Rows: ``bm25``, the untrained encoder on the
+fundamental context, ``prefetch`` (RRF of both), ``start`` (MP-BERT4CR untrained), each loss,
+the ablations (``no-dyn``: no dynamic sampling; ``no-cocite``: no co-citation positives;
+``uniform-neg``: negatives drawn uniformly; ``euclidean``: the paper's raw Euclidean hinge),
+``two-stage:mpt-src-tgt`` (it reranks the prefetch's top 200) and ``fused:mpt-src-tgt``.
+Frozen-encoder training (``train_layers = 0``) shares one sentence-vector cache in the process,
+so each run after the first costs seconds. Writes JSON and a Markdown table::
+
+    nice -n 10 python benchmarks/citrec_table3.py /tmp/ux --outside-references --split time \
+        --seeds 0 1 2 --out /tmp/citrec/ux-time
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from openmsd.corpus.store import Corpus
+from openmsd.eval.citrec import GROUPS, evaluate
+from openmsd.models.citrec.data import load
+from openmsd.models.citrec.train import CitrecConfig, train
+
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "start": {"max_steps": 0},
+    "mpt-src-tgt": {},
+    "triplet": {"loss": "triplet"},
+    "mpt-src": {"loss": "mpt-src"},
+    "mpt-tgt": {"loss": "mpt-tgt"},
+    "no-dyn": {"dynamic_sampling": False},
+    "no-cocite": {"positives": 0},
+    "uniform-neg": {"power": 0.0},
+    "euclidean": {"distance": "euclidean", "margin": 1.0},
+}
+
+
+def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
+        runs: list[str], common: dict[str, Any]) -> dict[str, Any]:
+    results: dict[str, Any] = {"seeds": {}, "training": {}}
+    data = load(Corpus(corpus), outside)  # once: sentence splitting is most of a small run
+    for seed in seeds:
+        names = ["bm25", "e5-small-multilingual", "prefetch"]
+        for run_name in runs:
+            model_dir = out / f"seed{seed}" / run_name
+            if not model_dir.is_dir():
+                started = time.perf_counter()
+                manifest = train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
+                                              split=split, outside_references=outside,
+                                              **{**common, **ABLATIONS[run_name]}),
+                                 progress=False, data=data)
+                metrics = manifest["metrics"]
+                results["training"][f"{run_name}/{seed}"] = {
+                    "seconds": round(time.perf_counter() - started, 1),
+                    "steps": metrics["steps"], "best_step": metrics["best_step"],
+                    "start_dev": metrics["start_dev_recall@10"],
+                    "best_dev": metrics["best_dev_recall@10"],
+                    "sources": manifest["data"]["locations_per_source"]}
+                print(run_name, seed, results["training"][f"{run_name}/{seed}"],
+                      file=sys.stderr, flush=True)
+            names.append(str(model_dir))
+        if "mpt-src-tgt" in runs:
+            best = str(out / f"seed{seed}" / "mpt-src-tgt")
+            names += [f"two-stage:{best}", f"fused:{best}"]
+        results["seeds"][seed] = evaluate(Corpus(corpus), names, seed=seed, outside=outside,
+                                          split=split, data=data)
+        print(f"seed {seed} evaluated", file=sys.stderr, flush=True)
+    return results
+
+
+def summary(results: dict[str, Any]) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """{model: {group: {metric: [value per seed]}}}."""
+    out: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for result in results["seeds"].values():
+        for model, groups in result["models"].items():
+            for group, metrics in groups.items():
+                for metric, value in metrics.items():
+                    if metric != "n" and value is not None:
+                        out.setdefault(model, {}).setdefault(group, {}).setdefault(
+                            metric, []).append(value)
+    return out
+
+
+def markdown(results: dict[str, Any]) -> str:
+    table = summary(results)
+
+    def cell(values: list[float] | None) -> str:
+        if not values:
+            return "–"
+        sd = statistics.stdev(values) if len(values) > 1 else 0.0
+        return f"{100 * statistics.mean(values):.1f} ± {100 * sd:.1f}"
+
+    head = ["model", *[f"{g} {m}" for g in GROUPS for m in ("R@10", "MAP@10")], "MRR"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for model, groups in table.items():
+        cells = [cell(groups.get(g, {}).get(m)) for g in GROUPS for m in ("Recall@10",
+                                                                          "MAP@10")]
+        cells.append(cell(groups.get("positive>=1", {}).get("MRR")))
+        lines.append(f"| {model} | " + " | ".join(cells) + " |")
+    first = next(iter(results["seeds"].values()))
+    prefetch = [r.get("prefetch_recall", {}) for r in results["seeds"].values()]
+    lines += ["", "Prefetch recall: " + ", ".join(
+        f"{k} {cell([p[k] for p in prefetch if k in p])}" for k in ("Recall@100", "Recall@200")),
+        f"{first['test_locations']} test locations (seed {first['seed']}), "
+        f"{first['candidates']:,} candidates, split {first['split']}, seeds "
+        f"{', '.join(str(s) for s in results['seeds'])}; scores in %, mean ± sd."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--split", choices=["random", "time"], default="time")
+    parser.add_argument("--outside-references", action="store_true")
+    parser.add_argument("--runs", nargs="+", default=list(ABLATIONS), choices=list(ABLATIONS))
+    parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--config", default="{}", help="JSON of extra CitrecConfig keys")
+    args = parser.parse_args()
+    common = {"max_steps": args.steps, "max_seq_length": 32, "eval_every": 100,
+              **json.loads(args.config)}
+    results = run(args.corpus, args.out, args.seeds, args.split, args.outside_references,
+                  args.runs, common)
+    results["config"] = common
+    (args.out / "table3.json").write_text(json.dumps(results, indent=1))
+    text = markdown(results)
+    (args.out / "table3.md").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

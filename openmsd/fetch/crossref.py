@@ -91,7 +91,7 @@ def fetch_crossref(dois: Iterable[str], out: Path, api_url: str = CROSSREF_API,
                    polite: Polite | None = None,
                    tick: Callable[[int], None] | None = None) -> CrossrefReport:
     """Fetch each DOI's Crossref work into ``out`` (``{"items": [...]}``, written atomically);
-    unknown DOIs are listed in the report."""
+    unknown DOIs, and works over ``polite.max_bytes`` (refused), are listed in the report."""
     polite = polite or Polite()
     client = Crossref(base_url=api_url.rstrip("/"), mailto=polite.mailto,
                       ua_string=polite.user_agent, timeout=int(polite.timeout))
@@ -106,6 +106,11 @@ def fetch_crossref(dois: Iterable[str], out: Path, api_url: str = CROSSREF_API,
         work = _work(client, doi, polite, report)
         if work is None:
             report.unresolved.append({"doi": doi, "reason": "not found in Crossref"})
+            continue
+        size = len(orjson.dumps(work))
+        if size > polite.max_bytes:  # habanero has read it whole: refused, not kept
+            report.unresolved.append({"doi": doi, "reason": f"answer of {size:,} bytes is over "
+                                                            f"the limit of {polite.max_bytes:,}"})
             continue
         items.append(work)
         if tick:

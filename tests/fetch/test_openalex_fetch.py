@@ -15,6 +15,7 @@ from openmsd.fetch import (
     Polite,
     Seed,
     crawl,
+    fetch_crossref,
     iter_works,
     seeds_from_ids,
     sidecar_path,
@@ -145,6 +146,10 @@ def test_unreachable_api_and_oversized_answer(api: Server, tmp_path: Path) -> No
     assert "over the limit" in report.unresolved[0]["reason"]
     with pytest.raises(FetchError, match="expected an http"):
         OpenAlex("ftp://x")
+    crossref = fetch_crossref(["10.5555/test.1005"], tmp_path / "c.json", api.crossref, small)
+    assert crossref.works == 0 and "over the limit" in crossref.unresolved[0]["reason"]
+    assert fetch_crossref(["10.5555/test.1005"], tmp_path / "d.json", api.crossref,
+                          Polite(retries=0)).works == 1
 
 
 def test_a_fetch_killed_midway_resumes_without_duplicates(api: Server, tmp_path: Path) -> None:

@@ -113,7 +113,7 @@ def test_embed_cli_reports_an_unsupported_backend(tmp_path):
     result = CliRunner().invoke(app, ["embed", str(tmp_path), "--model", "bm25",
                                       "--backend", "onnx"])
     assert result.exit_code == 2
-    assert "no ONNX backend" in result.output
+    assert "bm25 is not a dense model" in result.output
 
 
 def test_a_trained_directory_keeps_its_prompts_on_onnx(tiny_model, tmp_path, monkeypatch):

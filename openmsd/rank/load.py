@@ -12,8 +12,8 @@ Names:
   (``minilm-en@en``: the English-only model for English pairs); ``NAME@same``: only for pairs
   in one language (``bm25@same``);
 * a fusion: ``A+B+…`` (reciprocal-rank fusion of the members), ``hybrid`` (text: the weights
-  ``openmsd tune`` fitted on the dev split, else RRF of ``bm25@same``, ``bm25-en`` and the
-  corpus's dense model)
+  ``openmsd tune`` fitted on the dev split, else RRF of ``bm25@same`` and the corpus's dense
+  model)
   and ``hybrid-graph`` (text and citation graph, likewise).
 
 A name that names nothing is a :class:`UnknownScorerError` listing the scorers this collection
@@ -131,14 +131,15 @@ def _is_dense(name: str) -> bool:
 
 def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
     """What ``hybrid`` / ``hybrid-graph`` stand for here: the tuned spec, else the defaults
-    (RRF of ``bm25@same``, ``bm25-en`` and the dense model, plus the graph counts for
-    ``hybrid-graph``): words within a language, words in English across languages, meaning."""
+    (RRF of ``bm25@same`` and the dense model; ``hybrid-graph``, which ranks a paper's related
+    papers, adds ``bm25-en`` (the papers' English texts: words across languages) and the graph
+    counts)."""
     spec = tuned(corpus).get(name)
     if spec:
         return spec
-    members = ["bm25@same", "bm25-en", dense or default_dense(corpus)]
-    if name == HYBRID_GRAPH:
-        members += list(DEFAULT_GRAPH_MEMBERS)
+    members = ["bm25@same", dense or default_dense(corpus)]
+    if name == HYBRID_GRAPH:  # a paper query has an English view; free text (search) has not
+        members += ["bm25-en", *DEFAULT_GRAPH_MEMBERS]
     return {"members": members, "weights": [1.0] * len(members), "method": "rrf",
             "tuned": False}
 

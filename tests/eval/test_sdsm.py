@@ -177,13 +177,13 @@ def test_write_report_is_atomic_and_complete(corpus, tmp_path):
 
 
 def test_fusions_and_the_two_protocols(corpus):
-    names = ["bm25", "bm25-en", MODEL, f"bm25@same+bm25-en+{MODEL}", "hybrid"]
+    names = ["bm25", "bm25-en", MODEL, f"bm25@same+{MODEL}", "hybrid"]
     text = evaluate_sdsm(corpus, names, split="test").summary
     assert text["protocol"] == "text-only" and text["significance"]["baseline"] == "bm25"
     for name in names:
         assert text["models"][name]["average"]["MAP"] > 10
-    # untuned hybrid: RRF of bm25 within a language, bm25 of the English text, the dense model
-    untuned = f"bm25@same+bm25-en+{MODEL}"
+    # untuned hybrid: RRF of bm25 (within a language) and the corpus's dense model
+    untuned = f"bm25@same+{MODEL}"
     assert text["models"]["hybrid"]["average"] == text["models"][untuned]["average"]
     with pytest.raises(SDSMError, match="text-only protocol does not allow"):
         evaluate_sdsm(corpus, ["bm25", "co-citation"], split="test")

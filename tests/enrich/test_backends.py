@@ -3,8 +3,6 @@ OpenAI-compatible server (openmsd.enrich.server, uvicorn on a loopback port) aro
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -16,29 +14,18 @@ from openmsd.enrich.openai_http import OpenAICompatible
 from openmsd.enrich.run import enrich
 from openmsd.enrich.store import read_summaries
 from tests.enrich.conftest import needs_apertium
-from tests.server.conftest import free_port
+from tests.server.conftest import free_port, serve_in_thread
 
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
     """``http://127.0.0.1:PORT/v1`` serving Apertium (passages taken as Spanish)."""
-    import uvicorn
 
     from openmsd.enrich.apertium import Apertium
     from openmsd.enrich.server import create_app
 
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(Apertium(), language="es"),
-                                           host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not server.started:
-        assert time.time() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/v1"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_in_thread(create_app(Apertium(), language="es")) as url:
+        yield f"{url}/v1"
 
 
 @needs_apertium

@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -19,6 +20,14 @@ from openmsd.index.vector_index import build_index
 from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import embed_corpus
 from openmsd.models.registry import load_model
+
+CHROMIUM = Path("/usr/bin/chromium")
+BROWSER = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at "
+                       "/usr/bin/chromium (apt-get install chromium; .ci/run installs it)"),
+]
+"""The marks of a browser test module (``pytestmark = BROWSER``)."""
 
 MODEL = "muse-v3"
 SCRIPT_TITLE = "<script>alert(1)</script>"
@@ -93,9 +102,10 @@ def client(app) -> Iterator:
         yield test_client
 
 
-@pytest.fixture(scope="session")
-def server_url(app) -> Iterator[str]:
-    """A real uvicorn server on a free loopback port, in a thread."""
+@contextmanager
+def serve_in_thread(app) -> Iterator[str]:
+    """``app`` served by a real uvicorn server on a free loopback port, in a thread; yields its
+    base URL and stops the server on exit."""
     import uvicorn
 
     port = free_port()
@@ -107,6 +117,15 @@ def server_url(app) -> Iterator[str]:
         if time.time() > deadline:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def server_url(app) -> Iterator[str]:
+    """A real uvicorn server on a free loopback port, in a thread."""
+    with serve_in_thread(app) as url:
+        yield url

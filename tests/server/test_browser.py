@@ -9,12 +9,9 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at "
-                       "/usr/bin/chromium (apt-get install chromium; .ci/run installs it)"),
-]
+from tests.server.conftest import BROWSER, CHROMIUM
+
+pytestmark = BROWSER
 
 
 @pytest.fixture(scope="module")

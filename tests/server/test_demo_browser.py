@@ -4,42 +4,22 @@ what a newcomer sees after 'openmsd demo' and 'openmsd serve demo-corpus'."""
 from __future__ import annotations
 
 import os
-import threading
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from openmsd.demo import RELATED
-from tests.server.conftest import free_port
+from tests.server.conftest import BROWSER, CHROMIUM, serve_in_thread
 
-CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at "
-                       "/usr/bin/chromium (apt-get install chromium; .ci/run installs it)"),
-]
+pytestmark = BROWSER
 
 
 @pytest.fixture(scope="module")
 def demo_url(demo_run) -> Iterator[str]:
-    import uvicorn
-
     from openmsd.server.app import create_app
 
-    app = create_app(demo_run[0], ["muse-v3"], watch_s=0)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=free_port(),
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.time() + 30
-    while not server.started:
-        assert time.time() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{server.config.port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_in_thread(create_app(demo_run[0], ["muse-v3"], watch_s=0)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

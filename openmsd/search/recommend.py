@@ -118,15 +118,15 @@ def cited_count(sentence: str) -> int:
     return total
 
 
-_TITLES: dict[int, tuple[Any, dict[str, list[str]]]] = {}
+_TITLES: list[tuple[Any, dict[str, list[str]]]] = []
+"""The last title index built, beside the paper records (one per corpus build) it came from."""
 
 
 def _title_index(corpus: Corpus) -> dict[str, list[str]]:
     """Normalised title (and English title) → paper ids, built once per corpus build."""
     records = paper_records(corpus)
-    cached = _TITLES.get(id(corpus.root))
-    if cached is not None and cached[0] is records:
-        return cached[1]
+    if _TITLES and _TITLES[0][0] is records:
+        return _TITLES[0][1]
     index: dict[str, list[str]] = {}
     table = records.table
     for column in ("title", "english_title"):
@@ -135,8 +135,7 @@ def _title_index(corpus: Corpus) -> dict[str, list[str]]:
             key = normalize_title(title)
             if key:
                 index.setdefault(key, []).append(paper_id)
-    _TITLES.clear()
-    _TITLES[id(corpus.root)] = (records, index)
+    _TITLES[:] = [(records, index)]
     return index
 
 

@@ -40,12 +40,15 @@ def _abstracts() -> list[list[str]]:
     return [t.split() for t in texts if t]
 
 
-def generate(path: Path, works: int, seed: int = 0) -> None:
-    """Write ``works`` OpenAlex Work lines to a gzipped JSONL file."""
-    rng = random.Random(seed)
+def generate(path: Path, works: int, seed: int = 0, first: int = 0,
+             total: int | None = None) -> None:
+    """Write ``works`` OpenAlex Work lines (numbered from ``first``, citing works among
+    ``total``, by default ``works``) to a gzipped JSONL file."""
+    rng = random.Random(seed + first)
     abstracts = _abstracts()
+    total = total or works
     with gzip.open(path, "wb", compresslevel=1) as out:
-        for n in range(works):
+        for n in range(first, first + works):
             words = rng.choice(abstracts)
             index: dict[str, list[int]] = {}
             for position, word in enumerate(words):
@@ -65,7 +68,7 @@ def generate(path: Path, works: int, seed: int = 0) -> None:
                 "primary_topic": {"display_name": f"Topic {n % 300}"},
                 "cited_by_count": rng.randrange(100),
                 "abstract_inverted_index": index,
-                "referenced_works": [f"https://openalex.org/W{1000000 + rng.randrange(works)}"
+                "referenced_works": [f"https://openalex.org/W{1000000 + rng.randrange(total)}"
                                      for _ in range(rng.randint(10, 50))],
             }
             out.write(orjson.dumps(work) + b"\n")

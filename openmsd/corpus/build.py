@@ -9,12 +9,14 @@ arXiv, S2, ... identifiers), then by title (:mod:`openmsd.corpus.resolve`); cita
 resolved links between two different corpus papers; contexts inherit their reference's cited
 paper.
 
-All set operations run in DuckDB over the staged Parquet files; Python sees only batches
-(language identification) and the references left for title matching.
+All set operations are SQL over the staged Parquet files, written once and run on an engine
+(:mod:`openmsd.corpus.sql`: DuckDB in process, or Spark); Python sees only batches (language
+identification) and the references left for title matching.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -26,9 +28,17 @@ import duckdb
 import pyarrow as pa
 
 from openmsd.corpus import langid
-from openmsd.corpus.resolve import resolve_titles
-from openmsd.corpus.schema import CITATIONS, CONTEXTS, PAPERS, REFERENCES, SCHEMA_VERSION
-from openmsd.corpus.store import Corpus, ParquetSink, arrow_reader, arrow_table
+from openmsd.corpus.resolve import RESULT, resolve_titles
+from openmsd.corpus.schema import (
+    CITATIONS,
+    CONTEXTS,
+    PAPERS,
+    REFERENCES,
+    SCHEMA_VERSION,
+    TABLES,
+)
+from openmsd.corpus.sql import DuckDBSql, SqlEngine
+from openmsd.corpus.store import Corpus
 from openmsd.crashpoint import crash_point
 from openmsd.ingest.report import Report
 
@@ -51,7 +61,7 @@ MERGE_SQL = f"""
 SELECT key AS paper_id,
   {", ".join(_first(c, f"{c} IS NOT NULL AND {c} <> ''") for c in _STRINGS)},
   {_first("year", "year IS NOT NULL")},
-  {", ".join(_first(c, f"len({c}) > 0") for c in _LISTS)},
+  {", ".join(_first(c, f"array_length({c}) > 0") for c in _LISTS)},
   list_sort(list_distinct(list(source))) AS sources,
   list_sort(list_distinct(flatten(list(aliases)))) AS aliases
 FROM staged_papers GROUP BY key ORDER BY key
@@ -108,18 +118,35 @@ def _add_languages(batch: pa.RecordBatch, identifier: langid.LanguageIdentifier 
     columns = {name: batch[name] for name in batch.schema.names}
     columns["language"] = pa.array(languages, pa.string())
     columns["language_confidence"] = pa.array(confidences, pa.float32())
-    return pa.RecordBatch.from_pydict(columns)
+    return pa.RecordBatch.from_pydict(columns).select(PAPERS.names).cast(PAPERS)
 
 
-def _write(con: duckdb.DuckDBPyConnection, sql: str, target: Path, schema: pa.Schema,
-           meta: dict[str, str], transform: Callable[[pa.RecordBatch], pa.RecordBatch] | None
-           = None, on_batch: Callable[[int], None] | None = None) -> int:
-    with ParquetSink(target, schema, meta) as sink:
-        for batch in arrow_reader(con, sql, BATCH):
-            sink.write(transform(batch) if transform else batch)
-            if on_batch:
-                on_batch(batch.num_rows)
-        return sink.rows
+def derive(engine: SqlEngine, out: str | Path, report: Report, names: dict[int, str],
+           meta: dict[str, str], identifier: langid.LanguageIdentifier | None = None,
+           on_papers: Callable[[int], None] | None = None, previous: Path | None = None
+           ) -> dict[str, int]:
+    """Merge, identify languages, resolve references and write the four corpus tables as
+    ``OUT/{papers,references,citations,contexts}.parquet`` on ``engine``, from its tables
+    ``staged_papers``, ``staged_references``, ``staged_contexts`` (with a ``part`` ordinal
+    column; ``names`` maps it to the input's name). Problems go to ``report``; returns counts.
+    """
+    out = str(out).rstrip("/")
+    _report_duplicates(engine, report, names)
+    merge = _with_previous_languages(MERGE_SQL, previous)
+    n_papers = engine.write(merge, f"{out}/papers.parquet", PAPERS, meta,
+                            functools.partial(_add_languages, identifier=identifier),
+                            on_batch=on_papers)
+    engine.load("papers", f"{out}/papers.parquet")
+    _build_alias_map(engine, report)
+    counts = _resolve_references(engine, report, names)
+    n_refs = engine.write("SELECT * FROM refs_final ORDER BY row",
+                          f"{out}/references.parquet", REFERENCES, meta)
+    n_cit = engine.write(CITATIONS_SQL, f"{out}/citations.parquet", CITATIONS, meta)
+    _build_contexts(engine, report, names)
+    n_ctx = engine.write("SELECT * FROM contexts_final ORDER BY part, seq",
+                         f"{out}/contexts.parquet", CONTEXTS, meta)
+    counts.update(papers=n_papers, references=n_refs, citations=n_cit, contexts=n_ctx)
+    return counts
 
 
 def build(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
@@ -144,29 +171,16 @@ def build(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
         con.execute("SET preserve_insertion_order = true")
         for kind in ("papers", "references", "contexts"):
             con.execute(f"CREATE VIEW staged_{kind} AS {_union(staged, f'staged_{kind}.parquet')}")
-        _report_duplicates(con, report, names)
 
-        papers_path = Path(tmp) / "papers.parquet"
         previous = corpus.table_path("papers")
-        merge = _with_previous_languages(MERGE_SQL, previous if previous.exists() else None)
-        n_papers = _write(con, merge, papers_path, PAPERS, meta,
-                          lambda b: _add_languages(b, identifier), on_papers)
-        con.execute(f"CREATE VIEW papers AS SELECT * FROM read_parquet('{_quote(papers_path)}')")
-        _build_alias_map(con, report)
-        counts = _resolve_references(con, report, names)
-        n_refs = _write(con, "SELECT * FROM refs_final ORDER BY row",
-                        Path(tmp) / "references.parquet", REFERENCES, meta)
-        n_cit = _write(con, CITATIONS_SQL, Path(tmp) / "citations.parquet", CITATIONS, meta)
-        _build_contexts(con, report, names)
-        n_ctx = _write(con, "SELECT * FROM contexts_final ORDER BY part, seq",
-                       Path(tmp) / "contexts.parquet", CONTEXTS, meta)
+        counts = derive(DuckDBSql(con, BATCH), tmp, report, names, meta, identifier, on_papers,
+                        previous if previous.exists() else None)
         con.close()
-        counts.update(papers=n_papers, references=n_refs, citations=n_cit, contexts=n_ctx)
         summary = {"id": meta["openmsd.build"], "counts": counts}
         if before_swap:
             before_swap(summary)
         crash_point("ingest.before_swap")
-        for name in ("papers", "references", "citations", "contexts"):
+        for name in TABLES:
             (Path(tmp) / f"{name}.parquet").replace(corpus.table_path(name))
     return summary
 
@@ -179,110 +193,115 @@ def _located(input_path: str, loc: str) -> tuple[str, str]:
     return str(file), f"line {where}" if where.isdigit() else where or "file"
 
 
-def _report_duplicates(con: duckdb.DuckDBPyConnection, report: Report, names: dict[int, str]
-                       ) -> None:
-    rows = con.execute("""
-        SELECT part, key, list(loc ORDER BY seq) AS locs FROM staged_papers
-        GROUP BY part, key HAVING count(*) > 1 ORDER BY part, min(seq)""").fetchall()
-    for part, key, locs in rows:
+def _report_duplicates(engine: SqlEngine, report: Report, names: dict[int, str]) -> None:
+    rows = engine.rows("""
+        WITH d AS (SELECT part, key FROM staged_papers GROUP BY part, key HAVING count(*) > 1)
+        SELECT s.part, s.key, s.loc FROM staged_papers s JOIN d ON s.part = d.part AND
+        s.key = d.key ORDER BY s.part, s.seq""")
+    groups: dict[tuple[int, str], list[str]] = {}
+    for part, key, loc in rows:  # in (part, first seq) order, as the records came
+        groups.setdefault((part, key), []).append(loc)
+    for (part, key), locs in groups.items():
         report.problem(*_located(names[part], locs[1]),
                        f"duplicate id: {key!r} already at {locs[0]} ({len(locs)} records; "
                        "merged, first non-null value per field)", kind="warning")
 
 
-def _build_alias_map(con: duckdb.DuckDBPyConnection, report: Report) -> None:
-    con.execute(f"""
-        CREATE TABLE alias_map AS
+def _build_alias_map(engine: SqlEngine, report: Report) -> None:
+    engine.table("alias_map", f"""
         WITH pairs AS (
           SELECT DISTINCT unnest(list_append(aliases, {KEY_ALIAS.format('paper_id')})) AS alias,
                  paper_id FROM papers)
         SELECT alias, min(paper_id) AS paper_id, count(*) AS n,
-               list(paper_id ORDER BY paper_id) AS ids
+               list_sort(list(paper_id)) AS ids
         FROM pairs GROUP BY alias""")
-    for alias, ids in con.execute(
-            "SELECT alias, ids FROM alias_map WHERE n > 1 ORDER BY alias").fetchall():
+    for alias, ids in engine.rows("SELECT alias, ids FROM alias_map WHERE n > 1 ORDER BY alias"):
         report.problem("corpus", f"alias {alias}",
                        f"identifier shared by several papers: {', '.join(ids)} "
                        "(references to it are not resolved)", kind="warning")
 
 
-def _resolve_references(con: duckdb.DuckDBPyConnection, report: Report, names: dict[int, str]
+def _resolve_references(engine: SqlEngine, report: Report, names: dict[int, str]
                         ) -> dict[str, int]:
-    con.execute(f"""
-        CREATE TABLE refs AS
-        SELECT (row_number() OVER (ORDER BY part, seq)) - 1 AS row, r.*, m.paper_id AS citing_id
+    engine.table("refs", f"""
+        SELECT {ORD.replace('part', 'r.part').replace('seq', 'r.seq')} AS row, r.*,
+               m.paper_id AS citing_id
         FROM staged_references r
         LEFT JOIN alias_map m ON m.alias = {KEY_ALIAS.format('r.citing')} AND m.n = 1""")
-    con.execute("""
-        CREATE TABLE id_hits AS
-        SELECT row, list_sort(list_distinct(list(m.paper_id))) AS ids, bool_or(m.n > 1) AS shared
+    engine.table("id_hits", """
+        SELECT u.row, list_sort(list_distinct(list(m.paper_id))) AS ids,
+               bool_or(m.n > 1) AS shared
         FROM (SELECT row, unnest(targets) AS alias FROM refs) u
-        JOIN alias_map m USING (alias) GROUP BY row""")
-    pending = arrow_table(con, """
-        SELECT r.row, r.citing_id, r.title, r.year FROM refs r ANTI JOIN id_hits USING (row)
-        WHERE r.citing_id IS NOT NULL AND r.title IS NOT NULL ORDER BY r.row""")
+        JOIN alias_map m ON m.alias = u.alias GROUP BY u.row""")
+    pending = engine.arrow("""
+        SELECT r.row, r.citing_id, r.title, r.year FROM refs r
+        WHERE r.citing_id IS NOT NULL AND r.title IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM id_hits h WHERE h.row = r.row) ORDER BY r.row""")
     if pending.num_rows:
-        candidates = arrow_table(con, """
-            SELECT paper_id, year,
-                   list_append([t.title FOR t IN coalesce(translations, [])], title) AS titles
-            FROM papers""")
+        papers = engine.arrow("SELECT paper_id, year, title, translations FROM papers")
+        titles = [[t["title"] for t in translations or []] + [title] for title, translations
+                  in zip(papers["title"].to_pylist(), papers["translations"].to_pylist(),
+                         strict=True)]
+        candidates = pa.table({"paper_id": papers["paper_id"], "year": papers["year"],
+                               "titles": pa.array(titles, pa.list_(pa.string()))})
         title_hits = resolve_titles(pending, candidates)
     else:
-        title_hits = pa.table({"row": pa.array([], pa.int64()),
-                               "cited_id": pa.array([], pa.string()),
-                               "resolution": pa.array([], pa.string())})
-    con.register("title_hits", title_hits)
-    con.execute("""
-        CREATE TABLE refs_final AS
+        title_hits = RESULT.empty_table()
+    engine.register("title_hits", title_hits)
+    columns = "row, part, loc, citing_id, position, ref_id, targets, title, authors, year, " \
+              "venue, raw"
+    engine.table("refs_final", f"""
+        SELECT {columns}, CASE WHEN resolution = 'ambiguous' THEN NULL ELSE cited_id END
+               AS cited_id, resolution, source FROM (
         SELECT r.row, r.part, r.loc, coalesce(r.citing_id, r.citing) AS citing_id, r.position,
                r.ref_id, r.targets, r.title, r.authors, r.year, r.venue, r.raw,
-               CASE WHEN len(h.ids) = 1 THEN h.ids[1] ELSE t.cited_id END AS cited_id,
+               CASE WHEN array_length(h.ids) = 1 THEN h.ids[1] ELSE t.cited_id END AS cited_id,
                CASE WHEN r.citing_id IS NULL THEN 'citing-unknown'
-                    WHEN len(h.ids) = 1 AND h.ids[1] = r.citing_id THEN 'self'
-                    WHEN len(h.ids) = 1 AND NOT h.shared THEN 'id'
+                    WHEN array_length(h.ids) = 1 AND h.ids[1] = r.citing_id THEN 'self'
+                    WHEN array_length(h.ids) = 1 AND NOT h.shared THEN 'id'
                     WHEN h.ids IS NOT NULL THEN 'ambiguous'
                     WHEN t.resolution IS NOT NULL THEN t.resolution
                     ELSE 'unresolved' END AS resolution,
                r.source
-        FROM refs r LEFT JOIN id_hits h USING (row) LEFT JOIN title_hits t USING (row)""")
-    con.execute("UPDATE refs_final SET cited_id = NULL WHERE resolution = 'ambiguous'")
-    # DISTINCT: a record listing itself as cited and as citing (S2ORC) is one warning
-    for part, loc, citing, resolution in con.execute("""
+        FROM refs r LEFT JOIN id_hits h ON h.row = r.row
+        LEFT JOIN title_hits t ON t.row = r.row) resolved""")
+    # one warning per (part, loc, citing, resolution): a record listing itself as cited and
+    # as citing (S2ORC) is one warning
+    for part, loc, citing, resolution in engine.rows("""
             SELECT part, loc, citing_id, resolution FROM refs_final
             WHERE resolution IN ('self', 'ambiguous')
-            GROUP BY ALL ORDER BY min(row)""").fetchall():
+            GROUP BY part, loc, citing_id, resolution ORDER BY min(row)"""):
         reason = (f"self-citation: {citing} cites itself (not a citation link)"
                   if resolution == "self" else
                   "ambiguous reference: it matches several corpus papers (not guessed)")
         report.problem(*_located(names[part], loc), reason, kind="warning")
-    counts = dict(con.execute(
-        "SELECT resolution, count(*) FROM refs_final GROUP BY ALL").fetchall())
+    counts = dict(engine.rows(
+        "SELECT resolution, count(*) FROM refs_final GROUP BY resolution"))
     return {f"references.{k}": v for k, v in sorted(counts.items())}
 
 
 CITATIONS_SQL = f"""
 SELECT citing_id, cited_id, list_sort(list_distinct(list(source))) AS sources,
-       arg_min(resolution, list_position({list(LINKED)}, resolution)) AS resolution
+       arg_min(resolution, CASE resolution {" ".join(f"WHEN '{r}' THEN {i}"
+                                                     for i, r in enumerate(LINKED))} END)
+         AS resolution
 FROM refs_final WHERE resolution IN {LINKED} AND citing_id <> cited_id
 GROUP BY citing_id, cited_id ORDER BY citing_id, cited_id
 """
 
 
-def _build_contexts(con: duckdb.DuckDBPyConnection, report: Report, names: dict[int, str]
-                    ) -> None:
-    con.execute(f"""
-        CREATE TABLE contexts_final AS
+def _build_contexts(engine: SqlEngine, report: Report, names: dict[int, str]) -> None:
+    engine.table("contexts_final", f"""
         WITH keyed AS (
           SELECT r.citing, r.ref_id, arg_min(f.cited_id, r.row) AS cited_id, count(*) AS n
-          FROM refs r JOIN refs_final f USING (row) GROUP BY r.citing, r.ref_id)
+          FROM refs r JOIN refs_final f ON f.row = r.row GROUP BY r.citing, r.ref_id)
         SELECT coalesce(m.paper_id, c.citing) AS citing_id, k.cited_id, c.ref_id, c.text,
                c.position, c.source, c.part, c.seq, c.loc, k.n IS NULL AS orphan
         FROM staged_contexts c
         LEFT JOIN alias_map m ON m.alias = {KEY_ALIAS.format('c.citing')} AND m.n = 1
         LEFT JOIN keyed k ON k.citing = c.citing AND k.ref_id = c.ref_id""")
-    for part, loc, ref_id in con.execute("""
-            SELECT part, loc, ref_id FROM contexts_final WHERE orphan ORDER BY part, seq
-            """).fetchall():
+    for part, loc, ref_id in engine.rows("""
+            SELECT part, loc, ref_id FROM contexts_final WHERE orphan ORDER BY part, seq"""):
         report.problem(*_located(names[part], loc),
                        f"context of an unknown reference: no reference {ref_id!r} in that paper "
                        "(kept, cited paper unknown)", kind="warning")

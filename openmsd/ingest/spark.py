@@ -1,0 +1,243 @@
+"""``openmsd ingest --engine spark``: the readers in Spark tasks, the build as Spark SQL.
+
+Each input file is one task: the task runs the same reader as the single-process ingest
+(:func:`openmsd.ingest.pipeline.stage`) and writes the file's staged Parquet part atomically
+under ``OUT/_staged/part=NNNNN`` (a part that was not renamed into place is never read), then
+returns its counts and problems to the driver, which collects the report from all tasks. A task
+that fails is retried by Spark (``spark.task.maxFailures``; in local mode ``local[N,F]``).
+OpenAlex's snapshot layout, ``data/works/updated_date=*/part_*.gz``, is read as it comes: a
+folder input is listed recursively and every file in it is a task.
+
+The corpus tables are then built by :func:`openmsd.corpus.build.derive`, the same SQL the
+DuckDB path runs, translated to Spark SQL; languages are identified inside the executors
+(``mapInArrow``). The tables are written as directories of part files (``papers.parquet/``
+...); ``manifest.json`` is written last, so a corpus without it is incomplete.
+
+Inputs and ``--out`` may be local paths or URIs (``s3a://``, ``gs://``, ``hdfs://``,
+``file://``); tasks copy a remote input file to local disk before reading it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from openmsd.corpus import langid
+from openmsd.corpus.build import build_id, derive
+from openmsd.corpus.schema import SCHEMA_VERSION, TABLES
+from openmsd.corpus.sql import SparkSql
+from openmsd.corpus.store import MANIFEST
+from openmsd.ingest import formats
+from openmsd.ingest.pipeline import IngestResult, digest, list_files, stage
+from openmsd.ingest.report import IngestError, Problem, Report
+
+__all__ = ["StagedFile", "input_files", "local_spark", "spark_ingest", "stage_file"]
+
+STAGED = "_staged"
+
+
+def local_spark(cores: int | None = None, retries: int = 2) -> Any:
+    """The active SparkSession, or a local one on ``cores`` cores whose failed tasks are
+    retried ``retries`` times (no UI, few shuffle partitions)."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    cores = cores or os.cpu_count() or 1
+    return (SparkSession.builder.master(f"local[{cores},{retries + 1}]")
+            .appName("openmsd")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", str(max(4, 2 * cores)))
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.driver.memory", os.environ.get("OPENMSD_SPARK_MEMORY", "4g"))
+            .getOrCreate())
+
+
+def _is_uri(path: str | Path) -> bool:
+    return "://" in str(path)
+
+
+def _filesystem(uri: str) -> tuple[Any, str]:
+    from pyarrow import fs
+
+    return fs.FileSystem.from_uri(uri)
+
+
+def input_files(inputs: list[str | Path]) -> list[str]:
+    """Every file of the inputs, in input order then sorted path order (hidden files and
+    ``_``-prefixed markers skipped); IngestError for a missing or empty input."""
+    files: list[str] = []
+    for raw in inputs:
+        if _is_uri(raw):
+            from pyarrow import fs
+
+            filesystem, path = _filesystem(str(raw))
+            info = filesystem.get_file_info(path)
+            if info.type == fs.FileType.NotFound:
+                raise IngestError(f"{raw}: no such file or directory")
+            scheme = str(raw).split("://", 1)[0]
+            if info.type == fs.FileType.File:
+                found = [path]
+            else:
+                found = sorted(i.path for i in filesystem.get_file_info(
+                    fs.FileSelector(path, recursive=True)) if i.type == fs.FileType.File
+                    and not any(p.startswith((".", "_")) for p in
+                                i.path[len(path):].split("/")))
+            named = [f"{scheme}://{p}" if scheme != "file" else f"file://{p}" for p in found]
+        else:
+            named = [str(p) for p in list_files(Path(raw).resolve())
+                     if not p.name.startswith("_")]
+        if not named:
+            raise IngestError(f"{raw}: an empty folder: nothing to ingest")
+        files += named
+    return files
+
+
+@dataclass
+class StagedFile:
+    """What one task read: the staged part, its record counts, counts and problems."""
+
+    ordinal: int
+    path: str
+    part: str
+    records: dict[str, int]
+    counts: dict[str, int]
+    problems: list[dict[str, str]]
+
+
+def stage_file(ordinal: int, path: str, staged: str, fmt: str | None, strict: bool
+               ) -> StagedFile:
+    """Read one input file into the staged part ``STAGED/part=ORDINAL`` (atomically)."""
+    report = Report(strict=strict)
+    name = f"part={ordinal:05d}"
+    with tempfile.TemporaryDirectory(prefix="openmsd-stage-") as tmp:
+        local = Path(path)
+        if _is_uri(path):
+            from pyarrow import fs
+
+            filesystem, remote = _filesystem(path)
+            local = Path(tmp) / Path(remote).name
+            fs.copy_files(remote, str(local), source_filesystem=filesystem)
+        if _is_uri(staged):
+            from pyarrow import fs
+
+            target = Path(tmp) / name
+            records = stage(local, target, fmt, report)
+            filesystem, root = _filesystem(staged)
+            fs.copy_files(str(target), f"{root}/{name}", destination_filesystem=filesystem)
+        else:
+            records = stage(local, Path(staged) / name, fmt, report)
+    problems = [p.as_dict() | {"file": path if p.file == str(local) else p.file}
+                for p in report.problems]
+    return StagedFile(ordinal, path, name, records, dict(report.counts), problems)
+
+
+def _run_tasks(spark: Any, files: list[str], staged: str, fmt: str | None, strict: bool
+               ) -> list[StagedFile]:
+    """One Spark task per file; the staged parts in file order."""
+    jobs = list(enumerate(files))
+    rdd = spark.sparkContext.parallelize(jobs, max(1, len(jobs)))
+    try:
+        done = rdd.map(lambda job: stage_file(job[0], job[1], staged, fmt, strict)).collect()
+    except Exception as error:  # a Py4J error wrapping the task's Python traceback
+        text = str(error)
+        marker = "IngestError: "
+        if marker in text:
+            raise IngestError(text.split(marker, 1)[1].splitlines()[0]) from None
+        raise
+    return sorted(done, key=lambda s: s.ordinal)
+
+
+def spark_ingest(inputs: list[str | Path], out: str | Path, fmt: str | None = None,
+                 strict: bool = False, spark: Any = None,
+                 identifier: langid.LanguageIdentifier | None = None) -> IngestResult:
+    """Ingest ``inputs`` into a new corpus at ``out`` (a path or URI) on Spark.
+
+    The corpus holds the same rows as :func:`openmsd.ingest.pipeline.ingest` of the same
+    inputs, its tables as directories of Parquet parts. Unlike the single-process path it is
+    rebuilt whole each run (no incremental parts). IngestError when an input is missing,
+    in strict mode at the first problem, or when the inputs hold no paper.
+    """
+    if fmt:
+        formats.get(fmt)
+    files = input_files(list(inputs))
+    spark = spark or local_spark()
+    root = str(out).rstrip("/")
+    if not _is_uri(root):
+        root = str(Path(root).resolve())
+        Path(root).mkdir(parents=True, exist_ok=True)
+        (Path(root) / MANIFEST).unlink(missing_ok=True)  # the old corpus is no more complete
+    staged = f"{root}/{STAGED}"
+    done = _run_tasks(spark, files, staged, fmt, strict)
+    problems = [Problem(**p) for s in done for p in s.problems]
+    if not sum(s.records.get("papers", 0) for s in done):
+        first = f"; first: {problems[0]}" if problems else ""
+        raise IngestError(f"no papers read from {', '.join(map(str, inputs))} "
+                          f"({len(problems):,} problems{first}); nothing written")
+
+    engine = SparkSql(spark, f"{root}/_work")
+    for kind in ("papers", "references", "contexts"):
+        parts = [f"{staged}/{s.part}/staged_{kind}.parquet" for s in done]
+        (spark.read.option("basePath", staged).parquet(*parts)
+         .createOrReplaceTempView(f"staged_{kind}"))
+    report = Report(strict=strict)
+    meta = {"openmsd.build": build_id([f"{s.path}:{s.part}" for s in done])}
+    counts = derive(engine, root, report, {s.ordinal: s.path for s in done}, meta, identifier)
+    problems += report.problems
+    result = IngestResult(staged=[str(i) for i in inputs], problems=problems,
+                          build={"id": meta["openmsd.build"], "counts": counts})
+    totals: dict[str, int] = {}
+    for s in done:
+        for name, value in s.counts.items():
+            totals[name] = totals.get(name, 0) + value
+    for name, value in report.counts.items():
+        totals[name] = totals.get(name, 0) + value
+    summary = Report(problems=problems)
+    result.report = {
+        "engine": "spark",
+        "inputs": [{"path": s.path, "records": s.records} for s in done],
+        "counts": dict(sorted(totals.items())) | dict(sorted(counts.items())),
+        "problems": len(problems),
+        "problems_by_reason": dict(summary.by_reason().most_common()),
+    }
+    _finish(root, result, done, fmt)
+    return result
+
+
+def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | None) -> None:
+    """Write the report, remove the work files, and write the manifest last."""
+    rows = b"".join(orjson.dumps(p.as_dict(), option=orjson.OPT_SORT_KEYS) + b"\n"
+                    for p in result.problems)
+    option = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+    manifest = {"schema_version": SCHEMA_VERSION, "engine": "spark", "build": result.build,
+                "tables": {name: f"{name}.parquet" for name in TABLES},
+                "inputs": [{"path": s.path, "ordinal": s.ordinal, "part": s.part,
+                            "format": fmt, "files": 1, "records": s.records,
+                            "digest": digest([Path(s.path)], Path(s.path), fmt)
+                            if not _is_uri(s.path) else None} for s in done]}
+    if _is_uri(root) and not root.startswith("file://"):
+        filesystem, path = _filesystem(root)
+        for name, data in (("problems.jsonl", rows),
+                           ("ingest_report.json", orjson.dumps(result.report, option=option))):
+            with filesystem.open_output_stream(f"{path}/{name}") as handle:
+                handle.write(data)
+        filesystem.delete_dir_contents(f"{path}/_work", missing_dir_ok=True)
+        with filesystem.open_output_stream(f"{path}/{MANIFEST}") as handle:
+            handle.write(orjson.dumps(manifest, option=option))
+        return
+    from openmsd.corpus.store import write_json
+
+    local = Path(root.removeprefix("file://"))
+    (local / ".problems.jsonl.tmp").write_bytes(rows)
+    (local / ".problems.jsonl.tmp").replace(local / "problems.jsonl")
+    write_json(local / "ingest_report.json", result.report)
+    shutil.rmtree(local / "_work", ignore_errors=True)
+    write_json(local / MANIFEST, manifest)

@@ -160,18 +160,30 @@ def _print_report(report: dict, problems: list, limit: int = 10) -> None:
 
 @app.command()
 def ingest(
-    inputs: Annotated[list[Path], typer.Argument(help="Files or folders to read.")],
-    out_dir: Annotated[Path, typer.Option("--out", help="The corpus directory.")],
+    inputs: Annotated[list[str], typer.Argument(help="Files or folders to read (with "
+                                                "--engine spark, URIs too).")],
+    out_dir: Annotated[str, typer.Option("--out", help="The corpus directory (with --engine "
+                                         "spark, a URI too: s3a://, gs://, hdfs://).")],
     fmt: Annotated[str | None, typer.Option(
         "--format", help=f"One of {', '.join(formats.FORMATS)}; detected by content by default."
     )] = None,
     strict: Annotated[bool, typer.Option(help="Fail on the first problem in the input.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    engine: Annotated[str, typer.Option(help="duckdb (one process, incremental) or spark (one "
+                                             "task per file; see docs/scale.md).")] = "duckdb",
 ) -> None:
     """Read scholarly metadata, citations and contexts into a corpus directory."""
+    if engine not in ("duckdb", "spark"):
+        _fail(f"--engine {engine!r}: expected duckdb or spark")
     try:
-        with _progress() as progress:
-            result = run_ingest(inputs, out_dir, fmt, strict, progress=progress)
+        if engine == "spark":
+            from openmsd.ingest.spark import spark_ingest
+
+            result = spark_ingest(inputs, out_dir, fmt, strict)
+        else:
+            with _progress() as progress:
+                result = run_ingest([Path(i) for i in inputs], Path(out_dir), fmt, strict,
+                                    progress=progress)
     except (IngestError, CorpusError) as error:
         _fail(str(error))
     if json:

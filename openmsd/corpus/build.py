@@ -69,7 +69,8 @@ FROM staged_papers GROUP BY key ORDER BY key
 
 
 def _union(parts: list[tuple[int, Path]], name: str) -> str:
-    selects = [f"SELECT *, {ordinal} AS part FROM read_parquet('{_quote(path / name)}')"
+    selects = [f"SELECT *, {ordinal} AS part, {ordinal} AS input "
+               f"FROM read_parquet('{_quote(path / name)}')"
                for ordinal, path in parts]
     return " UNION ALL ".join(selects)
 
@@ -128,7 +129,9 @@ def derive(engine: SqlEngine, out: str | Path, report: Report, names: dict[int, 
     """Merge, identify languages, resolve references and write the four corpus tables as
     ``OUT/{papers,references,citations,contexts}.parquet`` on ``engine``, from its tables
     ``staged_papers``, ``staged_references``, ``staged_contexts`` (with a ``part`` ordinal
-    column; ``names`` maps it to the input's name). Problems go to ``report``; returns counts.
+    column, ``names`` mapping it to the part's file or folder; ``staged_papers`` also has
+    ``input``, the ordinal of the input given: duplicates are reported within an input).
+    Problems go to ``report``; returns counts.
     """
     out = str(out).rstrip("/")
     _report_duplicates(engine, report, names)
@@ -195,14 +198,16 @@ def _located(input_path: str, loc: str) -> tuple[str, str]:
 
 def _report_duplicates(engine: SqlEngine, report: Report, names: dict[int, str]) -> None:
     rows = engine.rows("""
-        WITH d AS (SELECT part, key FROM staged_papers GROUP BY part, key HAVING count(*) > 1)
-        SELECT s.part, s.key, s.loc FROM staged_papers s JOIN d ON s.part = d.part AND
-        s.key = d.key ORDER BY s.part, s.seq""")
-    groups: dict[tuple[int, str], list[str]] = {}
-    for part, key, loc in rows:  # in (part, first seq) order, as the records came
-        groups.setdefault((part, key), []).append(loc)
-    for (part, key), locs in groups.items():
-        report.problem(*_located(names[part], locs[1]),
+        WITH d AS (SELECT input, key FROM staged_papers GROUP BY input, key
+                   HAVING count(*) > 1)
+        SELECT s.input, s.part, s.key, s.loc FROM staged_papers s
+        JOIN d ON s.input = d.input AND s.key = d.key ORDER BY s.part, s.seq""")
+    groups: dict[tuple[int, str], list[tuple[int, str]]] = {}
+    for origin, part, key, loc in rows:  # in (part, first seq) order, as the records came
+        groups.setdefault((origin, key), []).append((part, loc))
+    for (_, key), found in groups.items():
+        locs = [loc for _, loc in found]
+        report.problem(*_located(names[found[1][0]], locs[1]),
                        f"duplicate id: {key!r} already at {locs[0]} ({len(locs)} records; "
                        "merged, first non-null value per field)", kind="warning")
 

@@ -71,11 +71,12 @@ def _filesystem(uri: str) -> tuple[Any, str]:
     return fs.FileSystem.from_uri(uri)
 
 
-def input_files(inputs: list[str | Path]) -> list[str]:
-    """Every file of the inputs, in input order then sorted path order (hidden files and
-    ``_``-prefixed markers skipped); IngestError for a missing or empty input."""
-    files: list[str] = []
-    for raw in inputs:
+def input_files(inputs: list[str | Path]) -> list[tuple[int, str]]:
+    """``(input ordinal, file)`` for every file of the inputs, in input order then sorted path
+    order (hidden files and ``_``-prefixed markers skipped); IngestError for a missing or
+    empty input."""
+    files: list[tuple[int, str]] = []
+    for ordinal, raw in enumerate(inputs):
         if _is_uri(raw):
             from pyarrow import fs
 
@@ -97,7 +98,7 @@ def input_files(inputs: list[str | Path]) -> list[str]:
                      if not p.name.startswith("_")]
         if not named:
             raise IngestError(f"{raw}: an empty folder: nothing to ingest")
-        files += named
+        files += [(ordinal, name) for name in named]
     return files
 
 
@@ -176,7 +177,7 @@ def spark_ingest(inputs: list[str | Path], out: str | Path, fmt: str | None = No
         Path(root).mkdir(parents=True, exist_ok=True)
         (Path(root) / MANIFEST).unlink(missing_ok=True)  # the old corpus is no more complete
     staged = f"{root}/{STAGED}"
-    done = _run_tasks(spark, files, staged, fmt, strict)
+    done = _run_tasks(spark, [file for _, file in files], staged, fmt, strict)
     problems = [Problem(**p) for s in done for p in s.problems]
     if not sum(s.records.get("papers", 0) for s in done):
         first = f"; first: {problems[0]}" if problems else ""
@@ -184,10 +185,14 @@ def spark_ingest(inputs: list[str | Path], out: str | Path, fmt: str | None = No
                           f"({len(problems):,} problems{first}); nothing written")
 
     engine = SparkSql(spark, f"{root}/_work")
+    origin = spark.createDataFrame([(s.ordinal, files[s.ordinal][0]) for s in done],
+                                   "part int, input int")
     for kind in ("papers", "references", "contexts"):
         parts = [f"{staged}/{s.part}/staged_{kind}.parquet" for s in done]
-        (spark.read.option("basePath", staged).parquet(*parts)
-         .createOrReplaceTempView(f"staged_{kind}"))
+        frame = spark.read.option("basePath", staged).parquet(*parts)
+        if kind == "papers":
+            frame = frame.join(origin.hint("broadcast"), "part")
+        frame.createOrReplaceTempView(f"staged_{kind}")
     report = Report(strict=strict)
     meta = {"openmsd.build": build_id([f"{s.path}:{s.part}" for s in done])}
     counts = derive(engine, root, report, {s.ordinal: s.path for s in done}, meta, identifier)

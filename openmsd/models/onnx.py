@@ -279,8 +279,14 @@ def ensure_onnx(model_dir: Path, precision: Precision = "qint8",
         raise
 
 
+THREADS_ENV = "OPENMSD_THREADS"
+
+
 def default_threads() -> int:
-    """The CPU cores this process may run on."""
+    """``$OPENMSD_THREADS`` when set (a Spark task's cores), else the CPU cores this process
+    may run on."""
+    if os.environ.get(THREADS_ENV, "").isdigit():
+        return max(1, int(os.environ[THREADS_ENV]))
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux

@@ -481,6 +481,8 @@ def embed(
     split: Annotated[str | None, typer.Option(
         help="Only the papers of this relations split (idt, odt, test = idt + odt, ...).")]
     = None,
+    engine: Annotated[str, typer.Option(help="local (this process) or spark (mapInPandas "
+                                             "over partitions; see docs/scale.md).")] = "local",
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
     from openmsd.enrich.run import EnrichError, split_papers
@@ -497,6 +499,22 @@ def embed(
     if is_builtin(model):
         _fail(f"{model} is not a dense model: it has no vectors to store; evaluate or search "
               "with it directly")
+    if engine not in ("local", "spark"):
+        _fail(f"--engine {engine!r}: expected local or spark")
+    if engine == "spark":
+        if enrich or split:
+            _fail("--engine spark embeds whole corpora: --enrich and --split run locally")
+        from openmsd.models.spark_embed import spark_embed
+
+        result = spark_embed(str(target.table_path("papers")), str(target.root / "vectors"),
+                             model, backend, batch_size=batch_size)
+        if json:
+            sys.stdout.write(orjson.dumps(asdict(result)).decode() + "\n")
+            return
+        out.print(f"{result.model}: {result.embedded:,} papers embedded in {result.parts:,} "
+                  f"partitions, {result.cached:,} already were, {result.no_text:,} without "
+                  f"title or abstract -> {result.directory}", highlight=False)
+        return
     try:
         target.check()
         encoder = load_model(model, backend)  # weights load once the corpus checked out

@@ -1,0 +1,113 @@
+"""Embedding on Spark local[N] (N Python workers, one ONNX thread each) against the
+single-process ONNX int8 ``openmsd embed`` (N threads), on real abstracts.
+
+The texts are real: TALN's French abstracts, their English translations and S2ORC's English
+abstracts (``../shared/data``), cycled under distinct paper ids to reach ``--texts`` (20,000 in
+the issue). Each engine runs in a child process of its own on a fresh copy of the corpus, the
+peer first; the figure is texts/s of the whole command (model load and, for Spark, the JVM
+included) and per core, and the ratio Spark / single process (target ≥ 0.8). Vectors are
+compared per paper (minimum cosine). Run niced on a shared machine::
+
+    nice -n 10 python benchmarks/embed_spark.py --texts 20000 --cores 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def real_abstracts() -> list[tuple[str, str]]:
+    """(title, abstract) of every real abstract in ../shared/data (TALN fr + en, S2ORC)."""
+    found = []
+    for line in (SHARED / "taln" / "papers.jsonl").read_bytes().splitlines():
+        paper = orjson.loads(line)
+        if paper.get("abstract"):
+            found.append((paper.get("title") or "", paper["abstract"]))
+        english = (paper.get("translations") or {}).get("en") or {}
+        if english.get("abstract"):
+            found.append((english.get("title") or "", english["abstract"]))
+    for line in (SHARED / "s2orc-sample" / "metadata_sample.jsonl").read_bytes().splitlines():
+        paper = orjson.loads(line)
+        if paper.get("abstract"):
+            found.append((paper.get("title") or "", paper["abstract"]))
+    return found
+
+
+def corpus(work: Path, n: int) -> Path:
+    """A corpus of ``n`` papers with real titles and abstracts (cycled, distinct ids)."""
+    from openmsd.ingest.pipeline import ingest
+
+    texts = real_abstracts()
+    source = work / f"papers-{n}.jsonl"
+    with open(source, "wb") as out:
+        for i in range(n):
+            title, abstract = texts[i % len(texts)]
+            out.write(orjson.dumps({"id": f"bench-{i:07d}", "title": title,
+                                    "abstract": abstract}) + b"\n")
+    target = work / f"corpus-{n}"
+    shutil.rmtree(target, ignore_errors=True)
+    ingest([source], target)
+    return target
+
+
+def timed(command: list[str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True)
+    if done.returncode:
+        raise RuntimeError(f"{command} failed: {done.stderr.decode()[-2000:]}")
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--texts", type=int, default=20_000)
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--model", default="e5-small-multilingual")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/spark19/embed_bench"))
+    parser.add_argument("--out", type=Path, default=None, help="JSON results file")
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    base = corpus(args.work, args.texts)
+    single, spark = args.work / "single", args.work / "spark"
+    for copy in (single, spark):
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(base, copy)
+    env_threads = f"OPENMSD_THREADS={args.cores}"
+    one = timed(["env", env_threads, sys.executable, "-m", "openmsd.cli", "embed", str(single),
+                 "--model", args.model, "--backend", "onnx", "--json"])
+    many = timed([sys.executable, "-c", "import sys; from openmsd.ingest.spark import "
+                  "local_spark; from openmsd.models.spark_embed import spark_embed; "
+                  f"spark_embed(sys.argv[1], sys.argv[2], {args.model!r}, 'onnx', "
+                  f"spark=local_spark({args.cores}))",
+                  str(spark / "papers.parquet"), str(spark / "vectors")])
+    from openmsd.corpus.store import Corpus
+    from openmsd.models.embed import load_vectors, vector_key
+
+    key = vector_key(args.model, "onnx")
+    ids_a, a = load_vectors(Corpus(single), key)
+    ids_b, b = load_vectors(Corpus(spark), key)
+    row = {"texts": args.texts, "cores": args.cores,
+           "single_texts_s": args.texts / one, "spark_texts_s": args.texts / many,
+           "single_texts_s_core": args.texts / one / args.cores,
+           "spark_texts_s_core": args.texts / many / args.cores,
+           "ratio": one / many, "same_ids": ids_a == ids_b,
+           "min_cosine": float(np.min((a * b).sum(axis=1))) if ids_a == ids_b else None}
+    print(json.dumps(row, indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(row, indent=2))
+
+
+if __name__ == "__main__":
+    main()

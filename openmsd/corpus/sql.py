@@ -102,13 +102,18 @@ def to_spark_sql(sql: str) -> str:
 class SparkSql:
     """Spark: each statement translated by :func:`to_spark_sql`; a materialised table is
     written as Parquet under ``work`` and read back (so a retried stage never recomputes
-    the joins before it); tables are written as directories of part files."""
+    the joins before it); tables are written as directories of part files.
+
+    A write with a transform feeds it the query's rows in order, in Arrow batches of
+    ``batch_size`` rows, as DuckDB does: the transform sees the same batches on both engines
+    (language identification's venue prior is counted within a batch), in one task."""
 
     name = "spark"
 
-    def __init__(self, spark: Any, work: str):
+    def __init__(self, spark: Any, work: str, batch_size: int = 50_000):
         self.spark = spark
         self.work = work.rstrip("/")
+        self.batch_size = batch_size
 
     def sql(self, sql: str) -> Any:
         """A DuckDB-dialect query as a Spark DataFrame."""
@@ -140,7 +145,9 @@ class SparkSql:
         frame = self.sql(sql)
         if transform is not None:
             given = out_schema or schema
-            frame = frame.mapInArrow(_batches(transform), from_arrow_schema(given))
+            self.spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch",
+                                str(self.batch_size))
+            frame = frame.coalesce(1).mapInArrow(_batches(transform), from_arrow_schema(given))
         frame = frame.select(*schema.names)
         _write_parquet(frame, target)
         return self.spark.read.parquet(target).count()

@@ -9,9 +9,12 @@ OpenAlex's snapshot layout, ``data/works/updated_date=*/part_*.gz``, is read as 
 folder input is listed recursively and every file in it is a task.
 
 The corpus tables are then built by :func:`openmsd.corpus.build.derive`, the same SQL the
-DuckDB path runs, translated to Spark SQL; languages are identified inside the executors
-(``mapInArrow``). The tables are written as directories of part files (``papers.parquet/``
-...); ``manifest.json`` is written last, so a corpus without it is incomplete.
+DuckDB path runs, translated to Spark SQL; languages are identified inside an executor
+(``mapInArrow``), in one task over the papers in id order and in DuckDB's batches, because the
+venue prior of :func:`openmsd.corpus.langid.identify` is counted within a batch: other batches
+would give other languages to the papers the prior decides. The tables are written as
+directories of part files (``papers.parquet/`` ...); ``manifest.json`` is written last, so a
+corpus without it is incomplete.
 
 Inputs and ``--out`` may be local paths or URIs (``s3a://``, ``gs://``, ``hdfs://``,
 ``file://``); tasks copy a remote input file to local disk before reading it.
@@ -29,7 +32,7 @@ from typing import Any
 import orjson
 
 from openmsd.corpus import langid
-from openmsd.corpus.build import build_id, derive
+from openmsd.corpus.build import BATCH, build_id, derive
 from openmsd.corpus.schema import SCHEMA_VERSION, TABLES
 from openmsd.corpus.sql import SparkSql
 from openmsd.corpus.store import MANIFEST
@@ -184,7 +187,7 @@ def spark_ingest(inputs: list[str | Path], out: str | Path, fmt: str | None = No
         raise IngestError(f"no papers read from {', '.join(map(str, inputs))} "
                           f"({len(problems):,} problems{first}); nothing written")
 
-    engine = SparkSql(spark, f"{root}/_work")
+    engine = SparkSql(spark, f"{root}/_work", BATCH)
     origin = spark.createDataFrame([(s.ordinal, files[s.ordinal][0]) for s in done],
                                    "part int, input int")
     for kind in ("papers", "references", "contexts"):

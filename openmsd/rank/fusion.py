@@ -6,7 +6,11 @@ scored exactly by every member, and the members' scores are combined:
 * ``weighted``: each member's scores min–max normalised over the query's candidates (no score:
   0), then a weighted sum;
 * ``rrf``: reciprocal-rank fusion, Σ wᵢ / (60 + rankᵢ) with the rank among the candidates
-  (no score: no contribution).
+  (no score: no contribution);
+* ``learned``: a linear model over :func:`features` (per member: its min–max score, 60 times
+  its reciprocal rank, whether it has a score), its coefficients fitted by logistic regression
+  on relevant and other candidates of tuning queries (:mod:`openmsd.rank.tune`); three weights
+  per member.
 
 >>> import numpy as np
 >>> minmax(np.array([[1.0, 3.0, -np.inf]], np.float32)).tolist()
@@ -22,7 +26,9 @@ import numpy as np
 
 from openmsd.rank.scorer import ExactScorer, Queries, Scorer, best_of, exclude_self
 
-METHODS = ("weighted", "rrf")
+METHODS = ("weighted", "rrf", "learned")
+#: Features per member of the ``learned`` method (see :func:`features`).
+FEATURES = ("score", "reciprocal rank", "has score")
 RRF_K = 60
 #: How many candidates each member proposes per query.
 DEPTH = 100
@@ -47,13 +53,33 @@ def reciprocal_ranks(scores: np.ndarray, k: int = RRF_K) -> np.ndarray:
     return np.where(np.isfinite(scores), 1.0 / (k + ranks), 0.0).astype(np.float32)
 
 
+def features(parts: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The ``learned`` method's features of members' score matrices: per member (in order)
+    each of :data:`FEATURES`, a matrix of the same shape.
+
+    >>> scores = np.array([[2.0, 1.0, -np.inf]], np.float32)
+    >>> [f.astype(float).round(3).tolist() for f in features([scores])]
+    [[[1.0, 0.0, 0.0]], [[0.984, 0.968, 0.0]], [[1.0, 1.0, 0.0]]]
+    """
+    out = []
+    for p in parts:
+        out += [minmax(p), RRF_K * reciprocal_ranks(p), np.isfinite(p).astype(np.float32)]
+    return out
+
+
 def combine(parts: Sequence[np.ndarray], weights: Sequence[float], method: str) -> np.ndarray:
     """The fused scores of members' score matrices (same shape), ``-inf`` where no member has
-    a score."""
+    a score. ``learned`` takes ``len(FEATURES)`` weights per member, the others one."""
     if method not in METHODS:
         raise ValueError(f"fusion method must be one of {', '.join(METHODS)}, not {method!r}")
-    transform = minmax if method == "weighted" else reciprocal_ranks
-    fused = sum(w * transform(p) for w, p in zip(weights, parts, strict=True))
+    if method == "learned":
+        if len(weights) != len(FEATURES) * len(parts):
+            raise ValueError(f"a learned fusion of {len(parts)} members takes "
+                             f"{len(FEATURES) * len(parts)} weights, not {len(weights)}")
+        fused = sum(w * f for w, f in zip(weights, features(parts), strict=True))
+    else:
+        transform = minmax if method == "weighted" else reciprocal_ranks
+        fused = sum(w * transform(p) for w, p in zip(weights, parts, strict=True))
     anything = np.any([np.isfinite(p) for p in parts], axis=0)
     return np.where(anything, fused, -np.inf).astype(np.float32)
 
@@ -80,6 +106,10 @@ class Fusion(ExactScorer):
                              f"{method!r}")
         self.name, self.members, self.method, self.depth = name, list(members), method, depth
         self.weights = list(weights) if weights is not None else [1.0] * len(members)
+        per_member = len(FEATURES) if method == "learned" else 1
+        if len(self.weights) != per_member * len(members):
+            raise ValueError(f"fusion {name!r} ({method}): {len(self.weights)} weights for "
+                             f"{len(members)} members; expected {per_member * len(members)}")
         self.papers = members[0].papers
         self.signal = "graph" if any(m.signal == "graph" for m in members) else "text"
 

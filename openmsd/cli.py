@@ -765,9 +765,10 @@ def tune(
     json: Annotated[bool, typer.Option("--json", help="Print the tuned rankers as JSON.")]
     = False,
 ) -> None:
-    """Fit the weights of 'hybrid' (text, on the dev split) and 'hybrid-graph' (text and
-    citation graph, hidden links of the train and dev splits), never on test; saved beside the
-    index (CORPUS/index/ranker.json) with their provenance."""
+    """Fit 'hybrid' (text and metadata, on the train and dev splits) and 'hybrid-graph' (text
+    and citation graph, hidden links of the train and dev splits), never on test: a grid of
+    weights and a learned fusion, the better kept; saved beside the index
+    (CORPUS/index/ranker.json) with their provenance."""
     from openmsd.rank.tune import TuneError
     from openmsd.rank.tune import tune as fit_weights
 
@@ -782,8 +783,9 @@ def tune(
         sys.stdout.write(orjson.dumps(spec, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     for name, entry in spec.items():
-        members = " + ".join(f"{w:g}×{m}" for m, w in zip(entry["members"], entry["weights"],
-                                                          strict=True))
+        members = (", ".join(entry["members"]) if entry["method"] == "learned" else
+                   " + ".join(f"{w:g}×{m}" for m, w in zip(entry["members"], entry["weights"],
+                                                          strict=True)))
         best_single = max(entry["single_values"].items(), key=lambda kv: kv[1])
         out.print(f"[bold]{name}[/] ({entry['method']}): {members}; {entry['objective']} on "
                   f"{entry['split']} ({entry['queries']} queries): "

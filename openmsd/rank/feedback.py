@@ -90,6 +90,7 @@ class Feedback(ExactScorer):
             rows = np.unique(top[found])
             fed = (_normalised(self.inner, Queries.of_rows(self.papers, rows))
                    if len(rows) else np.zeros((0, own.shape[1]), np.float32))
+            fed[np.arange(len(rows)), rows] = 1.0  # a feedback paper is its own best match
             where = {int(r): i for i, r in enumerate(rows)}
             for i in range(len(block)):
                 mine = [where[int(r)] for r, ok in zip(top[i], found[i], strict=True) if ok]

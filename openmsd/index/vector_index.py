@@ -99,19 +99,9 @@ class VectorIndex:
                exclude: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
         """Top-``k`` ``(paper_id, score)`` per query row, filtered by language and year range;
         ``exclude[i]`` (the query paper itself) is never a result of query ``i``."""
-        allowed = self._allowed(languages, years)
-        params = None
-        if allowed is not None:
-            bitmap = np.packbits(allowed, bitorder="little")  # alive until the search is done
-            selector = faiss.IDSelectorBitmap(len(allowed), faiss.swig_ptr(bitmap))
-            params = (faiss.SearchParametersHNSW(sel=selector, efSearch=max(128, 2 * k))
-                      if isinstance(self.index, faiss.IndexHNSW)
-                      else faiss.SearchParameters(sel=selector))
-        want = min(k + 1, self.index.ntotal)
-        if want == 0:
+        if min(k + 1, self.index.ntotal) == 0:
             return [[] for _ in range(len(queries))]
-        scores, rows = self.index.search(np.ascontiguousarray(queries, np.float32), want,
-                                         params=params)
+        scores, rows = self.search_rows(queries, k + 1, self._allowed(languages, years))
         ids = self.ids
         results = []
         for i in range(len(queries)):
@@ -120,6 +110,23 @@ class VectorIndex:
                     if r >= 0 and ids[r] != skip]
             results.append(hits[:k])
         return results
+
+    def search_rows(self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """FAISS's top-``k`` scores and rows (-1: none) per query row, among the rows where the
+        boolean mask ``allowed`` is true (None: every row)."""
+        params = None
+        k = min(k, self.index.ntotal)
+        if allowed is not None:
+            bitmap = np.packbits(allowed, bitorder="little")  # alive until the search is done
+            selector = faiss.IDSelectorBitmap(len(allowed), faiss.swig_ptr(bitmap))
+            params = (faiss.SearchParametersHNSW(sel=selector, efSearch=max(128, 2 * k))
+                      if isinstance(self.index, faiss.IndexHNSW)
+                      else faiss.SearchParameters(sel=selector))
+        if k == 0:
+            return (np.zeros((len(queries), 0), np.float32),
+                    np.zeros((len(queries), 0), np.int64))
+        return self.index.search(np.ascontiguousarray(queries, np.float32), k, params=params)
 
     @cached_property
     def filter_columns(self) -> tuple[np.ndarray, list[str | None], np.ndarray]:

@@ -29,6 +29,9 @@ SNOWBALL: dict[str, str] = {
     "no": "norwegian", "nb": "norwegian", "fa": "persian", "pl": "polish", "pt": "portuguese",
     "ro": "romanian", "ru": "russian", "sr": "serbian", "sv": "swedish", "ta": "tamil",
     "tr": "turkish"}
+#: Score only the documents asked for (their postings searched) when they are fewer than one
+#: in ``FEW`` of the collection; else score the whole collection and take their columns.
+FEW = 8
 #: ISO 639-1 code → bm25s stop-word list.
 STOPWORDS: dict[str, str] = {"en": "en", "fr": "fr", "es": "es", "pt": "pt", "de": "de",
                              "it": "it", "nl": "nl", "ru": "ru", "sv": "sv", "da": "da",
@@ -106,9 +109,29 @@ class BM25:
             extra = analyse_many([queries[i] for i in unknown], [language] * len(unknown))
             for i, words in zip(unknown, extra, strict=True):
                 terms[i] = list(dict.fromkeys([*terms[i], *words]))
+        few = documents is not None and len(documents) * FEW < self.size
         for row, words in enumerate(terms):
             known = [w for w in words if w in vocab]
-            if known:
+            if known and few:
+                out[row] = self._scores_of([vocab[w] for w in known], documents)
+            elif known:
                 scores = self._index.get_scores(known)
                 out[row] = scores if documents is None else scores[documents]
         return out
+
+    def _scores_of(self, tokens: list[int], documents: np.ndarray) -> np.ndarray:
+        """The BM25 scores of ``documents`` only (each token's postings searched for them,
+        not the whole collection scored), summed in the order ``get_scores`` sums them."""
+        matrix = self._index.scores
+        data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
+        documents = np.asarray(documents, indices.dtype)
+        out = np.zeros(len(documents), np.dtype(self._index.dtype))
+        for token in tokens:  # a token repeated in the query counts each time, as there
+            start, end = indptr[token], indptr[token + 1]
+            if end == start:
+                continue
+            postings = indices[start:end]  # sorted document numbers
+            at = np.minimum(np.searchsorted(postings, documents), len(postings) - 1)
+            found = postings[at] == documents
+            out[found] += data[start + at[found]]
+        return out.astype(np.float32, copy=False)

@@ -16,6 +16,7 @@ import numpy as np
 from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.rank import HYBRID, HYBRID_GRAPH, Fusion, Papers, Queries, Scorer, corpus_papers
 from openmsd.rank import load_scorer as make_scorer
+from openmsd.rank.dense import DenseScorer
 from openmsd.rank.fusion import Contribution
 from openmsd.search.build_cache import current_build
 from openmsd.search.related import Result, _explain, _results, find_paper
@@ -37,8 +38,25 @@ def corpus_scorer(corpus: Corpus, name: str) -> Scorer:
         if key not in _SCORERS:
             if (root, build) not in _PAPERS:
                 _PAPERS[(root, build)] = corpus_papers(corpus)
-            _SCORERS[key] = make_scorer(name, _PAPERS[(root, build)])
+                for old in [k for k in _SCORERS if k[0] == root and k[1] != build]:
+                    del _SCORERS[old]  # a re-ingested corpus: the old build's rankers go
+                for old_build in [k for k in _PAPERS if k[0] == root and k[1] != build]:
+                    del _PAPERS[old_build]
+            # rankers of one build share their members (hybrid and hybrid-graph: one BM25)
+            members = {n: s for (r, b, n), s in _SCORERS.items() if (r, b) == (root, build)}
+            _SCORERS[key] = make_scorer(name, _PAPERS[(root, build)], cache=members)
+            for member, scorer in members.items():
+                _SCORERS.setdefault((root, build, member), scorer)
         return _SCORERS[key]
+
+
+def dense_members(scorer: Scorer) -> list[DenseScorer]:
+    """The dense scorers a ranker is made of (itself, a fusion's members, the scorer inside a
+    ``NAME@LANG``)."""
+    if isinstance(scorer, DenseScorer):
+        return [scorer]
+    inner = list(getattr(scorer, "members", [])) or [getattr(scorer, "inner", None)]
+    return [d for m in inner if m is not None for d in dense_members(m)]
 
 
 def is_built(corpus: Corpus, name: str) -> bool:

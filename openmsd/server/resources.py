@@ -215,12 +215,16 @@ class Resources:
     def warm(self) -> None:
         """Load the current build's paper records, citation graph and default rankers (at
         once when already loaded; after a re-ingest, the new build's)."""
-        from openmsd.search.ranking import corpus_scorer
+        from openmsd.search.ranking import corpus_scorer, dense_members
 
         paper_records(self.corpus)
         citation_graph(self.corpus)
+        served = {vector_key(m, self.backends[m]): m for m in self.models}
         for ranker in (self.related_ranker, self.search_ranker):
-            corpus_scorer(self.corpus, ranker)
+            for member in dense_members(corpus_scorer(self.corpus, ranker)):
+                model = served.get(member.name)
+                if model is not None:  # a served model: its batching encoder and live index
+                    member.serve(self.encoder(model), lambda model=model: self.index(model))
 
     def warmed(self) -> bool:
         """Whether what :meth:`warm` loads is loaded for the current build (then a paper or

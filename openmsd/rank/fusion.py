@@ -133,10 +133,10 @@ class Fusion(ExactScorer):
             parts = self.member_scores(queries.subset([i]), pool)
             best, value = best_of(combine(parts, self.weights, self.method), pool, k)
             rows[i, :best.shape[1]], scores[i, :best.shape[1]] = best[0], value[0]
-            where = {int(r): j for j, r in enumerate(pool)}
-            said.append([[Contribution(m.name, m.signal, float(p[0, where[int(r)]]),
-                                       int((p[0] > p[0, where[int(r)]]).sum()) + 1
-                                       if np.isfinite(p[0, where[int(r)]]) else None)
+            found = np.searchsorted(pool, best[0][best[0] >= 0])  # the pool is sorted
+            said.append([[Contribution(m.name, m.signal, float(p[0, j]),
+                                       int((p[0] > p[0, j]).sum()) + 1
+                                       if np.isfinite(p[0, j]) else None)
                           for m, p in zip(self.members, parts, strict=True)]
-                         for r in best[0] if r >= 0])
+                         for j in found])
         return rows, scores, said

@@ -70,20 +70,30 @@ class GraphScorer(ExactScorer):
     positive_only = True
 
     def __init__(self, papers: Papers, kind: str, citations: pa.Table | None = None,
-                 hidden: Collection[tuple[str, str]] = (), seed: int = 0):
+                 hidden: Collection[tuple[str, str]] = (), seed: int = 0,
+                 like: GraphScorer | None = None):
+        """``like``: another graph scorer of the same collection, citations and hidden links,
+        whose graph this one shares (read and built once for several kinds)."""
         if kind not in GRAPH_SCORERS:
             raise ValueError(f"unknown graph scorer {kind!r}: expected one of "
                              f"{', '.join(GRAPH_SCORERS)}")
         self.papers, self.name, self.seed = papers, kind, seed
         self.generates = kind in SPARSE  # its top_k: the query's sparse row, not every paper
-        citations = corpus_citations(papers) if citations is None else citations
-        self.adjacency, self.n_nodes = adjacency(papers, citations, hidden)
-        a = self.adjacency
-        self.undirected = ((a + a.T) > 0).astype(np.float32).tocsr()
-        self.cited_by = a.T.tocsr()  # row n: the papers citing n
-        degree = np.asarray(self.undirected.sum(axis=1)).ravel()
-        self.inverse_log_degree = sparse.diags(
-            np.where(degree > 1, 1 / np.log(np.maximum(degree, 2)), 0.0).astype(np.float32))
+        self.source = (id(citations) if citations is not None else None,
+                       frozenset(frozenset(pair) for pair in hidden))
+        if like is not None and like.papers is papers and like.source == self.source:
+            self.adjacency, self.n_nodes = like.adjacency, like.n_nodes
+            self.undirected, self.cited_by = like.undirected, like.cited_by
+            self.inverse_log_degree = like.inverse_log_degree
+        else:
+            citations = corpus_citations(papers) if citations is None else citations
+            self.adjacency, self.n_nodes = adjacency(papers, citations, hidden)
+            a = self.adjacency
+            self.undirected = ((a + a.T) > 0).astype(np.float32).tocsr()
+            self.cited_by = a.T.tocsr()  # row n: the papers citing n
+            degree = np.asarray(self.undirected.sum(axis=1)).ravel()
+            self.inverse_log_degree = sparse.diags(
+                np.where(degree > 1, 1 / np.log(np.maximum(degree, 2)), 0.0).astype(np.float32))
         self.embedding = self._embed(self.undirected) if kind == "scincl-graph" else None
 
     def rows(self, nodes: np.ndarray) -> sparse.csr_matrix:

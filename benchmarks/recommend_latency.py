@@ -13,7 +13,8 @@ Stages are timed by wrapping the functions ``recommend`` calls (each wrapper cal
 function and adds its wall time): language identification, sentence splitting, the
 manuscript's own papers, query encoding, the index search, the result records, driver
 sentences and co-citations; ``other`` is the rest. Prints one JSON object (median over
-``--repeats`` runs after one warm-up; shares of the median run's total)::
+``--repeats`` runs after one warm-up; shares of the median run's total; its CPU seconds, the
+steadier figure on a shared machine)::
 
     python benchmarks/recommend_latency.py --papers 100000 --cache /tmp/server-load \\
         --json /tmp/recommend-latency.json
@@ -94,19 +95,19 @@ def run(corpus: Corpus, encoder: Any, index: Any, text: str, explain: bool, repe
         index.search = watch.wrap("index search", search)
         for i in range(repeats + 1):
             watch.seconds = {}
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             found = recommend_module.recommend(corpus, text, encoder, MODEL, 10, index=index,
                                                explain=explain, max_locations=None)
-            total = time.perf_counter() - start
+            total, cpu = time.perf_counter() - start, time.process_time() - cpu
             if i:  # the first run warms caches (paper records, citation graph, model)
-                runs.append((total, dict(watch.seconds), len(found)))
+                runs.append((total, dict(watch.seconds), len(found), cpu))
     finally:
         for name, function in originals.items():
             setattr(recommend_module, name, function)
         del encoder.encode, index.search
-    total, stages, locations = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+    total, stages, locations, cpu = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
     stages["other"] = max(0.0, total - sum(stages.values()))
-    return {"locations": locations, "seconds": round(total, 3),
+    return {"locations": locations, "seconds": round(total, 3), "cpu_seconds": round(cpu, 3),
             "p95_seconds": round(float(np.percentile([r[0] for r in runs], 95)), 3),
             "stages": {s: {"seconds": round(v, 3), "share": round(v / total, 3)}
                        for s, v in sorted(stages.items(), key=lambda kv: -kv[1])}}
@@ -122,7 +123,7 @@ def main() -> None:
     parser.add_argument("--backend", choices=["torch", "onnx"], default="torch")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    corpus = Corpus(build_corpus(args.cache, args.papers, args.kind))
+    corpus = Corpus(build_corpus(args.cache / f"n{args.papers}", args.papers, args.kind))
     index = load_index(corpus, MODEL)
     text = manuscript(args.locations)
     result: dict[str, Any] = {"papers": index.index.ntotal, "index": args.kind,

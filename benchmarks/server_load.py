@@ -317,6 +317,7 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     served, own = psutil.Process(server.pid), psutil.Process()
     server_cpu, client_cpu = sum(served.cpu_times()[:2]), sum(own.cpu_times()[:2])
     load_before = os.getloadavg()[0]
+    encoded_before = httpx.get(base + "/healthz").json().get("encoded", {})
     rebuilder = threading.Thread(target=lambda: rebuilds.extend(rebuild_loop(
         corpus_dir, args.kind, args.rebuilds, args.seconds)), daemon=True)
     rebuilder.start()
@@ -325,7 +326,11 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     rebuilder.join()
     server_cpu = sum(served.cpu_times()[:2]) - server_cpu
     client_cpu = sum(own.cpu_times()[:2]) - client_cpu
-    reloads = httpx.get(base + "/healthz").json().get("reloads")
+    health = httpx.get(base + "/healthz").json()
+    reloads = health.get("reloads")
+    batches = {m: {"texts": e["texts"] - encoded_before.get(m, {}).get("texts", 0),
+                   "batches": e["batches"] - encoded_before.get(m, {}).get("batches", 0)}
+               for m, e in health.get("encoded", {}).items()}
     done = sum(map(len, latencies.values()))
     requests = max(done + len(errors), 1)
     return {
@@ -339,6 +344,8 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
                             "latency_ms": _percentiles(latencies[e])} for e in endpoints},
         "rebuilds": len(rebuilds), "rebuild_s": [round(s, 1) for s in rebuilds],
         "server_reloads": reloads,
+        "encoder_texts_per_batch": {m: round(b["texts"] / b["batches"], 1)
+                                    for m, b in batches.items() if b["batches"]},
         "server_cpu_ms_per_request": round(server_cpu * 1000 / requests, 2),
         "client_cpu_ms_per_request": round(client_cpu * 1000 / requests, 2),
         "load_average_1m": [load_before, os.getloadavg()[0]], "cores": os.cpu_count(),

@@ -108,6 +108,7 @@ class BatchingEncoder:
         self.max_batch = max_batch or int(os.environ.get(BATCH_ENV, MAX_BATCH))
         self.wait_s = wait_s if self.max_batch > 1 else 0.0
         self.batches = 0  # forward passes run, for tests and benchmarks
+        self.texts = 0  # texts encoded in them
         self._queue: queue.Queue[_Call] = queue.Queue()
         self._worker = threading.Thread(target=self._run, name=f"encode-{self.name}",
                                         daemon=True)
@@ -143,6 +144,7 @@ class BatchingEncoder:
         try:
             vectors = np.asarray(self.encoder.encode(texts, kind, max(len(texts), 1)))
             self.batches += 1
+            self.texts += len(texts)
         except Exception as error:  # each caller gets the error of its batch
             for call in calls:
                 call.error = error
@@ -204,6 +206,10 @@ class Resources:
 
     def index(self, model: str) -> VectorIndex:
         return self.indexes[model].current
+
+    def encoded(self) -> dict[str, dict[str, int]]:
+        """Per loaded query encoder: the texts it encoded and in how many forward passes."""
+        return {m: {"texts": e.texts, "batches": e.batches} for m, e in self._encoders.items()}
 
     def stats(self) -> dict[str, Any]:
         """``corpus_stats`` of the corpus, computed again only after an ingest."""

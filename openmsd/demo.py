@@ -63,7 +63,8 @@ def shorten(text: str, width: int = 110) -> str:
 
 
 def _why(result: Result) -> str:
-    return "; ".join(result.why) or "similar title and abstract"
+    """The signals that put ``result`` there, one a line (a table cell wraps within none)."""
+    return "\n".join(result.why) or "similar title and abstract"
 
 
 def _table(results: list[Result]) -> Table:
@@ -73,7 +74,7 @@ def _table(results: list[Result]) -> Table:
     for column in ("score", "lang", "year"):
         table.add_column(column, no_wrap=True)
     table.add_column("title", overflow="fold", ratio=3)
-    table.add_column("why", overflow="fold", ratio=1)
+    table.add_column("why", overflow="fold", ratio=1, min_width=21)
     for r in results:
         title = r.title or r.english_title or ""
         if r.english_title and r.english_title != title:

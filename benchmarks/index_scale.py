@@ -62,7 +62,7 @@ def write_vectors(args: argparse.Namespace) -> tuple[list[Path], np.ndarray]:
         data.mkdir(parents=True)
         start = time.perf_counter()
         rng = np.random.default_rng(args.seed + 7)
-        queries, row, part, writer = [], 0, 0, None
+        queries, row, part, in_part, writer = [], 0, 0, 0, None
         chunks = generate_chunks(args.vectors + args.queries, args.dim, args.clusters,
                                  args.groups, args.noise, args.seed, chunk=args.part_rows // 4)
         for chunk in chunks:
@@ -85,9 +85,10 @@ def write_vectors(args: argparse.Namespace) -> tuple[list[Path], np.ndarray]:
                                           compression="none")
             writer.write_table(table, row_group_size=65_536)
             row += len(chunk)
-            if row % args.part_rows == 0:
+            in_part += len(chunk)
+            if in_part >= args.part_rows:
                 writer.close()
-                writer, part = None, part + 1
+                writer, part, in_part = None, part + 1, 0
                 print(f"  generated {row:,} vectors, {time.perf_counter() - start:.0f} s",
                       flush=True)
         if writer is not None:
@@ -216,24 +217,11 @@ def compare(args: argparse.Namespace, parts: list[Path], queries: np.ndarray) ->
                  "qps_single": single, "build_s": flat_build,
                  "bytes_per_vector": size_mib(flat) * 2**20 / n})
     print(f"  flat: {rows[-1]}", flush=True)
-    if not args.skip_hnsw:
-        hnsw = new_index(args.dim, "hnsw")
-        start = time.perf_counter()
-        for s in range(0, n, 100_000):
-            hnsw.add(base[s:s + 100_000])
-        hnsw_build = time.perf_counter() - start
-        found, qps, single = timed(lambda q: hnsw.search(q, K), queries, args.single,
-                                   args.repeats)
-        rows.append({"method": "hnsw M=32 ef=128", "vectors": n, "recall": recall(found, truth),
-                     "qps_batch": qps[0], "qps_single": single, "build_s": hnsw_build,
-                     "bytes_per_vector": size_mib(hnsw) * 2**20 / n})
-        print(f"  hnsw: {rows[-1]}", flush=True)
-        del hnsw
-    del base
     built = build(args, n, args.work / "compare")
     measured = measure_index(args, args.work / "compare", queries, truth)
     rows.append({"method": args.factory, **built, **measured})
     print(f"  {args.factory}: {rows[-1]}", flush=True)
+    partial(args, rows)
     index = load_index_at(args.work / "compare")
     for name, languages, years in (("filter half (language en,fr)", ["en", "fr"], None),
                                    ("filter ~1% (language pt, year 2000)", ["pt"],
@@ -254,7 +242,26 @@ def compare(args: argparse.Namespace, parts: list[Path], queries: np.ndarray) ->
                      "allowed": float(allowed.mean()), "recall": recall(found, ftruth),
                      "qps_batch": qps[0], "qps_single": single})
         print(f"  {rows[-1]}", flush=True)
+        partial(args, rows)
+    if not args.skip_hnsw:
+        hnsw = new_index(args.dim, "hnsw")
+        start = time.perf_counter()
+        for s in range(0, n, 100_000):
+            hnsw.add(base[s:s + 100_000])
+        hnsw_build = time.perf_counter() - start
+        found, qps, single = timed(lambda q: hnsw.search(q, K), queries, args.single,
+                                   args.repeats)
+        rows.append({"method": "hnsw M=32 ef=128", "vectors": n, "recall": recall(found, truth),
+                     "qps_batch": qps[0], "qps_single": single, "build_s": hnsw_build,
+                     "bytes_per_vector": size_mib(hnsw) * 2**20 / n})
+        print(f"  hnsw: {rows[-1]}", flush=True)
     return rows
+
+
+def partial(args: argparse.Namespace, rows: list[dict]) -> None:
+    """The comparison rows so far, beside ``--json`` (a long run shows what it has)."""
+    if args.json:
+        args.json.with_suffix(".compare.json").write_text(json.dumps(rows, indent=1))
 
 
 def main() -> None:

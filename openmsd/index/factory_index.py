@@ -38,8 +38,9 @@ from faiss.contrib.ondisk import merge_ondisk
 
 from openmsd.crashpoint import crash_point
 
-__all__ = ["EXAMPLES", "VECTORS_FILE", "FactoryParams", "FactorySettings", "build_factory",
-           "check_factory", "open_vectors", "search_factory"]
+__all__ = ["EXAMPLES", "IVFDATA_FILE", "VECTORS_FILE", "FactoryParams", "FactorySettings",
+           "build_factory", "check_factory", "open_vectors", "parquet_batches",
+           "search_factory"]
 
 EXAMPLES = ("IVF4096,PQ48", "IVF65536,PQ48", "IVF16384_HNSW32,PQ48", "OPQ48,IVF8192,PQ48",
             "IVF4096,SQ8", "IVF1024,Flat", "HNSW32,Flat", "PQ48")

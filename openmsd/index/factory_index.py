@@ -25,7 +25,9 @@ the manifest), and is published by the caller's one-rename swap, as every index 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -40,7 +42,7 @@ from openmsd.crashpoint import crash_point
 
 __all__ = ["EXAMPLES", "IVFDATA_FILE", "VECTORS_FILE", "FactoryParams", "FactorySettings",
            "build_factory", "check_factory", "open_vectors", "parquet_batches",
-           "search_factory"]
+           "read_ondisk", "search_factory"]
 
 EXAMPLES = ("IVF4096,PQ48", "IVF65536,PQ48", "IVF16384_HNSW32,PQ48", "OPQ48,IVF8192,PQ48",
             "IVF4096,SQ8", "IVF1024,Flat", "HNSW32,Flat", "PQ48")
@@ -249,6 +251,20 @@ def _calibrate(index: faiss.Index, vectors: np.ndarray, held: np.ndarray, held_r
         if settings.recall >= params.target_recall:
             break
     return settings
+
+
+def read_ondisk(path: Path) -> faiss.Index:
+    """Read an index whose inverted lists file lies beside it (wherever the directory was
+    copied to); FAISS's note that it re-pointed the file is kept off stdout."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            return faiss.read_index(str(path), faiss.IO_FLAG_ONDISK_SAME_DIR)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def open_vectors(directory: Path, dim: int) -> np.ndarray:

@@ -50,6 +50,7 @@ from openmsd.index.factory_index import (
     build_factory,
     open_vectors,
     parquet_batches,
+    read_ondisk,
     search_factory,
 )
 from openmsd.models.embed import current_hashes, load_vector_table, model_slug, vectors_dir
@@ -339,7 +340,7 @@ def load_index(corpus: Corpus, model: str) -> VectorIndex:
     factory = (papers.schema.metadata or {}).get(FACTORY_KEY)
     if factory is None:
         return VectorIndex(faiss.read_index(str(directory / "index.faiss")), papers)
-    index = faiss.read_index(str(directory / "index.faiss"), faiss.IO_FLAG_ONDISK_SAME_DIR)
+    index = read_ondisk(directory / "index.faiss")
     vectors = open_vectors(directory, index.d)
     if len(vectors) != index.ntotal:
         raise FileNotFoundError(f"{directory}: {VECTORS_FILE} holds {len(vectors):,} vectors, "

@@ -6,7 +6,7 @@ Generates ``--vectors`` seeded clustered 384-d unit vectors the way ``search_ind
 
 1. **build at full size**: ``openmsd.index.vector_index.publish_factory`` (the code path of
    ``openmsd index build --factory``) in a child process, reading the Parquet in batches: build
-   seconds, the child's peak RSS (``ru_maxrss``), bytes per vector in the index (``index.faiss``
+   seconds, the child's peak RSS (``VmHWM``), bytes per vector in the index (``index.faiss``
    + ``index.ivfdata``; the full vectors stay on disk for re-ranking, counted apart), the
    ``nprobe`` its calibration chose; recall@10 of the queries against exact search over all the
    vectors (streamed), queries/s batched and one at a time;
@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -132,9 +131,19 @@ def build_child(args: argparse.Namespace) -> None:
 
     built = publish_factory(batches_of(parts, args.limit), params,
                             args.out / "index" / "scale", progress)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = vm_hwm_mib()
     print(json.dumps({"stages": stages, "peak_rss_mib": peak,
                       "settings": built.settings.__dict__}), flush=True)
+
+
+def vm_hwm_mib() -> float:
+    """This process's peak RSS (``VmHWM``, MiB): unlike ``ru_maxrss``, not inherited from the
+    parent it was forked from (the parent holds the generated or compared vectors)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def build(args: argparse.Namespace, limit: int, out: Path) -> dict:

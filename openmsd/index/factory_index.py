@@ -230,26 +230,46 @@ def _write_shard(shard: faiss.Index, directory: Path, number: int) -> str:
 
 def _calibrate(index: faiss.Index, vectors: np.ndarray, held: np.ndarray, held_rows: np.ndarray,
                truth: np.ndarray, params: FactoryParams, sampled: int) -> FactorySettings:
-    """The smallest power-of-two nprobe reaching ``params.target_recall`` (the largest tried
-    when none does), with recall@k per nprobe tried."""
+    """nprobe (powers of two) and the re-ranking depth reaching ``params.target_recall``: nprobe
+    grows while recall@k does; where it stops growing (the re-ranking depth limits: the true
+    neighbours are not among the candidates) the depth doubles, up to 8x ``params.rerank``. The
+    first setting reaching the target wins, else the best one seen; recall@k of every setting
+    tried is kept (``"nprobe/rerank"``)."""
     ivf = _ivf(index)
     settings = FactorySettings(params.factory, 0, params.rerank, float("nan"), params.k,
                                len(held), sampled - len(held))
+    if not len(held):
+        return settings
     exact = [[r for r in t if r != own][:params.k] for t, own in zip(truth, held_rows,
                                                                       strict=True)]
     probes = [0] if ivf is None else [2**i for i in range(ivf.nlist.bit_length())
                                       if 2**i <= ivf.nlist]
-    for nprobe in probes:
-        settings.nprobe = nprobe
-        if not len(held):
-            break
+
+    def measure(nprobe: int, rerank: int) -> float:
+        settings.nprobe, settings.rerank = nprobe, rerank
         _, found = search_factory(index, held, params.k + 1, settings, vectors)
         hits = sum(len(set(f[f != own][:params.k].tolist()) & set(e))
                    for f, own, e in zip(found, held_rows, exact, strict=True))
-        settings.recall = hits / max(1, sum(len(e) for e in exact))
-        settings.curve[str(nprobe)] = round(settings.recall, 4)
-        if settings.recall >= params.target_recall:
+        recall = hits / max(1, sum(len(e) for e in exact))
+        settings.curve[f"{nprobe}/{rerank}"] = round(recall, 4)
+        return recall
+
+    best = (-1.0, probes[0], params.rerank)
+    step, rerank, previous = 0, params.rerank, -1.0
+    while True:
+        recall = measure(probes[step], rerank)
+        if recall > best[0]:
+            best = (recall, probes[step], rerank)
+        if recall >= params.target_recall:
             break
+        if recall - previous < 0.002 or step + 1 == len(probes):  # nprobe no longer helps
+            if not rerank or rerank >= 8 * params.rerank or vectors is None:
+                break
+            rerank *= 2
+        else:
+            step += 1
+        previous = recall
+    settings.recall, settings.nprobe, settings.rerank = best
     return settings
 
 

@@ -77,7 +77,8 @@ def test_the_factory_index_is_on_disk_and_its_nprobe_is_stored(built: Corpus) ->
     settings = index.settings
     assert settings is not None and settings.factory == "IVF16,PQ8"
     assert settings.recall >= 0.9 and 1 <= settings.nprobe <= 16
-    assert str(settings.nprobe) in settings.curve and settings.calibration_rows == 100
+    assert settings.curve[f"{settings.nprobe}/{settings.rerank}"] == round(settings.recall, 4)
+    assert settings.calibration_rows == 100
     stored = pq.read_schema(directory / "papers.parquet").metadata[FACTORY_KEY]
     assert orjson.loads(stored)["nprobe"] == settings.nprobe
     # the exact vector of a row, not its PQ code
@@ -141,3 +142,15 @@ def test_a_killed_factory_build_leaves_the_old_index(built: Corpus, point: str) 
     after = load_index(built, MODEL)
     assert after.settings.factory == "IVF16,PQ8" and after.ids == before.ids
     assert after.search(np.asarray(after.vectors[:1]), 3)[0][0][0] == after.ids[0]
+
+
+def test_calibration_deepens_the_reranking_when_nprobe_stops_helping(built: Corpus) -> None:
+    coarse = FactoryParams("IVF16,PQ4", train=1000, calibration=100, rerank=10,
+                           target_recall=0.999)
+    try:
+        settings = build_index(built, MODEL, factory=coarse)[0].settings
+        reranks = {int(key.split("/")[1]) for key in settings.curve}
+        assert reranks > {10} and max(reranks) <= 80
+        assert settings.recall == max(settings.curve.values())
+    finally:
+        build_index(built, MODEL, factory=PARAMS)

@@ -1,7 +1,11 @@
 """Fusion: one ranking from several scorers.
 
-Candidates for a query are the union of every member's top ``depth``; every candidate is then
-scored exactly by every member, and the members' scores are combined:
+Candidates for a query come from the members that propose them cheaply (``pool="cheap"``, the
+default): the union of the dense members' top :data:`POOL` from their FAISS index and, for a
+paper of the corpus, the graph members' linked papers; a fusion with no dense member (BM25 and
+graph only) takes every member's top ``depth``, as ``pool="all"`` (the exhaustive mode, for
+evaluation) always does. Every candidate is then scored exactly by every member (BM25 scores
+only those candidates), and the members' scores are combined:
 
 * ``weighted``: each member's scores min–max normalised over the query's candidates (no score:
   0), then a weighted sum;
@@ -30,8 +34,12 @@ METHODS = ("weighted", "rrf", "learned")
 #: Features per member of the ``learned`` method (see :func:`features`).
 FEATURES = ("score", "reciprocal rank", "has score")
 RRF_K = 60
-#: How many candidates each member proposes per query.
+#: How many candidates each member proposes per query (``pool="all"``).
 DEPTH = 100
+#: How many candidates each cheap member proposes per query (``pool="cheap"``); on TALN dev
+#: this keeps the exhaustive fusion's MAP (docs/server.md).
+POOL = 200
+POOLS = ("cheap", "all")
 
 
 def minmax(scores: np.ndarray) -> np.ndarray:
@@ -98,13 +106,20 @@ class Fusion(ExactScorer):
     """A weighted or reciprocal-rank fusion of member scorers over one collection."""
 
     def __init__(self, name: str, members: Sequence[Scorer], weights: Sequence[float] | None = None,
-                 method: str = "rrf", depth: int = DEPTH):
+                 method: str = "rrf", depth: int = DEPTH, pool: str = "cheap",
+                 pool_depth: int = POOL):
         if not members:
             raise ValueError(f"fusion {name!r}: no member")
         if method not in METHODS:
             raise ValueError(f"fusion method must be one of {', '.join(METHODS)}, not "
                              f"{method!r}")
+        if pool not in POOLS:
+            raise ValueError(f"fusion pool must be one of {', '.join(POOLS)}, not {pool!r}")
         self.name, self.members, self.method, self.depth = name, list(members), method, depth
+        self.pool, self.pool_depth = pool, pool_depth
+        # a fusion of a dense member proposes its candidates cheaply too (nested in another)
+        self.generates = pool == "cheap" and any(
+            getattr(m, "generates", False) and m.signal == "text" for m in self.members)
         self.weights = list(weights) if weights is not None else [1.0] * len(members)
         per_member = len(FEATURES) if method == "learned" else 1
         if len(self.weights) != per_member * len(members):
@@ -122,8 +137,13 @@ class Fusion(ExactScorer):
         return combine(self.member_scores(queries, candidates), self.weights, self.method)
 
     def candidates(self, queries: Queries, filters: np.ndarray | None = None) -> list[np.ndarray]:
-        """Per query, the union of the members' top ``depth`` rows."""
-        found = [m.top_k(queries, self.depth, filters)[0] for m in self.members]
+        """Per query, the union of the cheap members' top ``pool_depth`` rows
+        (``pool="cheap"``), else of every member's top ``depth``."""
+        cheap = [m for m in self.members if getattr(m, "generates", False)]
+        if self.pool == "cheap" and any(m.signal == "text" for m in cheap):
+            found = [m.top_k(queries, self.pool_depth, filters)[0] for m in cheap]
+        else:
+            found = [m.top_k(queries, self.depth, filters)[0] for m in self.members]
         return [np.unique(np.concatenate([rows[i][rows[i] >= 0] for rows in found]))
                 for i in range(len(queries))]
 
@@ -143,10 +163,10 @@ class Fusion(ExactScorer):
             parts = self.member_scores(queries.subset([i]), pool)
             best, value = best_of(combine(parts, self.weights, self.method), pool, k)
             rows[i, :best.shape[1]], scores[i, :best.shape[1]] = best[0], value[0]
-            where = {int(r): j for j, r in enumerate(pool)}
-            said.append([[Contribution(m.name, m.signal, float(p[0, where[int(r)]]),
-                                       int((p[0] > p[0, where[int(r)]]).sum()) + 1
-                                       if np.isfinite(p[0, where[int(r)]]) else None)
+            found = np.searchsorted(pool, best[0][best[0] >= 0])  # the pool is sorted
+            said.append([[Contribution(m.name, m.signal, float(p[0, j]),
+                                       int((p[0] > p[0, j]).sum()) + 1
+                                       if np.isfinite(p[0, j]) else None)
                           for m, p in zip(self.members, parts, strict=True)]
-                         for r in best[0] if r >= 0])
+                         for j in found])
         return rows, scores, said

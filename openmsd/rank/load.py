@@ -192,7 +192,8 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
         if corpus is None and citations is None:
             raise UnknownScorerError(f"scorer {name!r} reads the citation graph: it needs a "
                                      "corpus; here: " + ", ".join(available(papers)))
-        scorer = GraphScorer(papers, name, citations, hidden, seed)
+        scorer = GraphScorer(papers, name, citations, hidden, seed, like=next(
+            (s for s in cache.values() if isinstance(s, GraphScorer)), None))
     elif name in FUSIONS or ("+" in name and not _stored_dense(name, corpus)):
         spec = (fusion_spec(name, corpus) if name in FUSIONS
                 else {"members": split_fusion(name), "method": "rrf", "weights": None})

@@ -1,11 +1,13 @@
 """``openmsd tune CORPUS``: fusion weights fitted on a split that is not test.
 
-``hybrid`` (text only) is fitted on the dev split's SDSM tasks (the average MAP of the three
-tasks, as ``openmsd eval sdsm`` computes it); ``hybrid-graph`` (text and citation graph) on the
-hidden-links protocol (:func:`openmsd.eval.sdsm.hide_links`) of the train and dev splits (the
-dev split alone rarely has a paper with two links to hide one of). Each member's scores of the
-whole pool are computed once; every weighting of a grid over the simplex (step ``step``), by
-weighted and by reciprocal-rank fusion, is then ranked and scored. The best is written to
+``hybrid`` (words and vectors: what ``search`` ranks free text with) is fitted on the train
+and dev splits' SDSM tasks (the average MAP of the three tasks, as ``openmsd eval sdsm``
+computes it); ``hybrid-graph`` (``hybrid``, the papers' shared authors and year gap, and the
+citation graph: what ``related`` ranks a paper's related papers with) on the hidden-links
+protocol (:func:`openmsd.eval.sdsm.hide_links`) of the train and dev splits. Each member's
+scores of the whole pool are computed once; every weighting of a grid over the simplex (step
+``step``), by weighted and by reciprocal-rank fusion, and a learned fusion, are then ranked and
+scored. The best is written to
 ``CORPUS/index/ranker.json`` with its provenance: split, queries, objective, each member's own
 figure and the corpus build.
 """
@@ -217,12 +219,12 @@ def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Se
 def text_members(corpus: Corpus) -> list[str]:
     """The text members ``hybrid`` may weigh: BM25 within a language and on the English view,
     the corpus's dense model, each of the first and third with pseudo-relevance feedback
-    (``~prf``), the papers' shared authors and year gap (:mod:`openmsd.rank.metadata`: no
-    citation link is read), and an English-only model for English pairs where the corpus has its
-    vectors."""
+    (``~prf``), and an English-only model for English pairs where the corpus has its vectors.
+    No metadata: ``hybrid`` also ranks free text (``search``), which has no authors or year;
+    the papers' shared authors and year gap (:mod:`openmsd.rank.metadata`) enter
+    ``hybrid-graph``, which ranks a paper's related papers."""
     dense = default_dense(corpus)
-    members = ["bm25@same", f"bm25@same{FEEDBACK}", "bm25-en", dense, f"{dense}{FEEDBACK}",
-               *METADATA_SCORERS]
+    members = ["bm25@same", f"bm25@same{FEEDBACK}", "bm25-en", dense, f"{dense}{FEEDBACK}"]
     have = dense_models(corpus)
     if "minilm-en" in have and dense != "minilm-en":
         members.append("minilm-en@en")
@@ -287,7 +289,7 @@ def tune(corpus: Corpus, step: float = 0.1, seed: int = 0,
     graph_pools, graph_hidden = tuning_pools(corpus, seed, hidden=True)
     _save(corpus, spec)  # hybrid-graph weighs the tuned hybrid against the graph scorers
     if graph_pools:
-        members = [HYBRID, *GRAPH_MEMBERS]
+        members = [HYBRID, *METADATA_SCORERS, *GRAPH_MEMBERS]
         graph_step = grid_step(len(members), max(step, 0.2))
         grid = len(simplex(len(members), graph_step)) * 2 + 1
         spec[HYBRID_GRAPH] = fit(corpus, graph_pools, members, graph_hidden, "citation",

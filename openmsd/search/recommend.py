@@ -289,9 +289,16 @@ def two_stage_hits(corpus: Corpus, texts: list[str], vectors: np.ndarray, index:
     from openmsd.rank import HYBRID, Queries
     from openmsd.search.ranking import allowed, corpus_scorer
 
-    scorer = corpus_scorer(corpus, HYBRID)
-    rows, _ = scorer.top_k(Queries.of_texts(texts), depth,
-                           allowed(corpus, scorer.papers, languages, years))
+    for name in (HYBRID, "bm25@same"):
+        try:
+            scorer = corpus_scorer(corpus, name)
+            rows, _ = scorer.top_k(Queries.of_texts(texts), depth,
+                                   allowed(corpus, scorer.papers, languages, years))
+            break
+        except (ValueError, FileNotFoundError) as error:  # hybrid's dense member cannot encode
+            if name != HYBRID:
+                raise
+            log.warning("recommend: prefetch by bm25@same alone: %s (%s)", HYBRID, error)
     out = []
     for query, found in zip(vectors, rows, strict=True):
         ids = [scorer.papers.ids[r] for r in found if r >= 0]

@@ -40,6 +40,7 @@ from openmsd.models.citrec.train import (
     split_locations,
     two_stage,
 )
+from openmsd.models.registry import DEFAULT_MODEL
 from openmsd.rank.scorer import Queries as TextQueries
 
 GROUPS = {"positive=1": lambda r: r == 1, "positive>=1": lambda r: r >= 1,
@@ -90,16 +91,31 @@ def model_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int 
     """The scorer of ranker ``name`` (any name :func:`openmsd.rank.load_scorer` knows:
     ``bm25``, a registry / SentenceTransformer model, a fusion; or a ``train citrec``
     directory) for the test queries over all candidates: the fundamental context (query)
-    against title + abstract (passage)."""
+    against title + abstract (passage). Dense models run on their default backend (ONNX int8
+    where they have it); the scorers over one data set's candidates (and their encoded
+    passages) are built once per process and shared, e.g. by the prefetch and its dense
+    member's own row."""
     from openmsd.eval.retrieval import text_papers
+    from openmsd.models.registry import default_backend
     from openmsd.rank import load_scorer
+    from openmsd.rank.load import leaves
 
-    passages = [data.papers[p][0] for p in queries.candidates]
     if is_citrec_model(name):
         return _citrec_scorer(name, data, queries, batch_size)
     flat = [" ".join(fundamental(loc.sentences, loc.at)) for loc in queries.locations]
-    ranker = load_scorer(name, text_papers(queries.candidates, passages))
+    key = (id(data), tuple(queries.candidates))
+    if key not in _SCORERS:
+        _SCORERS.clear()  # one data set's at a time: bounded memory
+        passages = [data.papers[p][0] for p in queries.candidates]
+        _SCORERS[key] = (text_papers(queries.candidates, passages), {})
+    papers, members = _SCORERS[key]
+    onnx = set(leaves(name, None)) <= {DEFAULT_MODEL, "bm25", "bm25@same", "bm25-en"}
+    ranker = load_scorer(name, papers, backend=default_backend(DEFAULT_MODEL) if onnx
+                         else "torch", cache=members)
     return QueryRows(ranker, TextQueries.of_texts(flat))
+
+
+_SCORERS: dict[tuple[int, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
 
 
 def _citrec_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int) -> Scorer:

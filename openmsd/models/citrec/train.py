@@ -265,7 +265,7 @@ def weighted_rrf(model: np.ndarray, prefetch: np.ndarray, weight: float, k: int 
     """``weight / (k + model rank) + (1 − weight) / (k + prefetch rank)`` of two (queries ×
     candidates) score matrices; −inf scores of ``prefetch`` (masked candidates) stay −inf.
 
-    >>> weighted_rrf(np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 2.0, 3.0]]), 0.9).argmax()
+    >>> int(weighted_rrf(np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 2.0, 3.0]]), 0.9).argmax())
     0
     """
     fused = np.zeros(model.shape, np.float64)

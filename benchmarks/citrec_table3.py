@@ -73,28 +73,29 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
     print(f"data and prefetch of {len(data.locations)} locations: "
           f"{time.perf_counter() - started:.0f} s; {load_sentence_caches(caches)} cached "
           "sentence vectors", file=sys.stderr, flush=True)
-    memo: dict[str, dict[str, np.ndarray]] = {}
+    memo_file = out / "scores.pickle"  # baseline rows of earlier runs (the same test sets)
+    memo: dict[str, dict[str, np.ndarray]] = (pickle.loads(memo_file.read_bytes())
+                                              if memo_file.is_file() else {})
     for seed in seeds:
         names = ["bm25", "e5-small-multilingual", "prefetch"]
         for run_name in runs:
             model_dir = out / f"seed{seed}" / run_name
             if not model_dir.is_dir():
-                started = time.perf_counter()
-                manifest = train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
-                                              split=split, outside_references=outside,
-                                              **{**common, **ABLATIONS[run_name]}),
-                                 progress=False, data=data, prefetch=prefetch)
+                train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
+                                   split=split, outside_references=outside,
+                                   **{**common, **ABLATIONS[run_name]}),
+                      progress=False, data=data, prefetch=prefetch)
                 save_sentence_caches(caches)
-                metrics = manifest["metrics"]
-                results["training"][f"{run_name}/{seed}"] = {
-                    "seconds": round(time.perf_counter() - started, 1),
-                    "steps": metrics["steps"], "best_step": metrics["best_step"],
-                    "start_dev": metrics["start_dev_recall@10"],
-                    "best_dev": metrics["best_dev_recall@10"],
-                    "fusion_weight": metrics.get("fusion_weight"),
-                    "sources": manifest["data"]["locations_per_source"]}
-                print(run_name, seed, results["training"][f"{run_name}/{seed}"],
-                      file=sys.stderr, flush=True)
+            manifest = json.loads((model_dir / "citrec_train.json").read_text())
+            metrics = manifest["metrics"]
+            results["training"][f"{run_name}/{seed}"] = {
+                "seconds": metrics["train_seconds"], "steps": metrics["steps"],
+                "best_step": metrics["best_step"], "start_dev": metrics["start_dev_recall@10"],
+                "best_dev": metrics["best_dev_recall@10"],
+                "fusion_weight": metrics.get("fusion_weight"),
+                "sources": manifest["data"]["locations_per_source"]}
+            print(run_name, seed, results["training"][f"{run_name}/{seed}"], file=sys.stderr,
+                  flush=True)
             names.append(str(model_dir))
         if "mpt-src-tgt" in runs:
             best = str(out / f"seed{seed}" / "mpt-src-tgt")
@@ -102,6 +103,9 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
         results["seeds"][seed] = evaluate(Corpus(corpus), names, seed=seed, outside=outside,
                                           split=split, data=data, prefetch=prefetch,
                                           memo=memo)
+        memo_file.write_bytes(pickle.dumps({test: {name: scores for name, scores in rows.items()
+                                                   if not Path(name).is_dir()}
+                                            for test, rows in memo.items()}))
         print(f"seed {seed} evaluated", file=sys.stderr, flush=True)
     return results
 

@@ -145,7 +145,18 @@ def markdown(results: dict[str, Any]) -> str:
         f"{k} {cell([p[k] for p in prefetch if k in p])}" for k in ("Recall@100", "Recall@200")),
         f"{first['test_locations']} test locations (seed {first['seed']}), "
         f"{first['candidates']:,} candidates, split {first['split']}, seeds "
-        f"{', '.join(str(s) for s in results['seeds'])}; scores in %, mean ± sd."]
+        f"{', '.join(str(s) for s in results['seeds'])}; scores in %, mean ± sd.", "",
+        "| run | dev R@10 start | dev R@10 kept | kept at step | fusion weight | train s |",
+        "|---|---|---|---|---|---|"]
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for key, row in results["training"].items():
+        runs.setdefault(key.rsplit("/", 1)[0], []).append(row)
+    for run_name, rows in runs.items():
+        lines.append(f"| {run_name} | {cell([r['start_dev'] for r in rows])} | "
+                     f"{cell([r['best_dev'] for r in rows])} | "
+                     f"{', '.join(str(r['best_step']) for r in rows)} | "
+                     f"{', '.join(str(r['fusion_weight']) for r in rows)} | "
+                     f"{', '.join(str(round(r['seconds'])) for r in rows)} |")
     return "\n".join(lines)
 
 

@@ -1,8 +1,11 @@
 """Language identification accuracy on TALN and on the SciELO articles, by identifier.
 
-CLD3 alone (openmsd's identifier before), fastText ``lite`` alone, and the two combined (the
-default, :class:`openmsd.corpus.langid.Combined`). Prints the Markdown table of
-``docs/langid.md`` and each error of the combined identifier.
+CLD3 alone (openmsd's identifier before), fastText ``lite`` alone, the two combined
+(:class:`openmsd.corpus.langid.Combined`), and combined with each paper's journal as its group
+(the default at ingest: the venue prior of :func:`openmsd.corpus.langid.identify`). The SciELO
+monolingual titles are split in two: the biological ones, on which ``PRIOR_WEIGHT`` was chosen,
+and the health ones, held out. Prints the Markdown table of ``docs/langid.md`` and each error
+of the default.
 
     python benchmarks/langid_accuracy.py [SHARED_DATA]
 """
@@ -14,22 +17,30 @@ import time
 from pathlib import Path
 
 from openmsd.corpus.langid import CLD3, Combined, FastText
-from openmsd.eval.langid import accuracy, scielo_rows, taln_rows
+from openmsd.eval.langid import accuracy, bioc_rows, scielo_rows, taln_rows
 
 
 def main(shared: Path) -> None:
+    titles = shared / "scielo-monolingual"
     data = {"TALN (fr / en)": list(taln_rows(shared / "taln" / "papers.jsonl")),
-            "SciELO (declared pt / en / es, hidden)": list(scielo_rows(shared / "scielo-jats"))}
-    identifiers = {"CLD3": CLD3(), "fastText lite": FastText(), "CLD3 + fastText (default)":
-                   Combined()}
+            "SciELO JATS (declared pt / en / es, hidden)":
+                list(scielo_rows(shared / "scielo-jats")),
+            **{f"SciELO {part} titles (es / pt{', dev' if part == 'biological' else ''})":
+               [r for language in ("es", "pt") for r in
+                bioc_rows(titles / f"{language}-{part}.xml")]
+               for part in ("biological", "health")}}
+    combined = Combined(CLD3(), FastText())
+    identifiers = {"CLD3": (CLD3(), False), "fastText lite": (FastText(), False),
+                   "CLD3 + fastText": (combined, False),
+                   "+ journal prior (default)": (combined, True)}
     print("| data | papers | " + " | ".join(identifiers) + " |")
     print("|---|---:|" + "---:|" * len(identifiers))
     errors = {}
     for name, rows in data.items():
         cells = []
-        for identifier in identifiers.values():
+        for identifier, groups in identifiers.values():
             started = time.perf_counter()
-            result = accuracy(rows, identifier)
+            result = accuracy(rows, identifier, groups)
             cells.append(f"{result['accuracy']:.2%} ({result['correct']}/{result['papers']}, "
                          f"{time.perf_counter() - started:.1f} s)")
             errors[name] = result["errors"]

@@ -22,9 +22,11 @@ from openmsd.index.vector_index import build_index
 from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import choose_backend, embed_corpus, vector_key
 from openmsd.models.registry import DEFAULT_MODEL, load_model
+from openmsd.rank import HYBRID, HYBRID_GRAPH
 from openmsd.search.manuscript import read_manuscript
+from openmsd.search.ranking import rank_related, rank_search
 from openmsd.search.recommend import recommend
-from openmsd.search.related import Result, related, search
+from openmsd.search.related import Result
 
 __all__ = ["PARAGRAPH", "QUERIES", "RELATED", "SAMPLE", "run", "shorten"]
 
@@ -61,7 +63,8 @@ def shorten(text: str, width: int = 110) -> str:
 
 
 def _why(result: Result) -> str:
-    return "; ".join(result.why) or "similar title and abstract"
+    """The signals that put ``result`` there, one a line (a table cell wraps within none)."""
+    return "\n".join(result.why) or "similar title and abstract"
 
 
 def _table(results: list[Result]) -> Table:
@@ -71,7 +74,7 @@ def _table(results: list[Result]) -> Table:
     for column in ("score", "lang", "year"):
         table.add_column(column, no_wrap=True)
     table.add_column("title", overflow="fold", ratio=3)
-    table.add_column("why", overflow="fold", ratio=1)
+    table.add_column("why", overflow="fold", ratio=1, min_width=21)
     for r in results:
         title = r.title or r.english_title or ""
         if r.english_title and r.english_title != title:
@@ -153,17 +156,17 @@ def run(out_dir: Path, console: Console, progress: Progress,
                                          [paper_id]).fetchone()
         console.print(f"\nFor {what}, [italic]{title[0] if title else paper_id}[/] "
                       f"({paper_id}):", highlight=False)
-        console.print(_table(related(corpus, paper_id, key, k=5)))
-    console.print("[dim]score: cosine similarity of the two papers' vectors (1 = same "
-                  "meaning); why: a citation link or references in common where the corpus "
-                  "knows them, else the similarity of their text.[/]", highlight=False)
+        console.print(_table(rank_related(corpus, paper_id, HYBRID_GRAPH, k=5)))
+    console.print(f"[dim]Ranked as `openmsd related` ranks ({HYBRID_GRAPH}): the {model} "
+                  "vectors, BM25 over each paper's own words and over its English words, and "
+                  "the citation graph, fused by reciprocal rank (score: the fused score, higher "
+                  "is closer); why: the signals that put the paper there.[/]", highlight=False)
     lap("related")
 
     _step(console, 4, "One search in three languages")
-    encoder = load_model(model, backend)
     for language, text in QUERIES:
         console.print(f"\n{language}: [italic]{text}[/]", highlight=False)
-        console.print(_table(search(corpus, text, encoder, key, k=3)))
+        console.print(_table(rank_search(corpus, text, HYBRID, k=3)))
     lap("search")
 
     _step(console, 5, "Papers to cite in a paragraph")
@@ -171,7 +174,8 @@ def run(out_dir: Path, console: Console, progress: Progress,
     console.print(f"The text in {PARAGRAPH.name} has three citation markers; for each "
                   "one, the papers to cite and the sentence that points to them most.",
                   highlight=False)
-    found = recommend(corpus, document.text, encoder, key, k=2, explain=True,
+    found = recommend(corpus, document.text, load_model(model, backend), key, k=2,
+                      explain=True,
                       max_locations=None)
     for location in found:
         console.print(f"\n[bold]sentence {location['sentence_number']}[/] "

@@ -92,15 +92,16 @@ def _with_previous_languages(merge_sql: str, previous: Path | None) -> str:
 
 def _add_languages(batch: pa.RecordBatch, identifier: langid.LanguageIdentifier | None
                    ) -> pa.RecordBatch:
-    """Identify the language of the papers of a batch whose text is new."""
+    """Identify the language of the papers of a batch whose text is new (a paper's venue is
+    its group for :func:`langid.identify`'s group prior, counted within the batch)."""
     known = batch["known"].to_pylist()
     todo = [i for i, k in enumerate(known) if not k]
     titles, abstracts = batch["title"].to_pylist(), batch["abstract"].to_pylist()
     declared = batch["declared_language"].to_pylist()
-    keywords = batch["keywords"].to_pylist()
+    keywords, venues = batch["keywords"].to_pylist(), batch["venue"].to_pylist()
     found = langid.identify([langid.paper_text(titles[i], abstracts[i], keywords[i])
                              for i in todo], [declared[i] for i in todo], identifier,
-                            [titles[i] for i in todo])
+                            [titles[i] for i in todo], [venues[i] for i in todo])
     languages = batch["known_language"].to_pylist()
     confidences = batch["known_confidence"].to_pylist()
     for i, (language, confidence) in zip(todo, found, strict=True):

@@ -13,6 +13,15 @@
 * A paper whose text reads as English but whose title alone is another language (fastText at
   least ``TITLE_SURE`` sure) is in the title's language: a Spanish paper with the English
   abstract written for indexes.
+* Text written mostly in capitals is read in lower case (both identifiers take
+  "EMBARAZO HETEROTOPICO" for Italian).
+* Where papers come with a **group** (their venue), a paper CLD3 and fastText are not
+  ``TITLE_SURE`` of on average takes, among their best languages, the one most likely once the
+  languages its group's sure papers are written in are counted (:func:`group_priors`): a
+  Portuguese journal's three-word title "Tratamento do tétano com diazepam." is not
+  Hungarian. A sure answer is never changed, so an English paper in a Portuguese journal stays
+  English; nor is one for a language the journal has no sure paper in, nor one in a journal
+  with fewer than ``MIN_GROUP`` sure papers.
 
 Accuracy on TALN and on the SciELO articles is in ``docs/langid.md``
 (``python benchmarks/langid_accuracy.py``).
@@ -26,10 +35,11 @@ Accuracy on TALN and on the SciELO articles is in ``docs/langid.md``
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
 
-__all__ = ["CLD3", "UND", "Combined", "FastText", "LanguageIdentifier", "identify",
+__all__ = ["CLD3", "UND", "Combined", "FastText", "LanguageIdentifier", "group_priors", "identify",
            "normalize_language", "paper_text"]
 
 # CLD3 still answers with a few retired ISO 639-1 codes.
@@ -39,6 +49,13 @@ MIN_CHARS = 20
 MIN_WORDS = 3
 FASTTEXT_SURE = 0.5
 TITLE_SURE = 0.8
+CANDIDATES = 5
+MIN_GROUP = 3
+"""Sure papers a group needs before its prior counts (one Spanish article does not make a
+journal Spanish)."""
+PRIOR_WEIGHT = 0.5
+"""Exponent of the group prior against fastText's probability (chosen on the SciELO
+biological titles, reported on the health ones: ``docs/langid.md``)."""
 UND = "und"
 """The language of a text too short or too mixed to decide (ISO 639-2 'undetermined')."""
 
@@ -51,6 +68,18 @@ class LanguageIdentifier(Protocol):
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _readable(text: str) -> str:
+    """``text`` on one line, in lower case when most of its letters are capitals.
+
+    >>> _readable("EMBARAZO HETEROTOPICO:  UNA PATOLOGIA"), _readable("DNA in Mus musculus")
+    ('embarazo heterotopico: una patologia', 'DNA in Mus musculus')
+    """
+    text = " ".join(text.split())
+    letters = [c for c in text if c.isalpha()]
+    capitals = sum(c.isupper() for c in letters)
+    return text.lower() if letters and capitals > 0.6 * len(letters) else text
 
 
 def _too_short(text: str) -> bool:
@@ -71,7 +100,7 @@ class CLD3:
 
     def guess(self, text: str) -> tuple[str, float, bool]:
         """CLD3's language, probability and whether it calls the answer reliable."""
-        result = self._model.FindLanguage(text=text)
+        result = self._model.FindLanguage(text=_readable(text))
         return (_RETIRED.get(result.language, result.language), float(result.probability),
                 bool(result.is_reliable))
 
@@ -98,8 +127,12 @@ class FastText:
 
     def guess(self, text: str) -> tuple[str, float]:
         """fastText's most likely language and its probability."""
-        best = self._detector.detect(" ".join(text.split()), model="lite", k=1)[0]
-        return str(best["lang"]), float(best["score"])
+        return self.candidates(text, 1)[0]
+
+    def candidates(self, text: str, k: int = CANDIDATES) -> list[tuple[str, float]]:
+        """fastText's ``k`` most likely languages with their probabilities, best first."""
+        found = self._detector.detect(_readable(text), model="lite", k=k)
+        return [(str(c["lang"]), float(c["score"])) for c in found]
 
     def __call__(self, texts: Sequence[str]) -> list[tuple[str, float | None]]:
         out: list[tuple[str, float | None]] = []
@@ -133,6 +166,15 @@ class Combined:
             return cld3, round(cld3_p, 4)
         return UND, None
 
+    def candidates(self, text: str, k: int = CANDIDATES) -> list[tuple[str, float]]:
+        """The languages fastText ranks in its ``k`` best and CLD3's own, each with the mean of
+        the two identifiers' probabilities for it (0 where one does not name it), best first."""
+        cld3, cld3_p, _ = self.cld3.guess(text)
+        mean = {language: p / 2 for language, p in self.fasttext.candidates(text, k)}
+        if cld3 != UND:
+            mean[cld3] = mean.get(cld3, 0.0) + cld3_p / 2
+        return sorted(mean.items(), key=lambda c: -c[1])
+
     def __call__(self, texts: Sequence[str]) -> list[tuple[str, float | None]]:
         return [self.one(text) for text in texts]
 
@@ -165,15 +207,41 @@ def normalize_language(code: str | None) -> str | None:
     return code.strip().lower().replace("_", "-").split("-")[0]
 
 
+def group_priors(found: Sequence[tuple[str, float | None]],
+                 groups: Sequence[str | None]) -> dict[str, Counter[str]]:
+    """For each group (a venue), how many of its papers are surely (``TITLE_SURE``) in each
+    language; declared languages (confidence None) count as sure.
+
+    >>> group_priors([("pt", 0.95), ("pt", None), ("es", 0.3), ("en", 0.9)],
+    ...              ["J1", "J1", "J1", None])
+    {'J1': Counter({'pt': 2})}
+    """
+    priors: dict[str, Counter[str]] = {}
+    for (language, confidence), group in zip(found, groups, strict=True):
+        if group and language != UND and (confidence is None or confidence >= TITLE_SURE):
+            priors.setdefault(group, Counter())[language] += 1
+    return priors
+
+
+def _with_prior(candidates: list[tuple[str, float]], prior: Counter[str]
+                ) -> tuple[str, float]:
+    """The candidate language most likely under a group's prior (add-one-half smoothing over
+    the candidates), with the identifiers' probability for it."""
+    total = sum(prior.values()) + 0.5 * CANDIDATES
+    return max(candidates, key=lambda c: c[1] * ((prior[c[0]] + 0.5) / total) ** PRIOR_WEIGHT)
+
+
 def identify(texts: Sequence[str], declared: Sequence[str | None] | None = None,
              identifier: LanguageIdentifier | None = None,
-             titles: Sequence[str | None] | None = None
+             titles: Sequence[str | None] | None = None,
+             groups: Sequence[str | None] | None = None
              ) -> list[tuple[str, float | None]]:
     """Language and confidence of each text: the declared language (confidence None) where
     there is one, else the detected one (:class:`Combined` by default), else ``und``.
 
     ``titles``: each text's title, for the English-abstract rule of the module docstring
-    (applied with the default identifier)."""
+    (applied with the default identifier). ``groups``: each text's venue (or None), for the
+    group prior of the module docstring (applied with the default identifier)."""
     declared = declared or [None] * len(texts)
     said = [normalize_language(d) for d in declared]
     todo = [i for i, d in enumerate(said) if d is None]
@@ -188,4 +256,16 @@ def identify(texts: Sequence[str], declared: Sequence[str | None] | None = None,
             own, sure = identifier.fasttext.guess(title)
             if own != "en" and sure >= TITLE_SURE and not _too_short(title):
                 out[i] = (own, round(sure, 4))
+    if groups is not None and isinstance(identifier, Combined):
+        candidates = {i: identifier.candidates(texts[i]) for i in todo
+                      if groups[i] and texts[i] and not _too_short(texts[i])}
+        surety = [(out[i][0], candidates[i][0][1]) if i in candidates else out[i]
+                  for i in range(len(out))]
+        priors = group_priors(surety, groups)
+        for i, ranked in candidates.items():
+            prior = priors.get(groups[i] or "")
+            if prior and prior.total() >= MIN_GROUP and ranked[0][1] < TITLE_SURE:
+                own, sure = _with_prior(ranked, prior)
+                if prior[own]:  # a language the journal has: else the answer stands
+                    out[i] = (own, round(sure, 4))
     return out

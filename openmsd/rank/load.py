@@ -131,15 +131,18 @@ def _is_dense(name: str) -> bool:
 
 def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
     """What ``hybrid`` / ``hybrid-graph`` stand for here: the tuned spec, else the defaults
-    (RRF of ``bm25@same`` and the dense model; ``hybrid-graph``, which ranks a paper's related
-    papers, adds ``bm25-en`` (the papers' English texts: words across languages) and the graph
-    counts)."""
+    (``hybrid``: RRF of ``bm25@same`` and the dense model; ``hybrid-graph``, which ranks a
+    paper's related papers: RRF of the dense model, ``bm25-en`` (the papers' English texts:
+    words across languages) and the graph counts)."""
     spec = tuned(corpus).get(name)
     if spec:
         return spec
-    members = ["bm25@same", dense or default_dense(corpus)]
-    if name == HYBRID_GRAPH:  # a paper query has an English view; free text (search) has not
-        members += ["bm25-en", *DEFAULT_GRAPH_MEMBERS]
+    dense = dense or default_dense(corpus)
+    members = ["bm25@same", dense]
+    if name == HYBRID_GRAPH:
+        # A paper query has an English view (free text has not): its words meet the other
+        # languages' papers in English, where bm25@same would rank only its own language's.
+        members = [dense, "bm25-en", *DEFAULT_GRAPH_MEMBERS]
     return {"members": members, "weights": [1.0] * len(members), "method": "rrf",
             "tuned": False}
 

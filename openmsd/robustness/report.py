@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from jinja2 import Environment, select_autoescape
+from jinja2 import Environment, PackageLoader, select_autoescape
 
 from openmsd.corpus.store import atomic_path, write_jsonl
 from openmsd.robustness.neighbours import CATEGORIES, NEIGHBOURS
@@ -166,97 +166,13 @@ def examples(table: pd.DataFrame, papers: pd.DataFrame, n: int = EXAMPLE_PAPERS,
     return rows
 
 
-TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>openmsd robustness report</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}
-td,th{border:1px solid #ccc;padding:3px 7px;text-align:right}
-th{background:#f4f4f4} td.l,th.l{text-align:left}
-td.ok{background:#cfcfcf;font-weight:bold} .muted{color:#777}
-img{max-width:100%;border:1px solid #eee;margin:.5em 0}
-details{margin:1em 0} pre{white-space:pre-wrap;font-size:12px}
-</style></head><body>
-<h1>Robustness: short queries and textual neighbours</h1>
-<p>{{ r.n_papers }} papers from {{ r.input.files|join(", ") }} (language {{ r.input.language }};
-{{ r.input.papers }} usable, skipped: {{ r.input.skipped }}; sample {{ r.input.sample }},
-seed {{ r.input.seed }}). Models: {{ models|join(", ") }}. Method: Singh &amp; Singh,
-<i>The Inefficiency of Language Models in Scholarly Retrieval</i>.</p>
-
-<h2>Short queries: alternative-self retrieval (Table 3)</h2>
-<p>Task I: each title against the title+abstract (T+A) of every paper. Task II: every other
-title joins the candidates. MRR, and T100 = % of titles with their T+A in the top 100.</p>
-<table><tr><th class="l">model</th><th>Task I MRR</th><th>Task I T100</th>
-<th>Task II MRR</th><th>Task II T100</th></tr>
-{% for m in models %}{% set x = r.models[m] %}<tr><td class="l">{{ m }}</td>
-<td>{{ x.task1.MRR }}</td><td>{{ x.task1.T100 }}</td><td>{{ x.task2.MRR }}</td>
-<td>{{ x.task2.T100 }}</td></tr>{% endfor %}</table>
-<img src="tsne.png" alt="t-SNE of T and T+A vectors">
-
-<h2>Capability matrix (Table 5)</h2>
-<p>AOP-20 per category; shaded cells meet the paper's threshold for an optimal representation.</p>
-<table><tr><th class="l">model</th>{% for c in categories %}<th>{{ c }}</th>{% endfor %}</tr>
-<tr><td class="l muted">threshold</td>{% for c in categories %}
-<td class="muted">{{ r.models[models[0]].capability[c].threshold }}</td>{% endfor %}</tr>
-{% for m in models %}<tr><td class="l">{{ m }}</td>{% for c in categories %}
-{% set cell = r.models[m].capability[c] %}<td class="{{ 'ok' if cell.optimal else '' }}">
-{{ cell['AOP-20'] }}</td>{% endfor %}</tr>{% endfor %}</table>
-
-<h2>Categories (Table 4, Figure 5)</h2>
-<table><tr><th class="l">category</th>{% for m in models %}<th>{{ m }}<br>NN1_Ret</th>
-<th>NN10_Ret</th><th>AOP-10</th>{% endfor %}</tr>
-{% for c in categories %}<tr><td class="l">{{ c }}</td>{% for m in models %}
-{% set x = r.models[m].categories[c] %}<td>{{ x.NN1_Ret }}</td><td>{{ x.NN10_Ret }}</td>
-<td>{{ x['AOP-10'] }}</td>{% endfor %}</tr>{% endfor %}</table>
-<img src="categories.png" alt="NN1_Ret and NN10_Ret per category">
-
-<h2>The 32 neighbours (Figures 6 and 7)</h2>
-<p>n = papers for which the neighbour changed the text (others: nothing to change, empty, or
-skipped for want of a tagger).</p>
-<table><tr><th class="l">code</th><th class="l">category</th><th class="l">form</th><th>n</th>
-<th>unchanged</th><th>empty</th><th>skipped</th>
-{% for m in models %}<th>{{ m }}<br>NN1_Ret</th><th>NN10_Ret</th><th>AOP-10</th>
-<th>AOP-20</th>{% endfor %}</tr>
-{% for code, s in r.neighbours.items() %}<tr><td class="l">{{ code }}</td>
-<td class="l">{{ s.category }}</td><td class="l">{{ s.form }}</td><td>{{ s.ok }}</td>
-<td>{{ s.unchanged }}</td><td>{{ s.empty }}</td><td>{{ s.skipped }}</td>
-{% for m in models %}{% set x = r.models[m].neighbours[code] %}<td>{{ x.NN1_Ret }}</td>
-<td>{{ x.NN10_Ret }}</td><td>{{ x['AOP-10'] }}</td><td>{{ x['AOP-20'] }}</td>{% endfor %}
-</tr>{% endfor %}</table>
-{% if r.skipped_by_language %}<p>Skipped for want of a tagger or antonyms:
-{% for lang, codes in r.skipped_by_language.items() %}{{ lang }}: {{ codes|join(", ") }};
-{% endfor %}</p>{% endif %}
-<img src="nn1_by_neighbour.png" alt="NN1_Ret per neighbour">
-<img src="aop10_by_neighbour.png" alt="AOP-10 per neighbour">
-
-<h2>Where the neighbours lie (Figures 3 and 4)</h2>
-<img src="similarity.png" alt="pairwise similarity per category">
-<img src="above_mean.png" alt="pairs above mean similarity">
-
-<h2>Time</h2>
-<table><tr><th class="l">model</th><th>embed (s)</th><th>measure (s)</th>
-<th>texts embedded now</th><th>neighbour texts (unique)</th></tr>
-{% for m in models %}{% set x = r.models[m] %}<tr><td class="l">{{ m }}</td>
-<td>{{ x.timing_s.embed }}</td><td>{{ x.timing_s.measure }}</td>
-<td>{{ x.texts.unique_embedded_now }}</td>
-<td>{{ x.texts.neighbour_texts }} ({{ x.texts.unique_neighbour_texts }})</td></tr>{% endfor %}
-</table>
-
-<h2>Example: the neighbours of one paper</h2>
-{% if example %}<p>Paper <code>{{ example[0].paper_id }}</code>{% if r.input.example_sources %}
-(examples are taken from {{ r.input.example_sources|join(", ") }} only){% endif %}.</p>
-{% else %}<p class="muted">No paper of the example sources is in the sample.</p>{% endif %}
-{% for e in example %}<details {{ 'open' if loop.first else '' }}><summary>{{ e.code }}
-({{ e.category }}, {{ e.status }})</summary><pre>T: {{ e.title }}
-A: {{ e.abstract }}</pre></details>{% endfor %}
-</body></html>
-"""
 
 
 def render_html(report: Mapping[str, Any], example: list[dict[str, Any]]) -> str:
     """The HTML page of a report (models side by side) with one paper's neighbours."""
-    environment = Environment(autoescape=select_autoescape(default=True))
-    return environment.from_string(TEMPLATE).render(
+    environment = Environment(loader=PackageLoader("openmsd.robustness"),
+                              autoescape=select_autoescape(default=True))
+    return environment.get_template("report.html.j2").render(
         r=report, models=list(report["models"]), categories=CATEGORIES, example=example)
 
 

@@ -1,66 +1,70 @@
 """Cross-lingual sanity on real data: TALN papers with a French abstract and the authors'
 English translation. The French abstract is the query; the answer is the same paper's English
-abstract among all English abstracts. Writes the three files of ``openmsd eval retrieval`` and
-runs it for each registry model (Recall@1, MRR, ...).
+abstract among all English abstracts. Every ranker is evaluated in one process over one
+collection, so that a dense model's vectors are encoded once and shared by the fusions that
+hold it (Recall@1, MRR, nDCG@10, Recall@10, as ``openmsd eval retrieval`` computes them).
 
-    python benchmarks/crosslingual_taln.py --models bm25 muse-v3 e5-small-multilingual
+    python benchmarks/crosslingual_taln.py --models bm25 e5-small-multilingual hybrid \
+        bm25+e5-small-multilingual --backend onnx
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+from openmsd.eval.retrieval import evaluate_retrieval, text_papers
+from openmsd.rank import Scorer, load_scorer
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "taln" / "papers.jsonl"
 
 
-def write_task(source: Path, out: Path) -> int:
-    """queries.jsonl (French), corpus.jsonl (English), qrels.tsv (identity); returns pairs."""
-    pairs = []
+def read_task(source: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """French abstracts (queries) and English abstracts (documents) by paper id; the answer to
+    a query is the document of the same id."""
+    queries, documents = {}, {}
     for line in source.read_text(encoding="utf-8").splitlines():
         paper = json.loads(line)
         french = (paper.get("abstract") or "").strip()
-        english = ((paper.get("translations") or {}).get("en") or {}).get("abstract") or ""
-        if french and english.strip():
-            pairs.append((paper["id"], french, english.strip()))
-    with open(out / "queries.jsonl", "w") as q, open(out / "corpus.jsonl", "w") as c, \
-            open(out / "qrels.tsv", "w") as r:
-        for paper_id, french, english in pairs:
-            q.write(json.dumps({"id": paper_id, "abstract": french}) + "\n")
-            c.write(json.dumps({"id": paper_id, "abstract": english}) + "\n")
-            r.write(f"{paper_id}\t{paper_id}\t1\n")
-    return len(pairs)
+        english = (((paper.get("translations") or {}).get("en") or {}).get("abstract")
+                   or "").strip()
+        if french and english:
+            queries[paper["id"]], documents[paper["id"]] = french, english
+    return queries, documents
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", nargs="+", default=["bm25", "muse-v3",
-                                                         "e5-small-multilingual"])
+    parser.add_argument("--models", nargs="+", default=["bm25", "e5-small-multilingual",
+                                                         "hybrid"])
     parser.add_argument("--papers", type=Path, default=DATA)
+    parser.add_argument("--backend", default="torch", choices=("torch", "onnx"))
+    parser.add_argument("--out", type=Path, default=None, help="write the figures (JSON)")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        task = Path(tmp)
-        n = write_task(args.papers, task)
-        print(f"{n} French queries, {n} English abstracts", file=sys.stderr)
-        rows = []
-        for model in args.models:
-            start = time.perf_counter()
-            result = subprocess.run(
-                [sys.executable, "-m", "openmsd.cli", "eval", "retrieval",
-                 "--queries", str(task / "queries.jsonl"), "--corpus", str(task / "corpus.jsonl"),
-                 "--qrels", str(task / "qrels.tsv"), "--model", model],
-                check=True, capture_output=True, text=True)
-            metrics = json.loads(result.stdout)["metrics"]
-            rows.append((model, metrics, time.perf_counter() - start))
-    print(f"{'model':<24} {'R@1':>6} {'MRR':>6} {'nDCG@10':>8} {'R@10':>6} {'seconds':>8}")
-    for model, m, seconds in rows:
-        print(f"{model:<24} {m['Recall@1']:6.3f} {m['MRR']:6.3f} {m['nDCG@10']:8.3f} "
-              f"{m['Recall@10']:6.3f} {seconds:8.0f}")
+    queries, documents = read_task(args.papers)
+    print(f"{len(queries)} French queries, {len(documents)} English abstracts", file=sys.stderr)
+    papers = text_papers(list(documents), list(documents.values()))
+    cache: dict[str, Scorer] = {}
+    qrels = {q: {q: 1} for q in queries}
+    rows = {}
+    for model in args.models:
+        start = time.perf_counter()
+        result = evaluate_retrieval(queries, documents, qrels, lambda _papers, model=model:
+                                    load_scorer(model, papers, backend=args.backend,
+                                                cache=cache))
+        rows[model] = {**result["metrics"], "seconds": round(time.perf_counter() - start, 1)}
+        print(model, json.dumps(rows[model]), file=sys.stderr, flush=True)
+    print(f"{'model':<32} {'R@1':>6} {'MRR':>6} {'nDCG@10':>8} {'R@10':>6} {'seconds':>8}")
+    for model, m in rows.items():
+        print(f"{model:<32} {m['Recall@1']:6.3f} {m['MRR']:6.3f} {m['nDCG@10']:8.3f} "
+              f"{m['Recall@10']:6.3f} {m['seconds']:8.0f}")
+    if args.out:
+        args.out.write_text(json.dumps({"queries": len(queries), "documents": len(documents),
+                                        "backend": args.backend, "rankers": rows}, indent=2)
+                            + "\n")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import argparse
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -73,6 +73,17 @@ class Row:
 def generate(n: int, dim: int, clusters: int, groups: int, noise: float, seed: int
              ) -> np.ndarray:
     """``n`` clustered unit vectors (float32), built in chunks to bound memory."""
+    out = np.empty((n, dim), np.float32)
+    start = 0
+    for chunk in generate_chunks(n, dim, clusters, groups, noise, seed):
+        out[start:start + len(chunk)] = chunk
+        start += len(chunk)
+    return out
+
+
+def generate_chunks(n: int, dim: int, clusters: int, groups: int, noise: float, seed: int,
+                    chunk: int = 100_000) -> Iterator[np.ndarray]:
+    """:func:`generate`'s vectors, ``chunk`` rows at a time (never all in memory)."""
     rng = np.random.default_rng(seed)
 
     def unit(a: np.ndarray) -> np.ndarray:
@@ -86,12 +97,10 @@ def generate(n: int, dim: int, clusters: int, groups: int, noise: float, seed: i
     spectrum = np.arange(1, dim + 1, dtype=np.float32) ** -0.5  # effective dimension ~26
     spectrum *= noise / np.sqrt((spectrum**2).sum())  # expected noise norm = ``noise``
     rotation = np.linalg.qr(rng.standard_normal((dim, dim)))[0].astype(np.float32)
-    out = np.empty((n, dim), np.float32)
-    for start in range(0, n, 100_000):
-        stop = min(n, start + 100_000)
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
         z = rng.standard_normal((stop - start, dim), dtype=np.float32) * spectrum
-        out[start:stop] = unit(centres[labels[start:stop]] + z @ rotation)
-    return out
+        yield unit(centres[labels[start:stop]] + z @ rotation)
 
 
 def rss_mib() -> float:

@@ -124,14 +124,11 @@ RECOMMEND = ("Dependency parsing of morphologically rich languages remains hard 
              "We build on both lines of work for {title}.")
 
 
-#: ``--ranker``: the ranker related and search ask for (none: the server's default)
-RANKER: list[str] = []
-
-
-def request_for(endpoint: str, paper: tuple[str, str], http: httpx.AsyncClient
-                ) -> Awaitable[httpx.Response]:
+def request_for(endpoint: str, paper: tuple[str, str], http: httpx.AsyncClient,
+                ranker_name: str | None = None) -> Awaitable[httpx.Response]:
+    """One request; related and search ask for ``ranker_name`` (None: the server's default)."""
     paper_id, title = paper
-    ranker = {"model": RANKER[0]} if RANKER else {}
+    ranker = {"model": ranker_name} if ranker_name else {}
     if endpoint == "related":
         return http.get(f"/api/papers/{paper_id}/related", params={"k": 10, **ranker})
     if endpoint == "search":
@@ -141,7 +138,8 @@ def request_for(endpoint: str, paper: tuple[str, str], http: httpx.AsyncClient
 
 async def client_loop(http: httpx.AsyncClient, papers: list[tuple[str, str]],
                       endpoints: list[str], deadline: float, limit: int, seed: int,
-                      latencies: dict[str, list[float]], errors: list[str]) -> None:
+                      latencies: dict[str, list[float]], errors: list[str],
+                      ranker: str | None) -> None:
     rng = random.Random(seed)
     turn = seed
     while time.perf_counter() < deadline and sum(map(len, latencies.values())) < limit:
@@ -150,7 +148,7 @@ async def client_loop(http: httpx.AsyncClient, papers: list[tuple[str, str]],
         paper = rng.choice(papers)
         start = time.perf_counter()
         try:
-            response = await request_for(endpoint, paper, http)
+            response = await request_for(endpoint, paper, http, ranker)
             if response.status_code == 200:
                 latencies[endpoint].append(time.perf_counter() - start)
             else:
@@ -160,7 +158,8 @@ async def client_loop(http: httpx.AsyncClient, papers: list[tuple[str, str]],
 
 
 async def load(base: str, papers: list[tuple[str, str]], endpoints: list[str], clients: int,
-               seconds: float, limit: int) -> tuple[dict[str, list[float]], list[str], float]:
+               seconds: float, limit: int, ranker: str | None = None
+               ) -> tuple[dict[str, list[float]], list[str], float]:
     latencies: dict[str, list[float]] = {e: [] for e in endpoints}
     errors: list[str] = []
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -168,7 +167,8 @@ async def load(base: str, papers: list[tuple[str, str]], endpoints: list[str], c
         started = time.perf_counter()
         deadline = started + seconds
         await asyncio.gather(*(client_loop(http, papers, endpoints, deadline, limit, i,
-                                           latencies, errors) for i in range(clients)))
+                                           latencies, errors, ranker)
+                               for i in range(clients)))
         return latencies, errors, time.perf_counter() - started
 
 
@@ -218,9 +218,16 @@ def main() -> None:
     parser.add_argument("--ranker", default=None,
                         help="what related and search rank with: the served model (dense only, "
                              "its FAISS index), or a ranker such as hybrid-graph (text, words "
-                             "and citations fused); default: the server's default")
+                             "and citations fused); default: the server's default. Several, "
+                             "comma-separated (default,muse-v3: the server's default rankers, "
+                             "then dense only): each measured in turn on the same server, with "
+                             "the p95 and CPU ratios to the last")
+    parser.add_argument("--start-timeout", type=float, default=1800,
+                        help="Seconds to wait for the server to load (its rankers read the "
+                             "whole corpus at start).")
     args = parser.parse_args()
-    RANKER[:] = [args.ranker] if args.ranker else []
+    if args.peer and args.ranker and "," in args.ranker:
+        parser.error("--peer compares one ranker with and without batching: name one --ranker")
     endpoints = args.endpoints.split(",")
     if not set(endpoints) <= {"related", "search", "recommend"}:
         parser.error(f"--endpoints {args.endpoints!r}: expected related, search, recommend")
@@ -248,34 +255,36 @@ def main() -> None:
 
 def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, str]],
             endpoints: list[str], env: dict[str, str]) -> dict:
-    """One server (with ``env``), warmed up, then measured; the figures as a dict."""
+    """One server (with ``env``), started, then for each ``--ranker`` warmed up and measured;
+    the figures as a dict (with several rankers: ``by_ranker`` and the ratios to the last)."""
     port = free_port()
+    started = time.perf_counter()
     server = subprocess.Popen([sys.executable, "-m", "openmsd.cli", "serve", str(corpus_dir),
                                "--model", MODEL, "--port", str(port),
                                "--backend", args.backend],
                               env={**os.environ, "OMP_NUM_THREADS": "1", **env})
     base = f"http://127.0.0.1:{port}"
-    rebuilds: list[float] = []
+    rankers: list[str | None] = ([None if r == "default" else r for r in args.ranker.split(",")]
+                                 if args.ranker else [None])
+    phases = {}
     try:
-        for _ in range(600):
+        while time.perf_counter() - started < args.start_timeout:
+            if server.poll() is not None:
+                raise SystemExit(f"the server exited with status {server.returncode}")
             try:
                 if httpx.get(base + "/healthz").status_code == 200:
                     break
             except httpx.HTTPError:
-                time.sleep(0.2)
-        asyncio.run(load(base, papers, endpoints, args.clients, args.warmup,
-                         args.max_requests))
-        served, own = psutil.Process(server.pid), psutil.Process()
-        server_cpu, client_cpu = sum(served.cpu_times()[:2]), sum(own.cpu_times()[:2])
-        rebuilder = threading.Thread(target=lambda: rebuilds.extend(rebuild_loop(
-            corpus_dir, args.kind, args.rebuilds, args.seconds)), daemon=True)
-        rebuilder.start()
-        latencies, errors, elapsed = asyncio.run(
-            load(base, papers, endpoints, args.clients, args.seconds, args.max_requests))
-        rebuilder.join()
-        server_cpu = sum(served.cpu_times()[:2]) - server_cpu
-        client_cpu = sum(own.cpu_times()[:2]) - client_cpu
-        reloads = httpx.get(base + "/healthz").json().get("reloads")
+                time.sleep(0.5)
+        else:
+            raise SystemExit(f"the server did not answer within {args.start_timeout:.0f} s")
+        start_s = round(time.perf_counter() - started, 1)
+        print(f"server answering after {start_s} s", flush=True)
+        for ranker in rankers:
+            phases[ranker or "default"] = {**phase(args, base, server, corpus_dir, papers,
+                                                   endpoints, ranker), "server_start_s": start_s,
+                                           "server_env": env}
+            print(ranker or "default", json.dumps(phases[ranker or "default"]), flush=True)
     finally:
         server.terminate()
         try:
@@ -283,11 +292,50 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
         except subprocess.TimeoutExpired:  # requests still queued in its thread pool
             server.kill()
             server.wait()
+    if len(phases) == 1:
+        return next(iter(phases.values()))
+    last = list(phases)[-1]
+    ratio = {name: {e: _ratio(p["by_endpoint"][e]["latency_ms"]["p95"],
+                              phases[last]["by_endpoint"][e]["latency_ms"]["p95"])
+                    for e in endpoints} for name, p in phases.items() if name != last}
+    cpu = {name: _ratio(p["server_cpu_ms_per_request"], phases[last]["server_cpu_ms_per_request"])
+           for name, p in phases.items() if name != last}
+    return {"by_ranker": phases, "peer": last, "p95_ratio_to_peer": ratio,
+            "server_cpu_ratio_to_peer": cpu}
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a and b else None
+
+
+def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_dir: Path,
+          papers: list[tuple[str, str]], endpoints: list[str], ranker: str | None) -> dict:
+    """A warm-up, then the load for ``args.seconds`` (with the rebuilds asked for)."""
+    rebuilds: list[float] = []
+    asyncio.run(load(base, papers, endpoints, args.clients, args.warmup, args.max_requests,
+                     ranker))
+    served, own = psutil.Process(server.pid), psutil.Process()
+    server_cpu, client_cpu = sum(served.cpu_times()[:2]), sum(own.cpu_times()[:2])
+    load_before = os.getloadavg()[0]
+    encoded_before = httpx.get(base + "/healthz").json().get("encoded", {})
+    rebuilder = threading.Thread(target=lambda: rebuilds.extend(rebuild_loop(
+        corpus_dir, args.kind, args.rebuilds, args.seconds)), daemon=True)
+    rebuilder.start()
+    latencies, errors, elapsed = asyncio.run(
+        load(base, papers, endpoints, args.clients, args.seconds, args.max_requests, ranker))
+    rebuilder.join()
+    server_cpu = sum(served.cpu_times()[:2]) - server_cpu
+    client_cpu = sum(own.cpu_times()[:2]) - client_cpu
+    health = httpx.get(base + "/healthz").json()
+    reloads = health.get("reloads")
+    batches = {m: {"texts": e["texts"] - encoded_before.get(m, {}).get("texts", 0),
+                   "batches": e["batches"] - encoded_before.get(m, {}).get("batches", 0)}
+               for m, e in health.get("encoded", {}).items()}
     done = sum(map(len, latencies.values()))
     requests = max(done + len(errors), 1)
     return {
         "papers": len(papers), "index": args.kind, "clients": args.clients,
-        "model": MODEL, "backend": args.backend,
+        "model": MODEL, "backend": args.backend, "ranker": ranker or "server default",
         "endpoints": endpoints, "seconds": round(elapsed, 1),
         "requests": done + len(errors), "errors": len(errors),
         "requests_per_s": round((done + len(errors)) / elapsed, 1),
@@ -296,10 +344,12 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
                             "latency_ms": _percentiles(latencies[e])} for e in endpoints},
         "rebuilds": len(rebuilds), "rebuild_s": [round(s, 1) for s in rebuilds],
         "server_reloads": reloads,
+        "encoder_texts_per_batch": {m: round(b["texts"] / b["batches"], 1)
+                                    for m, b in batches.items() if b["batches"]},
         "server_cpu_ms_per_request": round(server_cpu * 1000 / requests, 2),
         "client_cpu_ms_per_request": round(client_cpu * 1000 / requests, 2),
-        "load_average_1m": os.getloadavg()[0], "cores": os.cpu_count(),
-        "error_examples": errors[:5], "server_env": env,
+        "load_average_1m": [load_before, os.getloadavg()[0]], "cores": os.cpu_count(),
+        "error_examples": errors[:5],
     }
 
 

@@ -24,7 +24,8 @@ from openmsd.corpus.build import LINKED
 from openmsd.corpus.stats import corpus_stats, table1_rows
 from openmsd.corpus.store import Corpus, CorpusError, write_json
 from openmsd.eval.retrieval import CUTOFF, RetrievalEvalError, evaluate_files
-from openmsd.index.vector_index import HNSW_THRESHOLD, build_index
+from openmsd.index.factory_index import FactoryParams
+from openmsd.index.vector_index import HNSW_THRESHOLD, build_factory_index, build_index
 from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
 from openmsd.ingest.report import IngestError
@@ -521,16 +522,42 @@ def index_build(
     full: Annotated[bool, typer.Option("--full", help="Rebuild the whole index from the "
                                                       "vectors, even when it could be "
                                                       "extended.")] = False,
+    factory: Annotated[str | None, typer.Option(
+        help="A FAISS index factory string (e.g. 'IVF65536,PQ48'): an approximate index built "
+             "batch by batch with inverted lists on disk, nprobe chosen on a recall check "
+             "(docs/scale-index.md).")] = None,
+    train: Annotated[int, typer.Option(help="--factory: vectors in the training sample.")]
+    = 100_000,
+    rerank: Annotated[int, typer.Option(help="--factory: candidates re-ranked exactly from "
+                                             "the stored vectors (0: none).")] = 100,
+    target_recall: Annotated[float, typer.Option(help="--factory: the recall@10 nprobe is "
+                                                      "chosen to reach.")] = 0.95,
 ) -> None:
     """Build the FAISS index of a model's vectors, or add the papers embedded since."""
     try:
         target = Corpus(corpus)
         model = vector_key(model, choose_backend(target, model, backend))
-        built, added = build_index(target, model, kind, full)
+        if factory is None:
+            built, added = build_index(target, model, kind, full)
+        else:
+            params = FactoryParams(factory, train=train, rerank=rerank,
+                                   target_recall=target_recall)
+            with _progress() as progress:
+                bars: dict[str, Callable[[int], None]] = {}
+
+                def step(stage: str, rows: int) -> None:
+                    if stage not in bars:
+                        bars[stage] = progress(f"index {stage}", None)
+                    bars[stage](rows)
+                built = build_factory_index(target, model, params, step)
+            added = built.index.ntotal
     except (CorpusError, FileNotFoundError, ValueError) as error:
         _fail(str(error))
+    settings = built.settings
+    tuned = (f"; nprobe {settings.nprobe} (recall@{settings.k} {settings.recall:.3f} on "
+             f"{settings.calibration_rows:,} held-out rows)" if settings else "")
     out.print(f"{model}: {built.index.ntotal:,} papers indexed ({added:,} added, "
-              f"{type(built.index).__name__})", highlight=False)
+              f"{type(built.index).__name__}{tuned})", highlight=False)
 
 
 @app.command()
@@ -765,9 +792,10 @@ def tune(
     json: Annotated[bool, typer.Option("--json", help="Print the tuned rankers as JSON.")]
     = False,
 ) -> None:
-    """Fit the weights of 'hybrid' (text, on the dev split) and 'hybrid-graph' (text and
-    citation graph, hidden links of the train and dev splits), never on test; saved beside the
-    index (CORPUS/index/ranker.json) with their provenance."""
+    """Fit 'hybrid' (text and metadata, on the train and dev splits) and 'hybrid-graph' (text
+    and citation graph, hidden links of the train and dev splits), never on test: a grid of
+    weights and a learned fusion, the better kept; saved beside the index
+    (CORPUS/index/ranker.json) with their provenance."""
     from openmsd.rank.tune import TuneError
     from openmsd.rank.tune import tune as fit_weights
 
@@ -782,8 +810,9 @@ def tune(
         sys.stdout.write(orjson.dumps(spec, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
     for name, entry in spec.items():
-        members = " + ".join(f"{w:g}×{m}" for m, w in zip(entry["members"], entry["weights"],
-                                                          strict=True))
+        members = (", ".join(entry["members"]) if entry["method"] == "learned" else
+                   " + ".join(f"{w:g}×{m}" for m, w in zip(entry["members"], entry["weights"],
+                                                          strict=True)))
         best_single = max(entry["single_values"].items(), key=lambda kv: kv[1])
         out.print(f"[bold]{name}[/] ({entry['method']}): {members}; {entry['objective']} on "
                   f"{entry['split']} ({entry['queries']} queries): "

@@ -14,6 +14,12 @@ renamed onto it in one step, so a reader (or a server hot-swapping) sees the old
 new one, never one file of each. ``papers.parquet`` also records the CRC-32 of its
 ``index.faiss``, checked on load, so a copied corpus (whose link became a plain directory) or a
 damaged file is never read with rows of another build.
+
+Above what RAM holds, ``build_index(..., factory=FactoryParams("IVF65536,PQ48"))`` builds any
+FAISS factory string batch by batch with on-disk inverted lists
+(:mod:`openmsd.index.factory_index`); its ``nprobe`` and re-ranking depth are stored in the
+manifest (``papers.parquet``'s metadata, key ``openmsd.index_factory``) and used by
+:meth:`VectorIndex.search`.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import shutil
 import time
 import uuid
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -35,7 +42,18 @@ import pyarrow.parquet as pq
 
 from openmsd.corpus.store import Corpus, ParquetSink, atomic_path
 from openmsd.crashpoint import crash_point
-from openmsd.models.embed import load_vector_table, model_slug
+from openmsd.index.factory_index import (
+    VECTORS_FILE,
+    Batches,
+    FactoryParams,
+    FactorySettings,
+    build_factory,
+    open_vectors,
+    parquet_batches,
+    read_ondisk,
+    search_factory,
+)
+from openmsd.models.embed import current_hashes, load_vector_table, model_slug, vectors_dir
 
 HNSW_THRESHOLD = 50_000
 """Above this many vectors ``auto`` builds HNSW: exact search costs ~8 ms a query at 50,000
@@ -45,6 +63,7 @@ INDEX = "index"
 BUILDS = ".builds"
 BUILD_KEY = b"openmsd.index_build"
 CRC_KEY = b"openmsd.index_crc32"
+FACTORY_KEY = b"openmsd.index_factory"
 META = pa.schema([("paper_id", pa.string()), ("text_hash", pa.string()),
                   ("language", pa.string()), ("year", pa.int32())])
 
@@ -66,8 +85,10 @@ def new_index(dim: int, kind: str) -> faiss.Index:
 
 
 def index_kind(index: faiss.Index) -> str:
-    """``hnsw`` or ``flat``: the kind of a built index."""
-    return "hnsw" if isinstance(index, faiss.IndexHNSW) else "flat"
+    """``hnsw``, ``flat`` or ``factory`` (any other FAISS index): the kind of a built index."""
+    if isinstance(index, faiss.IndexHNSWFlat):
+        return "hnsw"
+    return "flat" if isinstance(index, faiss.IndexFlat) else "factory"
 
 
 @dataclass
@@ -76,6 +97,14 @@ class VectorIndex:
 
     index: faiss.Index
     papers: pa.Table  # paper_id, language, year, one row per vector, in index order
+    settings: FactorySettings | None = None  # a factory index's nprobe and re-ranking
+    vectors: np.ndarray | None = None  # a factory index's full vectors, memory-mapped
+
+    def vector(self, row: int) -> np.ndarray:
+        """The stored vector of ``row``: exact for a factory index (not its compressed code)."""
+        if self.vectors is not None:
+            return np.array(self.vectors[row])
+        return self.index.reconstruct(row)
 
     @cached_property
     def ids(self) -> list[str]:
@@ -99,19 +128,9 @@ class VectorIndex:
                exclude: list[str | None] | None = None) -> list[list[tuple[str, float]]]:
         """Top-``k`` ``(paper_id, score)`` per query row, filtered by language and year range;
         ``exclude[i]`` (the query paper itself) is never a result of query ``i``."""
-        allowed = self._allowed(languages, years)
-        params = None
-        if allowed is not None:
-            bitmap = np.packbits(allowed, bitorder="little")  # alive until the search is done
-            selector = faiss.IDSelectorBitmap(len(allowed), faiss.swig_ptr(bitmap))
-            params = (faiss.SearchParametersHNSW(sel=selector, efSearch=max(128, 2 * k))
-                      if isinstance(self.index, faiss.IndexHNSW)
-                      else faiss.SearchParameters(sel=selector))
-        want = min(k + 1, self.index.ntotal)
-        if want == 0:
+        if min(k + 1, self.index.ntotal) == 0:
             return [[] for _ in range(len(queries))]
-        scores, rows = self.index.search(np.ascontiguousarray(queries, np.float32), want,
-                                         params=params)
+        scores, rows = self.search_rows(queries, k + 1, self._allowed(languages, years))
         ids = self.ids
         results = []
         for i in range(len(queries)):
@@ -120,6 +139,26 @@ class VectorIndex:
                     if r >= 0 and ids[r] != skip]
             results.append(hits[:k])
         return results
+
+    def search_rows(self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """FAISS's top-``k`` scores and rows (-1: none) per query row, among the rows where the
+        boolean mask ``allowed`` is true (None: every row)."""
+        params = None
+        k = min(k, self.index.ntotal)
+        queries = np.ascontiguousarray(queries, np.float32)
+        if self.settings is not None and k > 0:  # a factory index: its nprobe and re-ranking
+            return search_factory(self.index, queries, k, self.settings, self.vectors, allowed)
+        if allowed is not None:
+            bitmap = np.packbits(allowed, bitorder="little")  # alive until the search is done
+            selector = faiss.IDSelectorBitmap(len(allowed), faiss.swig_ptr(bitmap))
+            params = (faiss.SearchParametersHNSW(sel=selector, efSearch=max(128, 2 * k))
+                      if isinstance(self.index, faiss.IndexHNSW)
+                      else faiss.SearchParameters(sel=selector))
+        if k == 0:
+            return (np.zeros((len(queries), 0), np.float32),
+                    np.zeros((len(queries), 0), np.int64))
+        return self.index.search(queries, k, params=params)
 
     @cached_property
     def filter_columns(self) -> tuple[np.ndarray, list[str | None], np.ndarray]:
@@ -147,21 +186,30 @@ class VectorIndex:
         return mask
 
 
-def build_index(corpus: Corpus, model: str, kind: str = "auto", full: bool = False
-                ) -> tuple[VectorIndex, int]:
+def build_index(corpus: Corpus, model: str, kind: str = "auto", full: bool = False,
+                factory: FactoryParams | None = None) -> tuple[VectorIndex, int]:
     """Build or extend the index of ``model``'s vectors; returns it and how many rows it added.
 
     An existing index is extended when every vector it holds is still current (same paper, same
     text hash) and ``kind`` is ``auto`` or its kind; otherwise (a changed text, a removed paper,
     another kind, a damaged or unreadable index), or when ``full``, it is rebuilt from the
-    vectors."""
+    vectors. With ``factory`` (or ``auto`` over an existing factory index) the factory index is
+    built anew, batch by batch (:func:`build_factory_index`)."""
+    try:
+        existing: VectorIndex | None = None if factory else load_index(corpus, model)
+    except (FileNotFoundError, RuntimeError, OSError, KeyError):  # none, damaged, pre-build-id
+        existing = None
+    if factory is None and kind == "auto" and existing is not None and existing.settings:
+        factory = FactoryParams(existing.settings.factory, rerank=existing.settings.rerank,
+                                k=existing.settings.k)
+    if factory is not None:
+        built = build_factory_index(corpus, model, factory)
+        return built, built.index.ntotal
+    if full:
+        existing = None
     ids, hashes, vectors = load_vector_table(corpus, model)
     meta = dict(_metadata(corpus))
     directory = index_dir(corpus, model)
-    try:
-        existing: VectorIndex | None = None if full else load_index(corpus, model)
-    except (FileNotFoundError, RuntimeError, OSError, KeyError):  # none, damaged, pre-build-id
-        existing = None
     if existing is not None and kind not in ("auto", index_kind(existing.index)):
         existing = None  # another kind asked for: build it anew
     if existing is not None and existing.index.d == vectors.shape[1]:
@@ -184,6 +232,38 @@ def build_index(corpus: Corpus, model: str, kind: str = "auto", full: bool = Fal
     return _save(VectorIndex(index, _meta_table(ids, hashes, meta)), directory), len(ids)
 
 
+def build_factory_index(corpus: Corpus, model: str, params: FactoryParams,
+                        progress: Callable[[str, int], None] | None = None) -> VectorIndex:
+    """Build ``params.factory`` over the current vectors of ``model``, read from their Parquet
+    parts in batches (the newest part wins for a paper, as in ``load_vector_table``)."""
+    current = current_hashes(corpus, model)
+    meta = dict(_metadata(corpus))
+    parts = sorted(vectors_dir(corpus, model).glob("part-*.parquet"), reverse=True)
+    if not parts:
+        raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
+                                f"'openmsd embed {corpus.root} --model {model}' first")
+
+    def batches() -> Iterator[tuple[pa.Table, np.ndarray]]:
+        seen: set[str] = set()
+        for rows, matrix in parquet_batches(parts, ["paper_id", "text_hash"]):
+            ids, hashes = rows["paper_id"].to_pylist(), rows["text_hash"].to_pylist()
+            keep = [i for i, (paper_id, digest) in enumerate(zip(ids, hashes, strict=True))
+                    if paper_id not in seen and current.get(paper_id) == digest]
+            seen.update(ids[i] for i in keep)
+            if keep:
+                yield (_meta_table([ids[i] for i in keep], [hashes[i] for i in keep], meta),
+                       matrix[keep])
+
+    return publish_factory(batches, params, index_dir(corpus, model), progress)
+
+
+def publish_factory(batches: Batches, params: FactoryParams, directory: Path,
+                    progress: Callable[[str, int], None] | None = None) -> VectorIndex:
+    """Build a factory index of ``batches`` (papers rows in :data:`META`'s columns, vectors)
+    into a new build of ``directory`` and swap it in."""
+    return _publish(directory, lambda target: build_factory(batches, params, target, progress))
+
+
 def _metadata(corpus: Corpus) -> list[tuple[str, tuple[str | None, int | None]]]:
     con = corpus.connect()
     rows = con.execute("SELECT paper_id, language, year FROM papers").fetchall()
@@ -198,20 +278,32 @@ def _meta_table(ids: list[str], hashes: list[str],
 
 
 def _save(built: VectorIndex, directory: Path) -> VectorIndex:
-    """Write ``built`` into a new build directory, then point ``directory`` at it in one
+    """Write ``built`` into a new build directory and swap it in (:func:`_publish`)."""
+    return _publish(directory, lambda target: (built.index, built.papers, None))
+
+
+Made = tuple[faiss.Index, pa.Table, FactorySettings | None]
+
+
+def _publish(directory: Path, make: Callable[[Path], Made]) -> VectorIndex:
+    """Make an index in a new build directory (``make`` may write files there), write its
+    ``index.faiss`` and then ``papers.parquet``, then point ``directory`` at the build in one
     rename; builds older than the one replaced are removed (a reader that resolved the
     replaced one a moment ago can still finish reading it)."""
     build = uuid.uuid4().hex[:16]
     builds = directory.parent / BUILDS / directory.name
     target = builds / build
     target.mkdir(parents=True)
+    index, papers, settings = make(target)
     with atomic_path(target / "index.faiss") as tmp:
-        faiss.write_index(built.index, str(tmp))
+        faiss.write_index(index, str(tmp))
         meta = {BUILD_KEY: build.encode(), CRC_KEY: str(_crc32(tmp)).encode()}
+    if settings is not None:
+        meta[FACTORY_KEY] = settings.to_json().encode()
     crash_point("index.between_writes")
     with ParquetSink(target / "papers.parquet", META,
                      {k.decode(): v.decode() for k, v in meta.items()}) as sink:
-        sink.write(built.papers)
+        sink.write(papers)
     crash_point("index.before_swap")
     previous = directory.resolve() if directory.is_symlink() else None
     if directory.is_dir() and not directory.is_symlink():  # a copied or older index: aside
@@ -224,7 +316,8 @@ def _save(built: VectorIndex, directory: Path) -> VectorIndex:
         if old not in (target, previous) and ((old / "papers.parquet").exists()
                                               or time.time() - old.stat().st_mtime > 3600):
             shutil.rmtree(old, ignore_errors=True)
-    return VectorIndex(built.index, built.papers.replace_schema_metadata(meta))
+    vectors = open_vectors(target, index.d) if settings is not None else None
+    return VectorIndex(index, papers.replace_schema_metadata(meta), settings, vectors)
 
 
 def _crc32(path: Path) -> int:
@@ -250,5 +343,12 @@ def load_index(corpus: Corpus, model: str) -> VectorIndex:
     if int(crc) != _crc32(directory / "index.faiss"):
         raise FileNotFoundError(f"{directory}: index.faiss is not the one papers.parquet was "
                                 f"written with (a damaged build?); {rebuild} again")
-    index = faiss.read_index(str(directory / "index.faiss"))
-    return VectorIndex(index, papers)
+    factory = (papers.schema.metadata or {}).get(FACTORY_KEY)
+    if factory is None:
+        return VectorIndex(faiss.read_index(str(directory / "index.faiss")), papers)
+    index = read_ondisk(directory / "index.faiss")
+    vectors = open_vectors(directory, index.d)
+    if len(vectors) != index.ntotal:
+        raise FileNotFoundError(f"{directory}: {VECTORS_FILE} holds {len(vectors):,} vectors, "
+                                f"the index {index.ntotal:,} (a damaged build?); {rebuild} again")
+    return VectorIndex(index, papers, FactorySettings.from_json(factory), vectors)

@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 #: ISO 639-1 code → Snowball stemmer name (PyStemmer).
 SNOWBALL: dict[str, str] = {
@@ -29,6 +30,9 @@ SNOWBALL: dict[str, str] = {
     "no": "norwegian", "nb": "norwegian", "fa": "persian", "pl": "polish", "pt": "portuguese",
     "ro": "romanian", "ru": "russian", "sr": "serbian", "sv": "swedish", "ta": "tamil",
     "tr": "turkish"}
+#: Score only the documents asked for (their rows of the score matrix) when they are fewer than
+#: one in ``FEW`` of the collection; else score the whole collection and take their columns.
+FEW = 8
 #: ISO 639-1 code → bm25s stop-word list.
 STOPWORDS: dict[str, str] = {"en": "en", "fr": "fr", "es": "es", "pt": "pt", "de": "de",
                              "it": "it", "nl": "nl", "ru": "ru", "sv": "sv", "da": "da",
@@ -88,6 +92,10 @@ class BM25:
         self._index = bm25s.BM25(k1=self.k1, b=self.b)
         self._index.index(analyse_many(list(documents), list(languages)), show_progress=False)
         self.size = len(documents)
+        matrix = self._index.scores  # term by term (CSC); each document's terms, for scoring
+        self._by_document = sparse.csc_matrix(  # a few candidates, once per fit
+            (matrix["data"], matrix["indices"], matrix["indptr"]),
+            shape=(self.size, len(matrix["indptr"]) - 1)).tocsr()
         return self
 
     def scores(self, queries: Sequence[str], languages: Sequence[str | None] | None = None,
@@ -106,9 +114,26 @@ class BM25:
             extra = analyse_many([queries[i] for i in unknown], [language] * len(unknown))
             for i, words in zip(unknown, extra, strict=True):
                 terms[i] = list(dict.fromkeys([*terms[i], *words]))
+        few = documents is not None and len(documents) * FEW < self.size
         for row, words in enumerate(terms):
             known = [w for w in words if w in vocab]
-            if known:
+            if known and few:
+                out[row] = self._scores_of([vocab[w] for w in known], documents)
+            elif known:
                 scores = self._index.get_scores(known)
                 out[row] = scores if documents is None else scores[documents]
         return out
+
+    def _scores_of(self, tokens: list[int], documents: np.ndarray) -> np.ndarray:
+        """The BM25 scores of ``documents`` only (their rows of the document × term matrix
+        read, not the whole collection scored), each summed over the query's tokens in their
+        order, as ``get_scores`` sums them (the same float32 values)."""
+        rows = self._by_document[np.asarray(documents, np.int64)]
+        unique, where = np.unique(np.asarray(tokens, rows.indices.dtype), return_inverse=True)
+        at = np.minimum(np.searchsorted(unique, rows.indices), len(unique) - 1)
+        hit = unique[at] == rows.indices
+        per_token = np.zeros((len(unique), len(documents)), np.float32)
+        document = np.repeat(np.arange(len(documents)), np.diff(rows.indptr))
+        per_token[at[hit], document[hit]] = rows.data[hit]
+        # a token repeated in the query counts each time; summed token after token
+        return per_token[where].sum(axis=0, dtype=np.float32)

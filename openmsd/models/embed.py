@@ -200,12 +200,9 @@ def load_vectors(corpus: Corpus, model: str) -> tuple[list[str], np.ndarray]:
     return ids, matrix
 
 
-def load_vector_table(corpus: Corpus, model: str) -> tuple[list[str], list[str], np.ndarray]:
-    """:func:`load_vectors` with the text hash of each vector: ids, hashes, float32 matrix."""
-    directory = vectors_dir(corpus, model)
-    if not any(directory.glob("part-*.parquet")):
-        raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
-                                f"'openmsd embed {corpus.root} --model {model}' first")
+def current_hashes(corpus: Corpus, model: str) -> dict[str, str]:
+    """The text hash of each paper's current text for ``model`` (papers without text left out):
+    a vector is current when its hash is this one."""
     current = {}
     summaries = summaries_for_model(corpus, model_name(model))
     for batch in _papers(corpus):
@@ -215,6 +212,16 @@ def load_vector_table(corpus: Corpus, model: str) -> tuple[list[str], list[str],
             text = embed_text(title, abstract, summaries.get(paper_id))
             if text:
                 current[paper_id] = text_hash(text)
+    return current
+
+
+def load_vector_table(corpus: Corpus, model: str) -> tuple[list[str], list[str], np.ndarray]:
+    """:func:`load_vectors` with the text hash of each vector: ids, hashes, float32 matrix."""
+    directory = vectors_dir(corpus, model)
+    if not any(directory.glob("part-*.parquet")):
+        raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
+                                f"'openmsd embed {corpus.root} --model {model}' first")
+    current = current_hashes(corpus, model)
     ids: list[str] = []
     hashes: list[str] = []
     rows: list[np.ndarray] = []

@@ -10,26 +10,47 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from openmsd.models.encoder import DenseEncoder
 from openmsd.rank.scorer import ExactScorer, Papers, Queries
 
+if TYPE_CHECKING:
+    from openmsd.index.vector_index import VectorIndex
+
+
+#: From this many papers, ``top_k`` searches the corpus's FAISS index for the model (when it
+#: has one) instead of a dot product with every vector (~15 ms a query at 100,000 512-d
+#: vectors on one core; HNSW ~0.3 ms).
+INDEXED_FROM = 20_000
+
 
 class DenseScorer(ExactScorer):
     """Cosine similarity of a dense model's vectors; ``-inf`` for a paper without a vector."""
 
     signal = "text"
+    generates = True
 
     def __init__(self, papers: Papers, name: str, vectors: np.ndarray, present: np.ndarray,
-                 encoder: Callable[[], DenseEncoder]):
+                 encoder: Callable[[], DenseEncoder],
+                 index: Callable[[], VectorIndex | None] | None = None):
         self.papers, self.name = papers, name
         self.vectors = np.ascontiguousarray(vectors, np.float32)
         self.present = np.asarray(present, bool)
         self._encoder_factory = encoder
         self._encoder: DenseEncoder | None = None
+        self._index = index or (lambda: None)
+        self._positions: tuple[VectorIndex, np.ndarray] | None = None
         self._lock = threading.Lock()
+        self._shared = False
+
+    def serve(self, encoder: DenseEncoder, index: Callable[[], VectorIndex | None]) -> None:
+        """Encode free-text queries with ``encoder`` (a server's micro-batching encoder) and
+        take ``top_k`` from the index ``index()`` gives (the server's live index)."""
+        self._encoder, self._index = encoder, index
+        self._shared = True  # that encoder takes concurrent calls (and batches them)
 
     @classmethod
     def from_corpus(cls, papers: Papers, name: str, backend: str = "torch") -> DenseScorer:
@@ -47,7 +68,8 @@ class DenseScorer(ExactScorer):
             i = papers.position.get(paper_id)
             if i is not None:
                 vectors[i], present[i] = row, True
-        return cls(papers, name, vectors, present, lambda: load_encoder(name, backend))
+        return cls(papers, name, vectors, present, lambda: load_encoder(name, backend),
+                   _stored_index(papers, name) if len(papers) >= INDEXED_FROM else None)
 
     @classmethod
     def from_texts(cls, papers: Papers, encoder: DenseEncoder, name: str | None = None,
@@ -65,23 +87,84 @@ class DenseScorer(ExactScorer):
         return self._encoder
 
     def query_vectors(self, queries: Queries) -> np.ndarray:
-        """A paper query's stored vector; free texts (and papers without a vector) encoded."""
+        """A paper query's stored vector; free texts (and papers without a vector) encoded,
+        once per query (kept in ``queries.vectors``)."""
+        if self.name in queries.vectors:
+            return queries.vectors[self.name]
         out = np.zeros((len(queries), self.vectors.shape[1]), np.float32)
         stored = (queries.rows >= 0) & self.present[np.maximum(queries.rows, 0)]
         out[stored] = self.vectors[queries.rows[stored]]
         todo = [i for i in np.flatnonzero(~stored) if queries.texts[i]]
-        if todo:
+        if todo and self._shared:
+            out[todo] = self.encoder().encode([queries.texts[i] for i in todo], "query")
+        elif todo:
             with self._lock:  # not every encoder backend is thread-safe
                 out[todo] = self.encoder().encode([queries.texts[i] for i in todo], "query")
+        queries.vectors[self.name] = out
         return out
 
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
         candidates = np.asarray(candidates, np.int64)
         vectors = self.query_vectors(queries)
-        scores = vectors @ self.vectors[candidates].T
+        every = len(candidates) == len(self.vectors) and (
+            len(candidates) == 0 or (candidates[0] == 0 and candidates[-1] == len(candidates) - 1
+                                     and bool((np.diff(candidates) == 1).all())))
+        # every paper: no copy of the whole matrix
+        scores = vectors @ (self.vectors if every else self.vectors[candidates]).T
         scores[:, ~self.present[candidates]] = -np.inf
         scores[~vectors.any(axis=1)] = -np.inf
         return scores
+
+    def top_k(self, queries: Queries, k: int, filters: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``k`` rows from the model's FAISS index where there is one (see
+        :data:`INDEXED_FROM`), else from every vector."""
+        index = self._index()
+        if index is None:
+            return super().top_k(queries, k, filters)
+        positions = self.positions(index)
+        allowed = None
+        if filters is not None:
+            allowed = (positions >= 0) & np.asarray(filters, bool)[np.maximum(positions, 0)]
+        vectors = self.query_vectors(queries)
+        scores, found = index.search_rows(vectors, k + 1, allowed)
+        rows = np.where(found >= 0, positions[np.maximum(found, 0)], -1)
+        # the exact scores of the stored vectors (the index may be older than the vectors)
+        scores = np.einsum("qd,qkd->qk", vectors, self.vectors[np.maximum(rows, 0)])
+        keep = (rows >= 0) & self.present[np.maximum(rows, 0)] & (rows != queries.rows[:, None])
+        scores = np.where(keep, scores, -np.inf)
+        scores[~vectors.any(axis=1)] = -np.inf
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        rows, scores = (np.take_along_axis(rows, order, axis=1),
+                        np.take_along_axis(scores, order, axis=1).astype(np.float32))
+        rows[~np.isfinite(scores)] = -1
+        return rows, scores
+
+    def positions(self, index: VectorIndex) -> np.ndarray:
+        """Each index row's row in the collection (-1: a paper it does not have), listed once
+        per index."""
+        known = self._positions
+        if known is None or known[0] is not index:
+            where = self.papers.position
+            known = (index, np.array([where.get(i, -1) for i in index.ids], np.int64))
+            self._positions = known
+        return known[1]
+
+
+def _stored_index(papers: Papers, name: str) -> Callable[[], VectorIndex | None]:
+    """The corpus's index of ``name``, loaded on first use (None when there is none)."""
+    loaded: list[VectorIndex | None] = []
+
+    def index() -> VectorIndex | None:
+        if not loaded:
+            from openmsd.index.vector_index import load_index
+
+            try:
+                loaded.append(load_index(papers.corpus, name) if papers.corpus else None)
+            except (FileNotFoundError, OSError, RuntimeError, ValueError):
+                loaded.append(None)
+        return loaded[0]
+    return index
 
 
 def load_encoder(name: str, backend: str = "torch") -> DenseEncoder:

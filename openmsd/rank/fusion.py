@@ -1,12 +1,20 @@
 """Fusion: one ranking from several scorers.
 
-Candidates for a query are the union of every member's top ``depth``; every candidate is then
-scored exactly by every member, and the members' scores are combined:
+Candidates for a query come from the members that propose them cheaply (``pool="cheap"``, the
+default): the union of the dense members' top :data:`POOL` from their FAISS index and, for a
+paper of the corpus, the graph members' linked papers; a fusion with no dense member (BM25 and
+graph only) takes every member's top ``depth``, as ``pool="all"`` (the exhaustive mode, for
+evaluation) always does. Every candidate is then scored exactly by every member (BM25 scores
+only those candidates), and the members' scores are combined:
 
 * ``weighted``: each member's scores min–max normalised over the query's candidates (no score:
   0), then a weighted sum;
 * ``rrf``: reciprocal-rank fusion, Σ wᵢ / (60 + rankᵢ) with the rank among the candidates
-  (no score: no contribution).
+  (no score: no contribution);
+* ``learned``: a linear model over :func:`features` (per member: its min–max score, 60 times
+  its reciprocal rank, whether it has a score), its coefficients fitted by logistic regression
+  on relevant and other candidates of tuning queries (:mod:`openmsd.rank.tune`); three weights
+  per member.
 
 >>> import numpy as np
 >>> minmax(np.array([[1.0, 3.0, -np.inf]], np.float32)).tolist()
@@ -22,10 +30,16 @@ import numpy as np
 
 from openmsd.rank.scorer import ExactScorer, Queries, Scorer, best_of, exclude_self
 
-METHODS = ("weighted", "rrf")
+METHODS = ("weighted", "rrf", "learned")
+#: Features per member of the ``learned`` method (see :func:`features`).
+FEATURES = ("score", "reciprocal rank", "has score")
 RRF_K = 60
-#: How many candidates each member proposes per query.
+#: How many candidates each member proposes per query (``pool="all"``).
 DEPTH = 100
+#: How many candidates each cheap member proposes per query (``pool="cheap"``); on TALN dev
+#: this keeps the exhaustive fusion's MAP (docs/server.md).
+POOL = 200
+POOLS = ("cheap", "all")
 
 
 def minmax(scores: np.ndarray) -> np.ndarray:
@@ -47,13 +61,33 @@ def reciprocal_ranks(scores: np.ndarray, k: int = RRF_K) -> np.ndarray:
     return np.where(np.isfinite(scores), 1.0 / (k + ranks), 0.0).astype(np.float32)
 
 
+def features(parts: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """The ``learned`` method's features of members' score matrices: per member (in order)
+    each of :data:`FEATURES`, a matrix of the same shape.
+
+    >>> scores = np.array([[2.0, 1.0, -np.inf]], np.float32)
+    >>> [f.astype(float).round(3).tolist() for f in features([scores])]
+    [[[1.0, 0.0, 0.0]], [[0.984, 0.968, 0.0]], [[1.0, 1.0, 0.0]]]
+    """
+    out = []
+    for p in parts:
+        out += [minmax(p), RRF_K * reciprocal_ranks(p), np.isfinite(p).astype(np.float32)]
+    return out
+
+
 def combine(parts: Sequence[np.ndarray], weights: Sequence[float], method: str) -> np.ndarray:
     """The fused scores of members' score matrices (same shape), ``-inf`` where no member has
-    a score."""
+    a score. ``learned`` takes ``len(FEATURES)`` weights per member, the others one."""
     if method not in METHODS:
         raise ValueError(f"fusion method must be one of {', '.join(METHODS)}, not {method!r}")
-    transform = minmax if method == "weighted" else reciprocal_ranks
-    fused = sum(w * transform(p) for w, p in zip(weights, parts, strict=True))
+    if method == "learned":
+        if len(weights) != len(FEATURES) * len(parts):
+            raise ValueError(f"a learned fusion of {len(parts)} members takes "
+                             f"{len(FEATURES) * len(parts)} weights, not {len(weights)}")
+        fused = sum(w * f for w, f in zip(weights, features(parts), strict=True))
+    else:
+        transform = minmax if method == "weighted" else reciprocal_ranks
+        fused = sum(w * transform(p) for w, p in zip(weights, parts, strict=True))
     anything = np.any([np.isfinite(p) for p in parts], axis=0)
     return np.where(anything, fused, -np.inf).astype(np.float32)
 
@@ -72,14 +106,25 @@ class Fusion(ExactScorer):
     """A weighted or reciprocal-rank fusion of member scorers over one collection."""
 
     def __init__(self, name: str, members: Sequence[Scorer], weights: Sequence[float] | None = None,
-                 method: str = "rrf", depth: int = DEPTH):
+                 method: str = "rrf", depth: int = DEPTH, pool: str = "cheap",
+                 pool_depth: int = POOL):
         if not members:
             raise ValueError(f"fusion {name!r}: no member")
         if method not in METHODS:
             raise ValueError(f"fusion method must be one of {', '.join(METHODS)}, not "
                              f"{method!r}")
+        if pool not in POOLS:
+            raise ValueError(f"fusion pool must be one of {', '.join(POOLS)}, not {pool!r}")
         self.name, self.members, self.method, self.depth = name, list(members), method, depth
+        self.pool, self.pool_depth = pool, pool_depth
+        # a fusion of a dense member proposes its candidates cheaply too (nested in another)
+        self.generates = pool == "cheap" and any(
+            getattr(m, "generates", False) and m.signal == "text" for m in self.members)
         self.weights = list(weights) if weights is not None else [1.0] * len(members)
+        per_member = len(FEATURES) if method == "learned" else 1
+        if len(self.weights) != per_member * len(members):
+            raise ValueError(f"fusion {name!r} ({method}): {len(self.weights)} weights for "
+                             f"{len(members)} members; expected {per_member * len(members)}")
         self.papers = members[0].papers
         self.signal = "graph" if any(m.signal == "graph" for m in members) else "text"
 
@@ -92,8 +137,13 @@ class Fusion(ExactScorer):
         return combine(self.member_scores(queries, candidates), self.weights, self.method)
 
     def candidates(self, queries: Queries, filters: np.ndarray | None = None) -> list[np.ndarray]:
-        """Per query, the union of the members' top ``depth`` rows."""
-        found = [m.top_k(queries, self.depth, filters)[0] for m in self.members]
+        """Per query, the union of the cheap members' top ``pool_depth`` rows
+        (``pool="cheap"``), else of every member's top ``depth``."""
+        cheap = [m for m in self.members if getattr(m, "generates", False)]
+        if self.pool == "cheap" and any(m.signal == "text" for m in cheap):
+            found = [m.top_k(queries, self.pool_depth, filters)[0] for m in cheap]
+        else:
+            found = [m.top_k(queries, self.depth, filters)[0] for m in self.members]
         return [np.unique(np.concatenate([rows[i][rows[i] >= 0] for rows in found]))
                 for i in range(len(queries))]
 
@@ -113,10 +163,10 @@ class Fusion(ExactScorer):
             parts = self.member_scores(queries.subset([i]), pool)
             best, value = best_of(combine(parts, self.weights, self.method), pool, k)
             rows[i, :best.shape[1]], scores[i, :best.shape[1]] = best[0], value[0]
-            where = {int(r): j for j, r in enumerate(pool)}
-            said.append([[Contribution(m.name, m.signal, float(p[0, where[int(r)]]),
-                                       int((p[0] > p[0, where[int(r)]]).sum()) + 1
-                                       if np.isfinite(p[0, where[int(r)]]) else None)
+            found = np.searchsorted(pool, best[0][best[0] >= 0])  # the pool is sorted
+            said.append([[Contribution(m.name, m.signal, float(p[0, j]),
+                                       int((p[0] > p[0, j]).sum()) + 1
+                                       if np.isfinite(p[0, j]) else None)
                           for m, p in zip(self.members, parts, strict=True)]
-                         for r in best[0] if r >= 0])
+                         for j in found])
         return rows, scores, said

@@ -24,9 +24,11 @@ import numpy as np
 import pyarrow as pa
 from scipy import sparse
 
-from openmsd.rank.scorer import ExactScorer, Papers, Queries
+from openmsd.rank.scorer import ExactScorer, Papers, Queries, best_of
 
 GRAPH_SCORERS = ("citation", "co-citation", "coupling", "adamic-adar", "ppr", "scincl-graph")
+#: The scorers whose scores for a query are a sparse row of the graph (the papers it links to)
+SPARSE = ("citation", "co-citation", "coupling", "adamic-adar")
 
 
 def corpus_citations(papers: Papers) -> pa.Table:
@@ -68,19 +70,30 @@ class GraphScorer(ExactScorer):
     positive_only = True
 
     def __init__(self, papers: Papers, kind: str, citations: pa.Table | None = None,
-                 hidden: Collection[tuple[str, str]] = (), seed: int = 0):
+                 hidden: Collection[tuple[str, str]] = (), seed: int = 0,
+                 like: GraphScorer | None = None):
+        """``like``: another graph scorer of the same collection, citations and hidden links,
+        whose graph this one shares (read and built once for several kinds)."""
         if kind not in GRAPH_SCORERS:
             raise ValueError(f"unknown graph scorer {kind!r}: expected one of "
                              f"{', '.join(GRAPH_SCORERS)}")
         self.papers, self.name, self.seed = papers, kind, seed
-        citations = corpus_citations(papers) if citations is None else citations
-        self.adjacency, self.n_nodes = adjacency(papers, citations, hidden)
-        a = self.adjacency
-        self.undirected = ((a + a.T) > 0).astype(np.float32).tocsr()
-        self.cited_by = a.T.tocsr()  # row n: the papers citing n
-        degree = np.asarray(self.undirected.sum(axis=1)).ravel()
-        self.inverse_log_degree = sparse.diags(
-            np.where(degree > 1, 1 / np.log(np.maximum(degree, 2)), 0.0).astype(np.float32))
+        self.generates = kind in SPARSE  # its top_k: the query's sparse row, not every paper
+        self.source = (id(citations) if citations is not None else None,
+                       frozenset(frozenset(pair) for pair in hidden))
+        if like is not None and like.papers is papers and like.source == self.source:
+            self.adjacency, self.n_nodes = like.adjacency, like.n_nodes
+            self.undirected, self.cited_by = like.undirected, like.cited_by
+            self.inverse_log_degree = like.inverse_log_degree
+        else:
+            citations = corpus_citations(papers) if citations is None else citations
+            self.adjacency, self.n_nodes = adjacency(papers, citations, hidden)
+            a = self.adjacency
+            self.undirected = ((a + a.T) > 0).astype(np.float32).tocsr()
+            self.cited_by = a.T.tocsr()  # row n: the papers citing n
+            degree = np.asarray(self.undirected.sum(axis=1)).ravel()
+            self.inverse_log_degree = sparse.diags(
+                np.where(degree > 1, 1 / np.log(np.maximum(degree, 2)), 0.0).astype(np.float32))
         self.embedding = self._embed(self.undirected) if kind == "scincl-graph" else None
 
     def rows(self, nodes: np.ndarray) -> sparse.csr_matrix:
@@ -94,6 +107,28 @@ class GraphScorer(ExactScorer):
         if self.name == "coupling":
             return a[nodes] @ self.cited_by
         return u[nodes] @ self.inverse_log_degree @ u  # adamic-adar
+
+    def top_k(self, queries: Queries, k: int, filters: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` best linked papers; for :data:`SPARSE` scorers only the query's sparse
+        row is read (the same ranking as scoring every paper)."""
+        if not self.generates:
+            return super().top_k(queries, k, filters)
+        rows = np.full((len(queries), k), -1, np.int64)
+        scores = np.full((len(queries), k), -np.inf, np.float32)
+        for i, node in enumerate(queries.rows):
+            if node < 0:
+                continue
+            row = self.rows(np.array([node])).tocsr()
+            row.sum_duplicates()
+            linked, values = row.indices, row.data.astype(np.float32)
+            keep = (linked < len(self.papers)) & (linked != node) & (values > 0)
+            if filters is not None:
+                keep &= np.asarray(filters, bool)[np.minimum(linked, len(self.papers) - 1)]
+            order = np.argsort(linked[keep], kind="stable")
+            found, value = best_of(values[keep][order][None, :], linked[keep][order], k)
+            rows[i, :found.shape[1]], scores[i, :found.shape[1]] = found[0], value[0]
+        return rows, scores
 
     def _embed(self, undirected: sparse.csr_matrix) -> np.ndarray:
         from openmsd.models.encoder import normalise
@@ -126,7 +161,7 @@ class GraphScorer(ExactScorer):
         if len(linked) == 0:
             return out
         nodes = queries.rows[linked]
-        if self.name in ("citation", "co-citation", "coupling", "adamic-adar"):
+        if self.name in SPARSE:
             block = self.rows(nodes)[:, candidates].toarray()
         elif self.embedding is not None:
             block = self.embedding[nodes] @ self.embedding[candidates].T

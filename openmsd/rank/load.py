@@ -11,9 +11,11 @@ Names:
 * ``NAME@LANG``: scorer ``NAME`` heard only for pairs of papers both in ``LANG``
   (``minilm-en@en``: the English-only model for English pairs); ``NAME@same``: only for pairs
   in one language (``bm25@same``);
-* a fusion: ``A+B+…`` (reciprocal-rank fusion of the members), ``hybrid`` (text: the weights
-  ``openmsd tune`` fitted on the dev split, else RRF of ``bm25@same`` and the corpus's dense
-  model)
+* ``NAME~prf``: pseudo-relevance feedback over ``NAME``; ``NAME~links``: ``NAME``'s scores
+  carried over the citation graph (:mod:`openmsd.rank.feedback`);
+* a fusion: ``A+B+…`` (reciprocal-rank fusion of the members), ``hybrid`` (text and
+  metadata: what ``openmsd tune`` fitted on the train and dev splits, else RRF of
+  ``bm25@same`` and the corpus's dense model)
   and ``hybrid-graph`` (text and citation graph, likewise).
 
 A name that names nothing is a :class:`UnknownScorerError` listing the scorers this collection
@@ -31,9 +33,11 @@ import pyarrow as pa
 
 from openmsd.corpus.store import Corpus
 from openmsd.rank.dense import DenseScorer
+from openmsd.rank.feedback import FEEDBACK, Feedback, Propagated, split_suffix
 from openmsd.rank.fusion import Fusion
 from openmsd.rank.graph import GRAPH_SCORERS, GraphScorer
 from openmsd.rank.lexical import VIEWS, LexicalScorer
+from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
@@ -97,7 +101,7 @@ def available(papers: Papers) -> list[str]:
     names = ["random", *VIEWS]
     if papers.corpus is not None:
         names += dense_models(papers.corpus) or [default_dense(papers.corpus)]
-        names += list(GRAPH_SCORERS) + list(FUSIONS)
+        names += list(METADATA_SCORERS) + list(GRAPH_SCORERS) + list(FUSIONS)
     else:
         names += [m for m in MODELS if m != "bm25"] + [HYBRID]
     return names
@@ -159,8 +163,19 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
         return cache[name]
     scorer: Scorer
     corpus = papers.corpus
+    base, suffix = split_suffix(name) if "+" not in name else (name, None)
     if name == "random":
         scorer = RandomScorer(papers, seed)
+    elif suffix is not None:
+        inner = load_scorer(base, papers, backend=backend, seed=seed, citations=citations,
+                            hidden=hidden, cache=cache)
+        if suffix == FEEDBACK:
+            scorer = Feedback(inner)
+        elif corpus is None and citations is None:
+            raise UnknownScorerError(f"scorer {name!r} reads the citation graph: it needs a "
+                                     "corpus; here: " + ", ".join(available(papers)))
+        else:
+            scorer = Propagated(inner, citations, hidden)
     elif "@" in name and "+" not in name and name.rsplit("@", 1)[1] not in BACKENDS:
         inner, language = name.rsplit("@", 1)
         scorer = LanguagePairScorer(load_scorer(inner, papers, backend=backend, seed=seed,
@@ -168,11 +183,17 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
                                                 cache=cache), language)
     elif name in VIEWS:
         scorer = LexicalScorer(papers, VIEWS[name], name)
+    elif name in METADATA_SCORERS:
+        if corpus is None:
+            raise UnknownScorerError(f"scorer {name!r} reads the papers' authors and years: "
+                                     "it needs a corpus; here: " + ", ".join(available(papers)))
+        scorer = metadata_scorer(papers, name)
     elif name in GRAPH_SCORERS:
         if corpus is None and citations is None:
             raise UnknownScorerError(f"scorer {name!r} reads the citation graph: it needs a "
                                      "corpus; here: " + ", ".join(available(papers)))
-        scorer = GraphScorer(papers, name, citations, hidden, seed)
+        scorer = GraphScorer(papers, name, citations, hidden, seed, like=next(
+            (s for s in cache.values() if isinstance(s, GraphScorer)), None))
     elif name in FUSIONS or ("+" in name and not _stored_dense(name, corpus)):
         spec = (fusion_spec(name, corpus) if name in FUSIONS
                 else {"members": split_fusion(name), "method": "rrf", "weights": None})
@@ -183,8 +204,9 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
         scorer = _dense(name, papers, backend)
     else:
         raise UnknownScorerError(f"unknown ranker {name!r}: expected one of "
-                                 f"{', '.join(available(papers))}, a fusion A+B, a "
-                                 "SentenceTransformer directory or a Hugging Face name")
+                                 f"{', '.join(available(papers))}, a fusion A+B, NAME~prf, "
+                                 "NAME~links, a SentenceTransformer directory or a Hugging Face "
+                                 "name")
     cache[name] = scorer
     return scorer
 
@@ -209,7 +231,11 @@ def _dense(name: str, papers: Papers, backend: str) -> Scorer:
 
 
 def leaves(name: str, corpus: Corpus | None) -> list[str]:
-    """The single scorers a name stands for (a fusion's members, recursively)."""
+    """The single scorers a name stands for (a fusion's members, recursively; ``NAME~prf``:
+    those of ``NAME``)."""
+    base, suffix = split_suffix(name) if "+" not in name else (name, None)
+    if suffix is not None:
+        return leaves(base, corpus)
     if name in FUSIONS:
         parts = fusion_spec(name, corpus)["members"]
     elif "+" in name and not _stored_dense(name, corpus):
@@ -222,7 +248,10 @@ def leaves(name: str, corpus: Corpus | None) -> list[str]:
 def is_builtin(name: str) -> bool:
     """Whether ``name`` is one of the scorers that are not a model (``random``, the BM25 views,
     the graph scorers, ``hybrid``, ``hybrid-graph``) or a fusion of several."""
-    return (name == "random" or name in VIEWS or name in GRAPH_SCORERS or name in FUSIONS
+    if "+" not in name and split_suffix(name)[1] is not None:
+        return True
+    return (name == "random" or name in VIEWS or name in GRAPH_SCORERS
+            or name in METADATA_SCORERS or name in FUSIONS
             or ("+" in name and len(split_fusion(name)) > 1))
 
 

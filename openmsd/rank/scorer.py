@@ -60,6 +60,8 @@ class Queries:
     languages: list[str]
     english: list[str]
     rows: np.ndarray
+    #: each dense scorer's query vectors, once encoded (a fusion's stages encode a query once)
+    vectors: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of_rows(cls, papers: Papers, rows: Sequence[int] | np.ndarray) -> Queries:
@@ -88,7 +90,8 @@ class Queries:
     def subset(self, index: Sequence[int] | np.ndarray) -> Queries:
         index = np.asarray(index, np.int64)
         return Queries([self.texts[i] for i in index], [self.languages[i] for i in index],
-                       [self.english[i] for i in index], self.rows[index])
+                       [self.english[i] for i in index], self.rows[index],
+                       {name: vectors[index] for name, vectors in self.vectors.items()})
 
 
 @runtime_checkable
@@ -99,6 +102,9 @@ class Scorer(Protocol):
     papers: Papers
     #: what the scorer reads: "text" (title/abstract), "graph" (citation links)
     signal: str
+    #: whether ``top_k`` is cheap enough to propose a fusion's candidates (an index, sparse
+    #: graph rows), not a score of every paper of the collection
+    generates: bool
 
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray: ...
 
@@ -134,6 +140,7 @@ class ExactScorer:
 
     name = "scorer"
     signal = "text"
+    generates = False
     #: a score of 0 or less means "no evidence" (no shared word, no link): never a candidate
     positive_only = False
     papers: Papers
@@ -179,16 +186,22 @@ class LanguagePairScorer(ExactScorer):
         self.inner, self.language = inner, language
         self.papers, self.signal = inner.papers, inner.signal
         self.name = f"{inner.name}@{language}"
-        self.languages = np.array(self.papers.languages, dtype=object)
+        # each paper's language as a number, listed once (compared per query)
+        names, codes = np.unique(np.array([*self.papers.languages, "und"], dtype=object),
+                                 return_inverse=True)
+        self.code = {str(name): i for i, name in enumerate(names)}
+        self.codes = codes[:-1].astype(np.int32)
 
     def heard(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
         """A (queries × candidates) mask of the pairs this scorer speaks for."""
-        theirs = self.languages[candidates]
-        mine = np.array(queries.languages, dtype=object)
+        theirs = self.codes[candidates]
+        mine = np.array([self.code.get(lang, -1) for lang in queries.languages], np.int32)
         if self.language == "same":
-            return ((mine[:, None] == theirs[None, :]) | (mine[:, None] == "und")
-                    | (theirs[None, :] == "und"))
-        return (mine[:, None] == self.language) & (theirs[None, :] == self.language)
+            und = self.code["und"]
+            return ((mine[:, None] == theirs[None, :]) | (mine[:, None] == und)
+                    | (theirs[None, :] == und))
+        wanted = self.code.get(self.language, -2)
+        return (mine[:, None] == wanted) & (theirs[None, :] == wanted)
 
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
         candidates = np.asarray(candidates, np.int64)

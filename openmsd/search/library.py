@@ -65,7 +65,7 @@ def _vectors(index: VectorIndex, ids: list[str], what: str, corpus: Corpus) -> n
     rows = []
     for paper_id in ids:
         try:
-            rows.append(index.index.reconstruct(index.row(paper_id)))
+            rows.append(index.vector(index.row(paper_id)))
         except ValueError:
             raise PaperNotFoundError(f"{corpus.root}: {what} seed {paper_id!r} has no vector; "
                                      "run 'openmsd embed' and 'openmsd index build'") from None

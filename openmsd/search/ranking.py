@@ -9,18 +9,25 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from openmsd.corpus.store import Corpus, CorpusError
+from openmsd.models.embed import vectors_dir
 from openmsd.rank import HYBRID, HYBRID_GRAPH, Fusion, Papers, Queries, Scorer, corpus_papers
 from openmsd.rank import load_scorer as make_scorer
+from openmsd.rank.dense import DenseScorer
 from openmsd.rank.fusion import Contribution
 from openmsd.search.build_cache import current_build
 from openmsd.search.related import Result, _explain, _results, find_paper
 
 _SCORERS: dict[tuple[str, str, str], Scorer] = {}
+#: each dense scorer's stored vector files when it read them
+_STAMPS: weakref.WeakKeyDictionary[DenseScorer, tuple[tuple[str, int, int], ...]] = (
+    weakref.WeakKeyDictionary())
 _PAPERS: dict[tuple[str, str], Papers] = {}
 _LOCK = threading.Lock()
 #: A member's rank among a query's candidates at or under which it "put the result there".
@@ -29,16 +36,72 @@ SIGNAL_WORDS = {"bm25": "shared words", "bm25-en": "shared English words"}
 
 
 def corpus_scorer(corpus: Corpus, name: str) -> Scorer:
-    """The scorer ``name`` over all of ``corpus``'s papers, built once per corpus build."""
+    """The scorer ``name`` over all of ``corpus``'s papers, built once per corpus build and
+    built again when the stored vectors of one of its dense members change (``openmsd
+    embed``: the members that did not change are kept)."""
     build = current_build(corpus)
     root = os.path.abspath(corpus.root)
     with _LOCK:
         key = (root, build, name)
-        if key not in _SCORERS:
-            if (root, build) not in _PAPERS:
-                _PAPERS[(root, build)] = corpus_papers(corpus)
-            _SCORERS[key] = make_scorer(name, _PAPERS[(root, build)])
+        if key in _SCORERS and _fresh(corpus, _SCORERS[key]):
+            return _SCORERS[key]
+        if (root, build) not in _PAPERS:
+            _PAPERS[(root, build)] = corpus_papers(corpus)
+            for old in [k for k in _SCORERS if k[0] == root and k[1] != build]:
+                del _SCORERS[old]  # a re-ingested corpus: the old build's rankers go
+            for old_build in [k for k in _PAPERS if k[0] == root and k[1] != build]:
+                del _PAPERS[old_build]
+        for other in [k for k in _SCORERS if k[:2] == (root, build)]:
+            if not _fresh(corpus, _SCORERS[other]):
+                del _SCORERS[other]  # vectors embedded since: this and what it is part of
+        # rankers of one build share their members (hybrid and hybrid-graph: one BM25)
+        members = {n: s for (r, b, n), s in _SCORERS.items() if (r, b) == (root, build)}
+        known = set(map(id, members.values()))
+        stamps = _vectors_stamps(corpus)  # taken before the vectors are read
+        make_scorer(name, _PAPERS[(root, build)], cache=members)
+        for scorer in members.values():
+            if isinstance(scorer, DenseScorer) and id(scorer) not in known:
+                _STAMPS[scorer] = stamps.get(vectors_dir(corpus, scorer.name).name, ())
+        _SCORERS[key] = members[name]
+        for member, scorer in members.items():
+            _SCORERS.setdefault((root, build, member), scorer)
         return _SCORERS[key]
+
+
+def _vectors_stamp(corpus: Corpus, model: str) -> tuple[tuple[str, int, int], ...]:
+    """The stored vector files of ``model``: names, times and sizes."""
+    return _files_stamp(vectors_dir(corpus, model))
+
+
+def _files_stamp(directory: Path) -> tuple[tuple[str, int, int], ...]:
+    try:
+        files = sorted(os.scandir(directory), key=lambda f: f.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    return tuple((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in files
+                 if f.name.endswith(".parquet"))
+
+
+def _vectors_stamps(corpus: Corpus) -> dict[str, tuple[tuple[str, int, int], ...]]:
+    """:func:`_vectors_stamp` of every model's vector directory, by directory name."""
+    root = vectors_dir(corpus, "x").parent
+    folders = [f for f in os.scandir(root) if f.is_dir()] if root.is_dir() else []
+    return {f.name: _files_stamp(Path(f.path)) for f in folders}
+
+
+def _fresh(corpus: Corpus, scorer: Scorer) -> bool:
+    """Whether every dense member of ``scorer`` holds the vectors stored now."""
+    return all(_STAMPS.get(d) == _vectors_stamp(corpus, d.name)
+               for d in dense_members(scorer) if d.papers.corpus is not None)
+
+
+def dense_members(scorer: Scorer) -> list[DenseScorer]:
+    """The dense scorers a ranker is made of (itself, a fusion's members, the scorer inside a
+    ``NAME@LANG``)."""
+    if isinstance(scorer, DenseScorer):
+        return [scorer]
+    inner = list(getattr(scorer, "members", [])) or [getattr(scorer, "inner", None)]
+    return [d for m in inner if m is not None for d in dense_members(m)]
 
 
 def is_built(corpus: Corpus, name: str) -> bool:
@@ -47,7 +110,8 @@ def is_built(corpus: Corpus, name: str) -> bool:
         build = current_build(corpus)
     except CorpusError:
         return False
-    return (os.path.abspath(corpus.root), build, name) in _SCORERS
+    scorer = _SCORERS.get((os.path.abspath(corpus.root), build, name))
+    return scorer is not None and _fresh(corpus, scorer)
 
 
 def allowed(corpus: Corpus, papers: Papers, languages: Sequence[str] | None,

@@ -263,7 +263,7 @@ def _paper_vectors(index: VectorIndex, papers: list[str]) -> dict[str, np.ndarra
     out = {}
     for paper_id in papers:
         try:
-            out[paper_id] = index.index.reconstruct(index.row(paper_id))
+            out[paper_id] = index.vector(index.row(paper_id))
         except (ValueError, RuntimeError) as error:  # no row, or an index without its vectors
             log.warning("recommend: driver sentences left out: the index cannot give back the "
                         "vectors of the papers found (%s: %s)", type(error).__name__, error)

@@ -106,7 +106,7 @@ def related(corpus: Corpus, key: str, model: str, k: int = 10,
         raise PaperNotFoundError(f"{corpus.root}: paper {paper_id!r} has no vector for "
                                  f"{model!r} (no title or abstract?); run 'openmsd embed' and "
                                  "'openmsd index build' after ingesting it") from None
-    vector = index.index.reconstruct(row)[None, :]
+    vector = index.vector(row)[None, :]
     hits = index.search(vector, k, languages, years, exclude=[paper_id])[0]
     results = _results(corpus, hits)
     _explain(corpus, paper_id, results)

@@ -319,11 +319,12 @@ router = APIRouter()
 
 @router.get("/healthz", tags=["service"])
 def healthz(resources: Served) -> dict[str, Any]:
-    """Liveness, how many papers each served model's index holds, and how many times a
-    rebuilt index was swapped in."""
+    """Liveness, how many papers each served model's index holds, how many times a rebuilt
+    index was swapped in, and how many texts each query encoder took in how many batches."""
     return {"status": "ok",
             "indexed": {m: resources.index(m).index.ntotal for m in resources.models},
-            "reloads": {m: resources.indexes[m].reloads for m in resources.models}}
+            "reloads": {m: resources.indexes[m].reloads for m in resources.models},
+            "encoded": resources.encoded()}
 
 
 @router.get("/api/stats", tags=["corpus"])

@@ -179,8 +179,13 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
 
 def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: int = 8000,
           log_level: str = "info", backend: str | None = None) -> None:
-    """Run the app with uvicorn until interrupted."""
+    """Run the app with uvicorn until interrupted. FAISS searches on one thread: concurrent
+    requests are the parallelism (an OpenMP team per one-query search only oversubscribes the
+    cores; ``OMP_NUM_THREADS=1`` does the same for BLAS, as the load test runs)."""
+    import faiss
     import uvicorn
+
+    faiss.omp_set_num_threads(1)
 
     uvicorn.run(create_app(corpus, models, backend=backend), host=host, port=port,
                 log_level=log_level, access_log=False)

@@ -108,6 +108,7 @@ class BatchingEncoder:
         self.max_batch = max_batch or int(os.environ.get(BATCH_ENV, MAX_BATCH))
         self.wait_s = wait_s if self.max_batch > 1 else 0.0
         self.batches = 0  # forward passes run, for tests and benchmarks
+        self.texts = 0  # texts encoded in them
         self._queue: queue.Queue[_Call] = queue.Queue()
         self._worker = threading.Thread(target=self._run, name=f"encode-{self.name}",
                                         daemon=True)
@@ -143,6 +144,7 @@ class BatchingEncoder:
         try:
             vectors = np.asarray(self.encoder.encode(texts, kind, max(len(texts), 1)))
             self.batches += 1
+            self.texts += len(texts)
         except Exception as error:  # each caller gets the error of its batch
             for call in calls:
                 call.error = error
@@ -205,6 +207,10 @@ class Resources:
     def index(self, model: str) -> VectorIndex:
         return self.indexes[model].current
 
+    def encoded(self) -> dict[str, dict[str, int]]:
+        """Per loaded query encoder: the texts it encoded and in how many forward passes."""
+        return {m: {"texts": e.texts, "batches": e.batches} for m, e in self._encoders.items()}
+
     def stats(self) -> dict[str, Any]:
         """``corpus_stats`` of the corpus, computed again only after an ingest."""
         stamp = (self.corpus.root / MANIFEST).stat().st_mtime_ns
@@ -215,12 +221,16 @@ class Resources:
     def warm(self) -> None:
         """Load the current build's paper records, citation graph and default rankers (at
         once when already loaded; after a re-ingest, the new build's)."""
-        from openmsd.search.ranking import corpus_scorer
+        from openmsd.search.ranking import corpus_scorer, dense_members
 
         paper_records(self.corpus)
         citation_graph(self.corpus)
+        served = {vector_key(m, self.backends[m]): m for m in self.models}
         for ranker in (self.related_ranker, self.search_ranker):
-            corpus_scorer(self.corpus, ranker)
+            for member in dense_members(corpus_scorer(self.corpus, ranker)):
+                model = served.get(member.name)
+                if model is not None:  # a served model: its batching encoder and live index
+                    member.serve(self.encoder(model), lambda model=model: self.index(model))
 
     def warmed(self) -> bool:
         """Whether what :meth:`warm` loads is loaded for the current build (then a paper or

@@ -209,8 +209,11 @@ def test_tune_fits_on_dev_and_the_tuned_hybrid_is_used(corpus, tmp_path):
     run = runner.invoke(app, ["tune", str(copy.root), "--step", "0.5", "--json"])
     assert run.exit_code == 0, run.output
     spec = json.loads(run.stdout)["hybrid"]
+    # the train papers have no vectors here: tuned on dev alone
     assert spec["split"] == "dev" and spec["tuned"] and spec["queries"] > 0
-    assert sum(spec["weights"]) == pytest.approx(1.0)
+    assert set(spec["best_by_method"]) == {"weighted", "rrf", "learned"}
+    if spec["method"] != "learned":
+        assert sum(spec["weights"]) == pytest.approx(1.0)
     assert spec["objective_value"] >= max(spec["single_values"].values()) - 1e-6
     saved = json.loads((copy.root / "index" / "ranker.json").read_text())
     assert saved["hybrid"]["members"] == spec["members"]

@@ -14,8 +14,14 @@ CONTRACT = ["/healthz", "/api/search", "/api/papers/{key}", "/api/papers/{key}/r
 
 
 def test_health_and_openapi_schema_lists_the_contract(client) -> None:
-    assert client.get("/healthz").json() == {"status": "ok", "indexed": {"muse-v3": 59},
-                                              "reloads": {"muse-v3": 0}}
+    health = client.get("/healthz").json()
+    assert {k: health[k] for k in ("status", "indexed", "reloads")} == {
+        "status": "ok", "indexed": {"muse-v3": 59}, "reloads": {"muse-v3": 0}}
+    # the fused search's dense member encodes through the server's batching encoder
+    before = health["encoded"]["muse-v3"]["texts"]
+    assert client.get("/api/search", params={"q": "analyse syntaxique du français"}).json()[
+        "model"] == "hybrid"
+    assert client.get("/healthz").json()["encoded"]["muse-v3"]["texts"] == before + 1
     paths = client.get("/openapi.json").json()["paths"]
     for path in CONTRACT:
         assert path in paths, path

@@ -1,0 +1,147 @@
+"""The cheap candidate stage of fused rankers: candidates from the dense model's index and the
+graph's linked papers, then every member scores only those, exactly as over the whole
+collection."""
+
+from __future__ import annotations
+
+import faiss
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from openmsd.index.vector_index import VectorIndex
+from openmsd.models.bm25 import BM25
+from openmsd.rank import Fusion, Papers, Queries, load_scorer
+from openmsd.rank.dense import DenseScorer
+from openmsd.rank.fusion import combine
+from openmsd.rank.scorer import ExactScorer, best_of, exclude_self
+
+N = 600
+ENGLISH = ("graph neural network parsing syntax protein folding retrieval citation corpus "
+           "language model translation speech tagging")
+FRENCH = ("graphe réseau neuronal analyse syntaxique protéine recherche citation corpus langue "
+          "modèle traduction parole étiquetage")
+WORDS = {"en": ENGLISH.split(), "fr": FRENCH.split()}
+
+
+def _collection() -> tuple[Papers, np.ndarray, pa.Table]:
+    rng = np.random.default_rng(0)
+    languages = rng.choice(["en", "fr"], N).tolist()
+    texts = [" ".join(rng.choice(WORDS[lang], rng.integers(4, 25))) for lang in languages]
+    english = [" ".join(rng.choice(WORDS["en"], 8)) if lang == "fr" else ""
+               for lang in languages]
+    papers = Papers([f"p{i:04d}" for i in range(N)], texts, languages, english)
+    centres = rng.normal(size=(20, 32))
+    vectors = centres[rng.integers(0, 20, N)] + 0.8 * rng.normal(size=(N, 32))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    citing, cited = rng.integers(0, N, 3000), rng.integers(0, N, 3000)
+    keep = citing != cited
+    citations = pa.table({"citing_id": [papers.ids[i] for i in citing[keep]],
+                          "cited_id": [papers.ids[i] for i in cited[keep]]})
+    return papers, vectors, citations
+
+
+PAPERS, VECTORS, CITATIONS = _collection()
+
+
+def _dense(index: VectorIndex | None = None) -> DenseScorer:
+    def no_encoder():  # every query here is a corpus paper or brings its vector
+        raise AssertionError("nothing should be encoded")
+    return DenseScorer(PAPERS, "vectors", VECTORS, np.ones(N, bool), no_encoder,
+                       (lambda: index) if index is not None else None)
+
+
+def _index() -> VectorIndex:
+    """An exact FAISS index of the vectors in another order than the collection's."""
+    order = np.random.default_rng(1).permutation(N)
+    flat = faiss.IndexFlatIP(VECTORS.shape[1])
+    flat.add(VECTORS[order])
+    return VectorIndex(flat, pa.table({"paper_id": [PAPERS.ids[i] for i in order],
+                                       "language": [PAPERS.languages[i] for i in order],
+                                       "year": pa.array([2000 + i % 20 for i in order],
+                                                        pa.int32())}))
+
+
+def test_bm25_scores_only_the_candidates_as_over_the_whole_collection():
+    model = BM25().fit(PAPERS.texts, PAPERS.languages)
+    queries = ["graph graph parsing of a language", "réseau neuronal et analyse", "zzz"]
+    languages = ["en", "fr", "und"]
+    candidates = np.sort(np.random.default_rng(2).choice(N, 40, replace=False))
+    whole = model.scores(queries, languages)
+    assert np.array_equal(model.scores(queries, languages, candidates), whole[:, candidates])
+    assert whole[0].max() > 0
+
+
+@pytest.mark.parametrize("filtered", [False, True])
+def test_dense_top_k_from_the_index_is_the_exact_top_k(filtered):
+    queries = Queries.of_rows(PAPERS, [0, 7, 300])
+    mask = np.array(PAPERS.languages) == "fr" if filtered else None
+    exact = _dense().top_k(queries, 15, mask)
+    indexed = _dense(_index()).top_k(queries, 15, mask)
+    assert np.array_equal(indexed[0], exact[0])
+    assert np.allclose(indexed[1], exact[1], atol=1e-5)
+    assert not (indexed[0] == queries.rows[:, None]).any()  # never the query paper itself
+    if filtered:
+        assert (np.array(PAPERS.languages)[indexed[0]] == "fr").all()
+
+
+def test_graph_top_k_reads_the_linked_papers_only_with_the_same_ranking():
+    queries = Queries.of_rows(PAPERS, [3, 50, 599])
+    mask = np.arange(N) % 3 != 0
+    for name in ("citation", "co-citation", "coupling", "adamic-adar"):
+        graph = load_scorer(name, PAPERS, citations=CITATIONS)
+        assert graph.generates
+        for filters in (None, mask):
+            (rows, scores), every = (graph.top_k(queries, 12, filters),
+                                     ExactScorer.top_k(graph, queries, 12, filters))
+            assert np.array_equal(scores, every[1]), name  # the same scores, best first
+            for i in range(len(queries)):  # the same papers, but which of equal scores at
+                above = scores[i] > scores[i][-1]  # the 12th place make the cut is arbitrary
+                assert set(rows[i][above]) == set(every[0][i][above]), name
+                found = rows[i][rows[i] >= 0]
+                assert np.array_equal(graph.score(queries.subset([i]), found)[0],
+                                      scores[i][rows[i] >= 0]), name
+                if filters is not None:
+                    assert filters[found].all()
+
+
+def test_cheap_pool_ranks_its_candidates_as_the_exhaustive_fusion_does():
+    cache = {"vectors": _dense(_index())}
+    members = ["bm25@same", "vectors", "bm25-en", "citation", "co-citation", "coupling"]
+    scorers = [load_scorer(m, PAPERS, citations=CITATIONS, cache=cache) for m in members]
+    cheap = Fusion("cheap", scorers, pool="cheap", pool_depth=30)
+    exhaustive = Fusion("all", scorers, pool="all")
+    every = np.arange(N)
+    for row in (0, 11, 420):
+        query = Queries.of_rows(PAPERS, [row])
+        pool = cheap.candidates(query)[0]
+        # the pool: the dense model's 30 best and the graph's linked papers, no BM25 scan
+        dense_best = cache["vectors"].top_k(query, 30)[0][0]
+        linked = load_scorer("citation", PAPERS, citations=CITATIONS).top_k(query, N)[0][0]
+        assert set(dense_best) | set(linked[linked >= 0]) <= set(pool.tolist())
+        assert len(pool) < N / 4
+        # each member's scores of the whole collection, restricted to the pool, fused
+        parts = [exclude_self(np.array(s.score(query, every), np.float32), query, every)[:, pool]
+                 for s in scorers]
+        expected = best_of(combine(parts, cheap.weights, "rrf"), pool, 10)
+        rows, scores = cheap.top_k(query, 10)
+        assert np.array_equal(rows, expected[0]) and np.allclose(scores, expected[1])
+        assert row not in rows[0]
+        # the exhaustive mode draws its pool from every member's top 100
+        assert len(exhaustive.candidates(query)[0]) >= len(set(dense_best))
+
+
+def test_a_fusion_without_a_dense_member_keeps_every_members_candidates():
+    fused = load_scorer("bm25+coupling", PAPERS, citations=CITATIONS)
+    query = Queries.of_rows(PAPERS, [5])
+    lexical = load_scorer("bm25", PAPERS).top_k(query, 100)[0][0]
+    assert set(lexical[lexical >= 0]) <= set(fused.candidates(query)[0].tolist())
+
+
+def test_a_query_is_encoded_once_and_its_vector_follows_subsets():
+    queries = Queries.of_texts(["free text one", "free text two"], ["en", "en"])
+    queries.vectors["vectors"] = VECTORS[[4, 9]]
+    dense = _dense(_index())
+    rows, _ = dense.top_k(queries, 5)  # would raise if it encoded
+    assert rows[0][0] == 4 and rows[1][0] == 9
+    assert np.array_equal(queries.subset([1]).vectors["vectors"], VECTORS[[9]])

@@ -8,7 +8,10 @@ candidates are no later than their citing paper). Rows: ``bm25``, the untrained 
 fundamental context, ``prefetch`` (RRF of both), ``start`` (MP-BERT4CR untrained), each loss,
 the ablations (``no-dyn``: no dynamic sampling; ``no-cocite``: no co-citation positives;
 ``uniform-neg``: negatives drawn uniformly; ``euclidean``: the paper's raw Euclidean hinge),
-``two-stage:mpt-src-tgt`` (it reranks the prefetch's top 200) and ``fused:mpt-src-tgt``.
+``no-hard``: no hard negatives from the prefetch), ``two-stage:mpt-src-tgt`` (it reranks the
+prefetch's top 200) and ``fused:mpt-src-tgt`` (its rank and the prefetch's, weighted as chosen
+on dev). The prefetch's scores of every location are computed once and shared by training (hard
+negatives, the fusion weight) and evaluation.
 Frozen-encoder training (``train_layers = 0``) shares one sentence-vector cache in the process,
 so each run after the first costs seconds. Writes JSON and a Markdown table::
 
@@ -20,16 +23,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from openmsd.corpus.store import Corpus
 from openmsd.eval.citrec import GROUPS, evaluate
 from openmsd.models.citrec.data import load
-from openmsd.models.citrec.train import CitrecConfig, train
+from openmsd.models.citrec.model import load_sentence_caches, save_sentence_caches
+from openmsd.models.citrec.train import CitrecConfig, prefetch_matrix, train
 
 ABLATIONS: dict[str, dict[str, Any]] = {
     "start": {"max_steps": 0},
@@ -41,38 +48,64 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-cocite": {"positives": 0},
     "uniform-neg": {"power": 0.0},
     "euclidean": {"distance": "euclidean", "margin": 1.0},
+    "no-hard": {"hard_negatives": 0},
 }
 
 
 def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
         runs: list[str], common: dict[str, Any]) -> dict[str, Any]:
     results: dict[str, Any] = {"seeds": {}, "training": {}}
-    data = load(Corpus(corpus), outside)  # once: sentence splitting is most of a small run
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    data_file = out / "data.pickle"  # once: sentence splitting is most of a small run
+    if data_file.is_file():
+        data = pickle.loads(data_file.read_bytes())
+    else:
+        data = load(Corpus(corpus), outside)
+        data_file.write_bytes(pickle.dumps(data))
+    prefetch_file = out / "prefetch.npy"
+    if prefetch_file.is_file():
+        prefetch = np.load(prefetch_file)
+    else:
+        prefetch = prefetch_matrix(data, data.locations, sorted(data.papers), split)
+        np.save(prefetch_file, prefetch)
+    caches = out / "sentence_vectors.pt"
+    print(f"data and prefetch of {len(data.locations)} locations: "
+          f"{time.perf_counter() - started:.0f} s; {load_sentence_caches(caches)} cached "
+          "sentence vectors", file=sys.stderr, flush=True)
+    memo_file = out / "scores.pickle"  # baseline rows of earlier runs (the same test sets)
+    memo: dict[str, dict[str, np.ndarray]] = (pickle.loads(memo_file.read_bytes())
+                                              if memo_file.is_file() else {})
     for seed in seeds:
         names = ["bm25", "e5-small-multilingual", "prefetch"]
         for run_name in runs:
             model_dir = out / f"seed{seed}" / run_name
             if not model_dir.is_dir():
-                started = time.perf_counter()
-                manifest = train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
-                                              split=split, outside_references=outside,
-                                              **{**common, **ABLATIONS[run_name]}),
-                                 progress=False, data=data)
-                metrics = manifest["metrics"]
-                results["training"][f"{run_name}/{seed}"] = {
-                    "seconds": round(time.perf_counter() - started, 1),
-                    "steps": metrics["steps"], "best_step": metrics["best_step"],
-                    "start_dev": metrics["start_dev_recall@10"],
-                    "best_dev": metrics["best_dev_recall@10"],
-                    "sources": manifest["data"]["locations_per_source"]}
-                print(run_name, seed, results["training"][f"{run_name}/{seed}"],
-                      file=sys.stderr, flush=True)
+                train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
+                                   split=split, outside_references=outside,
+                                   **{**common, **ABLATIONS[run_name]}),
+                      progress=False, data=data, prefetch=prefetch)
+                save_sentence_caches(caches)
+            manifest = json.loads((model_dir / "citrec_train.json").read_text())
+            metrics = manifest["metrics"]
+            results["training"][f"{run_name}/{seed}"] = {
+                "seconds": metrics["train_seconds"], "steps": metrics["steps"],
+                "best_step": metrics["best_step"], "start_dev": metrics["start_dev_recall@10"],
+                "best_dev": metrics["best_dev_recall@10"],
+                "fusion_weight": metrics.get("fusion_weight"),
+                "sources": manifest["data"]["locations_per_source"]}
+            print(run_name, seed, results["training"][f"{run_name}/{seed}"], file=sys.stderr,
+                  flush=True)
             names.append(str(model_dir))
         if "mpt-src-tgt" in runs:
             best = str(out / f"seed{seed}" / "mpt-src-tgt")
             names += [f"two-stage:{best}", f"fused:{best}"]
         results["seeds"][seed] = evaluate(Corpus(corpus), names, seed=seed, outside=outside,
-                                          split=split, data=data)
+                                          split=split, data=data, prefetch=prefetch,
+                                          memo=memo)
+        memo_file.write_bytes(pickle.dumps({test: {name: scores for name, scores in rows.items()
+                                                   if not Path(name).is_dir()}
+                                            for test, rows in memo.items()}))
         print(f"seed {seed} evaluated", file=sys.stderr, flush=True)
     return results
 
@@ -112,7 +145,18 @@ def markdown(results: dict[str, Any]) -> str:
         f"{k} {cell([p[k] for p in prefetch if k in p])}" for k in ("Recall@100", "Recall@200")),
         f"{first['test_locations']} test locations (seed {first['seed']}), "
         f"{first['candidates']:,} candidates, split {first['split']}, seeds "
-        f"{', '.join(str(s) for s in results['seeds'])}; scores in %, mean ± sd."]
+        f"{', '.join(str(s) for s in results['seeds'])}; scores in %, mean ± sd.", "",
+        "| run | dev R@10 start | dev R@10 kept | kept at step | fusion weight | train s |",
+        "|---|---|---|---|---|---|"]
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for key, row in results["training"].items():
+        runs.setdefault(key.rsplit("/", 1)[0], []).append(row)
+    for run_name, rows in runs.items():
+        lines.append(f"| {run_name} | {cell([r['start_dev'] for r in rows])} | "
+                     f"{cell([r['best_dev'] for r in rows])} | "
+                     f"{', '.join(str(r['best_step']) for r in rows)} | "
+                     f"{', '.join(str(r['fusion_weight']) for r in rows)} | "
+                     f"{', '.join(str(round(r['seconds'])) for r in rows)} |")
     return "\n".join(lines)
 
 

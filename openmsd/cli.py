@@ -1091,11 +1091,13 @@ def recommend(
 ) -> None:
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
+    from openmsd.corpus.langid import identify
     from openmsd.corpus.store import atomic_path
     from openmsd.demo import shorten
     from openmsd.export import bibtex
     from openmsd.search.manuscript import ManuscriptError, read_manuscript
     from openmsd.search.papers import papers_by_id
+    from openmsd.search.recommend import language_warning
     from openmsd.search.recommend import recommend as recommend_citations
 
     try:
@@ -1114,6 +1116,9 @@ def recommend(
         model, _, stored = model.partition("@")  # the default: a vector key MODEL@onnx
         backend = _index_backend(target, model, backend or stored or None)
         encoder = load_model(model, backend)
+        warning = language_warning(identify([document.text[:2000]])[0][0], encoder)
+        if warning:
+            err.print(f"[yellow]warning[/]: {manuscript}: {warning}", highlight=False)
         found = recommend_citations(target, document.text, encoder, vector_key(model, backend),
                                     k, at=at,
                                     languages=lang, years=_year_range(year), explain=True,

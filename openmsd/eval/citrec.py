@@ -32,13 +32,15 @@ from openmsd.corpus.store import Corpus
 from openmsd.eval.ranks import DenseScorer, QueryRows, Scorer
 from openmsd.models.citrec.context import fundamental, manuscript_context
 from openmsd.models.citrec.data import CitrecData, Location, load
-from openmsd.models.citrec.model import is_citrec_model
+from openmsd.models.citrec.model import is_citrec_model, read_settings
 from openmsd.models.citrec.train import (
     TRAIN_MANIFEST,
     PaperContexts,
     candidate_mask,
     split_locations,
+    two_stage,
 )
+from openmsd.models.registry import DEFAULT_MODEL
 from openmsd.rank.scorer import Queries as TextQueries
 
 GROUPS = {"positive=1": lambda r: r == 1, "positive>=1": lambda r: r >= 1,
@@ -89,16 +91,31 @@ def model_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int 
     """The scorer of ranker ``name`` (any name :func:`openmsd.rank.load_scorer` knows:
     ``bm25``, a registry / SentenceTransformer model, a fusion; or a ``train citrec``
     directory) for the test queries over all candidates: the fundamental context (query)
-    against title + abstract (passage)."""
+    against title + abstract (passage). Dense models run on their default backend (ONNX int8
+    where they have it); the scorers over one data set's candidates (and their encoded
+    passages) are built once per process and shared, e.g. by the prefetch and its dense
+    member's own row."""
     from openmsd.eval.retrieval import text_papers
+    from openmsd.models.registry import default_backend
     from openmsd.rank import load_scorer
+    from openmsd.rank.load import leaves
 
-    passages = [data.papers[p][0] for p in queries.candidates]
     if is_citrec_model(name):
         return _citrec_scorer(name, data, queries, batch_size)
     flat = [" ".join(fundamental(loc.sentences, loc.at)) for loc in queries.locations]
-    ranker = load_scorer(name, text_papers(queries.candidates, passages))
+    key = (id(data), tuple(queries.candidates))
+    if key not in _SCORERS:
+        _SCORERS.clear()  # one data set's at a time: bounded memory
+        passages = [data.papers[p][0] for p in queries.candidates]
+        _SCORERS[key] = (text_papers(queries.candidates, passages), {})
+    papers, members = _SCORERS[key]
+    onnx = set(leaves(name, None)) <= {DEFAULT_MODEL, "bm25", "bm25@same", "bm25-en"}
+    ranker = load_scorer(name, papers, backend=default_backend(DEFAULT_MODEL) if onnx
+                         else "torch", cache=members)
     return QueryRows(ranker, TextQueries.of_texts(flat))
+
+
+_SCORERS: dict[tuple[int, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
 
 
 def _citrec_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int) -> Scorer:
@@ -138,31 +155,6 @@ PREFETCH = "hybrid"
 """The prefetch ranker: :mod:`openmsd.rank`'s fusion of BM25 and the dense model."""
 PREFETCH_DEPTH = 200
 """Candidates the prefetch hands to the reranker."""
-RRF_K = 60
-
-
-def rrf(score_matrices: list[np.ndarray], k: int = RRF_K) -> np.ndarray:
-    """Reciprocal rank fusion of (queries × candidates) score matrices: Σ 1 / (k + rank);
-    −inf scores (masked candidates) stay −inf.
-
-    >>> rrf([np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 2.0, 3.0]])]).round(5).tolist()
-    [[0.03227, 0.03226, 0.03227]]
-    """
-    fused = np.zeros_like(score_matrices[0], dtype=np.float64)
-    for scores in score_matrices:
-        order = np.argsort(-scores, axis=1, kind="stable")
-        ranks = np.empty_like(order)
-        np.put_along_axis(ranks, order, np.arange(1, scores.shape[1] + 1)[None, :], axis=1)
-        fused += 1.0 / (k + ranks)
-    return np.where(np.isneginf(score_matrices[0]), -np.inf, fused)
-
-
-def top_depth(scores: np.ndarray, depth: int) -> np.ndarray:
-    """(queries × candidates) True for each row's ``depth`` best candidates."""
-    keep = np.zeros(scores.shape, bool)
-    top = np.argsort(-scores, axis=1, kind="stable")[:, :depth]
-    np.put_along_axis(keep, top, True, axis=1)
-    return keep & ~np.isneginf(scores)
 
 
 def relevant_matrix_ranks(scores: np.ndarray, locations: list[Location],
@@ -176,35 +168,47 @@ def relevant_matrix_ranks(scores: np.ndarray, locations: list[Location],
     return out
 
 
-def stage_scores(name: str, base: Callable[[str], np.ndarray], depth: int) -> np.ndarray:
+def fusion_weight(model: str) -> float:
+    """The weight of ``model``'s rank in its fused two-stage ranking: the one ``train
+    citrec`` chose on dev (``fusion_weight`` in ``citrec.json``), else 0.5 (plain RRF)."""
+    if is_citrec_model(model):
+        chosen = read_settings(Path(model)).fusion_weight
+        if chosen is not None:
+            return chosen
+    return 0.5
+
+
+def stage_scores(name: str, base: Callable[[str], np.ndarray], depth: int,
+                 weight: Callable[[str], float] = fusion_weight) -> np.ndarray:
     """The score matrix of ``name``: a model (``base``), ``prefetch`` (the
-    :data:`PREFETCH` fusion), ``two-stage:M`` (M reranks the prefetch's top ``depth``; the rest keep
-    the prefetch's order below them) or ``fused:M`` (the RRF of M and the prefetch over its
-    top ``depth``)."""
+    :data:`PREFETCH` fusion), ``two-stage:M`` (M reranks the prefetch's top ``depth``; the rest
+    keep the prefetch's order below them) or ``fused:M`` (those ``depth`` reranked by the
+    weighted RRF of M and the prefetch, ``weight(M)`` for M: :func:`openmsd.models.citrec.train.
+    two_stage`)."""
     if name == "prefetch":
         return base(PREFETCH)
     kind, _, model = name.partition(":")
     if kind in ("two-stage", "fused") and model:
-        prefetch = base("prefetch")
-        keep = top_depth(prefetch, depth)
-        rerank = base(model) if kind == "two-stage" else rrf([base(model), prefetch])
-        # reranked candidates above every other one (RRF and cosine scores are far below
-        # 1e6); the others in the prefetch's order, masked ones −inf
-        return np.where(keep, 1e6 + rerank, prefetch)
+        return two_stage(base(model), base("prefetch"),
+                         1.0 if kind == "two-stage" else weight(model), depth)
     return base(name)
 
 
 def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed: int = 0,
              outside: bool = False, log: Callable[[str], None] | None = None,
              split: str = "random", depth: int = PREFETCH_DEPTH,
-             data: CitrecData | None = None) -> dict[str, Any]:
+             data: CitrecData | None = None, prefetch: np.ndarray | None = None,
+             memo: dict[str, dict[str, np.ndarray]] | None = None) -> dict[str, Any]:
     """Table 3 for ``models`` on ``corpus``: ``{"corpus", "candidates", "test_locations",
     "held_out_citing_papers", "split", "prefetch_recall", "models": {name: {group: {"n",
     metric: value}}}}``. ``split="time"``: the newest citing papers are the test ones and a
     query ranks only candidates published no later than its citing paper. A model may be a
     stage of :func:`stage_scores` (``prefetch``, ``two-stage:M``, ``fused:M``); when one is
     asked for, ``prefetch_recall`` holds the prefetch's Recall@100 and @200. ``data``: the
-    corpus's locations when already loaded (with the same ``outside``)."""
+    corpus's locations when already loaded (with the same ``outside``); ``prefetch``: the
+    prefetch's scores of all of ``data.locations`` (:func:`openmsd.models.citrec.train.
+    prefetch_matrix`) when already computed; ``memo``: score matrices kept between calls (per
+    held-out set: the baselines of a time split are computed once for all seeds)."""
     data = data or load(corpus, outside)
     _, test_locations, test = split_locations(data, test_fraction, seed, split)
     if not test_locations:
@@ -219,7 +223,11 @@ def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed
                               "test_locations": len(test_locations),
                               "test_fraction": test_fraction, "seed": seed,
                               "held_out_citing_papers": len(test), "models": {}}
-    cache: dict[str, np.ndarray] = {}
+    cache: dict[str, np.ndarray] = {} if memo is None else memo.setdefault(
+        "\n".join(sorted(test)), {})
+    if prefetch is not None:
+        row_of = {id(loc): i for i, loc in enumerate(data.locations)}
+        cache[PREFETCH] = prefetch[[row_of[id(loc)] for loc in test_locations]]
 
     def base(name: str) -> np.ndarray:
         if name not in cache:

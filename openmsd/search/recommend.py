@@ -13,7 +13,12 @@
 4. each location is ranked by its own sentence first and its wider context second: the query
    vector is ``sentence_weight`` × the sentence's vector + ``context_weight`` × the context's
    (weights from the model's config, :class:`RankWeights` by default), searched in the
-   corpus index; the manuscript itself (its DOI, id or normalised title) is never a result;
+   corpus index; the manuscript itself (its DOI, id or normalised title) is never a result.
+   With a trained MP-BERT4CR model (its ``citrec.json`` has the ``fusion_weight`` that
+   ``train citrec`` chose on dev) the default is **two stages** (:func:`two_stage_hits`, the
+   default ranking path): the fused ranker (:data:`openmsd.rank.HYBRID`, BM25 + dense) prefetches
+   :data:`PREFETCH_DEPTH` candidates for the fundamental context, and they are reranked by the
+   weighted RRF of the model's cosine (its index's vectors) and the prefetch's rank;
 5. each result names the sentences of *that location's* context that point to it most (each
    sentence embedded alone, compared with the paper's vector; the location's own sentence
    weighted as in 4) and the other results it is co-cited with in the corpus; a location
@@ -56,16 +61,21 @@ __all__ = [
     "RankWeights",
     "citation_markers",
     "cited_count",
+    "language_warning",
     "locations",
     "manuscript_papers",
     "rank_weights",
     "recommend",
     "split_sentences",
+    "two_stage_hits",
+    "two_stage_weight",
 ]
 
 MAX_LOCATIONS = 50
 """Locations embedded and searched at once; by default :func:`recommend` answers only the
 first this many (the HTTP API's bound), ``max_locations=None`` all of them in such batches."""
+PREFETCH_DEPTH = 200
+"""Candidates the prefetch hands to the reranker in two-stage ranking."""
 MAX_PARAGRAPH_CONTEXT = 10
 """A marker-less paragraph's context: at most its first this many sentences."""
 DRIVERS = 2
@@ -91,6 +101,43 @@ def rank_weights(encoder: DenseEncoder) -> RankWeights:
     default = RankWeights()
     return RankWeights(float(getattr(settings, "sentence_weight", default.sentence)),
                        float(getattr(settings, "context_weight", default.context)))
+
+
+XLMR_LANGUAGES = frozenset([
+    "af", "am", "ar", "as", "az", "be", "bg", "bn", "br", "bs", "ca", "cs", "cy", "da", "de",
+    "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "fy", "ga", "gd", "gl", "gu", "ha",
+    "he", "hi", "hr", "hu", "hy", "id", "is", "it", "ja", "jv", "ka", "kk", "km", "kn", "ko",
+    "ku", "ky", "la", "lo", "lt", "lv", "mg", "mk", "ml", "mn", "mr", "ms", "my", "ne", "nl",
+    "no", "om", "or", "pa", "pl", "ps", "pt", "ro", "ru", "sa", "sd", "si", "sk", "sl", "so",
+    "sq", "sr", "su", "sv", "sw", "ta", "te", "th", "tl", "tr", "ug", "uk", "ur", "uz", "vi",
+    "xh", "yi", "zh"])
+"""The languages of XLM-R's pre-training data, which multilingual e5 inherits."""
+MODEL_LANGUAGES = {
+    "e5-small-multilingual": XLMR_LANGUAGES,
+    "muse-v3": frozenset(["ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru",
+                          "th", "tr", "zh"]),
+    "minilm-en": frozenset({"en"}),
+}
+"""The languages each bundled model was trained on (a trained model: its base's)."""
+
+
+def language_warning(language: str | None, encoder: DenseEncoder) -> str | None:
+    """A warning when the manuscript's ``language`` (ISO 639-1) is none that ``encoder``'s
+    model covers (:data:`MODEL_LANGUAGES`; a model not listed there: no warning).
+
+    >>> from types import SimpleNamespace
+    >>> language_warning("el", SimpleNamespace(name="minilm-en"))[:40]
+    "the manuscript's language (el) is not on"
+    """
+    settings = getattr(encoder, "settings", None)
+    name = getattr(settings, "base", None) or getattr(encoder, "name", "")
+    name = name.split("@")[0]
+    covered = MODEL_LANGUAGES.get(name)
+    if covered is None or not language or language in covered:
+        return None
+    return (f"the manuscript's language ({language}) is not one that {name} was trained on "
+            f"({', '.join(sorted(covered)) if len(covered) < 20 else f'{len(covered)} languages'}"
+            "): its recommendations may be poor; choose a model that covers it (--model)")
 
 
 _RANGE = re.compile(r"(\d+)\s*[–-]\s*(\d+)")
@@ -224,6 +271,50 @@ def _paper_vectors(index: VectorIndex, papers: list[str]) -> dict[str, np.ndarra
     return out
 
 
+def two_stage_weight(encoder: DenseEncoder) -> float | None:
+    """The fusion weight of a trained MP-BERT4CR ``encoder`` (chosen on dev), else None (no
+    two-stage ranking by default)."""
+    return getattr(getattr(encoder, "settings", None), "fusion_weight", None)
+
+
+def two_stage_hits(corpus: Corpus, texts: list[str], vectors: np.ndarray, index: VectorIndex,
+                   weight: float, k: int, languages: list[str] | None = None,
+                   years: tuple[int | None, int | None] | None = None,
+                   depth: int = PREFETCH_DEPTH) -> list[list[tuple[str, float]]]:
+    """``recommend``'s two-stage ranking: for each query (its fundamental-context text and
+    its model vector), the fused ranker's top ``depth`` papers, reranked by
+    ``weight / (60 + model rank) + (1 − weight) / (60 + prefetch rank)`` (the model's cosine
+    with each candidate's vector in ``index``; candidates without one keep only the prefetch
+    term); the best ``k`` as (paper id, fused score)."""
+    from openmsd.rank import HYBRID, Queries
+    from openmsd.search.ranking import allowed, corpus_scorer
+
+    for name in (HYBRID, "bm25@same"):
+        try:
+            scorer = corpus_scorer(corpus, name)
+            rows, _ = scorer.top_k(Queries.of_texts(texts), depth,
+                                   allowed(corpus, scorer.papers, languages, years))
+            break
+        except (ValueError, FileNotFoundError) as error:  # hybrid's dense member cannot encode
+            if name != HYBRID:
+                raise
+            log.warning("recommend: prefetch by bm25@same alone: %s (%s)", HYBRID, error)
+    out = []
+    for query, found in zip(vectors, rows, strict=True):
+        ids = [scorer.papers.ids[r] for r in found if r >= 0]
+        cosine = np.full(len(ids), -np.inf)
+        for j, paper_id in enumerate(ids):
+            with contextlib.suppress(ValueError, RuntimeError):
+                cosine[j] = float(index.index.reconstruct(index.row(paper_id)) @ query)
+        model_rank = np.empty(len(ids))
+        model_rank[np.argsort(-cosine, kind="stable")] = np.arange(1, len(ids) + 1)
+        fused = (1 - weight) / (60 + np.arange(1, len(ids) + 1)) + np.where(
+            np.isfinite(cosine), weight / (60 + model_rank), 0.0)
+        order = np.argsort(-fused, kind="stable")[:k]
+        out.append([(ids[j], float(fused[j])) for j in order])
+    return out
+
+
 def _cocitations(corpus: Corpus, ids: list[str]) -> dict[str, dict[str, int]]:
     """For each of ``ids``, the others it is co-cited with in the corpus and how often."""
     try:
@@ -260,7 +351,8 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
               index: VectorIndex | None = None,
               max_locations: int | None = MAX_LOCATIONS, supplemental: int | None = None,
               explain: bool = False, manuscript_ids: Sequence[str] = (),
-              manuscript_title: str | None = None) -> list[dict[str, Any]]:
+              manuscript_title: str | None = None, two_stage: bool | None = None
+              ) -> list[dict[str, Any]]:
     """Papers to cite at each citation location of ``text``, best first.
 
     One dict per location: ``location`` (from 0), ``sentence_number`` (from 1), ``sentence``,
@@ -276,11 +368,15 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
     when it is short and has no marker) are left out. ``max_locations``: only the first that
     many locations (None: all of them, embedded :data:`MAX_LOCATIONS` at a time).
     ``supplemental``: how many macro-context sentences (default: the encoder's
-    ``supplemental``, else none). ``ValueError`` for an empty text or an ``at`` that is in no
-    sentence."""
+    ``supplemental``, else none). ``two_stage``: rank with :func:`two_stage_hits` (default:
+    when ``encoder`` is a trained MP-BERT4CR model with a fusion weight), else the index
+    alone. ``ValueError`` for an empty text or an ``at`` that is in no sentence."""
     if not text.strip():
         raise ValueError("recommend: the manuscript text is empty")
     language = identify([text[:2000]])[0][0]
+    warning = language_warning(language, encoder)
+    if warning:
+        log.warning("recommend: %s", warning)
     sentences, starts = _paragraph_sentences(text, language)
     if not sentences:
         raise ValueError("recommend: the manuscript has no sentence")
@@ -297,6 +393,11 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
                             else None)
     itself = manuscript_papers(corpus, manuscript_ids, manuscript_title)
     weights = rank_weights(encoder)
+    fusion = two_stage_weight(encoder)
+    if two_stage and fusion is None:
+        fusion = 0.5
+    if two_stage is False:
+        fusion = None
     index = index or load_index(corpus, model)
     out = []
     for start in range(0, len(where), MAX_LOCATIONS):
@@ -315,8 +416,13 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
         vectors = (weights.sentence * np.stack([sentence_vectors[s] for s in own])
                    + weights.context * context_vectors)
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        hits = [[h for h in found if h[0] not in itself][:k]
-                for found in index.search(vectors, k + len(itself), languages, years)]
+        if fusion is None:
+            found_lists = index.search(vectors, k + len(itself), languages, years)
+        else:
+            found_lists = two_stage_hits(
+                corpus, [" ".join(without_markers(x) for x in context) for context in contexts],
+                vectors, index, fusion, k + len(itself), languages, years)
+        hits = [[h for h in found if h[0] not in itself][:k] for found in found_lists]
         papers = list(dict.fromkeys(p for found in hits for p, _ in found))
         paper_vectors = _paper_vectors(index, papers) if explain else {}
         for i, context, macro, found in zip(chunk, contexts, macros, hits, strict=True):
@@ -334,6 +440,7 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
             location = {"location": i, "sentence_number": i + 1, "sentence": sentences[i],
                         "markers": [m for m, _ in citation_markers(sentences[i])],
                         "cites": cites, "context": context, "supplemental": macro,
+                        "ranking": "dense" if fusion is None else "two-stage",
                         "results": results}
             if cites >= 2:
                 location["cocited_set"] = _cocited_set(results, cocited, cites)

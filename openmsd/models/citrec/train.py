@@ -110,6 +110,15 @@ class CitrecConfig:
     """Steps between dev evaluations (and one before the first step)."""
     min_locations: int = 20
     """Fewer training locations than this is an error."""
+    hard_negatives: int = 2
+    """Of the ``negatives`` of a location, this many are drawn from the prefetch's top
+    ``prefetch_depth`` candidates for it (the papers a reranker must tell apart), the others
+    by citation count."""
+    prefetch_depth: int = 100
+    """How deep in the prefetch's ranking hard negatives are drawn."""
+    fuse: bool = True
+    """Choose on dev the weight of this model's rank against the prefetch's in the two-stage
+    ranker (``fusion_weight`` in ``citrec.json``)."""
     outside_references: bool = False
     seed: int = 0
     device: str | None = None
@@ -135,6 +144,12 @@ class CitrecConfig:
         if self.distance not in ("cosine", "euclidean"):
             raise CitrecConfigError(f"distance: expected cosine or euclidean, got "
                                     f"{self.distance!r}")
+        if not 0 <= self.hard_negatives <= self.negatives:
+            raise CitrecConfigError(f"hard_negatives: must be between 0 and negatives "
+                                    f"({self.negatives}), got {self.hard_negatives}")
+        if self.prefetch_depth < 1:
+            raise CitrecConfigError(f"prefetch_depth: must be at least 1, got "
+                                    f"{self.prefetch_depth}")
         if self.max_steps is not None and self.max_steps < 0:
             raise CitrecConfigError(f"max_steps: must be at least 0, got {self.max_steps}")
         if self.eval_every < 1:
@@ -241,12 +256,69 @@ def _digest(ids: set[str]) -> str:
     return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
 
 
-def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None = None
-          ) -> dict[str, Any]:
+FUSION_WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
+"""The weights of the model's rank tried on dev for the two-stage ranker."""
+
+
+def weighted_rrf(model: np.ndarray, prefetch: np.ndarray, weight: float, k: int = 60
+                 ) -> np.ndarray:
+    """``weight / (k + model rank) + (1 − weight) / (k + prefetch rank)`` of two (queries ×
+    candidates) score matrices; −inf scores of ``prefetch`` (masked candidates) stay −inf.
+
+    >>> int(weighted_rrf(np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 2.0, 3.0]]), 0.9).argmax())
+    0
+    """
+    fused = np.zeros(model.shape, np.float64)
+    for scores, w in ((model, weight), (prefetch, 1.0 - weight)):
+        order = np.argsort(-scores, axis=1, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.arange(1, scores.shape[1] + 1)[None, :], axis=1)
+        fused += w / (k + ranks)
+    return np.where(np.isneginf(prefetch), -np.inf, fused)
+
+
+def two_stage(model: np.ndarray, prefetch: np.ndarray, weight: float, depth: int = 200
+              ) -> np.ndarray:
+    """The two-stage ranking: the prefetch's top ``depth`` candidates of each query reranked
+    by :func:`weighted_rrf` (weight 1: the model alone), above all others, which keep the
+    prefetch's order."""
+    keep = np.zeros(prefetch.shape, bool)
+    np.put_along_axis(keep, np.argsort(-prefetch, axis=1, kind="stable")[:, :depth], True,
+                      axis=1)
+    keep &= ~np.isneginf(prefetch)
+    return np.where(keep, 1e6 + weighted_rrf(model, prefetch, weight), prefetch)
+
+
+def choose_fusion_weight(model: np.ndarray, prefetch: np.ndarray, locations: list[Location],
+                         candidates: list[str]) -> tuple[float, dict[float, float]]:
+    """The weight of :data:`FUSION_WEIGHTS` whose two-stage ranking has the best Recall@10 on
+    ``locations`` (ties: the smaller weight, nearer the prefetch), and every weight's
+    recall."""
+    recalls = {w: recall_at(two_stage(model, prefetch, w), locations, candidates)
+               for w in FUSION_WEIGHTS}
+    best = max(FUSION_WEIGHTS, key=lambda w: (recalls[w], -w))
+    return best, recalls
+
+
+def prefetch_matrix(data: CitrecData, locations: list[Location], candidates: list[str],
+                    split: str) -> np.ndarray:
+    """The prefetch's scores (queries × candidates, masked pairs −inf) of ``locations``."""
+    from openmsd.eval.citrec import PREFETCH, Queries, model_scorer
+
+    column = {p: i for i, p in enumerate(candidates)}
+    rows = model_scorer(PREFETCH, data, Queries(locations, candidates, column)).rows(
+        np.arange(len(locations)))
+    return np.where(candidate_mask(data, locations, candidates, split),
+                    np.asarray(rows, np.float64), -np.inf)
+
+
+def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None = None,
+          prefetch: np.ndarray | None = None) -> dict[str, Any]:
     """Train as ``config`` says; write the best model on dev (the untrained start included) to
     ``config.out``; return the manifest. ``data``: the corpus's locations and candidates when
     already loaded (:func:`openmsd.models.citrec.data.load` with ``config``'s
-    ``outside_references``)."""
+    ``outside_references``); ``prefetch``: :func:`prefetch_matrix` of all ``data.locations``
+    over the sorted candidates (computed here when hard negatives or fusion need it)."""
     import torch
     from tqdm.auto import tqdm
 
@@ -284,6 +356,21 @@ def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None =
     if config.train_layers == 0:
         model.manuscript.freeze(cache_key(settings, "manuscript"))
         model.citation.freeze(cache_key(settings, "citation"))
+    contexts = PaperContexts(data.papers)
+    candidates = sorted(data.papers)
+    model.manuscript.fit_centre([s for loc in learn_locations for s in manuscript_context(
+        loc.sentences, loc.at, settings.manuscript_supplemental)], limit=2000)
+    model.citation.fit_centre([s for p in candidates for s in contexts.context(
+        p, settings.citation_fundamental, settings.citation_supplemental)], limit=2000)
+    row_of = {id(loc): i for i, loc in enumerate(data.locations)}
+    if prefetch is None and (config.hard_negatives or config.fuse):
+        prefetch = prefetch_matrix(data, data.locations, candidates, config.split)
+    hard: dict[int, list[str]] = {}
+    if prefetch is not None and config.hard_negatives:
+        for loc in train_locations:
+            top = np.argsort(-prefetch[row_of[id(loc)]], kind="stable")[:config.prefetch_depth]
+            hard[id(loc)] = [candidates[j] for j in top if candidates[j] not in loc.cited
+                             and np.isfinite(prefetch[row_of[id(loc)], j])]
     else:
         if config.freeze_embeddings:
             for encoder in (model.manuscript, model.citation):
@@ -296,8 +383,6 @@ def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None =
     loss_fn = LOSSES[config.loss](config.margin, config.distance)
     trainable = {n: p for n, p in model.named_parameters() if p.requires_grad}
     optimizer = torch.optim.AdamW(list(trainable.values()), lr=config.learning_rate)
-    contexts = PaperContexts(data.papers)
-    candidates = sorted(data.papers)
     dev_mask = candidate_mask(data, dev_locations, candidates, config.split)
     rng = random.Random(config.seed)
     examples = [(loc, target) for loc in train_locations for target in loc.cited]
@@ -310,11 +395,11 @@ def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None =
     best: dict[str, Any] = {"step": 0, "recall": -1.0, "state": None}
 
     def evaluate_dev(step: int) -> None:
-        recall = recall_at(citrec_scores(model, dev_locations, candidates, contexts, dev_mask),
-                           dev_locations, candidates)
+        scores = citrec_scores(model, dev_locations, candidates, contexts, dev_mask)
+        recall = recall_at(scores, dev_locations, candidates)
         dev_history.append({"step": step, "dev_recall@10": round(recall, 5)})
         if recall > best["recall"]:
-            best.update(step=step, recall=recall,
+            best.update(step=step, recall=recall, scores=scores,
                         state={n: p.detach().clone() for n, p in trainable.items()})
 
     start = time.perf_counter()
@@ -324,7 +409,7 @@ def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None =
     for step in range(steps):
         batch = order[step * config.batch_size:(step + 1) * config.batch_size]
         loss = _step_loss(model, loss_fn, batch, contexts, positive_sampler, negative_sampler,
-                          config, rng)
+                          config, rng, hard)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(list(trainable.values()), 1.0)
@@ -340,6 +425,14 @@ def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None =
     with torch.no_grad():
         for name, value in best["state"].items():
             trainable[name].copy_(value)
+    fusion: dict[str, Any] = {}
+    if config.fuse and prefetch is not None:
+        dev_prefetch = prefetch[[row_of[id(loc)] for loc in dev_locations]]
+        weight, recalls = choose_fusion_weight(best["scores"], dev_prefetch, dev_locations,
+                                               candidates)
+        settings.fusion_weight = weight
+        fusion = {"fusion_weight": weight, "dev_two_stage_recall@10": {
+            str(w): round(r, 5) for w, r in recalls.items()}}
     manifest = {"config": config.as_dict(), "data": {
         "locations": len(data.locations), "train_locations": len(train_locations),
         "dev_locations": len(dev_locations), "test_locations": len(test_locations),
@@ -354,7 +447,7 @@ def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None =
                     "last_loss": history[-1]["loss"] if history else None,
                     "start_dev_recall@10": dev_history[0]["dev_recall@10"],
                     "best_dev_recall@10": round(best["recall"], 5),
-                    "best_step": best["step"],
+                    "best_step": best["step"], **fusion,
                     "dev_history": dev_history, "history": history}}
     model.eval()
     with building_dir(Path(config.out)) as tmp:
@@ -379,8 +472,10 @@ def _freeze_lower_layers(transformer: Any, keep: int) -> None:
 
 def _step_loss(model: CitrecModel, loss_fn: Any, batch: list[tuple[Location, str]],
                contexts: PaperContexts, positives: PositiveSampler,
-               negatives: NegativeSampler, config: CitrecConfig, rng: random.Random) -> Any:
-    """The loss of one batch of (location, target) examples."""
+               negatives: NegativeSampler, config: CitrecConfig, rng: random.Random,
+               hard: dict[int, list[str]] | None = None) -> Any:
+    """The loss of one batch of (location, target) examples; ``hard``: per location
+    (``id``), the prefetch's top candidates it does not cite, to draw hard negatives from."""
     import torch
 
     manuscripts, papers, extra, negative = [], [], [], []
@@ -390,8 +485,12 @@ def _step_loss(model: CitrecModel, loss_fn: Any, batch: list[tuple[Location, str
         chosen = positives.sample(target, config.positives, rng,
                                   exclude={target, location.citing_id})
         extra.append(chosen)
-        negative.append(negatives.sample(config.negatives, rng,
-                                         exclude={*location.cited, *chosen, location.citing_id}))
+        pool = [p for p in (hard or {}).get(id(location), []) if p not in chosen]
+        drawn = rng.sample(pool, min(config.hard_negatives, len(pool)))
+        drawn += negatives.sample(config.negatives - len(drawn), rng,
+                                  exclude={*location.cited, *chosen, *drawn,
+                                           location.citing_id})
+        negative.append(drawn)
         papers.append(target)
     width = max(len(p) for p in extra)
     if any(len(n) < config.negatives for n in negative):

@@ -58,6 +58,10 @@ def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_pat
             "A second paragraph about something else.")
     found = recommend(corpus, text, encoder, str(model), 3, explain=True)
     assert [loc["location"] for loc in found] == [2]
+    # a trained model with a fusion weight: two stages by default (prefetch, then rerank)
+    assert encoder.settings.fusion_weight is not None and found[0]["ranking"] == "two-stage"
+    dense = recommend(corpus, text, encoder, str(model), 3, two_stage=False)
+    assert dense[0]["ranking"] == "dense" and len(dense[0]["results"]) == 3
     location = found[0]
     assert location["markers"] == ["{{cite:b9}}"] and len(location["results"]) == 3
     assert location["supplemental"] == ["Random polynomials have many zeros."]
@@ -71,7 +75,8 @@ def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_pat
 def test_two_stage_reranks_only_the_prefetched_candidates() -> None:
     import numpy as np
 
-    from openmsd.eval.citrec import rrf, stage_scores
+    from openmsd.eval.citrec import stage_scores
+    from openmsd.models.citrec.train import weighted_rrf
 
     prefetch = np.array([[0.9, 0.8, 0.7, 0.1, -np.inf]])
     rerank = np.array([[0.1, 0.2, 0.9, 0.95, 0.99]])
@@ -82,7 +87,10 @@ def test_two_stage_reranks_only_the_prefetched_candidates() -> None:
     assert np.isneginf(two[0, 4])
     fused = stage_scores("fused:m", base, depth=3)
     assert set(np.argsort(-fused[0])[:3]) == {0, 1, 2}
-    assert np.allclose(rrf([rerank, rerank])[0], 2 / (60 + np.array([5, 4, 3, 2, 1])))
+    assert np.allclose(weighted_rrf(rerank, rerank, 0.5)[0], 1 / (60 + np.array([5, 4, 3, 2, 1])))
+    # weight 0: the prefetch's order; weight 1: the reranker's
+    assert list(np.argsort(-stage_scores("fused:m", base, 3, lambda m: 0.0)[0])[:3]) == [0, 1, 2]
+    assert list(np.argsort(-stage_scores("fused:m", base, 3, lambda m: 1.0)[0])[:3]) == [2, 1, 0]
 
 
 def test_eval_citrec_time_split_and_stages(citrec_model, unarxive_corpus) -> None:
@@ -98,3 +106,21 @@ def test_eval_citrec_time_split_and_stages(citrec_model, unarxive_corpus) -> Non
         "Recall@200"] <= 1
     timed = evaluate(Corpus(unarxive_corpus), ["bm25"], seed=0, outside=True, split="time")
     assert timed["split"] == "time" and timed["held_out_citing_papers"] == 1
+
+
+def test_fusion_weight_is_chosen_on_dev() -> None:
+    import numpy as np
+
+    from openmsd.models.citrec.data import Location
+    from openmsd.models.citrec.train import choose_fusion_weight
+
+    candidates = [f"c{i}" for i in range(30)]
+    locations = [Location("p", ["s"], 0, [f"c{i}"]) for i in range(20)]
+    prefetch = np.random.default_rng(0).normal(size=(20, 30))
+    perfect = -np.abs(np.arange(30)[None, :] - np.arange(20)[:, None]).astype(float)
+    weight, recalls = choose_fusion_weight(perfect, prefetch, locations, candidates)
+    assert recalls[1.0] == 1.0 and recalls[weight] == max(recalls.values())
+    # a model no better than noise: the prefetch alone (weight 0) is not beaten on dev
+    noise = np.random.default_rng(1).normal(size=(20, 30))
+    weight, recalls = choose_fusion_weight(noise, perfect, locations, candidates)
+    assert weight == 0.0 and recalls[0.0] == 1.0

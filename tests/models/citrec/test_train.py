@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from openmsd.corpus.store import Corpus
 from openmsd.models.citrec.data import held_out, load
@@ -53,9 +54,13 @@ def test_trained_model_is_written_and_loads_as_an_encoder(citrec_model) -> None:
     assert metrics["best_dev_recall@10"] == max(h["dev_recall@10"]
                                                 for h in metrics["dev_history"])
     assert metrics["best_dev_recall@10"] >= metrics["start_dev_recall@10"]
-    same = np.allclose(encoder.encode(["Zeros."], "query"),
-                       encoder.encode(["Zeros."], "passage"))
-    assert same == (metrics["best_step"] == 0)
+    identity = torch.equal(encoder.model.manuscript.projection.weight,
+                           torch.eye(encoder.dim))
+    assert identity == (metrics["best_step"] == 0)
+    # the fusion weight of the two-stage ranker was chosen on dev and saved with the model
+    assert encoder.settings.fusion_weight == metrics["fusion_weight"]
+    assert metrics["dev_two_stage_recall@10"][str(metrics["fusion_weight"])] == max(
+        metrics["dev_two_stage_recall@10"].values())
 
 
 def test_bad_settings_name_the_key(tmp_path) -> None:
@@ -102,3 +107,48 @@ def test_corrupt_model_directory_is_refused_with_its_path(citrec_model, tmp_path
     (broken / "citation" / "layer_norm.safetensors").write_bytes(b"not a tensor file")
     with pytest.raises(ValueError, match=str(broken)):
         load_model(str(broken))
+
+
+def test_untrained_encoder_is_not_ruled_by_the_common_direction(tiny_model) -> None:
+    """Sentence vectors sharing a large common offset (as e5's do): summed, the candidate with
+    the most sentences is nearest to every query; centred, normalised and averaged (fundamental
+    sentences first), each query finds its own topic."""
+    from openmsd.models.citrec.model import CitrecModel, CitrecSettings
+
+    model = CitrecModel.from_base(str(tiny_model), CitrecSettings(str(tiny_model),
+                                                                  citation_fundamental=2))
+    rng = np.random.default_rng(0)
+    dim = model.manuscript.dim
+    common = torch.tensor(rng.normal(size=dim), dtype=torch.float32) * 8
+    topics = torch.tensor(rng.normal(size=(12, dim)), dtype=torch.float32)
+
+    def sentence(topic: int | None, i: int) -> tuple[str, torch.Tensor]:
+        noise = torch.tensor(rng.normal(size=dim), dtype=torch.float32) * 0.5
+        return f"t{topic}s{i}", common + noise + (0 if topic is None else topics[topic] * 0.6)
+
+    queries, papers = [], []
+    for encoder in (model.manuscript, model.citation):
+        encoder.freeze()
+    for t in range(12):
+        # a query: 20 sentences of other topics (its macro context), then 3 of its own
+        query = [sentence((t + 1 + i) % 12, 100 + i) for i in range(20)]
+        query += [sentence(t, 200 + i) for i in range(3)]
+        # a paper: 2 sentences of its topic, then 3 t body sentences of no topic (a long
+        # reference string cut into fragments: names, venue, pages)
+        paper = [sentence(t, i) for i in range(2)] + [sentence(None, 10 * t + i)
+                                                      for i in range(3 * t)]
+        model.manuscript.cache.update(query)
+        model.citation.cache.update(paper)
+        queries.append([s for s, _ in query])
+        papers.append([s for s, _ in paper])
+    model.manuscript.fit_centre([s for q in queries for s in q])
+    model.citation.fit_centre([s for p in papers for s in p])
+    with torch.no_grad():
+        q = torch.nn.functional.normalize(model.manuscript(queries), dim=-1)
+        d = torch.nn.functional.normalize(model.citation(papers), dim=-1)
+    assert ((q @ d.T).argmax(1) == torch.arange(12)).float().mean() >= 0.9
+    summed = [torch.stack([model.manuscript.cache[s] for s in doc]).sum(0) for doc in queries]
+    plain = [torch.stack([model.citation.cache[s] for s in doc]).sum(0) for doc in papers]
+    cos = torch.nn.functional.normalize(torch.stack(summed), dim=-1) @ \
+        torch.nn.functional.normalize(torch.stack(plain), dim=-1).T
+    assert (cos.argmax(1) == torch.arange(12)).float().mean() <= 0.25

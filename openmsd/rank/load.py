@@ -67,13 +67,16 @@ def tuned(corpus: Corpus | None) -> dict[str, Any]:
 
 def dense_models(corpus: Corpus) -> list[str]:
     """The models with stored vectors or an index in ``corpus``, the most recently built
-    first."""
+    first (``index/.builds``, where index builds are written before they are switched in,
+    names no model)."""
     found: dict[str, float] = {}
     for folder, marker in (("vectors", "part-*.parquet"), ("index", "*")):
         root = corpus.root / folder
         if not root.is_dir():
             continue
         for directory in root.iterdir():
+            if directory.name.startswith("."):
+                continue
             files = list(directory.glob(marker)) if directory.is_dir() else []
             if files:
                 stamp = max(f.stat().st_mtime for f in files)

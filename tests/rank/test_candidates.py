@@ -145,3 +145,24 @@ def test_a_query_is_encoded_once_and_its_vector_follows_subsets():
     rows, _ = dense.top_k(queries, 5)  # would raise if it encoded
     assert rows[0][0] == 4 and rows[1][0] == 9
     assert np.array_equal(queries.subset([1]).vectors["vectors"], VECTORS[[9]])
+
+
+def test_an_index_build_folder_newer_than_the_model_names_no_model(tmp_path):
+    """After `index build` switched a new build in, `index/.builds` can be newer than every
+    model's link: the default dense model is still the model (the server once tried to load a
+    ranker named '.builds')."""
+    import os
+
+    from openmsd.corpus.store import Corpus
+    from openmsd.rank.load import default_dense, dense_models
+
+    built = tmp_path / "index" / ".builds" / "muse-v3" / "b1"
+    built.mkdir(parents=True)
+    (built / "index.faiss").write_bytes(b"x")
+    (tmp_path / "index" / "muse-v3").symlink_to(built)
+    later = (tmp_path / "index" / ".builds" / "muse-v3" / "b2")
+    later.mkdir()
+    (later / "index.faiss").write_bytes(b"x")
+    os.utime(later / "index.faiss", (2e9, 2e9))
+    corpus = Corpus(tmp_path)
+    assert dense_models(corpus) == ["muse-v3"] and default_dense(corpus) == "muse-v3"

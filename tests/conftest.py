@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,18 @@ def demo_run(tmp_path_factory) -> tuple[Path, str, dict[str, float]]:
     text = io.StringIO()
     times = run(root, Console(file=text, width=120), no_bars, model="muse-v3")
     return root, text.getvalue(), times
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One local SparkSession (2 cores, failed tasks tried 3 times) for every Spark test."""
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("no Java runtime for Spark")
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2,3]").appName("openmsd-tests")
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    yield session
+    session.stop()

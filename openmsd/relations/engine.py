@@ -86,23 +86,9 @@ def connect(name: str = "duckdb", *, memory_limit: str | None = None,
         backend.raw_sql("SET preserve_insertion_order = false")
         return Engine(name, backend)
     if name == "spark":
-        session = spark or _local_spark()
+        from openmsd.ingest.spark import local_spark  # the active session, or a local one
+
+        session = spark or local_spark(retries=0)
         return Engine(name, ibis.pyspark.connect(session), session)
     raise ValueError(f"unknown engine {name!r}: expected one of {', '.join(ENGINES)}")
 
-
-def _local_spark() -> Any:
-    """The active SparkSession, or a local one (no UI, few shuffle partitions)."""
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
-    cores = os.cpu_count() or 1
-    return (SparkSession.builder.master(f"local[{cores}]")
-            .appName("openmsd-relations")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", str(max(4, 2 * cores)))
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.memory", os.environ.get("OPENMSD_SPARK_MEMORY", "4g"))
-            .getOrCreate())

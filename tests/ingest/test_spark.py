@@ -16,21 +16,6 @@ from openmsd.ingest.pipeline import ingest
 from openmsd.ingest.report import IngestError
 from openmsd.ingest.spark import input_files, spark_ingest
 
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None:
-        pytest.skip("no Java runtime for Spark")
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2,3]").appName("openmsd-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    yield session
-    session.stop()
-
-
 WORDS = ["parsing", "treebank", "corpus", "traduction", "analyse", "syntax", "lexicon",
          "semantic", "alignment", "morphology"]
 

@@ -3,7 +3,6 @@ resumable per partition."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -16,20 +15,7 @@ from openmsd.models.embed import embed_corpus, load_vectors, vector_key
 from openmsd.models.registry import load_model
 from openmsd.models.spark_embed import spark_embed
 
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    pytest.importorskip("onnxruntime")
-    if shutil.which("java") is None:
-        pytest.skip("no Java runtime for Spark")
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2,2]").appName("openmsd-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    yield session
-    session.stop()
+pytest.importorskip("onnxruntime")
 
 
 @pytest.fixture(scope="module")

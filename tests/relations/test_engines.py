@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 
 import pyarrow.dataset as ds
-import pytest
 
 from openmsd.corpus.store import Corpus
 from openmsd.relations.build import derive, relations_dir
@@ -18,20 +17,6 @@ OUTPUTS = ("dc", "cc", "bc", "splits", "pairs", "specter", "scincl")
 def sorted_rows(path) -> list[tuple]:
     table = ds.dataset(str(path), format="parquet").to_table()
     return sorted(tuple(row.values()) for row in table.to_pylist())
-
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark")
-    if shutil.which("java") is None:
-        pytest.skip("no Java runtime for Spark")
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("openmsd-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "4").getOrCreate())
-    yield session
-    session.stop()
 
 
 def test_duckdb_and_spark_derive_identical_relations(taln_corpus, tmp_path, spark):

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from openmsd.corpus.identifiers import (
+from openmsd.identifiers import (
     alias,
     aliases,
     dois_in_text,

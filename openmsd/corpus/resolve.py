@@ -25,7 +25,7 @@ from collections import defaultdict
 import pyarrow as pa
 from rapidfuzz import fuzz, process
 
-from openmsd.corpus.identifiers import normalize_title
+from openmsd.identifiers import normalize_title
 
 MIN_EXACT_CHARS = 12
 MIN_FUZZY_CHARS = 20

@@ -2,7 +2,7 @@
 
 Readers yield three kinds of record (plain dicts, keys below):
 
-* ``paper``: ``key`` (see :func:`openmsd.corpus.identifiers.paper_key`), ``aliases``, ``doi``,
+* ``paper``: ``key`` (see :func:`openmsd.identifiers.paper_key`), ``aliases``, ``doi``,
   ``title``, ``abstract``, ``declared_language``, ``year``, ``venue``, ``authors``, ``keywords``,
   ``categories``, ``translations`` (list of ``{language, title, abstract, keywords}``),
   ``full_text``, ``source`` (the reader's format name), ``loc`` (``file:line`` or element).

@@ -17,9 +17,9 @@ import httpx2
 import orjson
 from habanero import Crossref, RequestError
 
-from openmsd.corpus.identifiers import normalize_doi
 from openmsd.fetch.crawler import iter_works
 from openmsd.fetch.session import RETRY_STATUS, FetchError, Polite
+from openmsd.identifiers import normalize_doi
 
 __all__ = ["CROSSREF_API", "CrossrefReport", "dois_lacking", "fetch_crossref"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from openmsd.corpus.identifiers import normalize_doi
+from openmsd.identifiers import normalize_doi
 
 __all__ = ["seed_path", "work_id"]
 

@@ -55,8 +55,8 @@ from typing import Any
 
 from lxml import etree
 
-from openmsd.corpus.identifiers import alias, aliases, dois_in_text, normalize_doi, paper_key
 from openmsd.corpus.schema import Record
+from openmsd.identifiers import alias, aliases, dois_in_text, normalize_doi, paper_key
 from openmsd.ingest.reader import Reader, as_year, parse_xml
 from openmsd.ingest.report import Report
 

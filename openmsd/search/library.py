@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.identifiers import normalize_title
 from openmsd.corpus.store import Corpus
+from openmsd.identifiers import normalize_title
 from openmsd.index.vector_index import VectorIndex, load_index
 from openmsd.search.related import PaperNotFoundError, Result, find_paper, related_results
 

@@ -42,9 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.identifiers import normalize_title
 from openmsd.corpus.langid import identify
 from openmsd.corpus.store import Corpus
+from openmsd.identifiers import normalize_title
 from openmsd.index.vector_index import VectorIndex, load_index
 from openmsd.models.citrec.context import fundamental, pick
 from openmsd.models.citrec.markers import MARKER, citation_markers, without_markers

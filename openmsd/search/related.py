@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.identifiers import key_aliases, normalize_doi
 from openmsd.corpus.store import Corpus
+from openmsd.identifiers import key_aliases, normalize_doi
 from openmsd.index.vector_index import VectorIndex, load_index
 from openmsd.models.encoder import DenseEncoder
 from openmsd.search.citation_graph import citation_graph

@@ -32,11 +32,16 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.store import Corpus
-from openmsd.eval.citrec import GROUPS, evaluate
-from openmsd.models.citrec.data import load
-from openmsd.models.citrec.model import load_sentence_caches, save_sentence_caches
-from openmsd.models.citrec.train import CitrecConfig, prefetch_matrix, train
+from openmsd.corpus import Corpus
+from openmsd.eval import GROUPS, evaluate
+from openmsd.models import (
+    CitrecConfig,
+    load,
+    load_sentence_caches,
+    prefetch_matrix,
+    save_sentence_caches,
+    train_citrec,
+)
 
 ABLATIONS: dict[str, dict[str, Any]] = {
     "start": {"max_steps": 0},
@@ -81,10 +86,10 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
         for run_name in runs:
             model_dir = out / f"seed{seed}" / run_name
             if not model_dir.is_dir():
-                train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
-                                   split=split, outside_references=outside,
-                                   **{**common, **ABLATIONS[run_name]}),
-                      progress=False, data=data, prefetch=prefetch)
+                train_citrec(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
+                                          split=split, outside_references=outside,
+                                          **{**common, **ABLATIONS[run_name]}),
+                             progress=False, data=data, prefetch=prefetch)
                 save_sentence_caches(caches)
             manifest = json.loads((model_dir / "citrec_train.json").read_text())
             metrics = manifest["metrics"]

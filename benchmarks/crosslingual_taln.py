@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from openmsd.eval.retrieval import evaluate_retrieval, text_papers
+from openmsd.eval import evaluate_retrieval, text_papers
 from openmsd.rank import Scorer, load_scorer
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "taln" / "papers.jsonl"

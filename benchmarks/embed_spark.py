@@ -47,7 +47,7 @@ def real_abstracts() -> list[tuple[str, str]]:
 
 def corpus(work: Path, n: int) -> Path:
     """A corpus of ``n`` papers with real titles and abstracts (cycled, distinct ids)."""
-    from openmsd.ingest.pipeline import ingest
+    from openmsd.ingest import ingest
 
     texts = real_abstracts()
     source = work / f"papers-{n}.jsonl"
@@ -92,8 +92,8 @@ def main() -> None:
                   f"spark_embed(sys.argv[1], sys.argv[2], {args.model!r}, 'onnx', "
                   f"spark=local_spark({args.cores}))",
                   str(spark / "papers.parquet"), str(spark / "vectors")])
-    from openmsd.corpus.store import Corpus
-    from openmsd.models.embed import load_vectors, vector_key
+    from openmsd.corpus import Corpus
+    from openmsd.models import load_vectors, vector_key
 
     key = vector_key(args.model, "onnx")
     ids_a, a = load_vectors(Corpus(single), key)

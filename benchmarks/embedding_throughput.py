@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.models.formatting import paper_input
+from openmsd.models import paper_input
 
 ROOT = Path(__file__).resolve().parents[1]
 TALN = ROOT.parent / "shared" / "data" / "taln" / "papers.jsonl"
@@ -79,9 +79,7 @@ def main() -> None:
     import onnxruntime
     import torch
 
-    from openmsd.models.e5_rebuild import ensure_e5_small
-    from openmsd.models.onnx import OnnxEncoder, default_threads
-    from openmsd.models.registry import load_model
+    from openmsd.models import OnnxEncoder, default_threads, ensure_e5_small, load_model
 
     threads = args.threads or default_threads()
     torch.set_num_threads(threads)

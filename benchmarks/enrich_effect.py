@@ -25,9 +25,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from openmsd.corpus.store import Corpus
-from openmsd.enrich.store import current_summaries, parse_enriched
-from openmsd.eval.sdsm import DIRECTIONS, TASKS, evaluate_sdsm, load_pool
+from openmsd.corpus import Corpus
+from openmsd.enrich import current_summaries, parse_enriched
+from openmsd.eval import DIRECTIONS, TASKS, evaluate_sdsm, load_pool
 
 
 def _cell(figures: dict, metric: str) -> str:

@@ -25,8 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-from openmsd.enrich.methods import generate_checked
-from openmsd.enrich.tokens import SummaryTokenizer
+from openmsd.enrich import SummaryTokenizer, generate_checked
 
 
 def _serve_apertium(language: str) -> str:
@@ -34,8 +33,7 @@ def _serve_apertium(language: str) -> str:
 
     import uvicorn
 
-    from openmsd.enrich.apertium import Apertium
-    from openmsd.enrich.server import create_app
+    from openmsd.enrich import Apertium, create_app
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -66,13 +64,12 @@ def main() -> None:
     tokenizer = SummaryTokenizer()
     for name in args.backend:
         if name == "gemma":
-            from openmsd.enrich.gemma import LocalGemma
+            from openmsd.enrich import LocalGemma
 
             backend, task, passages = LocalGemma(), f"summary{args.length}", abstracts
             max_new = args.length + 16
         else:
-            from openmsd.enrich.apertium import Apertium
-            from openmsd.enrich.openai_http import OpenAICompatible
+            from openmsd.enrich import Apertium, OpenAICompatible
 
             backend = (Apertium() if name == "apertium"
                        else OpenAICompatible(_serve_apertium(args.language)))

@@ -28,10 +28,10 @@ from pathlib import Path
 import pyarrow as pa
 from rich.progress import track
 
-from openmsd.corpus.store import Corpus
-from openmsd.eval.ranks import ScorerRows
-from openmsd.eval.sdsm import (
+from openmsd.corpus import Corpus
+from openmsd.eval import (
     Pool,
+    ScorerRows,
     common_pool,
     load_pool,
     model_ranks,

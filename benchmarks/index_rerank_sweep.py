@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from index_scale import load_index_at
 
-from openmsd.index.factory_index import search_factory
+from openmsd.index import search_factory
 
 K = 10
 

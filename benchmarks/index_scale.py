@@ -39,8 +39,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from search_index import generate_chunks, recall, size_mib, timed
 
-from openmsd.index.factory_index import FactoryParams, parquet_batches
-from openmsd.index.vector_index import META, VectorIndex, load_index, new_index, publish_factory
+from openmsd.index import (
+    META,
+    FactoryParams,
+    VectorIndex,
+    load_index,
+    new_index,
+    parquet_batches,
+    publish_factory,
+)
 
 K = 10
 LANGUAGES = ["en", "fr", "pt", "es"]

@@ -84,19 +84,17 @@ def run_phase(phase: str, path: Path) -> dict[str, float]:
                 orjson.loads(line)
                 records += 1
     elif phase == "reader":
-        from openmsd.ingest import openalex
-        from openmsd.ingest.report import Report
+        from openmsd.ingest import Report, get_reader
 
-        for kind, _ in openalex.read(path, Report()):
+        for kind, _ in get_reader("openalex").read(path, Report()):
             records += kind == "paper"
     elif phase == "stage":
-        from openmsd.ingest.pipeline import stage
-        from openmsd.ingest.report import Report
+        from openmsd.ingest import Report, stage
 
         with tempfile.TemporaryDirectory() as tmp:
             records = stage(path, Path(tmp) / "part", "openalex", Report())["papers"]
     elif phase == "ingest":
-        from openmsd.ingest.pipeline import ingest
+        from openmsd.ingest import ingest
 
         with tempfile.TemporaryDirectory() as tmp:
             records = ingest([path], Path(tmp) / "corpus").build["counts"]["papers"]

@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from openmsd.corpus.langid import CLD3, Combined, FastText
-from openmsd.eval.langid import accuracy, bioc_rows, scielo_rows, taln_rows
+from openmsd.corpus import CLD3, Combined, FastText
+from openmsd.eval import accuracy, bioc_rows, scielo_rows, taln_rows
 
 
 def main(shared: Path) -> None:

@@ -28,12 +28,9 @@ from typing import Any
 import duckdb
 from scipy import stats
 
-from openmsd.corpus.store import Corpus
-from openmsd.eval.report import markdown
-from openmsd.eval.sdsm import evaluate_sdsm
-from openmsd.rank import HYBRID, HYBRID_GRAPH, dense_models
-from openmsd.rank.load import tuned
-from openmsd.rank.tune import tune
+from openmsd.corpus import Corpus
+from openmsd.eval import evaluate_sdsm, markdown
+from openmsd.rank import HYBRID, HYBRID_GRAPH, dense_models, tune_fusion, tuned
 
 GRAPH = ["adamic-adar", "ppr", "co-citation", "coupling", "scincl-graph", f"{HYBRID}~links"]
 
@@ -61,7 +58,7 @@ def main() -> None:
     args = parser.parse_args()
     corpus = Corpus(args.corpus)
     if not args.no_tune:
-        spec = tune(corpus, members=args.text_members)
+        spec = tune_fusion(corpus, members=args.text_members)
         print(json.dumps(spec, indent=2), file=sys.stderr)
     dense = [m for m in dense_models(corpus) if "+" not in m]
     text_models = ["bm25", "bm25-en", *dense, "authors", HYBRID]

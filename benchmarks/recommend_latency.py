@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.store import Corpus
-from openmsd.index.vector_index import load_index
-from openmsd.models.registry import load_model
+from openmsd.corpus import Corpus
+from openmsd.index import load_index
+from openmsd.models import load_model
 from openmsd.search import recommend as recommend_module
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -96,8 +96,9 @@ def run(corpus: Corpus, encoder: Any, index: Any, text: str, explain: bool, repe
         for i in range(repeats + 1):
             watch.seconds = {}
             start, cpu = time.perf_counter(), time.process_time()
-            found = recommend_module.recommend(corpus, text, encoder, MODEL, 10, index=index,
-                                               explain=explain, max_locations=None)
+            found = recommend_module.recommend_citations(corpus, text, encoder, MODEL, 10,
+                                                         index=index, explain=explain,
+                                                         max_locations=None)
             total, cpu = time.perf_counter() - start, time.process_time() - cpu
             if i:  # the first run warms caches (paper records, citation graph, model)
                 runs.append((total, dict(watch.seconds), len(found), cpu))

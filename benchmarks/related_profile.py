@@ -22,9 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from openmsd.search.papers import paper_details
-from openmsd.search.related import related
-from openmsd.server.resources import Resources
+from openmsd.search import paper_details, related_papers
+from openmsd.server import Resources
 
 
 def main() -> None:
@@ -42,14 +41,14 @@ def main() -> None:
     started = time.perf_counter()
     resources.warm()
     warm = time.perf_counter() - started
-    related(resources.corpus, ids[0], args.model, args.k + 1, index=index)
+    related_papers(resources.corpus, ids[0], args.model, args.k + 1, index=index)
     timings: dict[str, list[float]] = {"paper_details": [], "faiss_search": [], "related": [],
                                        "total": []}
     for paper_id in ids[1:]:
         t0 = time.perf_counter()
         paper_details(resources.corpus, paper_id)
         t1 = time.perf_counter()
-        found = related(resources.corpus, paper_id, args.model, args.k + 1, index=index)
+        found = related_papers(resources.corpus, paper_id, args.model, args.k + 1, index=index)
         t2 = time.perf_counter()
         vector = index.index.reconstruct(index.row(paper_id))[None, :]
         t3 = time.perf_counter()

@@ -101,8 +101,7 @@ def generate(directory: Path, papers: int, *, mean_refs: float = 10.0, alpha: fl
 def run_engine(name: str, data: Path, out: Path, max_group: int | None,
                memory_limit: str | None) -> dict[str, Any]:
     """DC, CC and BC with an openmsd engine, each written to Parquet under ``out``."""
-    from openmsd.relations.engine import connect
-    from openmsd.relations.pairs import bib_coupling, co_citations, direct_citations
+    from openmsd.relations import bib_coupling, co_citations, connect, direct_citations
 
     start = time.perf_counter()
     engine = connect(name, memory_limit=memory_limit)
@@ -392,7 +391,7 @@ def main() -> None:
         child(args)
         return
 
-    from openmsd.relations.build import DEFAULT_MAX_GROUP
+    from openmsd.relations import DEFAULT_MAX_GROUP
 
     cap = args.max_group if args.max_group is not None else DEFAULT_MAX_GROUP
     root = Path(tempfile.mkdtemp(prefix="relations-bench-", dir=args.workdir or "/tmp"))

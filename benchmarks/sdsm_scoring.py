@@ -28,8 +28,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from openmsd.eval.metrics import per_query
-from openmsd.eval.ranks import DenseScorer, relevant_ranks
+from openmsd.eval import DenseScorer, per_query, relevant_ranks
 
 sys.path.insert(0, str(Path(__file__).parent))
 from search_index import generate, rss_mib

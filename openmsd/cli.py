@@ -18,33 +18,44 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from typer.core import TyperGroup
 
+import openmsd.ingest as formats
 from openmsd.cli_fetch import fetch_app
 from openmsd.cli_fetch import update as update_corpus
-from openmsd.corpus.build import LINKED
-from openmsd.corpus.stats import corpus_stats, table1_rows
-from openmsd.corpus.store import Corpus, CorpusError, write_json
-from openmsd.eval.retrieval import CUTOFF, RetrievalEvalError, evaluate_files
-from openmsd.index.factory_index import FactoryParams
-from openmsd.index.vector_index import HNSW_THRESHOLD, build_factory_index, build_index
-from openmsd.ingest import formats
-from openmsd.ingest.pipeline import ingest as run_ingest
-from openmsd.ingest.report import IngestError
-from openmsd.models.embed import choose_backend, embed_corpus, stored_backends, vector_key
-from openmsd.models.registry import (
+from openmsd.corpus import LINKED, Corpus, CorpusError, corpus_stats, table1_rows, write_json
+from openmsd.eval import CUTOFF, RetrievalEvalError, evaluate_files
+from openmsd.index import HNSW_THRESHOLD, FactoryParams, build_factory_index, build_index
+from openmsd.ingest import IngestError
+from openmsd.ingest import ingest as run_ingest
+from openmsd.models import (
     DEFAULT_MODEL,
     MODELS,
     UnknownModelError,
     UnsupportedBackendError,
+    choose_backend,
+    embed_corpus,
     load_model,
+    stored_backends,
+    vector_key,
 )
-from openmsd.rank import HYBRID, HYBRID_GRAPH, UnknownScorerError, default_dense
-from openmsd.rank.load import is_builtin, is_dense
-from openmsd.relations.build import DEFAULT_MAX_GROUP, RelationsConfig, RelationsError
-from openmsd.relations.build import derive as derive_relations
-from openmsd.relations.engine import connect as connect_engine
-from openmsd.relations.split import SPLITS, SplitConfig
-from openmsd.relations.stats import relations_stats
-from openmsd.search.related import PaperNotFoundError
+from openmsd.rank import (
+    HYBRID,
+    HYBRID_GRAPH,
+    UnknownScorerError,
+    default_dense,
+    is_builtin,
+    is_dense,
+)
+from openmsd.relations import (
+    DEFAULT_MAX_GROUP,
+    SPLITS,
+    RelationsConfig,
+    RelationsError,
+    SplitConfig,
+    relations_stats,
+)
+from openmsd.relations import connect as connect_engine
+from openmsd.relations import derive as derive_relations
+from openmsd.search import PaperNotFoundError
 
 
 def _join_lines(text: str | None) -> str | None:
@@ -178,7 +189,7 @@ def ingest(
         _fail(f"--engine {engine!r}: expected duckdb or spark")
     try:
         if engine == "spark":
-            from openmsd.ingest.spark import spark_ingest
+            from openmsd.ingest import spark_ingest
 
             result = spark_ingest(inputs, out_dir, fmt, strict)
         else:
@@ -438,7 +449,7 @@ def _print_results(results: list, as_json: bool, corpus: Corpus | None = None,
     if export and corpus is not None:
         from openmsd.export import EXPORTS
         from openmsd.export import export as export_records
-        from openmsd.search.papers import papers_by_id
+        from openmsd.search import papers_by_id
 
         if export not in EXPORTS:
             _fail(f"--export {export!r}: expected one of {', '.join(EXPORTS)}")
@@ -486,8 +497,7 @@ def embed(
                                              "over partitions; see docs/scale.md).")] = "local",
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
-    from openmsd.enrich.run import EnrichError, split_papers
-    from openmsd.enrich.store import enriched_name
+    from openmsd.enrich import EnrichError, enriched_name, split_papers
 
     target = Corpus(corpus)
     backend = choose_backend(target, model, backend)
@@ -505,10 +515,10 @@ def embed(
     if engine == "spark":
         if enrich or split:
             _fail("--engine spark embeds whole corpora: --enrich and --split run locally")
-        from openmsd.models.spark_embed import spark_embed
+        from openmsd.models import embed_on_spark
 
-        result = spark_embed(str(target.table_path("papers")), str(target.root / "vectors"),
-                             model, backend, batch_size=batch_size)
+        result = embed_on_spark(str(target.table_path("papers")), str(target.root / "vectors"),
+                                model, backend, batch_size=batch_size)
         if json:
             sys.stdout.write(orjson.dumps(asdict(result)).decode() + "\n")
             return
@@ -615,8 +625,7 @@ def related(
     """The papers most related to a paper, or to a whole library (--seeds), in any language,
     with why."""
     from openmsd.fetch import FetchError, read_seed_file
-    from openmsd.search.library import library_seeds, related_to_library
-    from openmsd.search.ranking import rank_related
+    from openmsd.search import library_seeds, rank_related, related_to_library
 
     try:
         target = Corpus(corpus)
@@ -665,7 +674,7 @@ def search_command(
     backend: BackendOption = None,
 ) -> None:
     """The papers nearest to a free text, in any language."""
-    from openmsd.search.ranking import rank_search
+    from openmsd.search import rank_search
 
     try:
         target = Corpus(corpus)
@@ -755,8 +764,16 @@ def eval_sdsm(
     """OpenMSD's SDSM tasks: for each query paper of the split, rank the whole split's pool;
     MAP and nDCG@10 (%) for citation, co-citation and bib-coupling prediction, with
     breakdowns by query language, direction and resource level, and paired t-tests."""
-    from openmsd.eval.report import breakdown_rows, header, table_rows, write_report
-    from openmsd.eval.sdsm import DIRECTIONS, RESOURCE_LEVELS, SDSMError, evaluate_sdsm
+    from openmsd.eval import (
+        DIRECTIONS,
+        RESOURCE_LEVELS,
+        SDSMError,
+        breakdown_rows,
+        evaluate_sdsm,
+        header,
+        table_rows,
+        write_report,
+    )
 
     with _progress() as start:
         bars: dict[str, Callable[[int], None]] = {}
@@ -826,8 +843,8 @@ def tune(
     and citation graph, hidden links of the train and dev splits), never on test: a grid of
     weights and a learned fusion, the better kept; saved beside the index
     (CORPUS/index/ranker.json) with their provenance."""
-    from openmsd.rank.tune import TuneError
-    from openmsd.rank.tune import tune as fit_weights
+    from openmsd.rank import TuneError
+    from openmsd.rank import tune_fusion as fit_weights
 
     if not 0 < step <= 0.5:
         _fail(f"--step {step}: expected a value in (0, 0.5]")
@@ -875,8 +892,8 @@ def eval_citrec(
     >=2; MP-BERT4CR Table 3), MRR and nDCG@10. Stages as models: 'prefetch' (the hybrid
     fusion of bm25 and the dense model), 'two-stage:MODEL' (MODEL reranks the prefetch's top
     200), 'fused:MODEL'."""
-    from openmsd.eval.citrec import CitrecEvalError, evaluate, table3
-    from openmsd.models.citrec.data import CitrecDataError
+    from openmsd.eval import CitrecEvalError, evaluate, table3
+    from openmsd.models import CitrecDataError
 
     try:
         result = evaluate(Corpus(corpus), model, test_fraction, seed, outside_references,
@@ -886,11 +903,11 @@ def eval_citrec(
         _fail(str(error))
     if out_file:
         write_json(out_file, result)
-        from openmsd.corpus.store import atomic_path
+        from openmsd.corpus import atomic_path
 
         with atomic_path(out_file.with_suffix(".md")) as tmp:
             tmp.write_text(table3(result) + "\n")
-        from openmsd.eval.citrec import plot_table3
+        from openmsd.eval import plot_table3
 
         with atomic_path(out_file.with_suffix(".png")) as tmp:
             plot_table3(result, tmp)
@@ -919,7 +936,7 @@ def eval_pools(
 ) -> None:
     """OpenMSD's merged-pool protocol (Appendix A) on any tasks with labels: every task's
     papers in one pool, clusters ignored; beside SciDocs' clustered protocol."""
-    from openmsd.eval.pools import evaluate_files as evaluate_pool_files
+    from openmsd.eval import evaluate_pool_files
 
     bad = [p for p in protocol if p not in ("clustered", "merged")]
     if bad:
@@ -982,7 +999,7 @@ def robustness_command(
     """The robustness suite (Singh & Singh): short-query alternative-self retrieval (Tasks I,
     II), the 32 textual neighbours (NN1_Ret, NN10_Ret, AOP-10/20, similarity distributions,
     the Table 5 capability matrix), t-SNE; writes DIR/report.json and DIR/report.html."""
-    from openmsd.robustness.suite import RobustnessError, run_suite
+    from openmsd.robustness import RobustnessError, run_suite
 
     try:
         report = run_suite(papers, model, out_dir, sample_size or None, seed,
@@ -1028,9 +1045,7 @@ def enrich_command(
 ) -> None:
     """English summaries of the non-English papers (OpenMSD §7), cached per paper, method and
     length: a rerun only does what is missing. Embed them with 'openmsd embed --enrich'."""
-    from openmsd.enrich.backends import load_backend
-    from openmsd.enrich.generator import GeneratorError
-    from openmsd.enrich.run import EnrichError, enrich, split_papers
+    from openmsd.enrich import EnrichError, GeneratorError, enrich, load_backend, split_papers
 
     target = Corpus(corpus)
     try:
@@ -1091,14 +1106,16 @@ def recommend(
 ) -> None:
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
-    from openmsd.corpus.langid import identify
-    from openmsd.corpus.store import atomic_path
+    from openmsd.corpus import atomic_path, identify
     from openmsd.demo import shorten
     from openmsd.export import bibtex
-    from openmsd.search.manuscript import ManuscriptError, read_manuscript
-    from openmsd.search.papers import papers_by_id
-    from openmsd.search.recommend import language_warning
-    from openmsd.search.recommend import recommend as recommend_citations
+    from openmsd.search import (
+        ManuscriptError,
+        language_warning,
+        papers_by_id,
+        read_manuscript,
+        recommend_citations,
+    )
 
     try:
         document = read_manuscript(manuscript, paper)
@@ -1172,8 +1189,8 @@ def serve(
     backend: BackendOption = None,
 ) -> None:
     """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
-    from openmsd.server.app import serve as run_server
-    from openmsd.server.resources import indexed_models
+    from openmsd.server import indexed_models
+    from openmsd.server import serve as run_server
 
     try:
         run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
@@ -1227,9 +1244,8 @@ def train_command(
                        "dynamic_sampling": dynamic_sampling,
                        "outside_references": outside_references}, config, json)
         return
-    from openmsd.models.train import train
-    from openmsd.models.train_config import ConfigError, TrainConfig, load_config
-    from openmsd.models.train_data import TrainingDataError
+    from openmsd.models import ConfigError, TrainConfig, TrainingDataError, load_config
+    from openmsd.models import train_encoder as train
 
     options = {"recipe": recipe, "corpus": str(corpus), "out": str(out_dir), "base": base,
                "positives": positives, "loss": loss, "max_steps": steps,
@@ -1254,9 +1270,7 @@ def train_command(
 
 def _train_citrec(options: dict[str, Any], config: Path | None, as_json: bool) -> None:
     """``openmsd train citrec``: MP-BERT4CR (openmsd.models.citrec.train)."""
-    from openmsd.models.citrec.data import CitrecDataError
-    from openmsd.models.citrec.train import CitrecConfigError, load_citrec_config
-    from openmsd.models.citrec.train import train as train_citrec
+    from openmsd.models import CitrecConfigError, CitrecDataError, load_citrec_config, train_citrec
 
     try:
         manifest = train_citrec(load_citrec_config(config, **options))
@@ -1278,9 +1292,7 @@ def experiment_command(
 ) -> None:
     """Train and evaluate a grid of recipes × positive sets × seeds; write results.json and
     results.md (OpenMSD Tables 5/6 layout) into the experiment's out directory."""
-    from openmsd.models.experiment import load_experiment, run_experiment
-    from openmsd.models.train_config import ConfigError
-    from openmsd.models.train_data import TrainingDataError
+    from openmsd.models import ConfigError, TrainingDataError, load_experiment, run_experiment
 
     try:
         experiment = load_experiment(config)
@@ -1315,7 +1327,7 @@ def demo(
 def list_formats() -> None:
     """The source formats openmsd reads."""
     for name in formats.FORMATS:
-        out.print(f"[bold]{name}[/]: {formats.get(name).description}", highlight=False)
+        out.print(f"[bold]{name}[/]: {formats.get_reader(name).description}", highlight=False)
 
 
 

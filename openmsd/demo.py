@@ -17,16 +17,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from openmsd.corpus.store import Corpus
-from openmsd.index.vector_index import build_index
-from openmsd.ingest.pipeline import ingest
-from openmsd.models.embed import choose_backend, embed_corpus, vector_key
-from openmsd.models.registry import DEFAULT_MODEL, load_model
+from openmsd.corpus import Corpus
+from openmsd.index import build_index
+from openmsd.ingest import ingest
+from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH
-from openmsd.search.manuscript import read_manuscript
-from openmsd.search.ranking import rank_related, rank_search
-from openmsd.search.recommend import recommend
-from openmsd.search.related import Result
+from openmsd.search import Result, rank_related, rank_search, read_manuscript, recommend_citations
 
 __all__ = ["PARAGRAPH", "QUERIES", "RELATED", "SAMPLE", "run", "shorten"]
 
@@ -174,9 +170,9 @@ def run(out_dir: Path, console: Console, progress: Progress,
     console.print(f"The text in {PARAGRAPH.name} has three citation markers; for each "
                   "one, the papers to cite and the sentence that points to them most.",
                   highlight=False)
-    found = recommend(corpus, document.text, load_model(model, backend), key, k=2,
-                      explain=True,
-                      max_locations=None)
+    found = recommend_citations(corpus, document.text, load_model(model, backend), key, k=2,
+                                explain=True,
+                                max_locations=None)
     for location in found:
         console.print(f"\n[bold]sentence {location['sentence_number']}[/] "
                       f"{' '.join(location['markers'])}: {location['sentence']}",

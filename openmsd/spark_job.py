@@ -39,15 +39,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     spark = SparkSession.builder.appName(f"openmsd-{args.command}").getOrCreate()
     if args.command == "ingest":
-        from openmsd.ingest.spark import spark_ingest
+        from openmsd.ingest import spark_ingest
 
         result: dict[str, Any] = spark_ingest(args.inputs, args.out, args.format, args.strict,
                                               spark=spark).report
     else:
-        from openmsd.models.spark_embed import spark_embed
+        from openmsd.models import embed_on_spark
 
-        result = asdict(spark_embed(args.papers, args.vectors, args.model, args.backend,
-                                    spark=spark, batch_size=args.batch_size))
+        result = asdict(embed_on_spark(args.papers, args.vectors, args.model, args.backend,
+                                       spark=spark, batch_size=args.batch_size))
     print(json.dumps(result, indent=2))
     return result
 

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 import uvicorn
 from playwright.sync_api import sync_playwright
 
-from openmsd.server.app import create_app
+from openmsd.server import create_app
 
 PARAGRAPH = ("Les analyseurs syntaxiques statistiques du français ont beaucoup progressé "
              "depuis la création du corpus arboré de Paris 7 [4]. Nous annotons ensuite les "

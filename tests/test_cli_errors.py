@@ -10,11 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus.store import Corpus
-from openmsd.index.vector_index import build_index
-from openmsd.ingest.pipeline import ingest
-from openmsd.models.embed import embed_corpus
-from openmsd.models.registry import load_model
+from openmsd.corpus import Corpus
+from openmsd.index import build_index
+from openmsd.ingest import ingest
+from openmsd.models import embed_corpus, load_model
 
 MODEL = "muse-v3"
 EVIL = "\x1b[2J\x1b]0;pwned\x07Screen clearing title\x9b31m"

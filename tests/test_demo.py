@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 import openmsd.demo as demo_module
 from openmsd.cli import app
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus
 from openmsd.demo import PARAGRAPH, QUERIES, RELATED, run
-from openmsd.search.ranking import rank_related
+from openmsd.search import rank_related
 
 runner = CliRunner()
 

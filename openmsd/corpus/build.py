@@ -40,7 +40,7 @@ from openmsd.corpus.schema import (
 from openmsd.corpus.sql import DuckDBSql, SqlEngine
 from openmsd.corpus.store import Corpus
 from openmsd.crashpoint import crash_point
-from openmsd.ingest.report import Report
+from openmsd.ingest import Report
 
 BATCH = 50_000
 MEMORY_LIMIT = os.environ.get("OPENMSD_MEMORY_LIMIT", "1GB")
@@ -153,10 +153,10 @@ def derive(engine: SqlEngine, out: str | Path, report: Report, names: dict[int, 
     return counts
 
 
-def build(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
-          identifier: langid.LanguageIdentifier | None = None,
-          on_papers: Callable[[int], None] | None = None, memory_limit: str = MEMORY_LIMIT,
-          before_swap: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def build_corpus(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
+                 identifier: langid.LanguageIdentifier | None = None,
+                 on_papers: Callable[[int], None] | None = None, memory_limit: str = MEMORY_LIMIT,
+                 before_swap: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Rebuild every corpus table from ``parts`` (ordinal, staged dir, input name).
 
     DuckDB spills to a temporary directory beside the corpus beyond ``memory_limit``.

@@ -1,3 +1,69 @@
 """English summaries of non-English papers (OpenMSD §7): ``author``, ``topn`` and ``llm``
 methods, generator backends (local Gemma-3-270M, an OpenAI-compatible endpoint, Apertium),
-stored per paper, method and length beside the corpus. See ``docs/enrich.md``."""
+stored per paper, method and length beside the corpus. See ``docs/enrich.md``.
+
+Everything other packages use is imported from here; the names load lazily (PEP 562), so
+importing the package costs nothing and creates no import cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openmsd.enrich.apertium import Apertium
+    from openmsd.enrich.backends import load_backend
+    from openmsd.enrich.gemma import LocalGemma
+    from openmsd.enrich.generator import GeneratorError
+    from openmsd.enrich.methods import generate_checked
+    from openmsd.enrich.openai_http import OpenAICompatible
+    from openmsd.enrich.run import EnrichError, enrich, split_papers
+    from openmsd.enrich.server import create_app
+    from openmsd.enrich.store import (
+        current_summaries,
+        enriched_name,
+        parse_enriched,
+        parse_variant,
+        summaries_for_model,
+        variant_summaries,
+    )
+    from openmsd.enrich.tokens import SummaryTokenizer
+
+_WHERE: dict[str, str] = {
+    "Apertium": "apertium",
+    "EnrichError": "run",
+    "GeneratorError": "generator",
+    "LocalGemma": "gemma",
+    "OpenAICompatible": "openai_http",
+    "SummaryTokenizer": "tokens",
+    "create_app": "server",
+    "current_summaries": "store",
+    "enrich": "run",
+    "enriched_name": "store",
+    "generate_checked": "methods",
+    "load_backend": "backends",
+    "parse_enriched": "store",
+    "parse_variant": "store",
+    "split_papers": "run",
+    "summaries_for_model": "store",
+    "variant_summaries": "store",
+}
+
+__all__ = [
+    "Apertium", "EnrichError", "GeneratorError", "LocalGemma", "OpenAICompatible",
+    "SummaryTokenizer", "create_app", "current_summaries", "enrich", "enriched_name",
+    "generate_checked", "load_backend", "parse_enriched", "parse_variant", "split_papers",
+    "summaries_for_model", "variant_summaries",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its submodule on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from openmsd.corpus.langid import UND, LanguageIdentifier, identify
+from openmsd.corpus import UND, LanguageIdentifier, identify
 
 
 def rejection(texts: Sequence[str | None], identifier: LanguageIdentifier | None = None

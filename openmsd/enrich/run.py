@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import Corpus, write_json
+from openmsd.corpus import Corpus, write_json
 from openmsd.enrich.generator import Generator
 from openmsd.enrich.methods import MARGIN, METHODS
 from openmsd.enrich.store import (
@@ -153,7 +153,7 @@ def enrich(corpus: Corpus, method: str, length: int, generator: Generator | None
 
 def split_papers(corpus: Corpus, split: str) -> list[str]:
     """The paper ids of a split of ``openmsd relations`` (``test`` = ``idt`` + ``odt``)."""
-    from openmsd.relations.build import relations_dir
+    from openmsd.relations import relations_dir
 
     path = relations_dir(corpus) / "splits.parquet"
     if not path.exists():

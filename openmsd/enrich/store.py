@@ -28,7 +28,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from openmsd.corpus.store import Corpus, ParquetSink, arrow_table
+from openmsd.corpus import Corpus, ParquetSink, arrow_table
 
 SUMMARIES = "summaries"
 METHODS = ("author", "topn", "llm")

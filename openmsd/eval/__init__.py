@@ -1,1 +1,130 @@
-"""Evaluation: metrics, SDSM tasks, retrieval and citation-recommendation evaluation."""
+"""Evaluation: metrics, SDSM tasks, retrieval and citation-recommendation evaluation.
+
+Everything other packages use is imported from here; the names load lazily (PEP 562), so
+importing the package costs nothing and creates no import cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openmsd.eval.citrec import (
+        GROUPS,
+        PREFETCH,
+        CitrecEvalError,
+        Queries,
+        evaluate,
+        model_scorer,
+        plot_table3,
+        table3,
+    )
+    from openmsd.eval.langid import accuracy, bioc_rows, scielo_rows, taln_rows
+    from openmsd.eval.metrics import per_query
+    from openmsd.eval.pools import evaluate_pool_files
+    from openmsd.eval.ranks import DenseScorer, ScorerRows, relevant_ranks
+    from openmsd.eval.report import (
+        COLUMNS,
+        breakdown_rows,
+        header,
+        markdown,
+        markdown_table,
+        table_rows,
+        write_report,
+    )
+    from openmsd.eval.retrieval import (
+        CUTOFF,
+        RetrievalEvalError,
+        evaluate_files,
+        evaluate_retrieval,
+        text_papers,
+        top_k_of_scores,
+    )
+    from openmsd.eval.sdsm import (
+        DIRECTIONS,
+        METRICS,
+        RESOURCE_LEVELS,
+        TASKS,
+        Pool,
+        SDSMError,
+        common_pool,
+        evaluate_sdsm,
+        hide_links,
+        load_pool,
+        model_ranks,
+        paired_t_test,
+        score_model,
+        scorer_for,
+    )
+    from openmsd.eval.sdsm_evaluator import SDSMEvaluator
+
+_WHERE: dict[str, str] = {
+    "COLUMNS": "report",
+    "CUTOFF": "retrieval",
+    "CitrecEvalError": "citrec",
+    "DIRECTIONS": "sdsm",
+    "DenseScorer": "ranks",
+    "GROUPS": "citrec",
+    "METRICS": "sdsm",
+    "PREFETCH": "citrec",
+    "Pool": "sdsm",
+    "Queries": "citrec",
+    "RESOURCE_LEVELS": "sdsm",
+    "RetrievalEvalError": "retrieval",
+    "SDSMError": "sdsm",
+    "SDSMEvaluator": "sdsm_evaluator",
+    "ScorerRows": "ranks",
+    "TASKS": "sdsm",
+    "accuracy": "langid",
+    "bioc_rows": "langid",
+    "breakdown_rows": "report",
+    "common_pool": "sdsm",
+    "evaluate": "citrec",
+    "evaluate_files": "retrieval",
+    "evaluate_pool_files": "pools",
+    "evaluate_retrieval": "retrieval",
+    "evaluate_sdsm": "sdsm",
+    "header": "report",
+    "hide_links": "sdsm",
+    "load_pool": "sdsm",
+    "markdown": "report",
+    "markdown_table": "report",
+    "model_ranks": "sdsm",
+    "model_scorer": "citrec",
+    "paired_t_test": "sdsm",
+    "per_query": "metrics",
+    "plot_table3": "citrec",
+    "relevant_ranks": "ranks",
+    "scielo_rows": "langid",
+    "score_model": "sdsm",
+    "scorer_for": "sdsm",
+    "table3": "citrec",
+    "table_rows": "report",
+    "taln_rows": "langid",
+    "text_papers": "retrieval",
+    "top_k_of_scores": "retrieval",
+    "write_report": "report",
+}
+
+__all__ = [
+    "COLUMNS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH", "RESOURCE_LEVELS", "TASKS",
+    "CitrecEvalError", "DenseScorer", "Pool", "Queries", "RetrievalEvalError", "SDSMError",
+    "SDSMEvaluator", "ScorerRows", "accuracy", "bioc_rows", "breakdown_rows", "common_pool",
+    "evaluate", "evaluate_files", "evaluate_pool_files", "evaluate_retrieval", "evaluate_sdsm",
+    "header", "hide_links", "load_pool", "markdown", "markdown_table", "model_ranks",
+    "model_scorer", "paired_t_test", "per_query", "plot_table3", "relevant_ranks", "scielo_rows",
+    "score_model", "scorer_for", "table3", "table_rows", "taln_rows", "text_papers",
+    "top_k_of_scores", "write_report",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its submodule on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

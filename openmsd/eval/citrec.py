@@ -28,20 +28,24 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus
 from openmsd.eval.ranks import DenseScorer, QueryRows, Scorer
-from openmsd.models.citrec.context import fundamental, manuscript_context
-from openmsd.models.citrec.data import CitrecData, Location, load
-from openmsd.models.citrec.model import is_citrec_model, read_settings
-from openmsd.models.citrec.train import (
+from openmsd.models import (
+    DEFAULT_MODEL,
     TRAIN_MANIFEST,
+    CitrecData,
+    Location,
     PaperContexts,
     candidate_mask,
+    fundamental,
+    is_citrec_model,
+    load,
+    manuscript_context,
+    read_settings,
     split_locations,
     two_stage,
 )
-from openmsd.models.registry import DEFAULT_MODEL
-from openmsd.rank.scorer import Queries as TextQueries
+from openmsd.rank import Queries as TextQueries
 
 GROUPS = {"positive=1": lambda r: r == 1, "positive>=1": lambda r: r >= 1,
           "positive>=2": lambda r: r >= 2}
@@ -96,9 +100,8 @@ def model_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int 
     passages) are built once per process and shared, e.g. by the prefetch and its dense
     member's own row."""
     from openmsd.eval.retrieval import text_papers
-    from openmsd.models.registry import default_backend
-    from openmsd.rank import load_scorer
-    from openmsd.rank.load import leaves
+    from openmsd.models import default_backend
+    from openmsd.rank import leaves, load_scorer
 
     if is_citrec_model(name):
         return _citrec_scorer(name, data, queries, batch_size)
@@ -120,7 +123,7 @@ _SCORERS: dict[tuple[int, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
 
 def _citrec_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int) -> Scorer:
     """MP-BERT4CR with its own deterministic dynamic contexts."""
-    from openmsd.models.registry import load_model
+    from openmsd.models import load_model
 
     encoder = load_model(name)
     settings = encoder.settings

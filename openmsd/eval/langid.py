@@ -21,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from openmsd.corpus.langid import LanguageIdentifier, identify, paper_text
+from openmsd.corpus import LanguageIdentifier, identify, paper_text
 
 __all__ = ["Labelled", "accuracy", "bioc_rows", "scielo_rows", "taln_rows"]
 
@@ -53,11 +53,10 @@ def taln_rows(papers: Path) -> Iterator[Labelled]:
 
 def scielo_rows(folder: Path) -> Iterator[Labelled]:
     """SciELO JATS articles that declare their language, read by openmsd's JATS reader."""
-    from openmsd.ingest import jats
-    from openmsd.ingest.report import Report
+    from openmsd.ingest import Report, get_reader
 
     for path in sorted(folder.glob("*.xml*")):
-        for kind, record in jats.read(path, Report()):
+        for kind, record in get_reader("jats").read(path, Report()):
             declared = record.get("declared_language") if kind == "paper" else None
             text = paper_text(record.get("title"), record.get("abstract"),
                               record.get("keywords")) if declared else ""

@@ -30,8 +30,7 @@ import pyarrow as pa
 from openmsd.eval.metrics import per_query
 from openmsd.eval.ranks import Scorer, ScorerRows, relevant_ranks
 from openmsd.eval.retrieval import RetrievalEvalError, read_records, record_text, text_papers
-from openmsd.ingest.reader import text_stream
-from openmsd.ingest.report import Report
+from openmsd.ingest import Report, text_stream
 from openmsd.rank import load_scorer
 
 Tasks = Mapping[str, Mapping[str, Mapping[str, int]]]  # task -> query -> doc -> label
@@ -176,9 +175,9 @@ def known_papers(tasks: Tasks, texts: Mapping[str, str], report: Report
     return out
 
 
-def evaluate_files(papers: Path, task_files: Mapping[str, Path], models: list[str],
-                   protocols: tuple[str, ...] = ("clustered", "merged"), seed: int = 0
-                   ) -> tuple[dict[str, Any], Report]:
+def evaluate_pool_files(papers: Path, task_files: Mapping[str, Path], models: list[str],
+                        protocols: tuple[str, ...] = ("clustered", "merged"), seed: int = 0
+                        ) -> tuple[dict[str, Any], Report]:
     """``openmsd eval pools``: per model and protocol, per task MAP / nDCG@10 (%) and the
     average; the merged pool's size; and the report of input problems."""
     report = Report()

@@ -23,8 +23,8 @@ from typing import Protocol
 
 import numpy as np
 
-from openmsd.rank.scorer import Queries
-from openmsd.rank.scorer import Scorer as RankScorer
+from openmsd.rank import Queries
+from openmsd.rank import Scorer as RankScorer
 
 #: Scores held at once, per block of queries (float32): about 256 MiB.
 SCORE_BUDGET = 64 * 2**20

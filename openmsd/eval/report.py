@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import atomic_path, write_json
+from openmsd.corpus import atomic_path, write_json
 from openmsd.eval.sdsm import DIRECTIONS, METRICS, RESOURCE_LEVELS, TASKS, SDSMResult
 
 COLUMNS = [*TASKS, "average"]

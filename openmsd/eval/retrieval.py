@@ -23,10 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.ingest.reader import as_str, json_lines, text_stream
-from openmsd.ingest.report import Report
-from openmsd.models.formatting import paper_input
-from openmsd.rank.scorer import Papers, Queries, Scorer
+from openmsd.ingest import Report, as_str, json_lines, text_stream
+from openmsd.models import paper_input
+from openmsd.rank import Papers, Queries, Scorer
 
 #: The contract's metric names and ranx's names for them.
 METRICS: dict[str, str] = {"MAP": "map", "nDCG@10": "ndcg@10", "MRR": "mrr",
@@ -211,7 +210,7 @@ def top_k(query_vectors: np.ndarray, doc_vectors: np.ndarray, k: int,
 
 def text_papers(ids: Sequence[str], texts: Sequence[str]) -> Papers:
     """A collection of texts that is not a corpus (languages identified here)."""
-    from openmsd.corpus.langid import identify
+    from openmsd.corpus import identify
 
     languages = [language or "und" for language, _ in identify(list(texts))]
     return Papers(list(ids), list(texts), languages)

@@ -33,15 +33,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import stats
 
-from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.corpus import Corpus, arrow_table
 from openmsd.eval.metrics import per_query
 from openmsd.eval.ranks import Scorer as RowScorer
 from openmsd.eval.ranks import ScorerRows, relevant_ranks
-from openmsd.models.formatting import paper_input
-from openmsd.rank import Papers, Scorer, load_scorer
-from openmsd.rank.load import BACKENDS, is_dense, leaves
-from openmsd.rank.papers import PAPERS_SQL, english_texts
-from openmsd.relations.build import relations_dir
+from openmsd.models import paper_input
+from openmsd.rank import (
+    BACKENDS,
+    PAPERS_SQL,
+    Papers,
+    Scorer,
+    english_texts,
+    is_dense,
+    leaves,
+    load_scorer,
+)
+from openmsd.relations import relations_dir
 
 #: The tasks, in the papers' column order, and the relation each is built from.
 TASKS: dict[str, str] = {"citation": "dc", "co-citation": "cc", "bib-coupling": "bc"}
@@ -323,8 +330,8 @@ def dense_leaves(corpus: Corpus, models: Sequence[str]) -> list[str]:
 def embed_pool(corpus: Corpus, pool: Pool, models: Sequence[str]) -> None:
     """Store vectors of the pool's papers for each dense model behind ``models`` (resumable:
     papers already embedded are skipped)."""
-    from openmsd.models.embed import embed_corpus
-    from openmsd.rank.dense import load_encoder
+    from openmsd.models import embed_corpus
+    from openmsd.rank import load_encoder
 
     for name in dense_leaves(corpus, models):
         embed_corpus(corpus, load_encoder(name), name, paper_ids=pool.ids)
@@ -335,7 +342,7 @@ def common_pool(corpus: Corpus, pool: Pool, models: Sequence[str]
     """``pool`` restricted to papers every dense model behind ``models`` has a vector for, and
     per name its vector coverage: ``{"missing_vectors": n}``; :class:`SDSMError` naming the
     command to run when a dense model has no vectors at all."""
-    from openmsd.models.embed import load_vectors
+    from openmsd.models import load_vectors
 
     coverage: dict[str, np.ndarray] = {}
     ids = pool.ids

@@ -1,7 +1,40 @@
-"""Exports of paper records for reference managers: BibTeX, RIS, CSL-JSON."""
+"""Exports of paper records for reference managers: BibTeX, RIS, CSL-JSON.
 
-from openmsd.export.formats import EXPORTS, bibtex, csl_items, csl_json, export, ris
-from openmsd.export.names import key_suffix, split_name
+Everything other packages use is imported from here; the names load lazily (PEP 562), so
+importing the package costs nothing and creates no import cycle.
+"""
 
-__all__ = ["EXPORTS", "bibtex", "csl_items", "csl_json", "export", "key_suffix", "ris",
-           "split_name"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openmsd.export.formats import EXPORTS, bibtex, csl_items, csl_json, export, ris
+    from openmsd.export.names import key_suffix, split_name
+
+_WHERE: dict[str, str] = {
+    "EXPORTS": "formats",
+    "bibtex": "formats",
+    "csl_items": "formats",
+    "csl_json": "formats",
+    "export": "formats",
+    "key_suffix": "names",
+    "ris": "formats",
+    "split_name": "names",
+}
+
+__all__ = [
+    "EXPORTS", "bibtex", "csl_items", "csl_json", "export", "key_suffix", "ris", "split_name",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its submodule on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

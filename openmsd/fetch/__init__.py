@@ -3,31 +3,76 @@
 
 The API clients are the ``fetch`` extra: names are imported on first use, so seed files
 (:func:`read_seed_file`) work without it.
+
+Everything other packages use is imported from here; the names load lazily (PEP 562), so
+importing the package costs nothing and creates no import cycle.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-_WHERE = {
-    "BATCH": "crawler", "FetchPlan": "crawler", "FetchReport": "crawler", "crawl": "crawler",
-    "iter_works": "crawler", "sidecar_path": "crawler",
-    "CROSSREF_API": "crossref", "CrossrefReport": "crossref", "dois_lacking": "crossref",
-    "fetch_crossref": "crossref",
-    "DEFAULT_API": "openalex", "OpenAlex": "openalex",
-    "seed_path": "ids", "work_id": "ids",
-    "Seed": "seeds", "SeedError": "seeds", "read_seed_file": "seeds",
-    "seeds_from_bibtex": "seeds", "seeds_from_ids": "seeds", "seeds_from_ris": "seeds",
-    "seeds_from_zotero": "seeds",
-    "BadAnswer": "errors", "FetchError": "errors", "Polite": "session",
+if TYPE_CHECKING:
+    from openmsd.fetch.crawler import BATCH, FetchPlan, FetchReport, crawl, iter_works, sidecar_path
+    from openmsd.fetch.crossref import CROSSREF_API, CrossrefReport, dois_lacking, fetch_crossref
+    from openmsd.fetch.errors import BadAnswer, FetchError
+    from openmsd.fetch.ids import seed_path, work_id
+    from openmsd.fetch.openalex import DEFAULT_API, OpenAlex
+    from openmsd.fetch.seeds import (
+        Seed,
+        SeedError,
+        read_seed_file,
+        seeds_from_bibtex,
+        seeds_from_ids,
+        seeds_from_ris,
+        seeds_from_zotero,
+    )
+    from openmsd.fetch.session import Polite, ResponseTooLarge
+
+_WHERE: dict[str, str] = {
+    "BATCH": "crawler",
+    "BadAnswer": "errors",
+    "CROSSREF_API": "crossref",
+    "CrossrefReport": "crossref",
+    "DEFAULT_API": "openalex",
+    "FetchError": "errors",
+    "FetchPlan": "crawler",
+    "FetchReport": "crawler",
+    "OpenAlex": "openalex",
+    "Polite": "session",
     "ResponseTooLarge": "session",
+    "Seed": "seeds",
+    "SeedError": "seeds",
+    "crawl": "crawler",
+    "dois_lacking": "crossref",
+    "fetch_crossref": "crossref",
+    "iter_works": "crawler",
+    "read_seed_file": "seeds",
+    "seed_path": "ids",
+    "seeds_from_bibtex": "seeds",
+    "seeds_from_ids": "seeds",
+    "seeds_from_ris": "seeds",
+    "seeds_from_zotero": "seeds",
+    "sidecar_path": "crawler",
+    "work_id": "ids",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "BATCH", "CROSSREF_API", "DEFAULT_API", "BadAnswer", "CrossrefReport", "FetchError",
+    "FetchPlan", "FetchReport", "OpenAlex", "Polite", "ResponseTooLarge", "Seed", "SeedError",
+    "crawl", "dois_lacking", "fetch_crossref", "iter_works", "read_seed_file", "seed_path",
+    "seeds_from_bibtex", "seeds_from_ids", "seeds_from_ris", "seeds_from_zotero", "sidecar_path",
+    "work_id",
+]
 
 
 def __getattr__(name: str) -> Any:
+    """Import an exported name from its submodule on first use."""
     if name not in _WHERE:
-        raise AttributeError(f"module 'openmsd.fetch' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"openmsd.fetch.{_WHERE[name]}"), name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from openmsd.corpus.schema import Record
+from openmsd.corpus import Record
 from openmsd.identifiers import alias, normalize_doi
 from openmsd.ingest.reader import Reader, text_stream
 from openmsd.ingest.report import Report

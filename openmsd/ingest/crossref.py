@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 from lxml import etree
 
-from openmsd.corpus.schema import Record
+from openmsd.corpus import Record
 from openmsd.identifiers import alias, aliases, normalize_doi, paper_key
 from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, read_document
 from openmsd.ingest.report import Report

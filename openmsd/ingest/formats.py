@@ -16,7 +16,7 @@ FORMATS = ["openalex", "crossref", "unpaywall", "coci", "jats", "parscit", "unar
            "jsonl"]
 
 
-def get(name: str) -> Reader:
+def get_reader(name: str) -> Reader:
     """The reader of a format by name; :class:`IngestError` listing the known ones otherwise."""
     if name not in FORMATS:
         raise IngestError(f"unknown format {name!r}: expected one of {', '.join(FORMATS)}")
@@ -29,7 +29,7 @@ def detect(path: Path) -> Reader | None:
     if not start.strip():
         return None
     for name in FORMATS:
-        reader = get(name)
+        reader = get_reader(name)
         if reader.sniff(start, path):
             return reader
     return None

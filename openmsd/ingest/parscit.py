@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openmsd.corpus.schema import Record
+from openmsd.corpus import Record
 from openmsd.identifiers import dois_in_text, paper_key
 from openmsd.ingest.reader import Reader, as_year, parse_xml
 from openmsd.ingest.report import Report

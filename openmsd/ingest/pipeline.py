@@ -26,20 +26,22 @@ from typing import Any
 import orjson
 from filelock import FileLock, Timeout
 
-from openmsd.corpus import langid
-from openmsd.corpus.build import build
-from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, Record
-from openmsd.corpus.store import (
+import openmsd.corpus as langid
+from openmsd.corpus import (
     MANIFEST,
     NEXT,
+    SCHEMA_VERSION,
+    STAGED,
     STAGED_DIR,
     Corpus,
     ParquetSink,
+    Record,
     replace_dir,
     temp_dir_beside,
     write_json,
     write_jsonl,
 )
+from openmsd.corpus import build_corpus as build
 from openmsd.crashpoint import crash_point
 from openmsd.ingest import formats
 from openmsd.ingest.reader import Reader
@@ -168,7 +170,7 @@ def stage(path: Path, target: Path, fmt: str | None, report: Report,
 def _stage(path: Path, target: Path, fmt: str | None, report: Report,
            on_record: Callable[[int], None] | None) -> dict[str, int]:
     files = list_files(path)
-    reader = formats.get(fmt) if fmt else None
+    reader = formats.get_reader(fmt) if fmt else None
     tmp = temp_dir_beside(target)
     writer = StagedWriter(tmp)
     try:
@@ -261,7 +263,7 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     for raw in inputs:  # a missing input is an error before the corpus directory is made
         list_files(Path(raw).resolve())
     if fmt:
-        formats.get(fmt)
+        formats.get_reader(fmt)
     with corpus_lock(out):
         return _ingest(inputs, out, fmt, strict, identifier, progress)
 
@@ -276,7 +278,7 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
     entries: list[dict[str, Any]] = manifest["inputs"]
     result = IngestResult()
     if fmt:
-        formats.get(fmt)
+        formats.get_reader(fmt)
     _clean_leftovers(corpus, {e["part"] for e in entries})
     checked = []  # every input is checked before anything is written
     for raw in inputs:

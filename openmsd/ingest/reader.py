@@ -26,7 +26,7 @@ from typing import IO, Any
 
 import orjson
 
-from openmsd.corpus.schema import Record
+from openmsd.corpus import Record
 from openmsd.ingest.report import Report
 
 SNIFF_BYTES = 8192

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openmsd.corpus.schema import Record
+from openmsd.corpus import Record
 from openmsd.identifiers import alias, normalize_doi, paper_key
 from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, json_lines
 from openmsd.ingest.report import Report

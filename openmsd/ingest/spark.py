@@ -31,11 +31,8 @@ from typing import Any
 
 import orjson
 
-from openmsd.corpus import langid
-from openmsd.corpus.build import BATCH, build_id, derive
-from openmsd.corpus.schema import SCHEMA_VERSION, TABLES
-from openmsd.corpus.sql import SparkSql
-from openmsd.corpus.store import MANIFEST
+import openmsd.corpus as langid
+from openmsd.corpus import BATCH, MANIFEST, SCHEMA_VERSION, TABLES, SparkSql, build_id, derive
 from openmsd.ingest import formats
 from openmsd.ingest.pipeline import IngestResult, digest, list_files, stage
 from openmsd.ingest.report import IngestError, Problem, Report
@@ -171,7 +168,7 @@ def spark_ingest(inputs: list[str | Path], out: str | Path, fmt: str | None = No
     in strict mode at the first problem, or when the inputs hold no paper.
     """
     if fmt:
-        formats.get(fmt)
+        formats.get_reader(fmt)
     files = input_files(list(inputs))
     spark = spark or local_spark()
     root = str(out).rstrip("/")
@@ -241,7 +238,7 @@ def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | 
         with filesystem.open_output_stream(f"{path}/{MANIFEST}") as handle:
             handle.write(orjson.dumps(manifest, option=option))
         return
-    from openmsd.corpus.store import write_json
+    from openmsd.corpus import write_json
 
     local = Path(root.removeprefix("file://"))
     (local / ".problems.jsonl.tmp").write_bytes(rows)

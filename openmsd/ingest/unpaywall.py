@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from openmsd.corpus.schema import Record
+from openmsd.corpus import Record
 from openmsd.identifiers import aliases, normalize_doi
 from openmsd.ingest.crossref import author_names
 from openmsd.ingest.reader import Reader, as_str, as_year, json_lines

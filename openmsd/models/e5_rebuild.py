@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.store import building_dir
+from openmsd.corpus import building_dir
 
 MODEL_NAME = "e5-small-multilingual"
 BUILD_VERSION = 1

@@ -28,8 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import Corpus, ParquetSink, arrow_reader
-from openmsd.enrich.store import summaries_for_model
+from openmsd.corpus import Corpus, ParquetSink, arrow_reader
+from openmsd.enrich import summaries_for_model
 from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
 

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from openmsd.corpus.store import building_dir
+from openmsd.corpus import building_dir
 from openmsd.models.encoder import Kind, normalise
 
 Precision = Literal["qint8", "fp32"]

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from openmsd.corpus.store import ParquetSink
+from openmsd.corpus import ParquetSink
 from openmsd.models.embed import embed_text, model_slug, text_hash, vector_key, vector_schema
 
-__all__ = ["ROWS_PER_PARTITION", "SparkEmbedResult", "spark_embed", "worker_encoder"]
+__all__ = ["ROWS_PER_PARTITION", "SparkEmbedResult", "embed_on_spark", "worker_encoder"]
 
 ROWS_PER_PARTITION = 5_000
 _ENCODERS: dict[tuple[str, str], Any] = {}
@@ -136,14 +136,14 @@ def _existing_parts(spark: Any, directory: str) -> list[str]:
                   and status.getPath().getName().endswith(".parquet"))
 
 
-def spark_embed(papers: str, vectors: str, model: str, backend: str = "onnx", *,
-                spark: Any = None, batch_size: int = 32,
-                rows_per_partition: int = ROWS_PER_PARTITION) -> SparkEmbedResult:
+def embed_on_spark(papers: str, vectors: str, model: str, backend: str = "onnx", *,
+                   spark: Any = None, batch_size: int = 32,
+                   rows_per_partition: int = ROWS_PER_PARTITION) -> SparkEmbedResult:
     """Embed the papers of ``papers`` (a Parquet file or directory of the papers table; a
     path or URI) whose text has no vector yet in ``vectors/<model>[@backend]/``."""
     from pyspark.sql import types as T
 
-    from openmsd.ingest.spark import local_spark
+    from openmsd.ingest import local_spark
 
     spark = spark or local_spark()
     key = vector_key(model, backend)

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openmsd.corpus.store import Corpus, building_dir, write_json
+from openmsd.corpus import Corpus, building_dir, write_json
 from openmsd.models.train_config import ConfigError, TrainConfig
 from openmsd.models.train_data import (
     Examples,
@@ -88,7 +88,7 @@ def summaries(config: TrainConfig) -> dict[str, str]:
     ConfigError when the corpus has none of that variant or the recipe reads no paper text."""
     if config.enrich is None:
         return {}
-    from openmsd.enrich.store import parse_variant, variant_summaries
+    from openmsd.enrich import parse_variant, variant_summaries
 
     if config.recipe == "pretrain-cl":
         raise ConfigError("enrich: pretrain-cl trains on snippets of a paper's own text, not "
@@ -167,7 +167,7 @@ def _at_length(evaluator: Any, model: Any, length: int) -> dict[str, float]:
         model.max_seq_length = training_length
 
 
-def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
+def train_encoder(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
     """Train as ``config`` says and write the model to ``config.out``; the manifest written
     beside it. Everything that can be checked is checked before the first step."""
     from datasets import Dataset
@@ -178,8 +178,7 @@ def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
     )
     from sentence_transformers.training_args import BatchSamplers
 
-    from openmsd.eval.sdsm import SDSMError, load_pool
-    from openmsd.eval.sdsm_evaluator import SDSMEvaluator
+    from openmsd.eval import SDSMError, SDSMEvaluator, load_pool
 
     enriched = summaries(config)
     model = load_base(config)

@@ -89,14 +89,14 @@ class TrainConfig:
         if self.snippet_min > self.snippet_max:
             raise ConfigError(f"snippet_min {self.snippet_min} > snippet_max {self.snippet_max}")
         if self.enrich is not None:
-            from openmsd.enrich.store import parse_variant
+            from openmsd.enrich import parse_variant
 
             try:
                 parse_variant(self.enrich)
             except ValueError as error:
                 raise ConfigError(f"enrich: {error}") from None
         if self.recipe == "mspt":
-            from openmsd.relations.positives import parse
+            from openmsd.relations import parse
 
             try:
                 parse(self.positives)

@@ -24,11 +24,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from ibis import _
 
-from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.corpus import Corpus, arrow_table
 from openmsd.models.formatting import paper_input
-from openmsd.relations.build import relations_dir
-from openmsd.relations.positives import positive_pairs
-from openmsd.relations.specter import specter_triples
+from openmsd.relations import positive_pairs, relations_dir, specter_triples
 
 
 class TrainingDataError(ValueError):

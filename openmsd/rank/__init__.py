@@ -4,23 +4,82 @@
 ``hybrid``, ``e5-small-multilingual+bm25``) into a :class:`Scorer` over a collection of
 :class:`Papers`; ``score(queries, candidates)`` gives exact scores and ``top_k(queries, k,
 filters)`` candidates.
+
+Everything other packages use is imported from here; the names load lazily (PEP 562), so
+importing the package costs nothing and creates no import cycle.
 """
 
-from openmsd.rank.fusion import Fusion
-from openmsd.rank.load import (
-    FUSIONS,
-    HYBRID,
-    HYBRID_GRAPH,
-    UnknownScorerError,
-    available,
-    default_dense,
-    dense_models,
-    load_scorer,
-    ranker_path,
-)
-from openmsd.rank.papers import corpus_papers
-from openmsd.rank.scorer import Papers, Queries, Scorer
+from __future__ import annotations
 
-__all__ = ["FUSIONS", "HYBRID", "HYBRID_GRAPH", "Fusion", "Papers", "Queries", "Scorer",
-           "UnknownScorerError", "available", "corpus_papers", "default_dense", "dense_models",
-           "load_scorer", "ranker_path"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openmsd.rank.dense import DenseScorer, load_encoder
+    from openmsd.rank.fusion import Contribution, Fusion
+    from openmsd.rank.load import (
+        BACKENDS,
+        FUSIONS,
+        HYBRID,
+        HYBRID_GRAPH,
+        UnknownScorerError,
+        available,
+        default_dense,
+        dense_models,
+        is_builtin,
+        is_dense,
+        leaves,
+        load_scorer,
+        ranker_path,
+        tuned,
+    )
+    from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
+    from openmsd.rank.scorer import Papers, Queries, Scorer
+    from openmsd.rank.tune import TuneError, tune_fusion
+
+_WHERE: dict[str, str] = {
+    "BACKENDS": "load",
+    "Contribution": "fusion",
+    "DenseScorer": "dense",
+    "FUSIONS": "load",
+    "Fusion": "fusion",
+    "HYBRID": "load",
+    "HYBRID_GRAPH": "load",
+    "PAPERS_SQL": "papers",
+    "Papers": "scorer",
+    "Queries": "scorer",
+    "Scorer": "scorer",
+    "TuneError": "tune",
+    "UnknownScorerError": "load",
+    "available": "load",
+    "corpus_papers": "papers",
+    "default_dense": "load",
+    "dense_models": "load",
+    "english_texts": "papers",
+    "is_builtin": "load",
+    "is_dense": "load",
+    "leaves": "load",
+    "load_encoder": "dense",
+    "load_scorer": "load",
+    "ranker_path": "load",
+    "tune_fusion": "tune",
+    "tuned": "load",
+}
+
+__all__ = [
+    "BACKENDS", "FUSIONS", "HYBRID", "HYBRID_GRAPH", "PAPERS_SQL", "Contribution", "DenseScorer",
+    "Fusion", "Papers", "Queries", "Scorer", "TuneError", "UnknownScorerError", "available",
+    "corpus_papers", "default_dense", "dense_models", "english_texts", "is_builtin", "is_dense",
+    "leaves", "load_encoder", "load_scorer", "ranker_path", "tune_fusion", "tuned",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its submodule on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

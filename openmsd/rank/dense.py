@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from openmsd.models.encoder import DenseEncoder
+from openmsd.models import DenseEncoder
 from openmsd.rank.scorer import ExactScorer, Papers, Queries
 
 if TYPE_CHECKING:
-    from openmsd.index.vector_index import VectorIndex
+    from openmsd.index import VectorIndex
 
 
 #: From this many papers, ``top_k`` searches the corpus's FAISS index for the model (when it
@@ -56,7 +56,7 @@ class DenseScorer(ExactScorer):
     def from_corpus(cls, papers: Papers, name: str, backend: str = "torch") -> DenseScorer:
         """The vectors ``openmsd embed`` stored for ``name`` (FileNotFoundError naming the
         command to run when there are none)."""
-        from openmsd.models.embed import load_vectors
+        from openmsd.models import load_vectors
 
         if papers.corpus is None:
             raise ValueError("from_corpus: the papers have no corpus")
@@ -157,7 +157,7 @@ def _stored_index(papers: Papers, name: str) -> Callable[[], VectorIndex | None]
 
     def index() -> VectorIndex | None:
         if not loaded:
-            from openmsd.index.vector_index import load_index
+            from openmsd.index import load_index
 
             try:
                 loaded.append(load_index(papers.corpus, name) if papers.corpus else None)
@@ -168,8 +168,8 @@ def _stored_index(papers: Papers, name: str) -> Callable[[], VectorIndex | None]
 
 
 def load_encoder(name: str, backend: str = "torch") -> DenseEncoder:
-    from openmsd.enrich.store import parse_enriched
-    from openmsd.models.registry import load_model
+    from openmsd.enrich import parse_enriched
+    from openmsd.models import load_model
 
     base, _, stored = name.partition("@")  # a vector key MODEL@onnx: that backend
     if stored not in ("torch", "onnx"):

@@ -33,7 +33,7 @@ SPARSE = ("citation", "co-citation", "coupling", "adamic-adar")
 
 def corpus_citations(papers: Papers) -> pa.Table:
     """``citing_id``, ``cited_id`` of the collection's corpus, both ends corpus papers."""
-    from openmsd.corpus.store import arrow_table
+    from openmsd.corpus import arrow_table
 
     if papers.corpus is None:
         return pa.table({"citing_id": pa.array([], pa.string()),
@@ -131,8 +131,8 @@ class GraphScorer(ExactScorer):
         return rows, scores
 
     def _embed(self, undirected: sparse.csr_matrix) -> np.ndarray:
-        from openmsd.models.encoder import normalise
-        from openmsd.relations.scincl import RandomProjectionEmbedder
+        from openmsd.models import normalise
+        from openmsd.relations import RandomProjectionEmbedder
 
         coo = sparse.triu(undirected).tocoo()
         if coo.nnz == 0:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from openmsd.models.bm25 import BM25
+from openmsd.models import BM25
 from openmsd.rank.scorer import ExactScorer, Papers, Queries
 
 VIEWS = {"bm25": "original", "bm25-en": "english"}

@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.feedback import FEEDBACK, Feedback, Propagated, split_suffix
 from openmsd.rank.fusion import Fusion
@@ -87,7 +87,7 @@ def dense_models(corpus: Corpus) -> list[str]:
 def default_dense(corpus: Corpus | None) -> str:
     """The dense model a command uses when none is named: the one the corpus has vectors or an
     index for (the most recently built), else the registry default."""
-    from openmsd.models.registry import DEFAULT_MODEL
+    from openmsd.models import DEFAULT_MODEL
 
     if corpus is not None:
         indexed = [m for m in dense_models(corpus) if (corpus.root / "index" / m).is_dir()]
@@ -99,7 +99,7 @@ def default_dense(corpus: Corpus | None) -> str:
 
 def available(papers: Papers) -> list[str]:
     """The scorer names this collection can have."""
-    from openmsd.models.registry import MODELS
+    from openmsd.models import MODELS
 
     names = ["random", *VIEWS]
     if papers.corpus is not None:
@@ -116,7 +116,7 @@ def split_fusion(name: str) -> list[str]:
     >>> split_fusion("e5-small-multilingual+llm64+bm25")
     ['e5-small-multilingual+llm64', 'bm25']
     """
-    from openmsd.enrich.store import parse_enriched
+    from openmsd.enrich import parse_enriched
 
     members: list[str] = []
     for part in name.split("+"):
@@ -128,8 +128,8 @@ def split_fusion(name: str) -> list[str]:
 
 
 def _is_dense(name: str) -> bool:
-    from openmsd.enrich.store import parse_enriched
-    from openmsd.models.registry import MODELS
+    from openmsd.enrich import parse_enriched
+    from openmsd.models import MODELS
 
     name = name.split("@", 1)[0] if name.rsplit("@", 1)[-1] in BACKENDS else name
     base = parse_enriched(name)[0] if parse_enriched(name) else name
@@ -215,7 +215,7 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
 
 
 def _stored_dense(name: str, corpus: Corpus | None) -> bool:
-    from openmsd.models.embed import model_slug
+    from openmsd.models import model_slug
 
     return corpus is not None and (corpus.root / "vectors" / model_slug(name)).is_dir()
 

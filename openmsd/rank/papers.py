@@ -6,8 +6,8 @@ from collections.abc import Collection, Mapping
 
 import pyarrow as pa
 
-from openmsd.corpus.store import Corpus, arrow_table
-from openmsd.models.formatting import paper_input
+from openmsd.corpus import Corpus, arrow_table
+from openmsd.models import paper_input
 from openmsd.rank.scorer import Papers
 
 #: Each paper's text, language and English text (its own English version, if not English).

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 if TYPE_CHECKING:
-    from openmsd.corpus.store import Corpus
+    from openmsd.corpus import Corpus
 
 
 #: The language-identification confidence from which a free-text query's language is used.
@@ -76,7 +76,7 @@ class Queries:
         detector is confident (:data:`CONFIDENT`), else ``und`` (a lexical scorer then reads
         the query in every language of its collection)."""
         if languages is None:
-            from openmsd.corpus.langid import identify
+            from openmsd.corpus import identify
 
             found = identify(list(texts)) if texts else []
             languages = [language if language and (confidence or 0) >= CONFIDENT else "und"
@@ -124,7 +124,7 @@ def best_of(scores: np.ndarray, candidates: np.ndarray, k: int
             ) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the ``k`` best candidates (row numbers) and their scores, best first; a place
     with no finite score holds row -1 and score ``-inf``."""
-    from openmsd.eval.retrieval import top_k_of_scores
+    from openmsd.eval import top_k_of_scores
 
     if scores.shape[1] == 0:
         return (np.full((len(scores), 0), -1, np.int64), np.zeros((len(scores), 0), np.float32))

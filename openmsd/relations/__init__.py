@@ -1,0 +1,63 @@
+"""Relations between papers: DC / CC / BC pairs, positives, Specter and SciNCL triples and the
+OpenMSD split (Ibis on DuckDB or Spark).
+
+Everything other packages use is imported from here; the names load lazily (PEP 562), so
+importing the package costs nothing and creates no import cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openmsd.relations.build import (
+        DEFAULT_MAX_GROUP,
+        RelationsConfig,
+        RelationsError,
+        derive,
+        relations_dir,
+    )
+    from openmsd.relations.engine import connect
+    from openmsd.relations.pairs import bib_coupling, co_citations, direct_citations
+    from openmsd.relations.positives import parse, positive_pairs
+    from openmsd.relations.scincl import RandomProjectionEmbedder
+    from openmsd.relations.specter import specter_triples
+    from openmsd.relations.split import SPLITS, SplitConfig
+    from openmsd.relations.stats import relations_stats
+
+_WHERE: dict[str, str] = {
+    "DEFAULT_MAX_GROUP": "build",
+    "RandomProjectionEmbedder": "scincl",
+    "RelationsConfig": "build",
+    "RelationsError": "build",
+    "SPLITS": "split",
+    "SplitConfig": "split",
+    "bib_coupling": "pairs",
+    "co_citations": "pairs",
+    "connect": "engine",
+    "derive": "build",
+    "direct_citations": "pairs",
+    "parse": "positives",
+    "positive_pairs": "positives",
+    "relations_dir": "build",
+    "relations_stats": "stats",
+    "specter_triples": "specter",
+}
+
+__all__ = [
+    "DEFAULT_MAX_GROUP", "SPLITS", "RandomProjectionEmbedder", "RelationsConfig", "RelationsError",
+    "SplitConfig", "bib_coupling", "co_citations", "connect", "derive", "direct_citations", "parse",
+    "positive_pairs", "relations_dir", "relations_stats", "specter_triples",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its submodule on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,7 +12,7 @@ from typing import Any
 
 import duckdb
 
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus
 from openmsd.relations.build import read_manifest, relations_dir
 from openmsd.relations.split import SPLITS
 

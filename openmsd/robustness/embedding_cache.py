@@ -23,9 +23,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import ParquetSink
-from openmsd.models.embed import text_hash
-from openmsd.models.encoder import DenseEncoder, Kind
+from openmsd.corpus import ParquetSink
+from openmsd.models import DenseEncoder, Kind, text_hash
 
 CHUNK = 1024  # texts per part file
 

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from openmsd.corpus.langid import identify, paper_text
-from openmsd.ingest import formats
-from openmsd.ingest.report import IngestError, Report
+import openmsd.ingest as formats
+from openmsd.corpus import identify, paper_text
+from openmsd.ingest import IngestError, Report
 
 COLUMNS = ["paper_id", "title", "abstract", "language", "source"]
 """``source``: the input file the paper was read from, as given."""

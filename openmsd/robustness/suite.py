@@ -21,10 +21,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from openmsd.models.embed import model_slug
-from openmsd.models.encoder import DenseEncoder
-from openmsd.models.formatting import paper_input
-from openmsd.models.registry import UnsupportedBackendError, load_model
+from openmsd.models import (
+    DenseEncoder,
+    UnsupportedBackendError,
+    load_model,
+    model_slug,
+    paper_input,
+)
 from openmsd.robustness import experiments as ex
 from openmsd.robustness.embedding_cache import EmbeddingCache
 from openmsd.robustness.neighbours import CATEGORIES, NEIGHBOURS, neighbour_table
@@ -185,7 +188,7 @@ def run_suite(paths: Sequence[str | Path], models: Sequence[str], out: Path,
     timing["report"] = time.perf_counter() - start
     timing["total"] = time.perf_counter() - begin
     report["timing_s"] = {k: round(v, 1) for k, v in timing.items()}
-    from openmsd.corpus.store import write_json
+    from openmsd.corpus import write_json
 
     write_json(out / "report.json", report)
     return report

@@ -1,0 +1,80 @@
+"""Search: related papers (one paper or a library of seeds), free-text search, citation
+recommendation and explanations.
+
+Everything other packages use is imported from here; the names load lazily (PEP 562), so
+importing the package costs nothing and creates no import cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openmsd.search.build_cache import is_loaded
+    from openmsd.search.citation_graph import load_citation_graph, read_graph
+    from openmsd.search.library import library_seeds, related_to_library
+    from openmsd.search.manuscript import ManuscriptError, read_manuscript
+    from openmsd.search.paper_records import load_paper_records, read_records
+    from openmsd.search.papers import paper_details, papers_by_id
+    from openmsd.search.ranking import (
+        corpus_scorer,
+        dense_members,
+        is_built,
+        rank_related,
+        rank_search,
+    )
+    from openmsd.search.recommend import MAX_LOCATIONS, language_warning, recommend_citations
+    from openmsd.search.related import (
+        PaperNotFoundError,
+        Result,
+        find_paper,
+        related_papers,
+        search,
+    )
+
+_WHERE: dict[str, str] = {
+    "MAX_LOCATIONS": "recommend",
+    "ManuscriptError": "manuscript",
+    "PaperNotFoundError": "related",
+    "Result": "related",
+    "corpus_scorer": "ranking",
+    "dense_members": "ranking",
+    "find_paper": "related",
+    "is_built": "ranking",
+    "is_loaded": "build_cache",
+    "language_warning": "recommend",
+    "library_seeds": "library",
+    "load_citation_graph": "citation_graph",
+    "load_paper_records": "paper_records",
+    "paper_details": "papers",
+    "papers_by_id": "papers",
+    "rank_related": "ranking",
+    "rank_search": "ranking",
+    "read_graph": "citation_graph",
+    "read_manuscript": "manuscript",
+    "read_records": "paper_records",
+    "recommend_citations": "recommend",
+    "related_papers": "related",
+    "related_to_library": "library",
+    "search": "related",
+}
+
+__all__ = [
+    "MAX_LOCATIONS", "ManuscriptError", "PaperNotFoundError", "Result", "corpus_scorer",
+    "dense_members", "find_paper", "is_built", "is_loaded", "language_warning", "library_seeds",
+    "load_citation_graph", "load_paper_records", "paper_details", "papers_by_id", "rank_related",
+    "rank_search", "read_graph", "read_manuscript", "read_records", "recommend_citations",
+    "related_papers", "related_to_library", "search",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its submodule on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO, TypeVar
 
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import MANIFEST, Corpus, CorpusError
+from openmsd.corpus import MANIFEST, Corpus, CorpusError
 
 T = TypeVar("T")
 

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus
 from openmsd.search.build_cache import per_build
 
 
@@ -153,6 +153,6 @@ def read_graph(source: BinaryIO) -> CitationGraph:
                                                   read_dictionary=columns))
 
 
-def citation_graph(corpus: Corpus) -> CitationGraph:
+def load_citation_graph(corpus: Corpus) -> CitationGraph:
     """The citation graph of ``corpus``'s current build, loaded once per build."""
     return per_build(corpus, "citations", read_graph)

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus
 from openmsd.identifiers import normalize_title
-from openmsd.index.vector_index import VectorIndex, load_index
+from openmsd.index import VectorIndex, load_index
 from openmsd.search.related import PaperNotFoundError, Result, find_paper, related_results
 
 __all__ = ["NEGATIVE_WEIGHT", "LibraryResult", "library_seeds", "related_to_library"]

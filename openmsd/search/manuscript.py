@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 
-from openmsd.models.citrec.markers import MARKER
+from openmsd.models import MARKER
 
 FORMATS = {"text": (".txt", ".text"), "markdown": (".md", ".markdown"),
            "latex": (".tex", ".latex"), "jats": (".xml", ".nxml"),
@@ -181,7 +181,7 @@ def read_jats(data: bytes, path: Path | str = "<jats>") -> Manuscript:
     """A JATS article's body paragraphs with its ``xref`` citation markers."""
     from lxml import etree
 
-    from openmsd.ingest.jats import _paragraphs, _tag, flatten
+    from openmsd.ingest import body_paragraphs, flatten, local_name
 
     try:
         root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True,
@@ -189,9 +189,9 @@ def read_jats(data: bytes, path: Path | str = "<jats>") -> Manuscript:
     except etree.XMLSyntaxError as error:
         raise ManuscriptError(f"{path}: line {error.lineno}: malformed XML ({error.msg})"
                               ) from None
-    if _tag(root) != "article":
+    if local_name(root) != "article":
         raise ManuscriptError(f"{path}: not a JATS article: the root element is "
-                              f"<{_tag(root)}>, expected <article>")
+                              f"<{local_name(root)}>, expected <article>")
     body = root.find("body")
     if body is None:
         raise ManuscriptError(f"{path}: the article has no <body> (no full text)")
@@ -218,7 +218,7 @@ def read_jats(data: bytes, path: Path | str = "<jats>") -> Manuscript:
         for child in list(xref):
             xref.remove(child)
         xref.text, xref.tail = f" {marker} ", tail
-    paragraphs = [flatten(p)[0] for p in _paragraphs(body)]
+    paragraphs = [flatten(p)[0] for p in body_paragraphs(body)]
     meta = root.find("front/article-meta")
     title = ids = None
     if meta is not None:

@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.corpus import Corpus, arrow_table
 from openmsd.search.build_cache import per_build
 
 RECORD_SQL = """
@@ -62,6 +62,6 @@ def read_records(source: BinaryIO) -> PaperRecords:
     return PaperRecords.from_table(pq.read_table(source, columns=COLUMNS))
 
 
-def paper_records(corpus: Corpus) -> PaperRecords:
+def load_paper_records(corpus: Corpus) -> PaperRecords:
     """The paper records of ``corpus``'s current build, loaded once per build."""
     return per_build(corpus, "papers", read_records)

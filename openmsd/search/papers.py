@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from openmsd.corpus.store import Corpus
-from openmsd.search.citation_graph import citation_graph
-from openmsd.search.paper_records import paper_records
+from openmsd.corpus import Corpus
+from openmsd.search.citation_graph import load_citation_graph
+from openmsd.search.paper_records import load_paper_records
 from openmsd.search.related import PaperNotFoundError, find_paper
 
 
@@ -18,10 +18,10 @@ def paper_details(corpus: Corpus, key: str) -> dict[str, Any]:
     ``references`` (its citations to corpus papers) and ``cited_by`` (corpus papers citing it).
     :class:`openmsd.search.related.PaperNotFoundError` for an unknown key."""
     paper_id = find_paper(corpus, key)
-    found = paper_records(corpus).get([paper_id])
+    found = load_paper_records(corpus).get([paper_id])
     if not found:  # gone in a re-ingest since find_paper looked
         raise PaperNotFoundError(f"{corpus.root}: no paper with id or DOI {key!r}")
-    graph = citation_graph(corpus)
+    graph = load_citation_graph(corpus)
     return {**found[0],
             "references": graph.reference_count(paper_id),
             "cited_by": graph.citer_count(paper_id)}
@@ -30,4 +30,4 @@ def paper_details(corpus: Corpus, key: str) -> dict[str, Any]:
 def papers_by_id(corpus: Corpus, ids: list[str]) -> list[dict[str, Any]]:
     """The records (as :func:`paper_details`, without counts) of the known ``ids``, in their
     order; unknown ids are left out."""
-    return paper_records(corpus).get(ids)
+    return load_paper_records(corpus).get(ids)

@@ -15,12 +15,20 @@ from pathlib import Path
 
 import numpy as np
 
-from openmsd.corpus.store import Corpus, CorpusError
-from openmsd.models.embed import vectors_dir
-from openmsd.rank import HYBRID, HYBRID_GRAPH, Fusion, Papers, Queries, Scorer, corpus_papers
+from openmsd.corpus import Corpus, CorpusError
+from openmsd.models import vectors_dir
+from openmsd.rank import (
+    HYBRID,
+    HYBRID_GRAPH,
+    Contribution,
+    DenseScorer,
+    Fusion,
+    Papers,
+    Queries,
+    Scorer,
+    corpus_papers,
+)
 from openmsd.rank import load_scorer as make_scorer
-from openmsd.rank.dense import DenseScorer
-from openmsd.rank.fusion import Contribution
 from openmsd.search.build_cache import current_build
 from openmsd.search.related import Result, _explain, _results, find_paper
 

@@ -42,17 +42,21 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.langid import identify
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus, identify
 from openmsd.identifiers import normalize_title
-from openmsd.index.vector_index import VectorIndex, load_index
-from openmsd.models.citrec.context import fundamental, pick
-from openmsd.models.citrec.markers import MARKER, citation_markers, without_markers
-from openmsd.models.citrec.sentences import split_sentences
-from openmsd.models.encoder import DenseEncoder
-from openmsd.search.citation_graph import citation_graph
+from openmsd.index import VectorIndex, load_index
+from openmsd.models import (
+    MARKER,
+    DenseEncoder,
+    citation_markers,
+    fundamental,
+    pick,
+    split_sentences,
+    without_markers,
+)
+from openmsd.search.citation_graph import load_citation_graph
 from openmsd.search.manuscript import paragraphs_of
-from openmsd.search.paper_records import paper_records
+from openmsd.search.paper_records import load_paper_records
 from openmsd.search.related import PaperNotFoundError, _results, find_paper
 
 __all__ = [
@@ -65,7 +69,7 @@ __all__ = [
     "locations",
     "manuscript_papers",
     "rank_weights",
-    "recommend",
+    "recommend_citations",
     "split_sentences",
     "two_stage_hits",
     "two_stage_weight",
@@ -171,7 +175,7 @@ _TITLES: list[tuple[Any, dict[str, list[str]]]] = []
 
 def _title_index(corpus: Corpus) -> dict[str, list[str]]:
     """Normalised title (and English title) → paper ids, built once per corpus build."""
-    records = paper_records(corpus)
+    records = load_paper_records(corpus)
     if _TITLES and _TITLES[0][0] is records:
         return _TITLES[0][1]
     index: dict[str, list[str]] = {}
@@ -318,7 +322,7 @@ def two_stage_hits(corpus: Corpus, texts: list[str], vectors: np.ndarray, index:
 def _cocitations(corpus: Corpus, ids: list[str]) -> dict[str, dict[str, int]]:
     """For each of ``ids``, the others it is co-cited with in the corpus and how often."""
     try:
-        graph = citation_graph(corpus)
+        graph = load_citation_graph(corpus)
     except (FileNotFoundError, OSError):
         return {}
     out: dict[str, dict[str, int]] = {}
@@ -345,14 +349,14 @@ def _cocited_set(results: list[dict[str, Any]], cocited: dict[str, dict[str, int
     return chosen
 
 
-def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int = 10, *,
-              at: str | None = None, languages: list[str] | None = None,
-              years: tuple[int | None, int | None] | None = None,
-              index: VectorIndex | None = None,
-              max_locations: int | None = MAX_LOCATIONS, supplemental: int | None = None,
-              explain: bool = False, manuscript_ids: Sequence[str] = (),
-              manuscript_title: str | None = None, two_stage: bool | None = None
-              ) -> list[dict[str, Any]]:
+def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model: str,
+                        k: int = 10, *, at: str | None = None, languages: list[str] | None = None,
+                        years: tuple[int | None, int | None] | None = None,
+                        index: VectorIndex | None = None,
+                        max_locations: int | None = MAX_LOCATIONS, supplemental: int | None = None,
+                        explain: bool = False, manuscript_ids: Sequence[str] = (),
+                        manuscript_title: str | None = None, two_stage: bool | None = None
+                        ) -> list[dict[str, Any]]:
     """Papers to cite at each citation location of ``text``, best first.
 
     One dict per location: ``location`` (from 0), ``sentence_number`` (from 1), ``sentence``,

@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus
 from openmsd.identifiers import key_aliases, normalize_doi
-from openmsd.index.vector_index import VectorIndex, load_index
-from openmsd.models.encoder import DenseEncoder
-from openmsd.search.citation_graph import citation_graph
-from openmsd.search.paper_records import paper_records
+from openmsd.index import VectorIndex, load_index
+from openmsd.models import DenseEncoder
+from openmsd.search.citation_graph import load_citation_graph
+from openmsd.search.paper_records import load_paper_records
 
 
 class PaperNotFoundError(LookupError):
@@ -52,7 +52,7 @@ def find_paper(corpus: Corpus, key: str) -> str:
     """The ``paper_id`` of a paper id, a DOI (any form), or any alias (``openalex:W1``)."""
     doi = normalize_doi(key)
     candidates = [key, *([doi, f"doi:{doi}"] if doi else []), *key_aliases(key)]
-    records = paper_records(corpus)
+    records = load_paper_records(corpus)
     for candidate in candidates:
         if candidate in records:
             return candidate
@@ -68,7 +68,7 @@ def _explain(corpus: Corpus, query_id: str | None, results: list[Result]) -> Non
     """Set each result's citation links to ``query_id`` and the sentences saying them."""
     if query_id is None or not results:
         return
-    links = citation_graph(corpus).links(query_id, [r.paper_id for r in results])
+    links = load_citation_graph(corpus).links(query_id, [r.paper_id for r in results])
     for result, link in zip(results, links, strict=True):
         result.cites, result.cited_by = link.cites, link.cited_by
         result.shared_references, result.co_cited = link.shared_references, link.co_cited
@@ -87,16 +87,16 @@ def _explain(corpus: Corpus, query_id: str | None, results: list[Result]) -> Non
 
 def _results(corpus: Corpus, hits: list[tuple[str, float]]) -> list[Result]:
     """Results of ``(paper_id, score)`` hits, with each paper's summary columns."""
-    records = paper_records(corpus).get([h[0] for h in hits])
+    records = load_paper_records(corpus).get([h[0] for h in hits])
     return [Result(paper_id, round(score, 4), paper["title"], paper["english_title"],
                    paper["language"], paper["year"], paper["venue"], paper["doi"])
             for (paper_id, score), paper in zip(hits, records, strict=True)]
 
 
-def related(corpus: Corpus, key: str, model: str, k: int = 10,
-            languages: list[str] | None = None,
-            years: tuple[int | None, int | None] | None = None,
-            index: VectorIndex | None = None) -> list[Result]:
+def related_papers(corpus: Corpus, key: str, model: str, k: int = 10,
+                   languages: list[str] | None = None,
+                   years: tuple[int | None, int | None] | None = None,
+                   index: VectorIndex | None = None) -> list[Result]:
     """The ``k`` papers nearest to paper ``key`` (id or DOI) in ``model``'s index."""
     paper_id = find_paper(corpus, key)
     index = index or load_index(corpus, model)

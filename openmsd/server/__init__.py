@@ -1,1 +1,37 @@
-"""The web application and HTTP API over a corpus (``openmsd serve CORPUS``)."""
+"""The web application and HTTP API over a corpus (``openmsd serve CORPUS``).
+
+Everything other packages use is imported from here; the names load lazily (PEP 562), so
+importing the package costs nothing and creates no import cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openmsd.server.app import create_app, serve
+    from openmsd.server.resources import BATCH_ENV, Resources, indexed_models
+
+_WHERE: dict[str, str] = {
+    "BATCH_ENV": "resources",
+    "Resources": "resources",
+    "create_app": "app",
+    "indexed_models": "resources",
+    "serve": "app",
+}
+
+__all__ = [
+    "BATCH_ENV", "Resources", "create_app", "indexed_models", "serve",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its submodule on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -21,11 +21,19 @@ from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
 from starlette.concurrency import run_in_threadpool
 
 from openmsd.export import EXPORTS, export
-from openmsd.search.library import related_to_library
-from openmsd.search.papers import paper_details, papers_by_id
-from openmsd.search.ranking import rank_related, rank_search
-from openmsd.search.recommend import MAX_LOCATIONS, recommend
-from openmsd.search.related import PaperNotFoundError, find_paper, related, search
+from openmsd.search import (
+    MAX_LOCATIONS,
+    PaperNotFoundError,
+    find_paper,
+    paper_details,
+    papers_by_id,
+    rank_related,
+    rank_search,
+    recommend_citations,
+    related_papers,
+    related_to_library,
+    search,
+)
 from openmsd.server.resources import Resources
 
 MAX_K = 100
@@ -241,8 +249,8 @@ def related_page(resources: Resources, key: str, f: Filters) -> dict[str, Any]:
         return _page(model, f, found, paper)
     try:
         # one more than the page so we know whether a next page exists
-        found = related(resources.corpus, paper["paper_id"], model, f.offset + f.k + 1,
-                        f.lang or None, f.years, index=resources.index(model))
+        found = related_papers(resources.corpus, paper["paper_id"], model, f.offset + f.k + 1,
+                               f.lang or None, f.years, index=resources.index(model))
     except PaperNotFoundError:
         raise HTTPException(404, f"paper {paper['paper_id']!r} has no vector for model "
                             f"{model!r} (it has no title or abstract, or was added after "
@@ -291,9 +299,9 @@ def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any
     model = served_model(resources, body.model, "body")
     years = (body.year_from, body.year_to) if body.year_from or body.year_to else None
     try:
-        found = recommend(resources.corpus, body.text, resources.encoder(model), model, body.k,
-                          at=body.at, languages=body.lang or None, years=years,
-                          index=resources.index(model), explain=body.explain)
+        found = recommend_citations(resources.corpus, body.text, resources.encoder(model), model,
+                                    body.k, at=body.at, languages=body.lang or None, years=years,
+                                    index=resources.index(model), explain=body.explain)
     except ValueError as error:
         raise HTTPException(422, [{"loc": ["body", "at" if body.at else "text"],
                                    "type": "value_error", "msg": str(error)}]) from None

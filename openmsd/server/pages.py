@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-from openmsd.search.papers import papers_by_id
+from openmsd.search import papers_by_id
 from openmsd.server.api import (
     MAX_IDS,
     MAX_K,

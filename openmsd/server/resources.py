@@ -26,17 +26,24 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from openmsd.corpus.stats import corpus_stats
-from openmsd.corpus.store import MANIFEST, Corpus, CorpusError
-from openmsd.index.vector_index import VectorIndex, index_dir, load_index
-from openmsd.models.embed import choose_backend, stored_backends, vector_key
-from openmsd.models.encoder import DenseEncoder, Kind
-from openmsd.models.registry import load_model
-from openmsd.rank import HYBRID, HYBRID_GRAPH
-from openmsd.rank.load import is_builtin
-from openmsd.search.build_cache import is_loaded
-from openmsd.search.citation_graph import citation_graph, read_graph
-from openmsd.search.paper_records import paper_records, read_records
+from openmsd.corpus import MANIFEST, Corpus, CorpusError, corpus_stats
+from openmsd.index import VectorIndex, index_dir, load_index
+from openmsd.models import (
+    DenseEncoder,
+    Kind,
+    choose_backend,
+    load_model,
+    stored_backends,
+    vector_key,
+)
+from openmsd.rank import HYBRID, HYBRID_GRAPH, is_builtin
+from openmsd.search import (
+    is_loaded,
+    load_citation_graph,
+    load_paper_records,
+    read_graph,
+    read_records,
+)
 
 log = logging.getLogger("openmsd.server")
 MAX_BATCH = 64
@@ -221,10 +228,10 @@ class Resources:
     def warm(self) -> None:
         """Load the current build's paper records, citation graph and default rankers (at
         once when already loaded; after a re-ingest, the new build's)."""
-        from openmsd.search.ranking import corpus_scorer, dense_members
+        from openmsd.search import corpus_scorer, dense_members
 
-        paper_records(self.corpus)
-        citation_graph(self.corpus)
+        load_paper_records(self.corpus)
+        load_citation_graph(self.corpus)
         served = {vector_key(m, self.backends[m]): m for m in self.models}
         for ranker in (self.related_ranker, self.search_ranker):
             for member in dense_members(corpus_scorer(self.corpus, ranker)):
@@ -235,7 +242,7 @@ class Resources:
     def warmed(self) -> bool:
         """Whether what :meth:`warm` loads is loaded for the current build (then a paper or
         its related papers are answered in about a millisecond, without waiting for a load)."""
-        from openmsd.search.ranking import is_built
+        from openmsd.search import is_built
 
         return (is_loaded(self.corpus, "papers", read_records)
                 and is_loaded(self.corpus, "citations", read_graph)
@@ -268,7 +275,7 @@ class Resources:
 
 def indexed_models(corpus: str | Path) -> list[str]:
     """The registered models that have an index in ``corpus``, the default model first."""
-    from openmsd.models.registry import DEFAULT_MODEL, MODELS
+    from openmsd.models import DEFAULT_MODEL, MODELS
 
     found = [m for m in MODELS if stored_backends(Corpus(corpus), m, "index")]
     return sorted(found, key=lambda m: m != DEFAULT_MODEL)

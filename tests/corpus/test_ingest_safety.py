@@ -14,10 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus
 from openmsd.crashpoint import ENV
-from openmsd.ingest.pipeline import ingest
-from openmsd.ingest.report import IngestError
+from openmsd.ingest import IngestError, ingest
 
 CLI = "import sys; from openmsd.cli import app; sys.argv = ['openmsd', *sys.argv[1:]]; app()"
 

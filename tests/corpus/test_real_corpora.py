@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from openmsd.corpus.stats import corpus_stats
-from openmsd.corpus.store import Corpus
-from openmsd.ingest.pipeline import ingest
+from openmsd.corpus import Corpus, corpus_stats
+from openmsd.ingest import ingest
 
 
 @pytest.fixture(scope="module")

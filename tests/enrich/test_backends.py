@@ -7,11 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from openmsd.corpus.store import Corpus
-from openmsd.enrich.generator import GeneratorError
-from openmsd.enrich.methods import generate_checked
-from openmsd.enrich.openai_http import OpenAICompatible
-from openmsd.enrich.run import enrich
+from openmsd.corpus import Corpus
+from openmsd.enrich import GeneratorError, OpenAICompatible, enrich, generate_checked
 from openmsd.enrich.store import read_summaries
 from tests.enrich.conftest import needs_apertium
 from tests.server.conftest import free_port, serve_in_thread
@@ -21,8 +18,7 @@ from tests.server.conftest import free_port, serve_in_thread
 def endpoint() -> Iterator[str]:
     """``http://127.0.0.1:PORT/v1`` serving Apertium (passages taken as Spanish)."""
 
-    from openmsd.enrich.apertium import Apertium
-    from openmsd.enrich.server import create_app
+    from openmsd.enrich import Apertium, create_app
 
     with serve_in_thread(create_app(Apertium(), language="es")) as url:
         yield f"{url}/v1"
@@ -30,7 +26,7 @@ def endpoint() -> Iterator[str]:
 
 @needs_apertium
 def test_apertium_translates_spanish_and_says_what_it_cannot():
-    from openmsd.enrich.apertium import Apertium
+    from openmsd.enrich import Apertium
 
     answers = Apertium().generate("translate", [
         "Presentamos un analizador sintáctico para el español.",
@@ -43,7 +39,7 @@ def test_apertium_translates_spanish_and_says_what_it_cannot():
 
 @needs_apertium
 def test_topn_translates_what_the_source_has_no_english_for(corpus_dir):
-    from openmsd.enrich.apertium import Apertium
+    from openmsd.enrich import Apertium
 
     corpus = Corpus(corpus_dir)
     result = enrich(corpus, "topn", 64, Apertium())

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from openmsd.corpus.store import Corpus
-from openmsd.enrich.run import enrich
+from openmsd.corpus import Corpus
+from openmsd.enrich import enrich
 from openmsd.enrich.store import read_summaries
 
 pytestmark = pytest.mark.slow
 
 
 def test_gemma_summarises_french_in_english(corpus_dir):
-    from openmsd.enrich.gemma import LocalGemma
+    from openmsd.enrich import LocalGemma
 
     corpus = Corpus(corpus_dir)
     result = enrich(corpus, "llm", 64, LocalGemma(), attempts=2)

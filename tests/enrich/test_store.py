@@ -6,19 +6,17 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from openmsd.corpus.store import Corpus
-from openmsd.enrich.run import EnrichError, enrich
-from openmsd.enrich.store import (
+from openmsd.corpus import Corpus
+from openmsd.enrich import (
+    EnrichError,
+    SummaryTokenizer,
     current_summaries,
+    enrich,
     enriched_name,
     parse_enriched,
-    read_summaries,
-    summaries_dir,
 )
-from openmsd.enrich.tokens import SummaryTokenizer
-from openmsd.models.embed import embed_corpus, load_vectors
-from openmsd.models.formatting import paper_input
-from openmsd.models.registry import load_model
+from openmsd.enrich.store import read_summaries, summaries_dir
+from openmsd.models import embed_corpus, load_model, load_vectors, paper_input
 
 
 def test_author_summaries_counts_and_rerun(corpus_dir):

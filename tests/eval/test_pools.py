@@ -12,12 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus.store import Corpus
-from openmsd.eval.pools import evaluate_files
-from openmsd.eval.retrieval import RetrievalEvalError
-from openmsd.eval.sdsm import load_pool
-from openmsd.relations.build import derive
-from openmsd.relations.engine import connect
+from openmsd.corpus import Corpus
+from openmsd.eval import RetrievalEvalError, evaluate_pool_files, load_pool
+from openmsd.relations import connect, derive
 from tests.conftest import SMALL
 
 
@@ -51,7 +48,7 @@ def scidocs_style(taln_corpus: Path, tmp_path_factory) -> tuple[Path, dict[str, 
 
 def test_merging_the_pools_removes_the_ceiling(scidocs_style):
     papers, files = scidocs_style
-    result, report = evaluate_files(papers, files, ["bm25", "random"])
+    result, report = evaluate_pool_files(papers, files, ["bm25", "random"])
     assert not report.problems
     bm25, random_ = result["models"]["bm25"], result["models"]["random"]
     for task in files:
@@ -71,17 +68,17 @@ def test_bad_judgements_and_unknown_papers_are_reported(scidocs_style, tmp_path)
     query, _, doc, label = good[2].split()
     bad.write_text("\n".join([good[0], "only two", f"{good[1].rsplit(' ', 1)[0]} yes",
                               "q-unknown 0 d-unknown 1", f"{query}\t{doc}\t{label}"]) + "\n")
-    result, _ = evaluate_files(papers, {"citation": bad}, ["random"], ("merged",))
+    result, _ = evaluate_pool_files(papers, {"citation": bad}, ["random"], ("merged",))
     reasons = result["problems_by_reason"]
     assert reasons["wrong number of fields"] == 1 and reasons["label not a number"] == 1
     assert reasons["paper without text"] == 1
     assert result["models"]["random"]["merged"]["citation"]["n_queries"] == 1
     with pytest.raises(RetrievalEvalError, match="no such file"):
-        evaluate_files(tmp_path / "none.jsonl", files, ["random"])
+        evaluate_pool_files(tmp_path / "none.jsonl", files, ["random"])
     empty = tmp_path / "empty.qrels"
     empty.write_text("\n")
     with pytest.raises(RetrievalEvalError, match="no usable judgement"):
-        evaluate_files(papers, {"x": empty}, ["random"])
+        evaluate_pool_files(papers, {"x": empty}, ["random"])
 
 
 def test_cli(scidocs_style):

@@ -13,20 +13,18 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
+from openmsd.eval import RetrievalEvalError, evaluate_retrieval
 from openmsd.eval.retrieval import (
-    RetrievalEvalError,
     evaluate_ranking,
-    evaluate_retrieval,
     rank,
     read_qrels,
     read_records,
     record_text,
     top_k,
 )
-from openmsd.ingest.report import Report
-from openmsd.rank.dense import DenseScorer
+from openmsd.ingest import Report
+from openmsd.rank import DenseScorer, Papers
 from openmsd.rank.lexical import LexicalScorer
-from openmsd.rank.scorer import Papers
 
 runner = CliRunner()
 CONTRACT_METRICS = {"MAP", "nDCG@10", "MRR", "Recall@1", "Recall@10", "Recall@100"}

@@ -14,15 +14,18 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus.store import Corpus, ParquetSink
-from openmsd.eval.report import markdown, write_report
-from openmsd.eval.sdsm import TASKS, SDSMError, evaluate_sdsm, load_pool
-from openmsd.models.embed import embed_corpus, text_hash, vector_schema, vectors_dir
-from openmsd.models.formatting import paper_input
-from openmsd.models.registry import load_model
+from openmsd.corpus import Corpus, ParquetSink
+from openmsd.eval import TASKS, SDSMError, evaluate_sdsm, load_pool, markdown, write_report
+from openmsd.models import (
+    embed_corpus,
+    load_model,
+    paper_input,
+    text_hash,
+    vector_schema,
+    vectors_dir,
+)
 from openmsd.rank import UnknownScorerError
-from openmsd.relations.build import derive
-from openmsd.relations.engine import connect
+from openmsd.relations import connect, derive
 from tests.conftest import SMALL
 
 MODEL = "muse-v3"

@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 import pytrec_eval
 
-from openmsd.eval.metrics import per_query
-from openmsd.eval.ranks import DenseScorer, MatrixScorer, RandomScorer, relevant_ranks
+from openmsd.eval import DenseScorer, per_query, relevant_ranks
+from openmsd.eval.ranks import MatrixScorer, RandomScorer
 
 
 def test_hand_computed_ap_and_ndcg():

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from openmsd.cli import app
 from openmsd.fetch import SeedError, read_seed_file, seeds_from_zotero
-from openmsd.ingest.pipeline import ingest
+from openmsd.ingest import ingest
 from tests.fetch.apiserver import ZOTERO_KEY, Server, zotero_item
 
 runner = CliRunner()

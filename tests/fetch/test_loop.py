@@ -40,7 +40,7 @@ def _served(corpus: Path) -> Iterator[str]:
     """``openmsd serve``'s app on a real uvicorn server on loopback, in a thread."""
     import uvicorn
 
-    from openmsd.server.app import create_app
+    from openmsd.server import create_app
 
     config = uvicorn.Config(create_app(corpus, [MODEL], watch_s=0), host="127.0.0.1",
                             port=free_port(), log_level="warning")

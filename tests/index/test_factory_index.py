@@ -18,18 +18,14 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus
 from openmsd.crashpoint import ENV
-from openmsd.index.factory_index import IVFDATA_FILE, FactoryParams
-from openmsd.index.vector_index import (
-    FACTORY_KEY,
-    build_index,
-    index_dir,
-    load_index,
-)
-from openmsd.ingest.pipeline import ingest
-from openmsd.models.embed import current_hashes, vector_schema, vectors_dir
-from openmsd.search.related import related
+from openmsd.index import FactoryParams, build_index, index_dir, load_index
+from openmsd.index.factory_index import IVFDATA_FILE
+from openmsd.index.vector_index import FACTORY_KEY
+from openmsd.ingest import ingest
+from openmsd.models import current_hashes, vector_schema, vectors_dir
+from openmsd.search import related_papers
 
 MODEL = "muse-v3"
 N, DIM = 1200, 32
@@ -109,7 +105,7 @@ def test_filters_keep_working(built: Corpus) -> None:
         for hits in results:
             assert len(hits) == min(10, len(allowed))
             assert {p for p, _ in hits} <= set(allowed)
-    hits = related(built, "p0003", MODEL, k=5, languages=["en"])
+    hits = related_papers(built, "p0003", MODEL, k=5, languages=["en"])
     assert len(hits) == 5 and "p0003" not in {h.paper_id for h in hits}
 
 

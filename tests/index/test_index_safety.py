@@ -14,12 +14,11 @@ import numpy as np
 import orjson
 import pytest
 
-from openmsd.corpus.store import Corpus
+from openmsd.corpus import Corpus
 from openmsd.crashpoint import ENV
-from openmsd.index.vector_index import build_index, index_dir, load_index
-from openmsd.ingest.pipeline import ingest
-from openmsd.models.embed import embed_corpus, load_vectors
-from openmsd.models.registry import load_model
+from openmsd.index import build_index, index_dir, load_index
+from openmsd.ingest import ingest
+from openmsd.models import embed_corpus, load_model, load_vectors
 
 MODEL = "muse-v3"
 TITLES = ["Dependency parsing of French", "Neural machine translation", "Plant diversity",

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from openmsd.ingest import coci, formats
-from openmsd.ingest.report import Report
+from openmsd.ingest import Report, coci, formats
 
 HEADER = "oci,citing,cited,creation,timespan,journal_sc,author_sc"
 ROWS = [

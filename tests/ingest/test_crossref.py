@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from openmsd.ingest import crossref, formats
+from openmsd.ingest import Report, crossref, formats
 from openmsd.ingest.crossref import strip_jats
-from openmsd.ingest.report import Report
 from tests.ingest.records import by_kind
 
 ARTICLE = {

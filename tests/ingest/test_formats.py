@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from openmsd.ingest import formats
-from openmsd.ingest.report import IngestError
+from openmsd.ingest import IngestError, formats
 
 REAL = {
     "taln/papers.jsonl": "jsonl",
@@ -61,4 +60,4 @@ def test_hand_written_files_of_every_format_are_detected(tmp_path, name, content
 
 def test_unknown_format_names_the_known_ones():
     with pytest.raises(IngestError, match="expected one of openalex, crossref"):
-        formats.get("bibtex")
+        formats.get_reader("bibtex")

@@ -11,9 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openmsd.corpus.schema import STAGED
-from openmsd.ingest import formats
-from openmsd.ingest.report import Report
+from openmsd.corpus import STAGED
+from openmsd.ingest import Report, formats
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -55,7 +54,7 @@ XML_SEEDS = {
 
 
 def run_reader(name: str, content: bytes) -> None:
-    reader = formats.get(name)
+    reader = formats.get_reader(name)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "input"
         path.write_bytes(content)

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from openmsd.ingest import jats
-from openmsd.ingest.report import Report
+from openmsd.ingest import Report, jats
 
 
 def records(path: Path, report: Report) -> dict[str, list[dict[str, Any]]]:

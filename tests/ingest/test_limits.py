@@ -12,9 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openmsd.ingest.pipeline import ingest
-from openmsd.ingest.reader import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES, json_lines
-from openmsd.ingest.report import Report
+from openmsd.ingest import Report, ingest, json_lines
+from openmsd.ingest.reader import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES
 from openmsd.models.embed import MAX_TEXT_CHARS, embed_text
 
 GOOD = orjson.dumps({"id": "ok", "title": "A normal paper", "year": 2020}) + b"\n"

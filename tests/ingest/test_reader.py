@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 
-from openmsd.ingest.reader import as_str
+from openmsd.ingest import as_str
 
 
 def test_as_str_repairs_windows_1252_punctuation_decoded_as_c1_controls():

@@ -11,10 +11,9 @@ import orjson
 import pyarrow.dataset as ds
 import pytest
 
-from openmsd.corpus.schema import TABLES
-from openmsd.ingest.pipeline import ingest
-from openmsd.ingest.report import IngestError
-from openmsd.ingest.spark import input_files, spark_ingest
+from openmsd.corpus import TABLES
+from openmsd.ingest import IngestError, ingest, spark_ingest
+from openmsd.ingest.spark import input_files
 
 WORDS = ["parsing", "treebank", "corpus", "traduction", "analyse", "syntax", "lexicon",
          "semantic", "alignment", "morphology"]

@@ -15,8 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openmsd.ingest import formats, unpaywall
-from openmsd.ingest.report import Report
+from openmsd.ingest import Report, formats, unpaywall
 from tests.ingest.records import write_lines
 
 LOCATION = {

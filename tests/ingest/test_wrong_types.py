@@ -9,8 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from openmsd.ingest import formats
-from openmsd.ingest.report import Report
+from openmsd.ingest import Report, formats
 from tests.ingest.test_fuzz import JSON, settings_
 
 OBJ = {"x": 1}
@@ -38,7 +37,7 @@ def _read(name: str, obj: dict, tmp_path: Path) -> tuple[Path, Report]:
     content = {"items": [obj]} if name == "crossref" else obj
     path.write_text(json.dumps(content) + "\n")
     report = Report()
-    assert [kind for kind, _ in formats.get(name).read(path, report)][:1] == ["paper"]
+    assert [kind for kind, _ in formats.get_reader(name).read(path, report)][:1] == ["paper"]
     return path, report
 
 
@@ -78,7 +77,7 @@ def test_fuzz_every_wrong_scalar_of_generic_jsonl_is_in_the_report(obj, tmp_path
     path = tmp_path_factory.mktemp("fuzz") / "in.jsonl"
     path.write_text(line + "\n")
     report = Report()
-    list(formats.get("jsonl").read(path, report))
+    list(formats.get_reader("jsonl").read(path, report))
     reported = {p.reason.split("'")[1] for p in report.problems if "'" in p.reason}
     wrong = {k for k, v in obj.items() if k != "id" and v not in ([], {}, None)}
     assert wrong <= reported, (obj, report.problems)

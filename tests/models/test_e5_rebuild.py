@@ -190,7 +190,7 @@ def taln_pairs() -> list[tuple[str, str]]:
     """``N_PAIRS`` TALN papers spread over the file: (French title. abstract, its English)."""
     if not TALN_PAPERS.is_file():
         return []
-    from openmsd.corpus.langid import identify
+    from openmsd.corpus import identify
 
     pairs = []
     with TALN_PAPERS.open(encoding="utf-8") as f:

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.models.registry import UnsupportedBackendError, load_model
+from openmsd.models import UnsupportedBackendError, load_model
 
 TEXTS = [
     "Nous proposons une méthode d'alignement de phrases pour des corpus parallèles.",

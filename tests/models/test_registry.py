@@ -9,9 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.models.bm25 import BM25
-from openmsd.models.formatting import paper_input
-from openmsd.models.registry import MODELS, UnknownModelError, load_model
+from openmsd.models import BM25, MODELS, UnknownModelError, load_model, paper_input
 
 FR = "Nous présentons un analyseur syntaxique robuste pour le français écrit."
 EN = ["We present a robust syntactic parser for written French.",

@@ -9,11 +9,9 @@ import numpy as np
 import pyarrow.dataset as ds
 import pytest
 
-from openmsd.corpus.store import Corpus
-from openmsd.ingest.pipeline import ingest
-from openmsd.models.embed import embed_corpus, load_vectors, vector_key
-from openmsd.models.registry import load_model
-from openmsd.models.spark_embed import spark_embed
+from openmsd.corpus import Corpus
+from openmsd.ingest import ingest
+from openmsd.models import embed_corpus, embed_on_spark, load_model, load_vectors, vector_key
 
 pytest.importorskip("onnxruntime")
 
@@ -39,8 +37,8 @@ def test_spark_vectors_match_the_single_process_and_resume(corpus, tiny_model, t
     key = vector_key(model, "onnx")
     single = embed_corpus(corpus, load_model(model, "onnx"), key)
     ids, matrix = load_vectors(corpus, key)
-    first = spark_embed(str(corpus.table_path("papers")), str(tmp_path / "vectors"), model,
-                        "onnx", spark=spark, rows_per_partition=50)
+    first = embed_on_spark(str(corpus.table_path("papers")), str(tmp_path / "vectors"), model,
+                           "onnx", spark=spark, rows_per_partition=50)
     assert (first.embedded, first.no_text) == (single.embedded, single.no_text)
     assert first.parts == 4  # 160 papers, about 50 a partition
     spark_ids, spark_matrix = vectors(first.directory)
@@ -48,15 +46,15 @@ def test_spark_vectors_match_the_single_process_and_resume(corpus, tiny_model, t
     # int8 activations are quantised per batch: equal within the backend's cosine
     assert float((matrix * spark_matrix).sum(axis=1).min()) > 0.99
 
-    again = spark_embed(str(corpus.table_path("papers")), str(tmp_path / "vectors"), model,
-                        "onnx", spark=spark, rows_per_partition=50)
+    again = embed_on_spark(str(corpus.table_path("papers")), str(tmp_path / "vectors"), model,
+                           "onnx", spark=spark, rows_per_partition=50)
     assert (again.embedded, again.cached, again.parts) == (0, first.embedded, 0)
 
     lost = sorted(Path(first.directory).glob("part-*.parquet"))[1]  # a partition never written
     n_lost = ds.dataset(str(lost)).count_rows()
     lost.unlink()
-    resumed = spark_embed(str(corpus.table_path("papers")), str(tmp_path / "vectors"), model,
-                          "onnx", spark=spark, rows_per_partition=50)
+    resumed = embed_on_spark(str(corpus.table_path("papers")), str(tmp_path / "vectors"), model,
+                             "onnx", spark=spark, rows_per_partition=50)
     assert (resumed.embedded, resumed.parts) == (n_lost, 1)
     assert vectors(first.directory)[0] == ids
     assert not list(Path(first.directory).glob(".*"))  # no half-written part left

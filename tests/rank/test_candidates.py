@@ -9,10 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from openmsd.index.vector_index import VectorIndex
-from openmsd.models.bm25 import BM25
-from openmsd.rank import Fusion, Papers, Queries, load_scorer
-from openmsd.rank.dense import DenseScorer
+from openmsd.index import VectorIndex
+from openmsd.models import BM25
+from openmsd.rank import DenseScorer, Fusion, Papers, Queries, load_scorer
 from openmsd.rank.fusion import combine
 from openmsd.rank.scorer import ExactScorer, best_of, exclude_self
 
@@ -153,8 +152,8 @@ def test_an_index_build_folder_newer_than_the_model_names_no_model(tmp_path):
     ranker named '.builds')."""
     import os
 
-    from openmsd.corpus.store import Corpus
-    from openmsd.rank.load import default_dense, dense_models
+    from openmsd.corpus import Corpus
+    from openmsd.rank import default_dense, dense_models
 
     built = tmp_path / "index" / ".builds" / "muse-v3" / "b1"
     built.mkdir(parents=True)

@@ -6,9 +6,8 @@ import shutil
 
 import pyarrow.dataset as ds
 
-from openmsd.corpus.store import Corpus
-from openmsd.relations.build import derive, relations_dir
-from openmsd.relations.engine import connect
+from openmsd.corpus import Corpus
+from openmsd.relations import connect, derive, relations_dir
 from tests.relations.conftest import SMALL
 
 OUTPUTS = ("dc", "cc", "bc", "splits", "pairs", "specter", "scincl")

@@ -11,10 +11,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from openmsd.corpus.store import Corpus, CorpusError
-from openmsd.relations.build import RelationsConfig, derive, relations_dir
-from openmsd.relations.engine import connect
-from openmsd.relations.pairs import bib_coupling, co_citations
+from openmsd.corpus import Corpus, CorpusError
+from openmsd.relations import (
+    RelationsConfig,
+    bib_coupling,
+    co_citations,
+    connect,
+    derive,
+    relations_dir,
+)
 from tests.relations.conftest import SMALL
 
 
@@ -99,8 +104,7 @@ def test_bad_citation_rows_are_counted_and_left_out(taln_corpus, tmp_path):
 
 
 def test_a_corpus_without_papers_is_a_clear_error(tmp_path):
-    from openmsd.ingest.pipeline import ingest
-    from openmsd.ingest.report import IngestError
+    from openmsd.ingest import IngestError, ingest
 
     src = tmp_path / "bad.jsonl"
     src.write_text('{"title": "no id"}\n')

@@ -8,12 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from openmsd.corpus.store import Corpus
-from openmsd.relations.scincl import (
-    TRIPLES_SCHEMA,
-    RandomProjectionEmbedder,
-    scincl_triples,
-)
+from openmsd.corpus import Corpus
+from openmsd.relations import RandomProjectionEmbedder
+from openmsd.relations.scincl import TRIPLES_SCHEMA, scincl_triples
 
 CLUSTERS, SIZE = 3, 60
 WINDOWS = {"positive_ranks": (5, 10), "negative_ranks": (80, 85)}

@@ -13,11 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus.store import Corpus
-from openmsd.relations.build import derive, relations_dir
-from openmsd.relations.engine import connect
-from openmsd.relations.positives import parse, positive_pairs, positive_set_names
-from openmsd.relations.split import SplitConfig
+from openmsd.corpus import Corpus
+from openmsd.relations import SplitConfig, connect, derive, parse, positive_pairs, relations_dir
+from openmsd.relations.positives import positive_set_names
 from tests.relations.conftest import SMALL
 
 

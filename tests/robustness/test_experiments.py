@@ -12,13 +12,13 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.ingest.report import IngestError
+from openmsd.ingest import IngestError
+from openmsd.robustness import RobustnessError, run_suite
 from openmsd.robustness import experiments as ex
 from openmsd.robustness.embedding_cache import EmbeddingCache
 from openmsd.robustness.neighbours import TABLE_COLUMNS
 from openmsd.robustness.papers import load_papers, sample
 from openmsd.robustness.report import examples
-from openmsd.robustness.suite import RobustnessError, run_suite
 
 
 def unit(rows: list[list[float]]) -> np.ndarray:

@@ -8,10 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import SAMPLE, app
-from openmsd.corpus.store import Corpus
-from openmsd.ingest.pipeline import ingest
-from openmsd.models.embed import choose_backend, stored_backends, vector_key
-from openmsd.models.registry import default_backend
+from openmsd.corpus import Corpus
+from openmsd.ingest import ingest
+from openmsd.models import choose_backend, default_backend, stored_backends, vector_key
 
 runner = CliRunner()
 MODEL = "minilm-en"  # small, and it has both backends

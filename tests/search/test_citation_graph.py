@@ -12,13 +12,19 @@ import pyarrow as pa
 import pytest
 
 from openmsd.cli import SAMPLE
-from openmsd.corpus.store import Corpus, CorpusError
-from openmsd.ingest.pipeline import ingest
+from openmsd.corpus import Corpus, CorpusError
+from openmsd.ingest import ingest
+from openmsd.search import (
+    Result,
+    find_paper,
+    load_citation_graph,
+    load_paper_records,
+    paper_details,
+    papers_by_id,
+)
 from openmsd.search import citation_graph as citation_graph_module
-from openmsd.search.citation_graph import CitationGraph, Links, citation_graph
-from openmsd.search.paper_records import paper_records
-from openmsd.search.papers import paper_details, papers_by_id
-from openmsd.search.related import Result, _explain, _results, find_paper
+from openmsd.search.citation_graph import CitationGraph, Links
+from openmsd.search.related import _explain, _results
 
 # What _explain asked DuckDB before the graph: one correlated join per result.
 SQL = """
@@ -72,7 +78,7 @@ def candidates(rows: list[tuple[str, str]], query: str, papers: list[str],
 def test_links_equal_brute_force_and_the_old_sql_on_taln(taln, rows):
     rng = random.Random(0)
     papers = taln.read("papers", ["paper_id"])["paper_id"].to_pylist()
-    graph = citation_graph(taln)
+    graph = load_citation_graph(taln)
     con = taln.connect()
     queries = sorted({p for row in rows for p in row})
     assert len(queries) > 300
@@ -130,20 +136,20 @@ def test_a_new_build_is_loaded_again_and_a_torn_one_refused(tmp_path):
     root = tmp_path / "c"
     ingest([SAMPLE / "scielo-jats"], root)
     corpus = Corpus(root)
-    before = citation_graph(corpus)
-    assert citation_graph(corpus) is before and paper_records(corpus) is \
-        paper_records(corpus)
-    papers = len(paper_records(corpus).rows)
+    before = load_citation_graph(corpus)
+    assert load_citation_graph(corpus) is before and load_paper_records(corpus) is \
+        load_paper_records(corpus)
+    papers = len(load_paper_records(corpus).rows)
     ingest([SAMPLE / "unarxive"], root)  # a new build id in the manifest
-    after = citation_graph(corpus)
+    after = load_citation_graph(corpus)
     assert after is not before
-    assert len(paper_records(corpus).rows) == papers + 7
+    assert len(load_paper_records(corpus).rows) == papers + 7
     torn = Corpus(shutil.copytree(root, tmp_path / "torn"))
     manifest = orjson.loads((torn.root / "manifest.json").read_bytes())
     manifest["build"]["id"] = "0" * 16  # as if the manifest were newer than the tables
     (torn.root / "manifest.json").write_bytes(orjson.dumps(manifest))
     with pytest.raises(CorpusError, match=r"citations\.parquet: from build"):
-        citation_graph(torn)
+        load_citation_graph(torn)
 
 
 def test_module_examples():

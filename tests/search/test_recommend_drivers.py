@@ -8,8 +8,8 @@ import faiss
 import numpy as np
 import pyarrow as pa
 
-from openmsd.index.vector_index import META, VectorIndex
-from openmsd.models.registry import load_model
+from openmsd.index import META, VectorIndex
+from openmsd.models import load_model
 from openmsd.search.recommend import _paper_vectors
 
 

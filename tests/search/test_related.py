@@ -9,12 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import SAMPLE, app
-from openmsd.corpus.store import Corpus
-from openmsd.index.vector_index import build_index, index_kind, load_index
-from openmsd.ingest.pipeline import ingest
-from openmsd.models.embed import embed_corpus, load_vectors
-from openmsd.models.registry import load_model
-from openmsd.search.related import PaperNotFoundError, find_paper, related, search
+from openmsd.corpus import Corpus
+from openmsd.index import build_index, index_kind, load_index
+from openmsd.ingest import ingest
+from openmsd.models import embed_corpus, load_model, load_vectors
+from openmsd.search import PaperNotFoundError, find_paper, related_papers, search
 
 ARTICLE = "10.1590/0101-3173.2022.v45n1.p139"  # cited by two commentaries in the sample
 COMMENTARY = "10.1590/0101-3173.2022.v45n1.p159"
@@ -44,7 +43,7 @@ def test_embedding_is_resumable_and_never_twice(corpus, encoder):
 
 
 def test_related_excludes_the_paper_and_explains_citation_links(corpus):
-    results = related(corpus, f"https://doi.org/{ARTICLE.upper()}", MODEL, k=14)
+    results = related_papers(corpus, f"https://doi.org/{ARTICLE.upper()}", MODEL, k=14)
     ids = [r.paper_id for r in results]
     assert ARTICLE not in ids and len(ids) == 14
     commentary = next(r for r in results if r.paper_id == COMMENTARY)
@@ -55,11 +54,11 @@ def test_related_excludes_the_paper_and_explains_citation_links(corpus):
 
 
 def test_filters_by_language_and_year(corpus):
-    results = related(corpus, ARTICLE, MODEL, k=10, languages=["pt"])
+    results = related_papers(corpus, ARTICLE, MODEL, k=10, languages=["pt"])
     assert results and {r.language for r in results} == {"pt"}
-    years = related(corpus, ARTICLE, MODEL, k=10, years=(2022, 2022))
+    years = related_papers(corpus, ARTICLE, MODEL, k=10, years=(2022, 2022))
     assert years and all(r.year == 2022 for r in years)
-    assert related(corpus, ARTICLE, MODEL, k=10, languages=["xx"]) == []
+    assert related_papers(corpus, ARTICLE, MODEL, k=10, languages=["xx"]) == []
 
 
 def test_free_text_search_crosses_languages(corpus, encoder):
@@ -120,12 +119,12 @@ def test_an_index_of_another_kind_is_built_anew(corpus, tmp_path):
     again, added = build_index(copy, MODEL)  # auto extends what is there
     assert index_kind(again.index) == "hnsw" and added == 0
     assert index_kind(load_index(copy, MODEL).index) == "hnsw"
-    assert [r.paper_id for r in related(copy, ARTICLE, MODEL, k=5)] == \
-        [r.paper_id for r in related(corpus, ARTICLE, MODEL, k=5)]
+    assert [r.paper_id for r in related_papers(copy, ARTICLE, MODEL, k=5)] == \
+        [r.paper_id for r in related_papers(corpus, ARTICLE, MODEL, k=5)]
 
 
 def test_default_rankers_fuse_text_and_citations_and_say_why(corpus):
-    from openmsd.search.ranking import rank_related, rank_search
+    from openmsd.search import rank_related, rank_search
 
     results = rank_related(corpus, ARTICLE, k=5)  # hybrid-graph: muse-v3 + bm25-en + graph
     ids = [r.paper_id for r in results]

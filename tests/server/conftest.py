@@ -15,11 +15,10 @@ import orjson
 import pytest
 
 from openmsd.cli import SAMPLE
-from openmsd.corpus.store import Corpus
-from openmsd.index.vector_index import build_index
-from openmsd.ingest.pipeline import ingest
-from openmsd.models.embed import embed_corpus
-from openmsd.models.registry import load_model
+from openmsd.corpus import Corpus
+from openmsd.index import build_index
+from openmsd.ingest import ingest
+from openmsd.models import embed_corpus, load_model
 
 CHROMIUM = Path("/usr/bin/chromium")
 BROWSER = [
@@ -89,7 +88,7 @@ def served_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def app(served_corpus: Path):
-    from openmsd.server.app import create_app
+    from openmsd.server import create_app
 
     return create_app(served_corpus, [MODEL], watch_s=0.2)
 

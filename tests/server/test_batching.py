@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from openmsd.models.registry import load_model
+from openmsd.models import load_model
 from openmsd.server.resources import BatchingEncoder
 from tests.server.conftest import MODEL
 

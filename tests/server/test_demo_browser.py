@@ -16,7 +16,7 @@ pytestmark = BROWSER
 
 @pytest.fixture(scope="module")
 def demo_url(demo_run) -> Iterator[str]:
-    from openmsd.server.app import create_app
+    from openmsd.server import create_app
 
     with serve_in_thread(create_app(demo_run[0], ["muse-v3"], watch_s=0)) as url:
         yield url

@@ -11,12 +11,11 @@ import numpy as np
 import orjson
 from fastapi.testclient import TestClient
 
-from openmsd.corpus.store import Corpus
-from openmsd.index.vector_index import build_index, index_dir
-from openmsd.ingest.pipeline import ingest
-from openmsd.models.embed import embed_corpus
-from openmsd.models.registry import load_model
-from openmsd.server.app import create_app
+from openmsd.corpus import Corpus
+from openmsd.index import build_index, index_dir
+from openmsd.ingest import ingest
+from openmsd.models import embed_corpus, load_model
+from openmsd.server import create_app
 from openmsd.server.resources import LiveIndex
 from tests.server.conftest import MODEL
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.store import Corpus, building_dir, write_json
+from openmsd.corpus import Corpus, building_dir, write_json
 from openmsd.models.citrec.context import (
     CITATION_FUNDAMENTAL,
     CITATION_SUPPLEMENTAL,
@@ -303,7 +303,7 @@ def choose_fusion_weight(model: np.ndarray, prefetch: np.ndarray, locations: lis
 def prefetch_matrix(data: CitrecData, locations: list[Location], candidates: list[str],
                     split: str) -> np.ndarray:
     """The prefetch's scores (queries × candidates, masked pairs −inf) of ``locations``."""
-    from openmsd.eval.citrec import PREFETCH, Queries, model_scorer
+    from openmsd.eval import PREFETCH, Queries, model_scorer
 
     column = {p: i for i, p in enumerate(candidates)}
     rows = model_scorer(PREFETCH, data, Queries(locations, candidates, column)).rows(
@@ -312,8 +312,8 @@ def prefetch_matrix(data: CitrecData, locations: list[Location], candidates: lis
                     np.asarray(rows, np.float64), -np.inf)
 
 
-def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None = None,
-          prefetch: np.ndarray | None = None) -> dict[str, Any]:
+def train_citrec(config: CitrecConfig, progress: bool = True, data: CitrecData | None = None,
+                 prefetch: np.ndarray | None = None) -> dict[str, Any]:
     """Train as ``config`` says; write the best model on dev (the untrained start included) to
     ``config.out``; return the manifest. ``data``: the corpus's locations and candidates when
     already loaded (:func:`openmsd.models.citrec.data.load` with ``config``'s

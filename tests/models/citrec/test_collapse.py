@@ -73,24 +73,23 @@ def test_a_few_hundred_steps_on_unarxive_do_not_lower_dev_recall(tiny_model, una
     included, and really has that dev recall when loaded again."""
     from pathlib import Path
 
-    from openmsd.corpus.store import Corpus
-    from openmsd.models.citrec.data import load
-    from openmsd.models.citrec.model import CitrecModel
-    from openmsd.models.citrec.train import (
+    from openmsd.corpus import Corpus
+    from openmsd.models import (
         CitrecConfig,
         PaperContexts,
         candidate_mask,
-        citrec_scores,
-        recall_at,
+        load,
         split_locations,
-        train,
+        train_citrec,
     )
+    from openmsd.models.citrec.model import CitrecModel
+    from openmsd.models.citrec.train import citrec_scores, recall_at
 
     config = CitrecConfig(corpus=str(unarxive_corpus), out=str(tmp_path / "m"),
                           base=str(tiny_model), outside_references=True, max_steps=300,
                           eval_every=50, manuscript_supplemental=3, citation_supplemental=2,
                           max_seq_length=32, seed=3)
-    manifest = train(config, progress=False)
+    manifest = train_citrec(config, progress=False)
     history = [h["dev_recall@10"] for h in manifest["metrics"]["dev_history"]]
     assert len(history) == 7  # the start, then every 50 steps
     best = manifest["metrics"]["best_dev_recall@10"]

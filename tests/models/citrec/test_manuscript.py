@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from openmsd.models.citrec.markers import citation_markers
-from openmsd.search.manuscript import ManuscriptError, read_manuscript, read_text
+from openmsd.models import citation_markers
+from openmsd.search import ManuscriptError, read_manuscript
+from openmsd.search.manuscript import read_text
 
 
 def markers(paragraphs: list[str]) -> list[str]:

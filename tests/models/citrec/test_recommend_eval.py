@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from openmsd.corpus.store import Corpus
-from openmsd.eval.citrec import (
-    CitrecEvalError,
-    evaluate,
-    plot_table3,
-    query_metrics,
-    table3,
-)
-from openmsd.index.vector_index import build_index
-from openmsd.models.embed import embed_corpus
-from openmsd.models.registry import load_model
-from openmsd.search.recommend import recommend
+from openmsd.corpus import Corpus
+from openmsd.eval import CitrecEvalError, evaluate, plot_table3, table3
+from openmsd.eval.citrec import query_metrics
+from openmsd.index import build_index
+from openmsd.models import embed_corpus, load_model
+from openmsd.search import recommend_citations
 
 
 def test_query_metrics_by_hand() -> None:
@@ -56,11 +50,11 @@ def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_pat
     text = ("Random polynomials have many zeros. Their zeros lie near the unit circle. "
             "This was conjectured by Pemantle and Rivin {{cite:b9}}. We prove it.\n\n"
             "A second paragraph about something else.")
-    found = recommend(corpus, text, encoder, str(model), 3, explain=True)
+    found = recommend_citations(corpus, text, encoder, str(model), 3, explain=True)
     assert [loc["location"] for loc in found] == [2]
     # a trained model with a fusion weight: two stages by default (prefetch, then rerank)
     assert encoder.settings.fusion_weight is not None and found[0]["ranking"] == "two-stage"
-    dense = recommend(corpus, text, encoder, str(model), 3, two_stage=False)
+    dense = recommend_citations(corpus, text, encoder, str(model), 3, two_stage=False)
     assert dense[0]["ranking"] == "dense" and len(dense[0]["results"]) == 3
     location = found[0]
     assert location["markers"] == ["{{cite:b9}}"] and len(location["results"]) == 3
@@ -68,7 +62,7 @@ def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_pat
     driver = location["results"][0]["drivers"][0]
     assert driver["sentence"] in location["supplemental"] + location["context"]
     # no marker: one location per paragraph
-    plain = recommend(corpus, text.replace(" {{cite:b9}}", ""), encoder, str(model), 2)
+    plain = recommend_citations(corpus, text.replace(" {{cite:b9}}", ""), encoder, str(model), 2)
     assert [loc["location"] for loc in plain] == [0, 4]
 
 
@@ -111,7 +105,7 @@ def test_eval_citrec_time_split_and_stages(citrec_model, unarxive_corpus) -> Non
 def test_fusion_weight_is_chosen_on_dev() -> None:
     import numpy as np
 
-    from openmsd.models.citrec.data import Location
+    from openmsd.models import Location
     from openmsd.models.citrec.train import choose_fusion_weight
 
     candidates = [f"c{i}" for i in range(30)]

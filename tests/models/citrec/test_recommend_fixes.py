@@ -7,19 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from openmsd.corpus.store import Corpus
-from openmsd.index.vector_index import build_index
-from openmsd.models.embed import embed_corpus
-from openmsd.models.registry import load_model
-from openmsd.search.manuscript import read_manuscript
-from openmsd.search.recommend import cited_count, manuscript_papers, recommend
+from openmsd.corpus import Corpus
+from openmsd.index import build_index
+from openmsd.models import embed_corpus, load_model
+from openmsd.search import read_manuscript, recommend_citations
+from openmsd.search.recommend import cited_count, manuscript_papers
 
 SAMPLE_JATS = Path(__file__).resolve().parents[3] / "openmsd" / "data" / "sample" / "scielo-jats"
 
 
 @pytest.fixture(scope="module")
 def jats_corpus(tiny_model, tmp_path_factory) -> tuple[Corpus, object, str]:
-    from openmsd.ingest.pipeline import ingest
+    from openmsd.ingest import ingest
 
     root = tmp_path_factory.mktemp("jats") / "corpus"
     ingest([SAMPLE_JATS], root)
@@ -42,11 +41,11 @@ def test_the_manuscript_is_never_its_own_recommendation(jats_corpus) -> None:
         if not own:
             continue
         checked += 1
-        unguarded = recommend(corpus, document.text, encoder, model, 5,
-                              manuscript_title="", max_locations=5)
+        unguarded = recommend_citations(corpus, document.text, encoder, model, 5,
+                                        manuscript_title="", max_locations=5)
         itself_found += any(r["paper_id"] in own for loc in unguarded for r in loc["results"])
-        found = recommend(corpus, document.text, encoder, model, 5, max_locations=5,
-                          manuscript_ids=document.ids, manuscript_title=document.title)
+        found = recommend_citations(corpus, document.text, encoder, model, 5, max_locations=5,
+                                    manuscript_ids=document.ids, manuscript_title=document.title)
         assert found and all(len(loc["results"]) == 5 for loc in found)
         assert not [r["paper_id"] for loc in found for r in loc["results"]
                     if r["paper_id"] in own], path.name
@@ -61,7 +60,7 @@ def test_title_of_a_plain_text_manuscript_is_matched(jats_corpus) -> None:
     own = manuscript_papers(corpus, [], document.title.upper() + " !")
     assert own and own == manuscript_papers(corpus, document.ids)
     text = document.title + "\n\n" + document.text
-    found = recommend(corpus, text, encoder, model, 5, max_locations=3)
+    found = recommend_citations(corpus, text, encoder, model, 5, max_locations=3)
     assert not [r for loc in found for r in loc["results"] if r["paper_id"] in own]
 
 
@@ -69,7 +68,7 @@ def test_locations_rank_by_their_own_sentence_and_drivers_come_from_them(jats_co
     corpus, encoder, model = jats_corpus
     text = ("Soil erosion reduces crop yields in tropical farms [1]. "
             "Public health surveillance of dengue relies on notification systems [2].")
-    first, second = recommend(corpus, text, encoder, model, 5, explain=True)
+    first, second = recommend_citations(corpus, text, encoder, model, 5, explain=True)
     assert first["markers"] == ["[1]"] and second["markers"] == ["[2]"]
     assert [r["paper_id"] for r in first["results"]] != [r["paper_id"] for r in
                                                          second["results"]]
@@ -83,7 +82,7 @@ def test_cited_count_and_cocited_set(jats_corpus) -> None:
     corpus, encoder, model = jats_corpus
     assert cited_count("As in [3, 5-7].") == 4 and cited_count("See {{cite:a,b}}.") == 2
     assert cited_count("(Smith, 2020; Doe 2019) and [4]") == 3 and cited_count("none") == 0
-    found = recommend(corpus, "Dengue notification and vector control [3, 4].", encoder,
-                      model, 5)
+    found = recommend_citations(corpus, "Dengue notification and vector control [3, 4].", encoder,
+                                model, 5)
     assert found[0]["cites"] == 2 and len(found[0]["cocited_set"]) == 2
     assert found[0]["cocited_set"][0] == found[0]["results"][0]["paper_id"]

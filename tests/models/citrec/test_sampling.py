@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from openmsd.models.citrec.context import manuscript_context, paper_context, pick
+from openmsd.models import manuscript_context, pick
+from openmsd.models.citrec.context import paper_context
 from openmsd.models.citrec.samplers import (
     NegativeSampler,
     PositiveSampler,

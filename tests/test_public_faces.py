@@ -1,0 +1,196 @@
+"""Every package has a public face, and other packages import only from it.
+
+A face is the package's ``__init__.py``: a sorted ``__all__``, a ``_WHERE`` map of name ->
+submodule read lazily (PEP 562 ``__getattr__``) and the same imports under ``TYPE_CHECKING``, so
+import-linter sees the edges. import-linter's ``protected`` contracts (pyproject.toml) check that
+no module imports another package's submodules; this test checks that too (on the source, in
+the default suite), and what the import graph cannot show: private names, and faces that say
+what they load.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "openmsd"
+
+
+def packages(root: Path) -> list[str]:
+    """The top-level packages under ``root/openmsd``."""
+    return sorted(p.name for p in (root / PACKAGE).iterdir() if (p / "__init__.py").exists())
+
+
+@cache
+def parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(), str(path))
+
+
+def dotted(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(root: Path, path: Path) -> list[tuple[int, str, str | None]]:
+    """(line, absolute module, imported name or None) of every import in a file, function-level
+    and ``TYPE_CHECKING`` ones included."""
+    me = dotted(root, path)
+    found: list[tuple[int, str, str | None]] = []
+    for node in ast.walk(parse(path)):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = me.split(".")[: len(me.split(".")) - node.level
+                                      + (path.name == "__init__.py")]
+                module = ".".join([*base, *([module] if module else [])])
+            found += [(node.lineno, module, alias.name) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, None) for alias in node.names]
+    return found
+
+
+def violations(root: Path) -> list[str]:
+    """``file:line: what`` for each import of another package's submodule or private name."""
+    tops = set(packages(root))
+    modules = {dotted(root, p) for p in (root / PACKAGE).rglob("*.py")}
+    out: list[str] = []
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        rel = path.relative_to(root)
+        own = rel.parts[1] if len(rel.parts) > 2 else None
+        for line, module, name in imports(root, path):
+            parts = module.split(".")
+            if parts[0] != PACKAGE or len(parts) < 2 or parts[1] not in tops or parts[1] == own:
+                continue
+            target = f"{module}.{name}" if name else module
+            if len(parts) > 2 or (name and target in modules):
+                out.append(f"{rel}:{line}: imports {target} (import it from {PACKAGE}.{parts[1]})")
+            elif name and name.startswith("_"):
+                out.append(f"{rel}:{line}: imports the private {target}")
+    return out
+
+
+def bindings(tree: ast.Module) -> set[str]:
+    """Names bound at a module's top level (inside top-level if / try too)."""
+    names: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names.update(a.asname or a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.If | ast.Try):
+                visit(node.body)
+                visit(node.orelse)
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+
+    visit(tree.body)
+    return names
+
+
+def face_problems(root: Path, package: str) -> list[str]:
+    """What is wrong with one face: its ``_WHERE`` map, ``TYPE_CHECKING`` imports and
+    ``__all__`` disagree, or a name is not where the map says, or shadows a submodule."""
+    base = root / PACKAGE / package
+    tree = ast.parse((base / "__init__.py").read_text())
+    where: dict[str, str] = {}
+    declared: list[str] = []
+    checked: dict[str, str] = {}
+    for node in tree.body:
+        target = (node.targets[0] if isinstance(node, ast.Assign) else
+                  node.target if isinstance(node, ast.AnnAssign) else None)
+        if isinstance(target, ast.Name) and target.id == "_WHERE":
+            where = ast.literal_eval(node.value)
+        elif isinstance(target, ast.Name) and target.id == "__all__":
+            declared = list(ast.literal_eval(node.value))
+        elif isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for sub in node.body:
+                assert isinstance(sub, ast.ImportFrom) and sub.module
+                for alias in sub.names:
+                    checked[alias.name] = sub.module.removeprefix(f"{PACKAGE}.{package}.")
+    problems = [f"{package}: no _WHERE map"] if not where else []
+    if checked != where:
+        problems.append(f"{package}: TYPE_CHECKING imports differ from _WHERE: "
+                        f"{sorted(set(checked.items()) ^ set(where.items()))}")
+    own = bindings(tree) - {"_WHERE", "__all__", "annotations", "importlib", "TYPE_CHECKING",
+                            "Any", "__getattr__", "__dir__"} - set(checked)
+    public = sorted(set(where) | {n for n in own if not n.startswith("_")})
+    if sorted(declared) != public:
+        problems.append(f"{package}: __all__ is not the sorted set of exports: "
+                        f"{sorted(set(declared) ^ set(public))}")
+    for name, sub in sorted(where.items()):
+        path = base / (sub.replace(".", "/") + ".py")
+        path = path if path.exists() else base / sub.replace(".", "/") / "__init__.py"
+        if not path.exists() or name not in bindings(parse(path)):
+            problems.append(f"{package}: {name} is not defined in {package}.{sub}")
+        if (base / f"{name}.py").exists() or (base / name / "__init__.py").exists():
+            problems.append(f"{package}: {name} is also a submodule (the import system would "
+                            "replace the name by the module)")
+    return problems
+
+
+def test_no_package_imports_another_package_inside() -> None:
+    assert violations(ROOT) == []
+
+
+def test_every_face_says_what_it_loads() -> None:
+    assert [p for package in packages(ROOT) for p in face_problems(ROOT, package)] == []
+
+
+def test_a_planted_violation_is_found(tmp_path: Path) -> None:
+    for name, text in {
+        "openmsd/__init__.py": "",
+        "openmsd/a/__init__.py": "",
+        "openmsd/a/x.py": "def f(): ...\n_g = 1\n",
+        "openmsd/a/y.py": "from openmsd.a.x import _g, f\n",  # inside a: allowed
+        "openmsd/b/__init__.py": "",
+        "openmsd/b/z.py": ("from openmsd.a.x import f\nfrom openmsd.a import _g\n"
+                           "def h():\n    import openmsd.a.x as m\n    from openmsd.a import x\n"),
+        "openmsd/top.py": "from openmsd.a import f\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert violations(tmp_path) == [
+        "openmsd/b/z.py:1: imports openmsd.a.x.f (import it from openmsd.a)",
+        "openmsd/b/z.py:2: imports the private openmsd.a._g",
+        "openmsd/b/z.py:4: imports openmsd.a.x (import it from openmsd.a)",
+        "openmsd/b/z.py:5: imports openmsd.a.x (import it from openmsd.a)",
+    ]
+
+
+def test_a_face_that_disagrees_with_its_map_is_found(tmp_path: Path) -> None:
+    (tmp_path / "openmsd" / "a").mkdir(parents=True)
+    (tmp_path / "openmsd" / "a" / "x.py").write_text("def f(): ...\n")
+    (tmp_path / "openmsd" / "a" / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from openmsd.a.x import f\n"
+        "_WHERE = {'f': 'x', 'g': 'x', 'x': 'x'}\n__all__ = ['f', 'g']\n")
+    assert face_problems(tmp_path, "a") == [
+        "a: TYPE_CHECKING imports differ from _WHERE: [('g', 'x'), ('x', 'x')]",
+        "a: __all__ is not the sorted set of exports: ['x']",
+        "a: g is not defined in a.x",
+        "a: x is not defined in a.x",
+        "a: x is also a submodule (the import system would replace the name by the module)",
+    ]
+
+
+def test_importing_every_face_loads_no_submodule() -> None:
+    """Faces are lazy: importing all of them imports none of their submodules (no torch in
+    light commands and Spark workers, no import cycles)."""
+    code = ("import importlib, sys\n"
+            f"for p in {packages(ROOT)!r}:\n"
+            "    importlib.import_module('openmsd.' + p)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('openmsd.') and m.count('.') > 1"
+            " or m == 'torch'))\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True, cwd=ROOT).stdout
+    assert out.strip() == "[]"

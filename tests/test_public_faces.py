@@ -54,10 +54,24 @@ def imports(root: Path, path: Path) -> list[tuple[int, str, str | None]]:
     return found
 
 
+def face_names(root: Path, package: str) -> set[str]:
+    """What ``openmsd.<package>`` offers: its lazy ``_WHERE`` names and what it binds itself."""
+    tree = parse(root / PACKAGE / package / "__init__.py")
+    names = bindings(tree)
+    for node in tree.body:
+        target = (node.targets[0] if isinstance(node, ast.Assign) else
+                  node.target if isinstance(node, ast.AnnAssign) else None)
+        if isinstance(target, ast.Name) and target.id == "_WHERE":
+            names |= set(ast.literal_eval(node.value))
+    return names
+
+
 def violations(root: Path) -> list[str]:
-    """``file:line: what`` for each import of another package's submodule or private name."""
+    """``file:line: what`` for each import of another package's submodule or private name, or
+    of a name its face does not have."""
     tops = set(packages(root))
     modules = {dotted(root, p) for p in (root / PACKAGE).rglob("*.py")}
+    faces = {package: face_names(root, package) for package in tops}
     out: list[str] = []
     for path in sorted((root / PACKAGE).rglob("*.py")):
         rel = path.relative_to(root)
@@ -71,6 +85,8 @@ def violations(root: Path) -> list[str]:
                 out.append(f"{rel}:{line}: imports {target} (import it from {PACKAGE}.{parts[1]})")
             elif name and name.startswith("_"):
                 out.append(f"{rel}:{line}: imports the private {target}")
+            elif name and name not in faces[parts[1]]:
+                out.append(f"{rel}:{line}: imports {target}, which {module} does not have")
     return out
 
 
@@ -149,13 +165,13 @@ def test_every_face_says_what_it_loads() -> None:
 def test_a_planted_violation_is_found(tmp_path: Path) -> None:
     for name, text in {
         "openmsd/__init__.py": "",
-        "openmsd/a/__init__.py": "",
+        "openmsd/a/__init__.py": "_WHERE = {'f': 'x'}\n",
         "openmsd/a/x.py": "def f(): ...\n_g = 1\n",
         "openmsd/a/y.py": "from openmsd.a.x import _g, f\n",  # inside a: allowed
         "openmsd/b/__init__.py": "",
         "openmsd/b/z.py": ("from openmsd.a.x import f\nfrom openmsd.a import _g\n"
                            "def h():\n    import openmsd.a.x as m\n    from openmsd.a import x\n"),
-        "openmsd/top.py": "from openmsd.a import f\n",
+        "openmsd/top.py": "from openmsd.a import f, g\n",
     }.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
@@ -164,6 +180,7 @@ def test_a_planted_violation_is_found(tmp_path: Path) -> None:
         "openmsd/b/z.py:2: imports the private openmsd.a._g",
         "openmsd/b/z.py:4: imports openmsd.a.x (import it from openmsd.a)",
         "openmsd/b/z.py:5: imports openmsd.a.x (import it from openmsd.a)",
+        "openmsd/top.py:1: imports openmsd.a.g, which openmsd.a does not have",
     ]
 
 

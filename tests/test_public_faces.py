@@ -17,6 +17,11 @@ import sys
 from functools import cache
 from pathlib import Path
 
+import grimp
+import pytest
+
+from tests.import_contracts import name_graph
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "openmsd"
 
@@ -211,3 +216,33 @@ def test_importing_every_face_loads_no_submodule() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True, cwd=ROOT).stdout
     assert out.strip() == "[]"
+
+
+def test_forbidden_by_name_sees_through_a_face(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through a face every submodule is reachable; by name only the one imported is, and an
+    import of the other name, even inside a function, reaches it again."""
+    for name, text in {
+        "facedemo/__init__.py": "",
+        "facedemo/a/__init__.py": (
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from facedemo.a.heavy import g\n    from facedemo.a.light import f\n"
+            "_WHERE = {'f': 'light', 'g': 'heavy'}\n"),
+        "facedemo/a/light.py": "def f(): ...\n",
+        "facedemo/a/heavy.py": "def g(): ...\n",
+        "facedemo/b/__init__.py": "",
+        "facedemo/b/uses_f.py": "from facedemo.a import f\n",
+        "facedemo/b/uses_g.py": "def h():\n    from facedemo.a import g\n",
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    graph = grimp.build_graph("facedemo", cache_dir=None)
+    assert graph.find_shortest_chain(importer="facedemo.b.uses_f", imported="facedemo.a.heavy")
+    named = name_graph(graph)
+    assert named.find_shortest_chain(importer="facedemo.b.uses_f",
+                                     imported="facedemo.a.heavy") is None
+    assert named.direct_import_exists(importer="facedemo.b.uses_f", imported="facedemo.a.light")
+    assert named.direct_import_exists(importer="facedemo.b.uses_g", imported="facedemo.a.heavy")
+    for module in [m for m in sys.modules if m.split(".")[0] == "facedemo"]:
+        monkeypatch.delitem(sys.modules, module)

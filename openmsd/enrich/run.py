@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import Corpus, write_json
+from openmsd.corpus.store import Corpus
 from openmsd.enrich.generator import Generator
 from openmsd.enrich.methods import MARGIN, METHODS
 from openmsd.enrich.store import (
@@ -30,6 +30,7 @@ from openmsd.enrich.store import (
     write_summaries,
 )
 from openmsd.enrich.tokens import SummaryTokenizer
+from openmsd.io import write_json
 
 
 class EnrichError(ValueError):

@@ -33,10 +33,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import stats
 
-from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.corpus.store import Corpus
 from openmsd.eval.metrics import per_query
 from openmsd.eval.ranks import Scorer as RowScorer
 from openmsd.eval.ranks import ScorerRows, relevant_ranks
+from openmsd.io import arrow_table
 from openmsd.models.formatting import paper_input
 from openmsd.rank import Papers, Scorer, load_scorer
 from openmsd.rank.load import BACKENDS, is_dense, leaves

@@ -29,21 +29,12 @@ from filelock import FileLock, Timeout
 from openmsd.corpus import langid
 from openmsd.corpus.build import build
 from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, Record
-from openmsd.corpus.store import (
-    MANIFEST,
-    NEXT,
-    STAGED_DIR,
-    Corpus,
-    ParquetSink,
-    replace_dir,
-    temp_dir_beside,
-    write_json,
-    write_jsonl,
-)
+from openmsd.corpus.store import MANIFEST, NEXT, STAGED_DIR, Corpus
 from openmsd.crashpoint import crash_point
 from openmsd.ingest import formats
 from openmsd.ingest.reader import Reader
 from openmsd.ingest.report import IngestError, Problem, Report
+from openmsd.io import ParquetSink, replace_dir, temp_dir_beside, write_json, write_jsonl
 
 STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
 FLUSH_ROWS = 20_000

@@ -241,7 +241,7 @@ def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | 
         with filesystem.open_output_stream(f"{path}/{MANIFEST}") as handle:
             handle.write(orjson.dumps(manifest, option=option))
         return
-    from openmsd.corpus.store import write_json
+    from openmsd.io import write_json
 
     local = Path(root.removeprefix("file://"))
     (local / ".problems.jsonl.tmp").write_bytes(rows)

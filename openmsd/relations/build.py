@@ -28,7 +28,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from ibis import _
 
-from openmsd.corpus.store import Corpus, ParquetSink, write_json
+from openmsd.corpus.store import Corpus
+from openmsd.io import ParquetSink, write_json
 from openmsd.relations.engine import Engine
 from openmsd.relations.pairs import (
     bib_coupling,

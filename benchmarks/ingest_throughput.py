@@ -85,13 +85,13 @@ def run_phase(phase: str, path: Path) -> dict[str, float]:
                 records += 1
     elif phase == "reader":
         from openmsd.ingest import openalex
-        from openmsd.ingest.report import Report
+        from openmsd.report import Report
 
         for kind, _ in openalex.read(path, Report()):
             records += kind == "paper"
     elif phase == "stage":
         from openmsd.ingest.pipeline import stage
-        from openmsd.ingest.report import Report
+        from openmsd.report import Report
 
         with tempfile.TemporaryDirectory() as tmp:
             records = stage(path, Path(tmp) / "part", "openalex", Report())["papers"]

@@ -28,7 +28,6 @@ from openmsd.index.factory_index import FactoryParams
 from openmsd.index.vector_index import HNSW_THRESHOLD, build_factory_index, build_index
 from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
-from openmsd.ingest.report import IngestError
 from openmsd.io import write_json
 from openmsd.models.embed import choose_backend, embed_corpus, stored_backends, vector_key
 from openmsd.models.registry import (
@@ -45,6 +44,7 @@ from openmsd.relations.build import derive as derive_relations
 from openmsd.relations.engine import connect as connect_engine
 from openmsd.relations.split import SPLITS, SplitConfig
 from openmsd.relations.stats import relations_stats
+from openmsd.report import IngestError
 from openmsd.search.related import PaperNotFoundError
 
 

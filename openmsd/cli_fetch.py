@@ -225,9 +225,9 @@ def update(
     from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index.vector_index import build_index
     from openmsd.ingest.pipeline import ingest
-    from openmsd.ingest.report import IngestError
     from openmsd.models.embed import embed_corpus, stored_backends, vector_key
     from openmsd.models.registry import load_model
+    from openmsd.report import IngestError
     from openmsd.server.resources import indexed_models
 
     try:

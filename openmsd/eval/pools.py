@@ -31,8 +31,8 @@ from openmsd.eval.metrics import per_query
 from openmsd.eval.ranks import Scorer, ScorerRows, relevant_ranks
 from openmsd.eval.retrieval import RetrievalEvalError, read_records, record_text, text_papers
 from openmsd.ingest.reader import text_stream
-from openmsd.ingest.report import Report
 from openmsd.rank import load_scorer
+from openmsd.report import Report
 
 Tasks = Mapping[str, Mapping[str, Mapping[str, int]]]  # task -> query -> doc -> label
 

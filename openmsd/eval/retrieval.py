@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from openmsd.ingest.reader import as_str, json_lines, text_stream
-from openmsd.ingest.report import Report
 from openmsd.models.formatting import paper_input
 from openmsd.rank.scorer import Papers, Queries, Scorer
+from openmsd.report import Report
 
 #: The contract's metric names and ranx's names for them.
 METRICS: dict[str, str] = {"MAP": "map", "nDCG@10": "ndcg@10", "MRR": "mrr",
@@ -292,7 +292,7 @@ def evaluate_files(queries: Path, corpus: Path, qrels: Path, model: str,
     name) over the documents, evaluate. Returns the result (the contract's ``model``,
     ``n_queries``, ``n_docs``, ``metrics``, plus ``skipped_queries``, ``cutoff``,
     ``metric_scale``, ``problems``, ``problems_by_reason``) and the report of input problems.
-    With ``strict``, the first problem raises :class:`openmsd.ingest.report.IngestError`."""
+    With ``strict``, the first problem raises :class:`openmsd.report.IngestError`."""
     from openmsd.rank import load_scorer
 
     report = Report(strict=strict)

@@ -58,7 +58,7 @@ from lxml import etree
 from openmsd.corpus.identifiers import alias, aliases, dois_in_text, normalize_doi, paper_key
 from openmsd.corpus.schema import Record
 from openmsd.ingest.reader import Reader, as_year, parse_xml
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 FORMAT = "jats"
 

@@ -33,8 +33,8 @@ from openmsd.corpus.store import MANIFEST, NEXT, STAGED_DIR, Corpus
 from openmsd.crashpoint import crash_point
 from openmsd.ingest import formats
 from openmsd.ingest.reader import Reader
-from openmsd.ingest.report import IngestError, Problem, Report
 from openmsd.io import ParquetSink, replace_dir, temp_dir_beside, write_json, write_jsonl
+from openmsd.report import IngestError, Problem, Report
 
 STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
 FLUSH_ROWS = 20_000

@@ -38,7 +38,7 @@ from openmsd.corpus.sql import SparkSql
 from openmsd.corpus.store import MANIFEST
 from openmsd.ingest import formats
 from openmsd.ingest.pipeline import IngestResult, digest, list_files, stage
-from openmsd.ingest.report import IngestError, Problem, Report
+from openmsd.report import IngestError, Problem, Report
 
 __all__ = ["StagedFile", "input_files", "local_spark", "spark_ingest", "stage_file"]
 

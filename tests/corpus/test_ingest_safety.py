@@ -17,7 +17,7 @@ from openmsd.cli import app
 from openmsd.corpus.store import Corpus
 from openmsd.crashpoint import ENV
 from openmsd.ingest.pipeline import ingest
-from openmsd.ingest.report import IngestError
+from openmsd.report import IngestError
 
 CLI = "import sys; from openmsd.cli import app; sys.argv = ['openmsd', *sys.argv[1:]]; app()"
 

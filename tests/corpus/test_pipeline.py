@@ -11,7 +11,7 @@ import pytest
 from openmsd.corpus.schema import TABLES
 from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.ingest.pipeline import LOCK, ingest
-from openmsd.ingest.report import IngestError
+from openmsd.report import IngestError
 
 FR = ("Nous présentons un analyseur syntaxique robuste pour le français écrit, évalué sur un "
       "corpus journalistique annoté en dépendances.")

@@ -23,10 +23,10 @@ from openmsd.eval.retrieval import (
     record_text,
     top_k,
 )
-from openmsd.ingest.report import Report
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.lexical import LexicalScorer
 from openmsd.rank.scorer import Papers
+from openmsd.report import Report
 
 runner = CliRunner()
 CONTRACT_METRICS = {"MAP", "nDCG@10", "MRR", "Recall@1", "Recall@10", "Recall@100"}

@@ -13,8 +13,8 @@ import pytest
 
 from openmsd.corpus.schema import TABLES
 from openmsd.ingest.pipeline import ingest
-from openmsd.ingest.report import IngestError
 from openmsd.ingest.spark import input_files, spark_ingest
+from openmsd.report import IngestError
 
 WORDS = ["parsing", "treebank", "corpus", "traduction", "analyse", "syntax", "lexicon",
          "semantic", "alignment", "morphology"]

@@ -21,13 +21,13 @@ from typer.core import TyperGroup
 from openmsd.cli_fetch import fetch_app
 from openmsd.cli_fetch import update as update_corpus
 from openmsd.corpus.build import LINKED
+from openmsd.corpus.ingest_run import ingest as run_ingest
 from openmsd.corpus.stats import corpus_stats, table1_rows
 from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.eval.retrieval import CUTOFF, RetrievalEvalError, evaluate_files
 from openmsd.index.factory_index import FactoryParams
 from openmsd.index.vector_index import HNSW_THRESHOLD, build_factory_index, build_index
 from openmsd.ingest import formats
-from openmsd.ingest.pipeline import ingest as run_ingest
 from openmsd.io import write_json
 from openmsd.models.embed import choose_backend, embed_corpus, stored_backends, vector_key
 from openmsd.models.registry import (

@@ -17,9 +17,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index
-from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import choose_backend, embed_corpus, vector_key
 from openmsd.models.registry import DEFAULT_MODEL, load_model
 from openmsd.rank import HYBRID, HYBRID_GRAPH

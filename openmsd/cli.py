@@ -29,7 +29,7 @@ from openmsd.index.vector_index import HNSW_THRESHOLD, build_factory_index, buil
 from openmsd.ingest import formats
 from openmsd.ingest.pipeline import ingest as run_ingest
 from openmsd.ingest.report import IngestError
-from openmsd.models.embed import choose_backend, embed_corpus, stored_backends, vector_key
+from openmsd.models.embed import embed_corpus
 from openmsd.models.registry import (
     DEFAULT_MODEL,
     MODELS,
@@ -37,6 +37,7 @@ from openmsd.models.registry import (
     UnsupportedBackendError,
     load_model,
 )
+from openmsd.models.vectors import choose_backend, stored_backends, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH, UnknownScorerError, default_dense
 from openmsd.rank.load import is_builtin, is_dense
 from openmsd.relations.build import DEFAULT_MAX_GROUP, RelationsConfig, RelationsError

@@ -226,8 +226,9 @@ def update(
     from openmsd.index.vector_index import build_index
     from openmsd.ingest.pipeline import ingest
     from openmsd.ingest.report import IngestError
-    from openmsd.models.embed import embed_corpus, stored_backends, vector_key
+    from openmsd.models.embed import embed_corpus
     from openmsd.models.registry import load_model
+    from openmsd.models.vectors import stored_backends, vector_key
     from openmsd.server.resources import indexed_models
 
     try:

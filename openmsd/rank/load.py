@@ -41,7 +41,7 @@ from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
-#: The suffixes of vector keys ``MODEL@onnx`` (:func:`openmsd.models.embed.vector_key`).
+#: The suffixes of vector keys ``MODEL@onnx`` (:func:`openmsd.models.vectors.vector_key`).
 BACKENDS = ("torch", "onnx")
 FUSIONS = (HYBRID, HYBRID_GRAPH)
 RANKER_FILE = "ranker.json"
@@ -215,7 +215,7 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
 
 
 def _stored_dense(name: str, corpus: Corpus | None) -> bool:
-    from openmsd.models.embed import model_slug
+    from openmsd.models.vectors import model_slug
 
     return corpus is not None and (corpus.root / "vectors" / model_slug(name)).is_dir()
 

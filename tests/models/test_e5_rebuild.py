@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openmsd.models import e5_rebuild as er
+from openmsd.models.backends import e5_rebuild as er
 from tests.conftest import SHARED_DATA
 
 TALN_PAPERS = SHARED_DATA / "taln" / "papers.jsonl"

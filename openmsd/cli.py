@@ -487,8 +487,8 @@ def embed(
                                              "over partitions; see docs/scale.md).")] = "local",
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
+    from openmsd.corpus.summaries import enriched_name
     from openmsd.enrich.run import EnrichError, split_papers
-    from openmsd.enrich.store import enriched_name
 
     target = Corpus(corpus)
     backend = choose_backend(target, model, backend)

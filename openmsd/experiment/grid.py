@@ -44,7 +44,7 @@ import numpy as np
 import pyarrow as pa
 
 from openmsd.corpus.store import Corpus, arrow_table, atomic_path, write_json
-from openmsd.enrich.store import enriched_name, parse_enriched, parse_variant
+from openmsd.corpus.summaries import enriched_name, parse_enriched, parse_variant
 from openmsd.eval.report import COLUMNS, breakdown_rows, header, markdown_table, table_rows
 from openmsd.eval.sdsm import DIRECTIONS, METRICS, TASKS, evaluate_sdsm, paired_t_test
 from openmsd.experiment.dev import train_model

@@ -7,7 +7,7 @@ stopped, and a paper whose title or abstract did not change is never embedded tw
 with no text are counted and left without a vector.
 
 A model name ``MODEL+METHODLENGTH`` (``e5-small-multilingual+llm64``, see
-:mod:`openmsd.enrich.store`) stores and loads vectors of the enriched text
+:mod:`openmsd.corpus.summaries`) stores and loads vectors of the enriched text
 ``Title: ... Abstract: (English summary) ...`` of ``openmsd enrich``'s summaries.
 
 Vectors are keyed by model *and* backend (:func:`vector_key`): ``e5-small-multilingual`` holds
@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from openmsd.corpus.store import Corpus, arrow_reader
-from openmsd.enrich.store import summaries_for_model
+from openmsd.corpus.summaries import summaries_for_model
 from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
 from openmsd.models.vectors import (

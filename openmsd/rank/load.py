@@ -116,7 +116,7 @@ def split_fusion(name: str) -> list[str]:
     >>> split_fusion("e5-small-multilingual+llm64+bm25")
     ['e5-small-multilingual+llm64', 'bm25']
     """
-    from openmsd.enrich.store import parse_enriched
+    from openmsd.corpus.summaries import parse_enriched
 
     members: list[str] = []
     for part in name.split("+"):
@@ -128,7 +128,7 @@ def split_fusion(name: str) -> list[str]:
 
 
 def _is_dense(name: str) -> bool:
-    from openmsd.enrich.store import parse_enriched
+    from openmsd.corpus.summaries import parse_enriched
     from openmsd.models.registry import MODELS
 
     name = name.split("@", 1)[0] if name.rsplit("@", 1)[-1] in BACKENDS else name

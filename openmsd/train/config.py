@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from openmsd.enrich.store import parse_variant
+from openmsd.corpus.summaries import parse_variant
 from openmsd.relations.positives import parse
 
 RECIPES = ("pretrain-cl", "mspt", "specter", "scincl")

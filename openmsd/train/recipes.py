@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from openmsd.corpus.store import Corpus, building_dir, write_json
-from openmsd.enrich.store import parse_variant, variant_summaries
+from openmsd.corpus.summaries import parse_variant, variant_summaries
 from openmsd.models import registry
 from openmsd.models.registry import UnknownModelError
 from openmsd.train.config import ConfigError, TrainConfig

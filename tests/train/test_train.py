@@ -208,8 +208,8 @@ positives = ["dc", "cc"]
 
 
 def test_training_on_enriched_text(corpus, tiny_model, tmp_path):
+    from openmsd.corpus.summaries import variant_summaries
     from openmsd.enrich.run import enrich
-    from openmsd.enrich.store import variant_summaries
 
     enriched = Corpus(shutil.copytree(corpus.root, tmp_path / "enriched"))
     base = {"corpus": str(enriched.root), "base": str(tiny_model), **TINY}

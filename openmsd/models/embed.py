@@ -1,18 +1,18 @@
 """``openmsd embed CORPUS --model M``: paper vectors stored beside the corpus, resumable.
 
-Vectors live in ``CORPUS/vectors/<model>/part-NNNNN.parquet`` (``paper_id``, ``text_hash``,
-``vector``), one part per chunk of papers, each written atomically. A paper is embedded only
-when no part holds its current ``(paper_id, text_hash)``: an interrupted run resumes where it
-stopped, and a paper whose title or abstract did not change is never embedded twice. Papers
-with no text are counted and left without a vector.
+Vectors are stored in the format of :mod:`openmsd.models.vectors` (one Parquet part per chunk
+of papers, each written atomically). A paper is embedded only when no part holds its current
+``(paper_id, text_hash)``: an interrupted run resumes where it stopped, and a paper whose title
+or abstract did not change is never embedded twice. Papers with no text are counted and left
+without a vector.
 
 A model name ``MODEL+METHODLENGTH`` (``e5-small-multilingual+llm64``, see
 :mod:`openmsd.corpus.summaries`) stores and loads vectors of the enriched text
 ``Title: ... Abstract: (English summary) ...`` of ``openmsd enrich``'s summaries.
 
-Vectors are keyed by model *and* backend (:func:`vector_key`): ``e5-small-multilingual`` holds
+Vectors are keyed by model *and* backend (:func:`openmsd.models.vectors.vector_key`): ``e5-small-multilingual`` holds
 the torch vectors, ``e5-small-multilingual@onnx`` the ONNX Runtime int8 ones, so the two are
-never mixed in one store or index; :func:`choose_backend` re-uses what a corpus already has.
+never mixed in one store or index; :func:`~openmsd.models.vectors.choose_backend` re-uses what a corpus already has.
 """
 
 from __future__ import annotations

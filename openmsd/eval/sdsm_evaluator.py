@@ -22,9 +22,7 @@ from openmsd.eval.sdsm import TASKS, Pool, model_ranks, score_model
 class SDSMEvaluator(SentenceEvaluator):
     """MAP / nDCG@10 of the SDSM tasks on ``pool`` (see :func:`openmsd.eval.sdsm.load_pool`)."""
 
-    def __init__(self, pool: Pool, prompt: str | None = "", name: str = "dev",
-                 batch_size: int = 32):
-        """``prompt``: put before each text; None: the model's own ``passage`` prompt."""
+    def __init__(self, pool: Pool, prompt: str = "", name: str = "dev", batch_size: int = 32):
         super().__init__()
         if pool.judgements.num_rows == 0:
             raise ValueError(f"split {pool.split!r} has no query with a related paper: nothing "
@@ -38,9 +36,7 @@ class SDSMEvaluator(SentenceEvaluator):
 
     def __call__(self, model: Any, output_path: str | None = None, epoch: int = -1,
                  steps: int = -1) -> dict[str, float]:
-        prompt = (self.prompt if self.prompt is not None
-                  else (getattr(model, "prompts", None) or {}).get("passage", ""))
-        texts = [prompt + t for t in self.pool.papers["text"].to_pylist()]
+        texts = [self.prompt + t for t in self.pool.papers["text"].to_pylist()]
         vectors = model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
                                normalize_embeddings=True, show_progress_bar=False)
         figures, _ = score_model(self.pool, model_ranks(self.pool, DenseScorer(vectors,

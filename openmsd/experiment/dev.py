@@ -2,8 +2,8 @@
 ``train`` and ``eval`` (train never imports eval), and the one call that trains with it.
 
 * a SentenceTransformer recipe: :class:`~openmsd.eval.sdsm_evaluator.SDSMEvaluator` on the
-  config's dev split (the texts enriched as the config says), with the model's own passage
-  prompt;
+  config's dev split (the texts enriched as the config says), with the loaded model's passage
+  prompt, built once training has checked its config and data;
 * ``citrec``: the prefetch ranker (:func:`prefetch_matrix`, the ``hybrid`` fusion of
   :mod:`openmsd.eval.citrec`) that hard negatives are drawn from and fusion is weighed against.
 """
@@ -41,16 +41,20 @@ def all_locations_prefetch(data: CitrecData, candidates: list[str], split: str) 
 
 
 def dev_evaluator(config: TrainConfig | CitrecConfig) -> Any:
-    """The evaluator :func:`openmsd.train.run_recipe` takes for ``config``; ConfigError
-    naming ``dev_split`` when its dev split has nothing to select on."""
+    """The evaluator :func:`openmsd.train.run_recipe` takes for ``config``: for a
+    SentenceTransformer recipe, the builder of its SDSM evaluator for the loaded base model
+    (ConfigError naming ``dev_split`` when that split has nothing to select on)."""
     if isinstance(config, CitrecConfig):
         return all_locations_prefetch
-    enriched = summaries(config)
-    try:
-        pool = load_pool(Corpus(config.corpus), config.dev_split, summaries=enriched)
-        return SDSMEvaluator(pool, prompt=None)
-    except (SDSMError, ValueError) as error:
-        raise ConfigError(f"dev_split: {error}") from None
+
+    def build(model: Any) -> SDSMEvaluator:
+        try:
+            pool = load_pool(Corpus(config.corpus), config.dev_split,
+                             summaries=summaries(config))
+            return SDSMEvaluator(pool, prompt=model.prompts.get("passage", ""))
+        except (SDSMError, ValueError) as error:
+            raise ConfigError(f"dev_split: {error}") from None
+    return build
 
 
 def train_model(config: TrainConfig | CitrecConfig, progress: bool = True) -> dict[str, Any]:

@@ -10,9 +10,10 @@ A model name ``MODEL+METHODLENGTH`` (``e5-small-multilingual+llm64``, see
 :mod:`openmsd.corpus.summaries`) stores and loads vectors of the enriched text
 ``Title: ... Abstract: (English summary) ...`` of ``openmsd enrich``'s summaries.
 
-Vectors are keyed by model *and* backend (:func:`openmsd.models.vectors.vector_key`): ``e5-small-multilingual`` holds
-the torch vectors, ``e5-small-multilingual@onnx`` the ONNX Runtime int8 ones, so the two are
-never mixed in one store or index; :func:`~openmsd.models.vectors.choose_backend` re-uses what a corpus already has.
+Vectors are keyed by model *and* backend (:func:`openmsd.models.vectors.vector_key`):
+``e5-small-multilingual`` holds the torch vectors, ``e5-small-multilingual@onnx`` the ONNX
+Runtime int8 ones, so the two are never mixed in one store or index;
+:func:`~openmsd.models.vectors.choose_backend` re-uses what a corpus already has.
 """
 
 from __future__ import annotations

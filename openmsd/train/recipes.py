@@ -7,11 +7,10 @@
 * ``scincl`` — positives and negatives from the citation-graph embedding neighbours.
 
 All run on sentence-transformers' trainer: inverse-square-root learning-rate decay after a
-linear warm-up, evaluation on the dev split every ``eval_steps`` (SDSM MAP,
-an evaluator its caller builds,
-:class:`openmsd.eval.sdsm_evaluator.SDSMEvaluator`) with the best checkpoint kept, GradCache
-(``CachedMultipleNegativesRankingLoss``) when ``mini_batch_size`` is set, resumable from the
-checkpoints in ``DIR.checkpoints/``. The result is a SentenceTransformer directory (written
+linear warm-up, evaluation on the dev split every ``eval_steps`` (SDSM MAP: the caller builds
+the evaluator, :func:`openmsd.experiment.dev.dev_evaluator`) with the best checkpoint kept,
+GradCache (``CachedMultipleNegativesRankingLoss``) when ``mini_batch_size`` is set, resumable
+from the checkpoints in ``DIR.checkpoints/``. The result is a SentenceTransformer directory (written
 whole, then moved into place) with ``openmsd_train.json``: the config, the data fingerprint
 and the metrics. Equation 1 is sentence-transformers' ``MultipleNegativesRankingLoss`` with
 dot-product similarity and scale 1/temperature; equation 2 is its ``TripletLoss`` with
@@ -24,6 +23,7 @@ import hashlib
 import json
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -156,11 +156,13 @@ def _at_length(evaluator: Any, model: Any, length: int) -> dict[str, float]:
         model.max_seq_length = training_length
 
 
-def train(config: TrainConfig, evaluator: Any, resume: bool = True) -> dict[str, Any]:
+def train(config: TrainConfig, evaluator: Callable[[Any], Any], resume: bool = True
+          ) -> dict[str, Any]:
     """Train as ``config`` says and write the model to ``config.out``; the manifest written
-    beside it. ``evaluator``: a sentence-transformers evaluator built by the caller (the dev
-    split's SDSM MAP, ``dev_MAP`` its primary metric), run every ``eval_steps`` to keep the
-    best checkpoint. Everything that can be checked is checked before the first step."""
+    beside it. ``evaluator``: the caller's builder of the dev evaluator for the loaded base
+    model (a sentence-transformers evaluator whose primary metric is ``dev_MAP``, run every
+    ``eval_steps`` to keep the best checkpoint). Everything that can be checked is checked
+    before the first step."""
     from datasets import Dataset
     from sentence_transformers import (
         SentenceTransformer,
@@ -173,6 +175,7 @@ def train(config: TrainConfig, evaluator: Any, resume: bool = True) -> dict[str,
     model = load_base(config)
     data = examples(config, model, enriched)
     _check(config, data)
+    evaluator = evaluator(model)
     out = Path(config.out)
     checkpoints = out.with_name(out.name + ".checkpoints")
     args = SentenceTransformerTrainingArguments(

@@ -37,9 +37,9 @@ def load_config(path: Path | None = None, **overrides: Any
 
 def run_recipe(config: TrainConfig | citrec.CitrecConfig, evaluator: Any,
                progress: bool = True) -> dict[str, Any]:
-    """Train ``config``'s recipe and return its manifest. ``evaluator``, built by the caller:
-    the dev evaluator (SDSM MAP) of a SentenceTransformer recipe
-    (:func:`openmsd.train.recipes.train`); the prefetch ranker of ``citrec``
+    """Train ``config``'s recipe and return its manifest. ``evaluator``, given by the caller:
+    the builder of a SentenceTransformer recipe's dev evaluator (SDSM MAP,
+    :func:`openmsd.train.recipes.train`); the prefetch ranker of ``citrec``
     (:data:`openmsd.train.citrec.train.Prefetch`)."""
     if isinstance(config, citrec.CitrecConfig):
         return citrec.train(config, evaluator, progress=progress)

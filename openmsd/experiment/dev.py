@@ -48,9 +48,9 @@ def dev_evaluator(config: TrainConfig | CitrecConfig) -> Any:
         return all_locations_prefetch
 
     def build(model: Any) -> SDSMEvaluator:
+        enriched = summaries(config)
         try:
-            pool = load_pool(Corpus(config.corpus), config.dev_split,
-                             summaries=summaries(config))
+            pool = load_pool(Corpus(config.corpus), config.dev_split, summaries=enriched)
             return SDSMEvaluator(pool, prompt=model.prompts.get("passage", ""))
         except (SDSMError, ValueError) as error:
             raise ConfigError(f"dev_split: {error}") from None

@@ -34,14 +34,9 @@ import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.eval import GROUPS, evaluate
-from openmsd.models import (
-    CitrecConfig,
-    load,
-    load_sentence_caches,
-    prefetch_matrix,
-    save_sentence_caches,
-    train_citrec,
-)
+from openmsd.experiment import prefetch_matrix
+from openmsd.models import load_sentence_caches, save_sentence_caches
+from openmsd.train import CitrecConfig, load, train
 
 ABLATIONS: dict[str, dict[str, Any]] = {
     "start": {"max_steps": 0},
@@ -86,10 +81,10 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
         for run_name in runs:
             model_dir = out / f"seed{seed}" / run_name
             if not model_dir.is_dir():
-                train_citrec(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
-                                          split=split, outside_references=outside,
-                                          **{**common, **ABLATIONS[run_name]}),
-                             progress=False, data=data, prefetch=prefetch)
+                train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
+                                   split=split, outside_references=outside,
+                                   **{**common, **ABLATIONS[run_name]}),
+                      lambda *_: prefetch, progress=False, data=data)
                 save_sentence_caches(caches)
             manifest = json.loads((model_dir / "citrec_train.json").read_text())
             metrics = manifest["metrics"]

@@ -47,7 +47,7 @@ def real_abstracts() -> list[tuple[str, str]]:
 
 def corpus(work: Path, n: int) -> Path:
     """A corpus of ``n`` papers with real titles and abstracts (cycled, distinct ids)."""
-    from openmsd.ingest import ingest
+    from openmsd.corpus import ingest
 
     texts = real_abstracts()
     source = work / f"papers-{n}.jsonl"

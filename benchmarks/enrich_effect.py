@@ -25,8 +25,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from openmsd.corpus import Corpus
-from openmsd.enrich import current_summaries, parse_enriched
+from openmsd.corpus import Corpus, current_summaries, parse_enriched
 from openmsd.eval import DIRECTIONS, TASKS, evaluate_sdsm, load_pool
 
 

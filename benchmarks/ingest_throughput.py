@@ -84,17 +84,19 @@ def run_phase(phase: str, path: Path) -> dict[str, float]:
                 orjson.loads(line)
                 records += 1
     elif phase == "reader":
-        from openmsd.ingest import Report, get_reader
+        from openmsd.ingest import get_reader
+        from openmsd.report import Report
 
         for kind, _ in get_reader("openalex").read(path, Report()):
             records += kind == "paper"
     elif phase == "stage":
-        from openmsd.ingest import Report, stage
+        from openmsd.corpus import stage
+        from openmsd.report import Report
 
         with tempfile.TemporaryDirectory() as tmp:
             records = stage(path, Path(tmp) / "part", "openalex", Report())["papers"]
     elif phase == "ingest":
-        from openmsd.ingest import ingest
+        from openmsd.corpus import ingest
 
         with tempfile.TemporaryDirectory() as tmp:
             records = ingest([path], Path(tmp) / "corpus").build["counts"]["papers"]

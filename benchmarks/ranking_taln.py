@@ -30,7 +30,8 @@ from scipy import stats
 
 from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_sdsm, markdown
-from openmsd.rank import HYBRID, HYBRID_GRAPH, dense_models, tune_fusion, tuned
+from openmsd.experiment import tune_fusion
+from openmsd.rank import HYBRID, HYBRID_GRAPH, dense_models, tuned
 
 GRAPH = ["adamic-adar", "ppr", "co-citation", "coupling", "scincl-graph", f"{HYBRID}~links"]
 
@@ -54,7 +55,7 @@ def main() -> None:
                         "tables.md here")
     parser.add_argument("--no-tune", action="store_true", help="use the saved weights")
     parser.add_argument("--text-members", nargs="+", default=None,
-                        help="the members hybrid may weigh (default: openmsd.rank.tune's)")
+                        help="the members hybrid may weigh (default: openmsd.experiment.tune's)")
     args = parser.parse_args()
     corpus = Corpus(args.corpus)
     if not args.no_tune:

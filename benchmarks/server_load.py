@@ -53,9 +53,9 @@ import numpy as np
 import psutil
 import pyarrow as pa
 
-from openmsd.corpus import Corpus, ParquetSink, arrow_reader
+from openmsd.corpus import Corpus, ingest
 from openmsd.index import build_index, index_kind, load_index
-from openmsd.ingest import ingest
+from openmsd.io import ParquetSink, arrow_reader
 from openmsd.models import paper_input, text_hash, vector_schema, vectors_dir
 from openmsd.server import BATCH_ENV
 

@@ -19,7 +19,8 @@ import tempfile
 import time
 
 from openmsd.corpus import Corpus
-from openmsd.models import TrainConfig, load_base, make_loss, relation_examples, train_encoder
+from openmsd.experiment import train_model
+from openmsd.train import TrainConfig, load_base, make_loss, relation_examples
 
 
 def peer(config: TrainConfig) -> float:
@@ -55,7 +56,7 @@ def main() -> None:
                              eval_steps=args.steps + 1, warmup_steps=1,
                              max_seq_length=args.max_seq_length)
         load = os.getloadavg()[0]
-        ours = train_encoder(config)["metrics"]["train_seconds"]
+        ours = train_model(config)["metrics"]["train_seconds"]
         theirs = peer(config)
     examples = args.steps * args.batch_size
     print(f"e5-small-multilingual, mSpt DC + Specter negatives (3 texts an example), batch "

@@ -21,11 +21,12 @@ from typer.core import TyperGroup
 import openmsd.ingest as formats
 from openmsd.cli_fetch import fetch_app
 from openmsd.cli_fetch import update as update_corpus
-from openmsd.corpus import LINKED, Corpus, CorpusError, corpus_stats, table1_rows, write_json
-from openmsd.eval import CUTOFF, RetrievalEvalError, evaluate_files
+from openmsd.corpus import LINKED, Corpus, CorpusError, corpus_stats, table1_rows
+from openmsd.corpus import ingest as run_ingest
+from openmsd.eval import CUTOFF, evaluate_files
 from openmsd.index import HNSW_THRESHOLD, FactoryParams, build_factory_index, build_index
-from openmsd.ingest import IngestError
-from openmsd.ingest import ingest as run_ingest
+from openmsd.ingest import RetrievalEvalError
+from openmsd.io import write_json
 from openmsd.models import (
     DEFAULT_MODEL,
     MODELS,
@@ -55,6 +56,7 @@ from openmsd.relations import (
 )
 from openmsd.relations import connect as connect_engine
 from openmsd.relations import derive as derive_relations
+from openmsd.report import IngestError
 from openmsd.search import PaperNotFoundError
 
 
@@ -497,7 +499,8 @@ def embed(
                                              "over partitions; see docs/scale.md).")] = "local",
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
-    from openmsd.enrich import EnrichError, enriched_name, split_papers
+    from openmsd.corpus import enriched_name
+    from openmsd.enrich import EnrichError, split_papers
 
     target = Corpus(corpus)
     backend = choose_backend(target, model, backend)
@@ -843,8 +846,8 @@ def tune(
     and citation graph, hidden links of the train and dev splits), never on test: a grid of
     weights and a learned fusion, the better kept; saved beside the index
     (CORPUS/index/ranker.json) with their provenance."""
-    from openmsd.rank import TuneError
-    from openmsd.rank import tune_fusion as fit_weights
+    from openmsd.experiment import TuneError
+    from openmsd.experiment import tune_fusion as fit_weights
 
     if not 0 < step <= 0.5:
         _fail(f"--step {step}: expected a value in (0, 0.5]")
@@ -893,7 +896,7 @@ def eval_citrec(
     fusion of bm25 and the dense model), 'two-stage:MODEL' (MODEL reranks the prefetch's top
     200), 'fused:MODEL'."""
     from openmsd.eval import CitrecEvalError, evaluate, table3
-    from openmsd.models import CitrecDataError
+    from openmsd.train import CitrecDataError
 
     try:
         result = evaluate(Corpus(corpus), model, test_fraction, seed, outside_references,
@@ -903,7 +906,7 @@ def eval_citrec(
         _fail(str(error))
     if out_file:
         write_json(out_file, result)
-        from openmsd.corpus import atomic_path
+        from openmsd.io import atomic_path
 
         with atomic_path(out_file.with_suffix(".md")) as tmp:
             tmp.write_text(table3(result) + "\n")
@@ -1106,16 +1109,12 @@ def recommend(
 ) -> None:
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
-    from openmsd.corpus import atomic_path, identify
+    from openmsd.corpus import identify
     from openmsd.demo import shorten
     from openmsd.export import bibtex
-    from openmsd.search import (
-        ManuscriptError,
-        language_warning,
-        papers_by_id,
-        read_manuscript,
-        recommend_citations,
-    )
+    from openmsd.ingest import ManuscriptError, read_manuscript
+    from openmsd.io import atomic_path
+    from openmsd.search import language_warning, papers_by_id, recommend_citations
 
     try:
         document = read_manuscript(manuscript, paper)
@@ -1237,53 +1236,23 @@ def train_command(
     """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
     MAP is written to --out with openmsd_train.json (config, data fingerprint, metrics).
     citrec trains MP-BERT4CR (--loss triplet, mpt-tgt, mpt-src or mpt-src-tgt)."""
-    if recipe == "citrec":
-        _train_citrec({"corpus": str(corpus), "out": str(out_dir), "base": base, "loss": loss,
-                       "max_steps": steps, "batch_size": batch_size,
-                       "learning_rate": learning_rate, "seed": seed, "epochs": epochs,
-                       "dynamic_sampling": dynamic_sampling,
-                       "outside_references": outside_references}, config, json)
-        return
-    from openmsd.models import ConfigError, TrainConfig, TrainingDataError, load_config
-    from openmsd.models import train_encoder as train
+    from openmsd.experiment import train_model
+    from openmsd.train import TRAIN_ERRORS, describe, load_config
 
     options = {"recipe": recipe, "corpus": str(corpus), "out": str(out_dir), "base": base,
                "positives": positives, "loss": loss, "max_steps": steps,
                "batch_size": batch_size, "mini_batch_size": mini_batch_size,
                "learning_rate": learning_rate, "eval_steps": eval_steps, "seed": seed,
-               "enrich": enrich}
+               "enrich": enrich, "epochs": epochs, "dynamic_sampling": dynamic_sampling,
+               "outside_references": outside_references}
     try:
-        settings = (load_config(config, **options) if config else
-                    TrainConfig(**{k: v for k, v in options.items() if v is not None}))
-        manifest = train(settings)
-    except (ConfigError, TrainingDataError, CorpusError) as error:
+        manifest = train_model(load_config(config, **options))
+    except TRAIN_ERRORS as error:
         _fail(str(error))
     if json:
         sys.stdout.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    metrics = manifest["metrics"]
-    out.print(f"{out_dir}: {metrics['steps']} steps, {manifest['data']['examples']:,} examples, "
-              f"{metrics['examples_per_second']:.1f} examples/s; dev MAP "
-              f"{metrics['dev_before']['dev_MAP']:.2f} → {metrics['dev_best']['dev_MAP']:.2f}",
-              highlight=False)
-
-
-def _train_citrec(options: dict[str, Any], config: Path | None, as_json: bool) -> None:
-    """``openmsd train citrec``: MP-BERT4CR (openmsd.models.citrec.train)."""
-    from openmsd.models import CitrecConfigError, CitrecDataError, load_citrec_config, train_citrec
-
-    try:
-        manifest = train_citrec(load_citrec_config(config, **options))
-    except (CitrecConfigError, CitrecDataError, CorpusError) as error:
-        _fail(str(error))
-    if as_json:
-        sys.stdout.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return
-    metrics, data = manifest["metrics"], manifest["data"]
-    out.print(f"{options['out']}: {metrics['steps']} steps on {data['train_examples']:,} "
-              f"examples ({data['train_locations']:,} locations; {data['test_locations']:,} "
-              f"held out), loss {metrics['first_loss']:.3f} → {metrics['last_loss']:.3f}, "
-              f"{metrics['train_seconds']:.0f} s", highlight=False)
+    out.print(describe(manifest), highlight=False)
 
 
 @app.command("experiment")
@@ -1292,12 +1261,13 @@ def experiment_command(
 ) -> None:
     """Train and evaluate a grid of recipes × positive sets × seeds; write results.json and
     results.md (OpenMSD Tables 5/6 layout) into the experiment's out directory."""
-    from openmsd.models import ConfigError, TrainingDataError, load_experiment, run_experiment
+    from openmsd.experiment import load_experiment, run_experiment
+    from openmsd.train import TRAIN_ERRORS
 
     try:
         experiment = load_experiment(config)
         run_experiment(experiment, log=lambda m: err.print(m, highlight=False))
-    except (ConfigError, TrainingDataError, CorpusError) as error:
+    except TRAIN_ERRORS as error:
         _fail(str(error))
     out.print((experiment.out / "results.md").read_text(), highlight=False)
 

@@ -221,11 +221,11 @@ def update(
     """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
     embed and index it for every model the corpus has an index for."""
     _need_clients()
-    from openmsd.corpus import Corpus, CorpusError
+    from openmsd.corpus import Corpus, CorpusError, ingest
     from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index import build_index
-    from openmsd.ingest import IngestError, ingest
     from openmsd.models import embed_corpus, load_model, stored_backends, vector_key
+    from openmsd.report import IngestError
     from openmsd.server import indexed_models
 
     try:

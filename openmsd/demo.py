@@ -17,12 +17,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from openmsd.corpus import Corpus
+from openmsd.corpus import Corpus, ingest
 from openmsd.index import build_index
-from openmsd.ingest import ingest
+from openmsd.ingest import read_manuscript
 from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH
-from openmsd.search import Result, rank_related, rank_search, read_manuscript, recommend_citations
+from openmsd.search import Result, rank_related, rank_search, recommend_citations
 
 __all__ = ["PARAGRAPH", "QUERIES", "RELATED", "SAMPLE", "run", "shorten"]
 

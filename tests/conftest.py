@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from openmsd.ingest import Report, ingest
+from openmsd.corpus import ingest
 from openmsd.relations import RelationsConfig, SplitConfig
+from openmsd.report import Report
 
 # ../shared/data beside the repository (CI), or where OPENMSD_SHARED_DATA says (a worktree)
 SHARED_DATA = Path(os.environ.get("OPENMSD_SHARED_DATA")

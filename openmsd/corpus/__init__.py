@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from openmsd.corpus.build import BATCH, LINKED, build_corpus, build_id, derive
+    from openmsd.corpus.ingest_run import IngestResult, digest, ingest, stage
     from openmsd.corpus.langid import (
         CLD3,
         UND,
@@ -24,21 +25,18 @@ if TYPE_CHECKING:
     from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record
     from openmsd.corpus.sql import SparkSql
     from openmsd.corpus.stats import corpus_stats, table1_rows
-    from openmsd.corpus.store import (
-        MANIFEST,
-        NEXT,
-        STAGED_DIR,
-        Corpus,
-        CorpusError,
-        ParquetSink,
-        arrow_reader,
-        arrow_table,
-        atomic_path,
-        building_dir,
-        replace_dir,
-        temp_dir_beside,
-        write_json,
-        write_jsonl,
+    from openmsd.corpus.store import MANIFEST, NEXT, STAGED_DIR, Corpus, CorpusError
+    from openmsd.corpus.summaries import (
+        LENGTHS,
+        current_summaries,
+        enriched_name,
+        parse_enriched,
+        parse_variant,
+        read_papers,
+        summaries_dir,
+        summaries_for_model,
+        variant_summaries,
+        write_summaries,
     )
 
 _WHERE: dict[str, str] = {
@@ -48,11 +46,12 @@ _WHERE: dict[str, str] = {
     "Corpus": "store",
     "CorpusError": "store",
     "FastText": "langid",
+    "IngestResult": "ingest_run",
+    "LENGTHS": "summaries",
     "LINKED": "build",
     "LanguageIdentifier": "langid",
     "MANIFEST": "store",
     "NEXT": "store",
-    "ParquetSink": "store",
     "Record": "schema",
     "SCHEMA_VERSION": "schema",
     "STAGED": "schema",
@@ -60,29 +59,34 @@ _WHERE: dict[str, str] = {
     "SparkSql": "sql",
     "TABLES": "schema",
     "UND": "langid",
-    "arrow_reader": "store",
-    "arrow_table": "store",
-    "atomic_path": "store",
     "build_corpus": "build",
     "build_id": "build",
-    "building_dir": "store",
     "corpus_stats": "stats",
+    "current_summaries": "summaries",
     "derive": "build",
+    "digest": "ingest_run",
+    "enriched_name": "summaries",
     "identify": "langid",
+    "ingest": "ingest_run",
     "paper_text": "langid",
-    "replace_dir": "store",
+    "parse_enriched": "summaries",
+    "parse_variant": "summaries",
+    "read_papers": "summaries",
+    "stage": "ingest_run",
+    "summaries_dir": "summaries",
+    "summaries_for_model": "summaries",
     "table1_rows": "stats",
-    "temp_dir_beside": "store",
-    "write_json": "store",
-    "write_jsonl": "store",
+    "variant_summaries": "summaries",
+    "write_summaries": "summaries",
 }
 
 __all__ = [
-    "BATCH", "CLD3", "LINKED", "MANIFEST", "NEXT", "SCHEMA_VERSION", "STAGED", "STAGED_DIR",
-    "TABLES", "UND", "Combined", "Corpus", "CorpusError", "FastText", "LanguageIdentifier",
-    "ParquetSink", "Record", "SparkSql", "arrow_reader", "arrow_table", "atomic_path",
-    "build_corpus", "build_id", "building_dir", "corpus_stats", "derive", "identify", "paper_text",
-    "replace_dir", "table1_rows", "temp_dir_beside", "write_json", "write_jsonl",
+    "BATCH", "CLD3", "LENGTHS", "LINKED", "MANIFEST", "NEXT", "SCHEMA_VERSION", "STAGED",
+    "STAGED_DIR", "TABLES", "UND", "Combined", "Corpus", "CorpusError", "FastText", "IngestResult",
+    "LanguageIdentifier", "Record", "SparkSql", "build_corpus", "build_id", "corpus_stats",
+    "current_summaries", "derive", "digest", "enriched_name", "identify", "ingest", "paper_text",
+    "parse_enriched", "parse_variant", "read_papers", "stage", "summaries_dir",
+    "summaries_for_model", "table1_rows", "variant_summaries", "write_summaries",
 ]
 
 

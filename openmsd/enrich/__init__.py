@@ -20,14 +20,6 @@ if TYPE_CHECKING:
     from openmsd.enrich.openai_http import OpenAICompatible
     from openmsd.enrich.run import EnrichError, enrich, split_papers
     from openmsd.enrich.server import create_app
-    from openmsd.enrich.store import (
-        current_summaries,
-        enriched_name,
-        parse_enriched,
-        parse_variant,
-        summaries_for_model,
-        variant_summaries,
-    )
     from openmsd.enrich.tokens import SummaryTokenizer
 
 _WHERE: dict[str, str] = {
@@ -38,23 +30,15 @@ _WHERE: dict[str, str] = {
     "OpenAICompatible": "openai_http",
     "SummaryTokenizer": "tokens",
     "create_app": "server",
-    "current_summaries": "store",
     "enrich": "run",
-    "enriched_name": "store",
     "generate_checked": "methods",
     "load_backend": "backends",
-    "parse_enriched": "store",
-    "parse_variant": "store",
     "split_papers": "run",
-    "summaries_for_model": "store",
-    "variant_summaries": "store",
 }
 
 __all__ = [
     "Apertium", "EnrichError", "GeneratorError", "LocalGemma", "OpenAICompatible",
-    "SummaryTokenizer", "create_app", "current_summaries", "enrich", "enriched_name",
-    "generate_checked", "load_backend", "parse_enriched", "parse_variant", "split_papers",
-    "summaries_for_model", "variant_summaries",
+    "SummaryTokenizer", "create_app", "enrich", "generate_checked", "load_backend", "split_papers",
 ]
 
 

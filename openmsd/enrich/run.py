@@ -1,5 +1,5 @@
 """``openmsd enrich CORPUS --method M --length N``: English summaries for the non-English
-papers of a corpus, stored per paper, method and length (:mod:`openmsd.enrich.store`).
+papers of a corpus, stored per paper, method and length (:mod:`openmsd.corpus.summaries`).
 
 English papers are left alone; papers of unknown language are counted and left alone; a
 paper already summarised from its current text is not done again (a rerun only does what
@@ -17,19 +17,20 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from openmsd.corpus import Corpus, write_json
-from openmsd.enrich.generator import Generator
-from openmsd.enrich.methods import MARGIN, METHODS
-from openmsd.enrich.store import (
+from openmsd.corpus import (
     LENGTHS,
+    Corpus,
     current_summaries,
     read_papers,
     summaries_dir,
     write_summaries,
 )
+from openmsd.enrich.generator import Generator
+from openmsd.enrich.methods import MARGIN, METHODS
 from openmsd.enrich.tokens import SummaryTokenizer
+from openmsd.io import write_json
+from openmsd.relations import RelationsError, read_split
 
 
 class EnrichError(ValueError):
@@ -153,17 +154,7 @@ def enrich(corpus: Corpus, method: str, length: int, generator: Generator | None
 
 def split_papers(corpus: Corpus, split: str) -> list[str]:
     """The paper ids of a split of ``openmsd relations`` (``test`` = ``idt`` + ``odt``)."""
-    from openmsd.relations import relations_dir
-
-    path = relations_dir(corpus) / "splits.parquet"
-    if not path.exists():
-        raise EnrichError(f"{corpus.root}: no relations; run 'openmsd relations "
-                          f"{corpus.root}' before --split")
-    names = ["idt", "odt"] if split == "test" else [split]
-    table = pq.read_table(path, columns=["paper_id", "split"])
-    known = set(table["split"].to_pylist())
-    if not set(names) <= known:
-        raise EnrichError(f"{path}: no split {split!r}; it has {', '.join(sorted(known))} "
-                          "(and 'test' = idt + odt)")
-    chosen = table.filter(pc.is_in(table["split"], pa.array(names)))
-    return chosen["paper_id"].to_pylist()
+    try:
+        return read_split(corpus, split)["paper_id"].to_pylist()
+    except RelationsError as error:
+        raise EnrichError(str(error)) from None

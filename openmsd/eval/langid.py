@@ -53,7 +53,8 @@ def taln_rows(papers: Path) -> Iterator[Labelled]:
 
 def scielo_rows(folder: Path) -> Iterator[Labelled]:
     """SciELO JATS articles that declare their language, read by openmsd's JATS reader."""
-    from openmsd.ingest import Report, get_reader
+    from openmsd.ingest import get_reader
+    from openmsd.report import Report
 
     for path in sorted(folder.glob("*.xml*")):
         for kind, record in get_reader("jats").read(path, Report()):

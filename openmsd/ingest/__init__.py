@@ -12,34 +12,53 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from openmsd.ingest.formats import FORMATS, detect, get_reader
-    from openmsd.ingest.jats import body_paragraphs, flatten, local_name
-    from openmsd.ingest.pipeline import ingest, stage
+    from openmsd.ingest.inputs import input_records, list_files
+    from openmsd.ingest.jats import body_paragraphs, flatten
+    from openmsd.ingest.manuscript import ManuscriptError, paragraphs_of, read_manuscript
+    from openmsd.ingest.markers import MARKER, citation_markers, without_markers
+    from openmsd.ingest.queries import (
+        TEXT_FIELDS,
+        RetrievalEvalError,
+        read_papers,
+        read_qrels,
+        read_records,
+        read_task,
+    )
     from openmsd.ingest.reader import as_str, json_lines, text_stream
-    from openmsd.ingest.report import IngestError, Report
     from openmsd.ingest.spark import local_spark, spark_ingest
 
 _WHERE: dict[str, str] = {
     "FORMATS": "formats",
-    "IngestError": "report",
-    "Report": "report",
+    "MARKER": "markers",
+    "ManuscriptError": "manuscript",
+    "RetrievalEvalError": "queries",
+    "TEXT_FIELDS": "queries",
     "as_str": "reader",
     "body_paragraphs": "jats",
+    "citation_markers": "markers",
     "detect": "formats",
     "flatten": "jats",
     "get_reader": "formats",
-    "ingest": "pipeline",
+    "input_records": "inputs",
     "json_lines": "reader",
-    "local_name": "jats",
+    "list_files": "inputs",
     "local_spark": "spark",
+    "paragraphs_of": "manuscript",
+    "read_manuscript": "manuscript",
+    "read_papers": "queries",
+    "read_qrels": "queries",
+    "read_records": "queries",
+    "read_task": "queries",
     "spark_ingest": "spark",
-    "stage": "pipeline",
     "text_stream": "reader",
+    "without_markers": "markers",
 }
 
 __all__ = [
-    "FORMATS", "IngestError", "Report", "as_str", "body_paragraphs", "detect", "flatten",
-    "get_reader", "ingest", "json_lines", "local_name", "local_spark", "spark_ingest", "stage",
-    "text_stream",
+    "FORMATS", "MARKER", "TEXT_FIELDS", "ManuscriptError", "RetrievalEvalError", "as_str",
+    "body_paragraphs", "citation_markers", "detect", "flatten", "get_reader", "input_records",
+    "json_lines", "list_files", "local_spark", "paragraphs_of", "read_manuscript", "read_papers",
+    "read_qrels", "read_records", "read_task", "spark_ingest", "text_stream", "without_markers",
 ]
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from openmsd.corpus import Record
 from openmsd.identifiers import alias, normalize_doi
 from openmsd.ingest.reader import Reader, text_stream
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 FORMAT = "coci"
 

@@ -25,7 +25,7 @@ from openmsd.corpus import Record
 from openmsd.identifiers import aliases, normalize_doi
 from openmsd.ingest.crossref import author_names
 from openmsd.ingest.reader import Reader, as_str, as_year, json_lines
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 FORMAT = "unpaywall"
 

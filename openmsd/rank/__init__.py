@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from openmsd.rank.dense import DenseScorer, load_encoder
-    from openmsd.rank.fusion import Contribution, Fusion
+    from openmsd.rank.feedback import FEEDBACK, LINKS
+    from openmsd.rank.fusion import Contribution, Fusion, combine, features
     from openmsd.rank.load import (
         BACKENDS,
         FUSIONS,
@@ -33,44 +34,48 @@ if TYPE_CHECKING:
         ranker_path,
         tuned,
     )
+    from openmsd.rank.metadata import METADATA_SCORERS
     from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
     from openmsd.rank.scorer import Papers, Queries, Scorer
-    from openmsd.rank.tune import TuneError, tune_fusion
 
 _WHERE: dict[str, str] = {
     "BACKENDS": "load",
     "Contribution": "fusion",
     "DenseScorer": "dense",
+    "FEEDBACK": "feedback",
     "FUSIONS": "load",
     "Fusion": "fusion",
     "HYBRID": "load",
     "HYBRID_GRAPH": "load",
+    "LINKS": "feedback",
+    "METADATA_SCORERS": "metadata",
     "PAPERS_SQL": "papers",
     "Papers": "scorer",
     "Queries": "scorer",
     "Scorer": "scorer",
-    "TuneError": "tune",
     "UnknownScorerError": "load",
     "available": "load",
+    "combine": "fusion",
     "corpus_papers": "papers",
     "default_dense": "load",
     "dense_models": "load",
     "english_texts": "papers",
+    "features": "fusion",
     "is_builtin": "load",
     "is_dense": "load",
     "leaves": "load",
     "load_encoder": "dense",
     "load_scorer": "load",
     "ranker_path": "load",
-    "tune_fusion": "tune",
     "tuned": "load",
 }
 
 __all__ = [
-    "BACKENDS", "FUSIONS", "HYBRID", "HYBRID_GRAPH", "PAPERS_SQL", "Contribution", "DenseScorer",
-    "Fusion", "Papers", "Queries", "Scorer", "TuneError", "UnknownScorerError", "available",
-    "corpus_papers", "default_dense", "dense_models", "english_texts", "is_builtin", "is_dense",
-    "leaves", "load_encoder", "load_scorer", "ranker_path", "tune_fusion", "tuned",
+    "BACKENDS", "FEEDBACK", "FUSIONS", "HYBRID", "HYBRID_GRAPH", "LINKS", "METADATA_SCORERS",
+    "PAPERS_SQL", "Contribution", "DenseScorer", "Fusion", "Papers", "Queries", "Scorer",
+    "UnknownScorerError", "available", "combine", "corpus_papers", "default_dense", "dense_models",
+    "english_texts", "features", "is_builtin", "is_dense", "leaves", "load_encoder", "load_scorer",
+    "ranker_path", "tuned",
 ]
 
 

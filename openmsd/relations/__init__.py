@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         RelationsConfig,
         RelationsError,
         derive,
+        read_split,
         relations_dir,
     )
     from openmsd.relations.engine import connect
@@ -40,6 +41,7 @@ _WHERE: dict[str, str] = {
     "direct_citations": "pairs",
     "parse": "positives",
     "positive_pairs": "positives",
+    "read_split": "build",
     "relations_dir": "build",
     "relations_stats": "stats",
     "specter_triples": "specter",
@@ -48,7 +50,7 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "DEFAULT_MAX_GROUP", "SPLITS", "RandomProjectionEmbedder", "RelationsConfig", "RelationsError",
     "SplitConfig", "bib_coupling", "co_citations", "connect", "derive", "direct_citations", "parse",
-    "positive_pairs", "relations_dir", "relations_stats", "specter_triples",
+    "positive_pairs", "read_split", "relations_dir", "relations_stats", "specter_triples",
 ]
 
 

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from openmsd.corpus import ParquetSink
+from openmsd.io import ParquetSink
 from openmsd.models import DenseEncoder, Kind, text_hash
 
 CHUNK = 1024  # texts per part file

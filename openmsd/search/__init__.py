@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from openmsd.search.build_cache import is_loaded
     from openmsd.search.citation_graph import load_citation_graph, read_graph
     from openmsd.search.library import library_seeds, related_to_library
-    from openmsd.search.manuscript import ManuscriptError, read_manuscript
     from openmsd.search.paper_records import load_paper_records, read_records
     from openmsd.search.papers import paper_details, papers_by_id
     from openmsd.search.ranking import (
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
 
 _WHERE: dict[str, str] = {
     "MAX_LOCATIONS": "recommend",
-    "ManuscriptError": "manuscript",
     "PaperNotFoundError": "related",
     "Result": "related",
     "corpus_scorer": "ranking",
@@ -52,7 +50,6 @@ _WHERE: dict[str, str] = {
     "rank_related": "ranking",
     "rank_search": "ranking",
     "read_graph": "citation_graph",
-    "read_manuscript": "manuscript",
     "read_records": "paper_records",
     "recommend_citations": "recommend",
     "related_papers": "related",
@@ -61,11 +58,11 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "MAX_LOCATIONS", "ManuscriptError", "PaperNotFoundError", "Result", "corpus_scorer",
-    "dense_members", "find_paper", "is_built", "is_loaded", "language_warning", "library_seeds",
-    "load_citation_graph", "load_paper_records", "paper_details", "papers_by_id", "rank_related",
-    "rank_search", "read_graph", "read_manuscript", "read_records", "recommend_citations",
-    "related_papers", "related_to_library", "search",
+    "MAX_LOCATIONS", "PaperNotFoundError", "Result", "corpus_scorer", "dense_members", "find_paper",
+    "is_built", "is_loaded", "language_warning", "library_seeds", "load_citation_graph",
+    "load_paper_records", "paper_details", "papers_by_id", "rank_related", "rank_search",
+    "read_graph", "read_records", "recommend_citations", "related_papers", "related_to_library",
+    "search",
 ]
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from openmsd.corpus import TABLES, Corpus, CorpusError
-from openmsd.ingest import IngestError, ingest
-from openmsd.ingest.pipeline import LOCK
+from openmsd.corpus import TABLES, Corpus, CorpusError, ingest
+from openmsd.corpus.ingest_run import LOCK
+from openmsd.report import IngestError
 
 FR = ("Nous présentons un analyseur syntaxique robuste pour le français écrit, évalué sur un "
       "corpus journalistique annoté en dépendances.")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openmsd.corpus import Corpus, corpus_stats
-from openmsd.ingest import ingest
+from openmsd.corpus import Corpus, corpus_stats, ingest
 
 
 @pytest.fixture(scope="module")

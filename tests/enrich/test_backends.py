@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from openmsd.corpus import Corpus
+from openmsd.corpus.summaries import read_summaries
 from openmsd.enrich import GeneratorError, OpenAICompatible, enrich, generate_checked
-from openmsd.enrich.store import read_summaries
 from tests.enrich.conftest import needs_apertium
 from tests.server.conftest import free_port, serve_in_thread
 

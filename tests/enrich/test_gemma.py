@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from openmsd.corpus import Corpus
+from openmsd.corpus.summaries import read_summaries
 from openmsd.enrich import enrich
-from openmsd.enrich.store import read_summaries
 
 pytestmark = pytest.mark.slow
 

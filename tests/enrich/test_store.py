@@ -6,16 +6,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from openmsd.corpus import Corpus
-from openmsd.enrich import (
-    EnrichError,
-    SummaryTokenizer,
-    current_summaries,
-    enrich,
-    enriched_name,
-    parse_enriched,
-)
-from openmsd.enrich.store import read_summaries, summaries_dir
+from openmsd.corpus import Corpus, current_summaries, enriched_name, parse_enriched, summaries_dir
+from openmsd.corpus.summaries import read_summaries
+from openmsd.enrich import EnrichError, SummaryTokenizer, enrich
 from openmsd.models import embed_corpus, load_model, load_vectors, paper_input
 
 

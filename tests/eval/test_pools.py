@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from openmsd.cli import app
 from openmsd.corpus import Corpus
-from openmsd.eval import RetrievalEvalError, evaluate_pool_files, load_pool
+from openmsd.eval import evaluate_pool_files, load_pool
+from openmsd.ingest import RetrievalEvalError
 from openmsd.relations import connect, derive
 from tests.conftest import SMALL
 

@@ -13,18 +13,12 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.eval import RetrievalEvalError, evaluate_retrieval
-from openmsd.eval.retrieval import (
-    evaluate_ranking,
-    rank,
-    read_qrels,
-    read_records,
-    record_text,
-    top_k,
-)
-from openmsd.ingest import Report
+from openmsd.eval import evaluate_retrieval
+from openmsd.eval.retrieval import evaluate_ranking, rank, record_text, top_k
+from openmsd.ingest import RetrievalEvalError, read_qrels, read_records
 from openmsd.rank import DenseScorer, Papers
 from openmsd.rank.lexical import LexicalScorer
+from openmsd.report import Report
 
 runner = CliRunner()
 CONTRACT_METRICS = {"MAP", "nDCG@10", "MRR", "Recall@1", "Recall@10", "Recall@100"}
@@ -253,7 +247,7 @@ def test_unusable_input_and_unknown_models_fail_with_exit_2(tmp_path):
 def test_readers_keep_file_order_and_report_problems(tmp_path):
     report = Report()
     path = write_jsonl(tmp_path / "c.jsonl", [{"id": 2, "title": "B"}, {"_id": "a", "text": "A"}])
-    assert list(read_records(path, report)) == ["2", "a"]
+    assert list(read_records(path, report, record_text)) == ["2", "a"]
     qrels = tmp_path / "r.tsv"
     qrels.write_text("2\ta\t1.0\n\n2\t2\t0\n")
     assert read_qrels(qrels, report, {"2"}, {"2", "a"}) == {"2": {"a": 1, "2": 0}}

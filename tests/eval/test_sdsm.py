@@ -14,8 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus import Corpus, ParquetSink
+from openmsd.corpus import Corpus
 from openmsd.eval import TASKS, SDSMError, evaluate_sdsm, load_pool, markdown, write_report
+from openmsd.io import ParquetSink
 from openmsd.models import (
     embed_corpus,
     load_model,

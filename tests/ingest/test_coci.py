@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from openmsd.ingest import Report, coci, formats
+from openmsd.ingest import coci, formats
+from openmsd.report import Report
 
 HEADER = "oci,citing,cited,creation,timespan,journal_sc,author_sc"
 ROWS = [

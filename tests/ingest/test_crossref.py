@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from openmsd.ingest import Report, crossref, formats
+from openmsd.ingest import crossref, formats
 from openmsd.ingest.crossref import strip_jats
+from openmsd.report import Report
 from tests.ingest.records import by_kind
 
 ARTICLE = {

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from openmsd.ingest import IngestError, formats
+from openmsd.ingest import formats
+from openmsd.report import IngestError
 
 REAL = {
     "taln/papers.jsonl": "jsonl",

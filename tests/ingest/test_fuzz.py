@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from openmsd.corpus import STAGED
-from openmsd.ingest import Report, formats
+from openmsd.ingest import formats
+from openmsd.report import Report
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),

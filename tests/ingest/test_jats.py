@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from openmsd.ingest import Report, jats
+from openmsd.ingest import jats
+from openmsd.report import Report
 
 
 def records(path: Path, report: Report) -> dict[str, list[dict[str, Any]]]:

@@ -14,8 +14,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openmsd.ingest import Report, formats, openalex
+from openmsd.ingest import formats, openalex
 from openmsd.ingest.openalex import MalformedIndexError, rebuild_abstract
+from openmsd.report import Report
 from tests.ingest.records import by_kind, write_lines
 
 STATE_OF_OA = {

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from openmsd.ingest import Report, parscit
+from openmsd.ingest import parscit
+from openmsd.report import Report
 
 
 def records(path: Path, report: Report) -> list[tuple[str, dict[str, Any]]]:

@@ -8,8 +8,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openmsd.ingest import Report, s2orc
+from openmsd.ingest import s2orc
 from openmsd.ingest.reader import head
+from openmsd.report import Report
 from tests.ingest.records import by_kind, write_lines
 
 SAMPLE = "s2orc-sample/metadata_sample.jsonl"

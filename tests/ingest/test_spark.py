@@ -11,9 +11,10 @@ import orjson
 import pyarrow.dataset as ds
 import pytest
 
-from openmsd.corpus import TABLES
-from openmsd.ingest import IngestError, ingest, spark_ingest
+from openmsd.corpus import TABLES, ingest
+from openmsd.ingest import spark_ingest
 from openmsd.ingest.spark import input_files
+from openmsd.report import IngestError
 
 WORDS = ["parsing", "treebank", "corpus", "traduction", "analyse", "syntax", "lexicon",
          "semantic", "alignment", "morphology"]

@@ -10,8 +10,9 @@ from typing import Any
 import orjson
 import pytest
 
-from openmsd.ingest import Report, unarxive
+from openmsd.ingest import unarxive
 from openmsd.ingest.reader import head
+from openmsd.report import Report
 from tests.conftest import SHARED_DATA
 from tests.ingest.records import by_kind, write_lines
 

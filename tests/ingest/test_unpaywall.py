@@ -15,7 +15,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openmsd.ingest import Report, formats, unpaywall
+from openmsd.ingest import formats, unpaywall
+from openmsd.report import Report
 from tests.ingest.records import write_lines
 
 LOCATION = {

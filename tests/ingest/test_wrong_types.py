@@ -9,7 +9,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from openmsd.ingest import Report, formats
+from openmsd.ingest import formats
+from openmsd.report import Report
 from tests.ingest.test_fuzz import JSON, settings_
 
 OBJ = {"x": 1}

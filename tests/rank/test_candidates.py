@@ -11,8 +11,7 @@ import pytest
 
 from openmsd.index import VectorIndex
 from openmsd.models import BM25
-from openmsd.rank import DenseScorer, Fusion, Papers, Queries, load_scorer
-from openmsd.rank.fusion import combine
+from openmsd.rank import DenseScorer, Fusion, Papers, Queries, combine, load_scorer
 from openmsd.rank.scorer import ExactScorer, best_of, exclude_self
 
 N = 600

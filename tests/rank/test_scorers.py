@@ -7,8 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from openmsd.rank import Fusion, Papers, Queries, UnknownScorerError, load_scorer
-from openmsd.rank.fusion import combine, reciprocal_ranks
+from openmsd.rank import Fusion, Papers, Queries, UnknownScorerError, combine, load_scorer
+from openmsd.rank.fusion import reciprocal_ranks
 from openmsd.rank.graph import GRAPH_SCORERS
 from openmsd.rank.load import split_fusion
 

@@ -12,8 +12,7 @@ import pyarrow as pa
 import pytest
 
 from openmsd.cli import SAMPLE
-from openmsd.corpus import Corpus, CorpusError
-from openmsd.ingest import ingest
+from openmsd.corpus import Corpus, CorpusError, ingest
 from openmsd.search import (
     Result,
     find_paper,
@@ -24,9 +23,9 @@ from openmsd.search import (
 )
 from openmsd.search import citation_graph as citation_graph_module
 from openmsd.search.citation_graph import CitationGraph, Links
-from openmsd.search.related import _explain, _results
+from openmsd.search.related import explain, related_results
 
-# What _explain asked DuckDB before the graph: one correlated join per result.
+# What explain asked DuckDB before the graph: one correlated join per result.
 SQL = """
     WITH c AS (SELECT citing_id, cited_id FROM citations),
     ids AS (SELECT unnest(?::VARCHAR[]) AS id)
@@ -101,8 +100,8 @@ def test_explanations_and_counts_on_taln(taln, rows):
     query = Counter(a for a, _ in rows).most_common(1)[0][0]  # the paper citing most
     ids = candidates(rows, query, taln.read("papers", ["paper_id"])["paper_id"].to_pylist(),
                      random.Random(1))
-    results = _results(taln, [(i, 0.5) for i in ids])
-    _explain(taln, query, results)
+    results = related_results(taln, [(i, 0.5) for i in ids])
+    explain(taln, query, results)
     for result, link in zip(results, brute_force(rows, query, ids), strict=True):
         assert (result.cites, result.cited_by, result.shared_references,
                 result.co_cited) == (link.cites, link.cited_by, link.shared_references,
@@ -123,7 +122,7 @@ def test_result_metadata_equals_the_papers_table(taln):
         SELECT paper_id, title, language, year, venue, doi,
                [t.title FOR t IN coalesce(translations, []) IF t.language = 'en'][1]
         FROM papers USING SAMPLE 50 (reservoir, 3)""").fetchall()
-    results = _results(taln, [(row[0], 0.25) for row in expected])
+    results = related_results(taln, [(row[0], 0.25) for row in expected])
     for row, result in zip(expected, results, strict=True):
         paper_id, title, language, year, venue, doi, english = row
         assert result == Result(paper_id, 0.25, title, english if language != "en" else None,

@@ -12,7 +12,7 @@ from tests.conftest import SHARED_DATA
 
 @pytest.fixture(scope="session")
 def unarxive_corpus(tmp_path_factory) -> Path:
-    from openmsd.ingest import ingest
+    from openmsd.corpus import ingest
 
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present")
@@ -26,10 +26,11 @@ def unarxive_corpus(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def citrec_model(tiny_model, unarxive_corpus, tmp_path_factory) -> tuple[Path, dict]:
-    from openmsd.models import CitrecConfig, train_citrec
+    from openmsd.experiment import train_model
+    from openmsd.train import CitrecConfig
 
     out = tmp_path_factory.mktemp("citrec-model") / "model"
     config = CitrecConfig(corpus=str(unarxive_corpus), out=str(out), base=str(tiny_model),
                           outside_references=True, max_steps=4, batch_size=2,
                           manuscript_supplemental=3, citation_supplemental=2, seed=3)
-    return out, train_citrec(config, progress=False)
+    return out, train_model(config, progress=False)

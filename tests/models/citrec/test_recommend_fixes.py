@@ -9,8 +9,9 @@ import pytest
 
 from openmsd.corpus import Corpus
 from openmsd.index import build_index
+from openmsd.ingest import read_manuscript
 from openmsd.models import embed_corpus, load_model
-from openmsd.search import read_manuscript, recommend_citations
+from openmsd.search import recommend_citations
 from openmsd.search.recommend import cited_count, manuscript_papers
 
 SAMPLE_JATS = Path(__file__).resolve().parents[3] / "openmsd" / "data" / "sample" / "scielo-jats"
@@ -18,7 +19,7 @@ SAMPLE_JATS = Path(__file__).resolve().parents[3] / "openmsd" / "data" / "sample
 
 @pytest.fixture(scope="module")
 def jats_corpus(tiny_model, tmp_path_factory) -> tuple[Corpus, object, str]:
-    from openmsd.ingest import ingest
+    from openmsd.corpus import ingest
 
     root = tmp_path_factory.mktemp("jats") / "corpus"
     ingest([SAMPLE_JATS], root)

@@ -1,0 +1,299 @@
+"""``openmsd ingest``: read inputs with their readers (:mod:`openmsd.ingest.inputs`), stage
+them, and rebuild the corpus.
+
+Each input (a file or a folder) becomes one staged part of the corpus, keyed by the digest of
+its content: ingesting an unchanged input again does nothing, a changed one replaces its part
+in place (keeping its position in the merge order), a new one is appended. The corpus tables
+are then rebuilt from all parts (:func:`openmsd.corpus.build.build`), and the report of every
+part plus the build is written beside the corpus.
+
+One ingest at a time writes a corpus: :func:`corpus_lock` takes ``CORPUS/.ingest.lock`` and a
+second run fails at once with a clear error. A run killed at any point leaves the old corpus or
+the new one readable (see :meth:`openmsd.corpus.store.Corpus.manifest`); what it left behind
+(staged parts no manifest names, ``.build-*`` folders) is removed by the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from filelock import FileLock, Timeout
+
+import openmsd.ingest as formats
+from openmsd.corpus import langid
+from openmsd.corpus.build import build_corpus as build
+from openmsd.corpus.schema import SCHEMA_VERSION, STAGED
+from openmsd.corpus.store import MANIFEST, NEXT, STAGED_DIR, Corpus
+from openmsd.crashpoint import crash_point
+from openmsd.ingest import input_records, list_files
+from openmsd.io import ParquetSink, replace_dir, temp_dir_beside, write_json, write_jsonl
+from openmsd.report import IngestError, Problem, Report
+
+STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
+FLUSH_ROWS = 20_000
+LOCK = ".ingest.lock"
+
+
+def digest(files: list[Path], root: Path, fmt: str | None) -> str:
+    """A content digest of an input: its files' relative names and bytes, and the format asked."""
+    h = hashlib.sha256(f"stage={STAGE_VERSION};schema={SCHEMA_VERSION};format={fmt}".encode())
+    for file in files:
+        h.update(str(file.relative_to(root) if file != root else file.name).encode() + b"\0")
+        with open(file, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+class StagedWriter:
+    """Buffers records by kind and writes them to the staged Parquet files of one part."""
+
+    def __init__(self, directory: Path):
+        directory.mkdir(parents=True, exist_ok=True)
+        self.sinks = {kind: ParquetSink(directory / f"staged_{kind}s.parquet", schema)
+                      for kind, schema in STAGED.items()}
+        self.buffers: dict[str, list[dict[str, Any]]] = {kind: [] for kind in STAGED}
+        self.seq = 0
+
+    def add(self, kind: str, record: dict[str, Any]) -> None:
+        record["seq"] = self.seq
+        self.seq += 1
+        buffer = self.buffers[kind]
+        buffer.append(record)
+        if len(buffer) >= FLUSH_ROWS:
+            self._flush(kind)
+
+    def _flush(self, kind: str) -> None:
+        self.sinks[kind].write_rows(self.buffers[kind])
+        self.buffers[kind] = []
+
+    def close(self) -> dict[str, int]:
+        for kind in STAGED:
+            self._flush(kind)
+            self.sinks[kind].close()
+        return {f"{kind}s": sink.rows for kind, sink in self.sinks.items()}
+
+    def abort(self) -> None:
+        for sink in self.sinks.values():
+            sink.abort()
+
+
+@contextlib.contextmanager
+def _rare_gc(threshold: int = 200_000) -> Iterator[None]:
+    """Collect cycles less often: readers allocate millions of short-lived acyclic dicts, and
+    the default collector re-scans the write buffers every 700 of them (about a third of the
+    staging time on OpenAlex works)."""
+    saved = gc.get_threshold()
+    gc.set_threshold(threshold, saved[1], saved[2])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
+
+
+def stage(path: Path, target: Path, fmt: str | None, report: Report,
+          on_record: Callable[[int], None] | None = None) -> dict[str, int]:
+    """Read one input into a staged part directory written atomically at ``target``."""
+    with _rare_gc():
+        return _stage(path, target, fmt, report, on_record)
+
+
+def _stage(path: Path, target: Path, fmt: str | None, report: Report,
+           on_record: Callable[[int], None] | None) -> dict[str, int]:
+    files = list_files(path)
+    reader = formats.get_reader(fmt) if fmt else None
+    tmp = temp_dir_beside(target)
+    writer = StagedWriter(tmp)
+    try:
+        for kind, record in input_records(files, reader, report):
+            writer.add(kind, record)
+            if on_record:
+                on_record(1)
+        counts = writer.close()
+    except BaseException:
+        writer.abort()
+        shutil.rmtree(tmp)
+        raise
+    write_jsonl(tmp / "problems.jsonl", (p.as_dict() for p in report.problems))
+    write_json(tmp / "part.json", {"counts": dict(report.counts), "records": counts})
+    replace_dir(tmp, target)
+    return counts
+
+
+@dataclass
+class IngestResult:
+    """What an ingest run did: inputs staged or unchanged, the build summary, the full report."""
+
+    staged: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    build: dict[str, Any] = field(default_factory=dict)
+    report: dict[str, Any] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _part_problems(part: Path) -> list[Problem]:
+    path = part / "problems.jsonl"
+    if not path.exists():
+        return []
+    return [Problem(**orjson.loads(line)) for line in path.read_bytes().splitlines() if line]
+
+
+def _corpus_root(out: str | Path) -> Path:
+    """``out`` as a corpus directory, created if needed; IngestError when it cannot be one."""
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise IngestError(f"{root}: a file, not a corpus directory: name a directory with --out")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / STAGED_DIR).mkdir(exist_ok=True)
+    except OSError as error:
+        raise IngestError(f"{root}: cannot create the corpus directory: "
+                          f"{error.strerror or error}") from None
+    return root
+
+
+@contextlib.contextmanager
+def corpus_lock(out: str | Path) -> Iterator[Path]:
+    """Hold the corpus directory ``out`` (created if needed) for one ingest; IngestError at
+    once when another process holds it."""
+    root = _corpus_root(out)
+    lock = FileLock(root / LOCK, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise IngestError(f"{root}: another ingest is writing to this corpus (it holds "
+                          f"{root / LOCK}); wait for it to finish, then run again") from None
+    except OSError as error:
+        raise IngestError(f"{root}: cannot lock the corpus directory: "
+                          f"{error.strerror or error}") from None
+    try:
+        yield root
+    finally:
+        lock.release()
+
+
+def _clean_leftovers(corpus: Corpus, known: set[str]) -> None:
+    """Remove what a killed ingest left: staged parts no manifest names, build folders."""
+    for orphan in corpus.staged.iterdir():
+        if orphan.name not in known:
+            shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
+    for leftover in corpus.root.glob(".build-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None,
+           strict: bool = False, identifier: langid.LanguageIdentifier | None = None,
+           progress: Callable[[str, int | None], Callable[[int], None]] | None = None
+           ) -> IngestResult:
+    """Add ``inputs`` to the corpus at ``out`` (created if needed) and rebuild its tables.
+
+    ``progress(label, total)`` may return a callback advanced by records read / papers built.
+    IngestError when another ingest holds the corpus, or when the inputs hold no paper.
+    """
+    inputs = list(inputs)
+    for raw in inputs:  # a missing input is an error before the corpus directory is made
+        list_files(Path(raw).resolve())
+    if fmt:
+        formats.get_reader(fmt)
+    with corpus_lock(out):
+        return _ingest(inputs, out, fmt, strict, identifier, progress)
+
+
+def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, strict: bool,
+            identifier: langid.LanguageIdentifier | None,
+            progress: Callable[[str, int | None], Callable[[int], None]] | None
+            ) -> IngestResult:
+    corpus = Corpus(out)
+    manifest = corpus.manifest()
+    committed = orjson.loads(orjson.dumps(manifest))  # as it is until this run commits
+    entries: list[dict[str, Any]] = manifest["inputs"]
+    result = IngestResult()
+    if fmt:
+        formats.get_reader(fmt)
+    _clean_leftovers(corpus, {e["part"] for e in entries})
+    checked = []  # every input is checked before anything is written
+    for raw in inputs:
+        path = Path(raw).resolve()
+        files = list_files(path)
+        if not files:
+            raise IngestError(f"{path}: an empty folder: nothing to ingest")
+        checked.append((path, files))
+    corpus.root.mkdir(parents=True, exist_ok=True)
+    corpus.staged.mkdir(exist_ok=True)
+    known = {e["part"] for e in entries}
+    for orphan in corpus.staged.iterdir():  # parts of an ingest that crashed before its manifest
+        if orphan.name not in known:
+            shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
+    for path, files in checked:
+        part_digest = digest(files, path, fmt)
+        entry = next((e for e in entries if e["path"] == str(path)), None)
+        if entry and entry["digest"] == part_digest and (corpus.staged / entry["part"]).exists():
+            result.unchanged.append(str(path))
+            continue
+        last = max((e["ordinal"] for e in entries), default=-1)
+        ordinal = entry["ordinal"] if entry else last + 1
+        part = f"{ordinal:04d}-{part_digest}"
+        report = Report(strict=strict)
+        tick = progress(f"reading {path.name}", None) if progress else None
+        counts = stage(path, corpus.staged / part, fmt, report, tick)
+        if entry and entry["part"] != part and (corpus.staged / entry["part"]).exists():
+            shutil.rmtree(corpus.staged / entry["part"])
+        new = {"path": str(path), "ordinal": ordinal, "digest": part_digest, "part": part,
+               "format": fmt, "files": len(files), "records": counts}
+        entries[:] = [e for e in entries if e["path"] != str(path)] + [new]
+        entries.sort(key=lambda e: e["ordinal"])
+        result.staged.append(str(path))
+
+    if not sum(e["records"].get("papers", 0) for e in entries):
+        read = [p for e in entries for p in _part_problems(corpus.staged / e["part"])]
+        first = f"; first: {read[0]}" if read else ""
+        names = ", ".join(result.staged) or "the inputs"
+        raise IngestError(f"no papers read from {names} ({len(read):,} problems{first}); "
+                          "nothing written")
+    report = Report(strict=strict)
+    parts = [(e["ordinal"], corpus.staged / e["part"], e["path"]) for e in entries]
+    tick = progress("building papers", None) if progress else None
+
+    def commit(summary: dict[str, Any]) -> None:  # the new tables are complete: record them
+        result.build = summary
+        _write_report(corpus, entries, report, result)
+        manifest.update(schema_version=SCHEMA_VERSION, inputs=entries, build=summary)
+        write_json(corpus.root / MANIFEST, {**committed, NEXT: manifest})
+
+    build(corpus, parts, report, identifier, tick, before_swap=commit)
+    crash_point("ingest.before_manifest")
+    write_json(corpus.root / MANIFEST, manifest)
+    return result
+
+
+def _write_report(corpus: Corpus, entries: list[dict[str, Any]], report: Report,
+                  result: IngestResult) -> None:
+    """The problems and counts of every part and of the build, written beside the corpus."""
+    problems = [p for e in entries for p in _part_problems(corpus.staged / e["part"])]
+    problems += report.problems
+    counts: dict[str, int] = {}
+    for e in entries:
+        part_info = orjson.loads((corpus.staged / e["part"] / "part.json").read_bytes())
+        for name, value in part_info["counts"].items():
+            counts[name] = counts.get(name, 0) + value
+    for name, value in report.counts.items():
+        counts[name] = counts.get(name, 0) + value
+    summary = Report(problems=problems)
+    result.problems = problems
+    result.report = {
+        "inputs": [{"path": e["path"], "records": e["records"]} for e in entries],
+        "counts": dict(sorted(counts.items())) | dict(sorted(result.build["counts"].items())),
+        "problems": len(problems),
+        "problems_by_reason": dict(summary.by_reason().most_common()),
+    }
+    write_jsonl(corpus.root / "problems.jsonl", (p.as_dict() for p in problems))
+    write_json(corpus.root / "ingest_report.json", result.report)
+

@@ -1,0 +1,43 @@
+"""Experiments, above ``train`` and ``eval``: training runs with the dev evaluators they are
+selected on (:mod:`.dev`), grids of runs scored on the SDSM tasks (:mod:`.grid`), and the
+fusion weights fitted on the train and dev splits (:mod:`.tune`).
+
+Everything other packages use is imported from here; the names load lazily (PEP 562), so
+importing the package costs nothing and creates no import cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openmsd.experiment.dev import dev_evaluator, prefetch_matrix, train_model
+    from openmsd.experiment.grid import load_experiment, run_experiment
+    from openmsd.experiment.tune import TuneError, tune_fusion
+
+_WHERE: dict[str, str] = {
+    "TuneError": "tune",
+    "dev_evaluator": "dev",
+    "load_experiment": "grid",
+    "prefetch_matrix": "dev",
+    "run_experiment": "grid",
+    "train_model": "dev",
+    "tune_fusion": "tune",
+}
+
+__all__ = [
+    "TuneError", "dev_evaluator", "load_experiment", "prefetch_matrix", "run_experiment",
+    "train_model", "tune_fusion",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its submodule on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

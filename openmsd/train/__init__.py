@@ -1,0 +1,73 @@
+"""Training (DESIGN.md's ``train`` stage): the SentenceTransformer recipes (:mod:`.recipes`:
+pretrain-cl, mspt, specter, scincl), their configs (:mod:`.config`) and data (:mod:`.data`),
+and MP-BERT4CR's trainer, samplers, data and losses (:mod:`.citrec`). A run takes its evaluator
+from its caller (:mod:`openmsd.experiment`): nothing here imports ``openmsd.eval``.
+
+Everything other packages use is imported from here; the names load lazily (PEP 562), so
+importing the package costs nothing and creates no import cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openmsd.train.citrec.data import CitrecData, CitrecDataError, Location, load
+    from openmsd.train.citrec.train import (
+        TRAIN_MANIFEST,
+        CitrecConfig,
+        PaperContexts,
+        candidate_mask,
+        split_locations,
+        train,
+        two_stage,
+    )
+    from openmsd.train.config import ConfigError, TrainConfig, check_keys, read_file
+    from openmsd.train.data import relation_examples
+    from openmsd.train.recipes import load_base, make_loss, summaries
+    from openmsd.train.run import TRAIN_ERRORS, describe, load_config, run_recipe
+
+_WHERE: dict[str, str] = {
+    "CitrecConfig": "citrec.train",
+    "CitrecData": "citrec.data",
+    "CitrecDataError": "citrec.data",
+    "ConfigError": "config",
+    "Location": "citrec.data",
+    "PaperContexts": "citrec.train",
+    "TRAIN_ERRORS": "run",
+    "TRAIN_MANIFEST": "citrec.train",
+    "TrainConfig": "config",
+    "candidate_mask": "citrec.train",
+    "check_keys": "config",
+    "describe": "run",
+    "load": "citrec.data",
+    "load_base": "recipes",
+    "load_config": "run",
+    "make_loss": "recipes",
+    "read_file": "config",
+    "relation_examples": "data",
+    "run_recipe": "run",
+    "split_locations": "citrec.train",
+    "summaries": "recipes",
+    "train": "citrec.train",
+    "two_stage": "citrec.train",
+}
+
+__all__ = [
+    "TRAIN_ERRORS", "TRAIN_MANIFEST", "CitrecConfig", "CitrecData", "CitrecDataError",
+    "ConfigError", "Location", "PaperContexts", "TrainConfig", "candidate_mask", "check_keys",
+    "describe", "load", "load_base", "load_config", "make_loss", "read_file", "relation_examples",
+    "run_recipe", "split_locations", "summaries", "train", "two_stage",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name from its submodule on first use."""
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

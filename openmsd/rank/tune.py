@@ -27,7 +27,14 @@ import pyarrow.compute as pc
 from openmsd.corpus.store import Corpus
 from openmsd.rank.feedback import FEEDBACK, LINKS
 from openmsd.rank.fusion import combine, features
-from openmsd.rank.load import HYBRID, HYBRID_GRAPH, default_dense, dense_models, ranker_path
+from openmsd.rank.load import (
+    HYBRID,
+    HYBRID_GRAPH,
+    default_dense,
+    dense_models,
+    load_scorer,
+    ranker_path,
+)
 from openmsd.rank.metadata import METADATA_SCORERS
 from openmsd.rank.scorer import Queries
 
@@ -127,11 +134,12 @@ class Judged:
 def _matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any]
               ) -> list[np.ndarray]:
     """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``)."""
-    from openmsd.eval.sdsm import scorer_for
+    from openmsd.eval.sdsm import check_protocol, pool_papers
 
     cache: dict = {}
-    scorers = [scorer_for(m, corpus, pool, protocol="hidden-links" if links else "text-only",
-                          hidden=links, cache=cache) for m in members]
+    papers = pool_papers(corpus, pool)
+    scorers = [check_protocol(load_scorer(m, papers, hidden=links, cache=cache),
+                              "hidden-links" if links else "text-only") for m in members]
     queries = Queries.of_rows(scorers[0].papers, np.arange(len(pool.ids)))
     everything = np.arange(len(pool.ids))
     rows = []

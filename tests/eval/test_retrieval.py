@@ -21,12 +21,12 @@ from openmsd.eval.retrieval import (
     read_qrels,
     read_records,
     record_text,
-    top_k,
 )
 from openmsd.ingest.report import Report
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.lexical import LexicalScorer
 from openmsd.rank.scorer import Papers
+from openmsd.rank.topk import top_k
 
 runner = CliRunner()
 CONTRACT_METRICS = {"MAP", "nDCG@10", "MRR", "Recall@1", "Recall@10", "Recall@100"}

@@ -303,11 +303,10 @@ def choose_fusion_weight(model: np.ndarray, prefetch: np.ndarray, locations: lis
 def prefetch_matrix(data: CitrecData, locations: list[Location], candidates: list[str],
                     split: str) -> np.ndarray:
     """The prefetch's scores (queries × candidates, masked pairs −inf) of ``locations``."""
-    from openmsd.eval.citrec import PREFETCH, Queries, model_scorer
+    from openmsd.eval.citrec import PREFETCH, Queries, score_rows
 
     column = {p: i for i, p in enumerate(candidates)}
-    rows = model_scorer(PREFETCH, data, Queries(locations, candidates, column)).rows(
-        np.arange(len(locations)))
+    rows = score_rows(PREFETCH, data, Queries(locations, candidates, column))
     return np.where(candidate_mask(data, locations, candidates, split),
                     np.asarray(rows, np.float64), -np.inf)
 

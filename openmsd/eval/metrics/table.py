@@ -25,10 +25,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from openmsd.corpus.store import arrow_table
 from openmsd.eval.metrics.average_precision import average_precision
 from openmsd.eval.metrics.ndcg import ndcg
 from openmsd.eval.metrics.rows import rank_rows
+from openmsd.io import arrow_table
 
 
 def _columns(keys: Sequence[str]) -> str:

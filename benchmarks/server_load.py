@@ -56,7 +56,7 @@ import pyarrow as pa
 from openmsd.corpus.store import Corpus, ParquetSink, arrow_reader
 from openmsd.index.vector_index import build_index, index_kind, load_index
 from openmsd.ingest.pipeline import ingest
-from openmsd.models.embed import text_hash, vector_schema, vectors_dir
+from openmsd.models.embed import text_hash, vector_key, vector_schema, vectors_dir
 from openmsd.models.formatting import paper_input
 from openmsd.server.resources import BATCH_ENV
 
@@ -69,28 +69,40 @@ DIM = 512
 DIMS = {"muse-v3": 512, "e5-small-multilingual": 384}
 
 
-def build_corpus(root: Path, papers: int, kind: str) -> Path:
-    """The corpus with vectors and a ``kind`` index under ``root`` (reused when already
-    complete)."""
+def build_corpus(root: Path, papers: int, kind: str, key: str) -> Path:
+    """The corpus under ``root`` with vectors and a ``kind`` index stored under ``key`` (a
+    model's :func:`vector_key` for the backend served), each part reused when already there."""
     corpus_dir = root / "corpus"
-    if (corpus_dir / "index" / MODEL / "papers.parquet").exists():
-        if index_kind(load_index(Corpus(corpus_dir), MODEL).index) != kind:
+    if not (corpus_dir / "manifest.json").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        works = root / "works.jsonl.gz"
+        started = time.time()
+        generate_works(works, papers)
+        print(f"generated {papers:,} works in {time.time() - started:.0f} s", flush=True)
+        started = time.time()
+        ingest([works], corpus_dir, None, False)
+        print(f"ingested in {time.time() - started:.0f} s", flush=True)
+    corpus = Corpus(corpus_dir)
+    if (corpus_dir / "index" / key / "papers.parquet").exists():
+        if index_kind(load_index(corpus, key).index) != kind:
             started = time.time()
-            build_index(Corpus(corpus_dir), MODEL, kind)
+            build_index(corpus, key, kind)
             print(f"built the {kind} index in {time.time() - started:.0f} s", flush=True)
         return corpus_dir
-    root.mkdir(parents=True, exist_ok=True)
-    works = root / "works.jsonl.gz"
+    if not list(vectors_dir(corpus, key).glob("part-*.parquet")):
+        store_vectors(corpus, key)
     started = time.time()
-    generate_works(works, papers)
-    print(f"generated {papers:,} works in {time.time() - started:.0f} s", flush=True)
-    started = time.time()
-    ingest([works], corpus_dir, None, False)
-    print(f"ingested in {time.time() - started:.0f} s", flush=True)
-    corpus = Corpus(corpus_dir)
-    con = corpus.connect()
+    built, _ = build_index(corpus, key, kind)
+    print(f"indexed {built.index.ntotal:,} vectors ({kind}) in {time.time() - started:.0f} s",
+          flush=True)
+    return corpus_dir
+
+
+def store_vectors(corpus: Corpus, key: str) -> None:
+    """Seeded clustered ``DIM``-d unit vectors stored as ``key``'s vectors of the papers'
+    current texts (as ``openmsd embed`` would store them)."""
     ids, hashes = [], []
-    for batch in arrow_reader(con, "SELECT paper_id, title, abstract FROM papers"):
+    for batch in arrow_reader(corpus.connect(), "SELECT paper_id, title, abstract FROM papers"):
         for paper_id, title, abstract in zip(*(batch[c].to_pylist() for c in
                                                ("paper_id", "title", "abstract")), strict=True):
             text = paper_input(title, abstract)
@@ -102,15 +114,10 @@ def build_corpus(root: Path, papers: int, kind: str) -> Path:
     table = pa.table({"paper_id": ids, "text_hash": hashes,
                       "vector": pa.FixedSizeListArray.from_arrays(vectors.reshape(-1), DIM)},
                      schema=schema)
-    directory = vectors_dir(corpus, MODEL)
+    directory = vectors_dir(corpus, key)
     directory.mkdir(parents=True, exist_ok=True)
     with ParquetSink(directory / "part-00000.parquet", schema) as sink:
         sink.write(table)
-    started = time.time()
-    built, _ = build_index(corpus, MODEL, kind)
-    print(f"indexed {built.index.ntotal:,} vectors ({kind}) in {time.time() - started:.0f} s",
-          flush=True)
-    return corpus_dir
 
 
 def free_port() -> int:
@@ -139,7 +146,7 @@ def request_for(endpoint: str, paper: tuple[str, str], http: httpx.AsyncClient,
 async def client_loop(http: httpx.AsyncClient, papers: list[tuple[str, str]],
                       endpoints: list[str], deadline: float, limit: int, seed: int,
                       latencies: dict[str, list[float]], errors: list[str],
-                      ranker: str | None) -> None:
+                      ranker: str | None, answered: list[float]) -> None:
     rng = random.Random(seed)
     turn = seed
     while time.perf_counter() < deadline and sum(map(len, latencies.values())) < limit:
@@ -150,7 +157,8 @@ async def client_loop(http: httpx.AsyncClient, papers: list[tuple[str, str]],
         try:
             response = await request_for(endpoint, paper, http, ranker)
             if response.status_code == 200:
-                latencies[endpoint].append(time.perf_counter() - start)
+                answered.append(time.perf_counter())
+                latencies[endpoint].append(answered[-1] - start)
             else:
                 errors.append(f"{response.status_code} {endpoint} {paper[0]}")
         except httpx.HTTPError as error:
@@ -158,8 +166,12 @@ async def client_loop(http: httpx.AsyncClient, papers: list[tuple[str, str]],
 
 
 async def load(base: str, papers: list[tuple[str, str]], endpoints: list[str], clients: int,
-               seconds: float, limit: int, ranker: str | None = None
+               seconds: float, limit: int, ranker: str | None = None,
+               answered: list[float] | None = None
                ) -> tuple[dict[str, list[float]], list[str], float]:
+    """``clients`` closed-loop clients for ``seconds``: each endpoint's latencies (seconds),
+    the errors, the elapsed time; ``answered`` gets each answer's ``perf_counter`` time."""
+    answered = [] if answered is None else answered
     latencies: dict[str, list[float]] = {e: [] for e in endpoints}
     errors: list[str] = []
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -167,22 +179,41 @@ async def load(base: str, papers: list[tuple[str, str]], endpoints: list[str], c
         started = time.perf_counter()
         deadline = started + seconds
         await asyncio.gather(*(client_loop(http, papers, endpoints, deadline, limit, i,
-                                           latencies, errors, ranker)
+                                           latencies, errors, ranker, answered)
                                for i in range(clients)))
         return latencies, errors, time.perf_counter() - started
 
 
-def rebuild_loop(corpus_dir: Path, kind: str, times: int, seconds: float) -> list[float]:
-    """Rebuild the index ``times`` times, evenly over ``seconds``; each rebuild's seconds."""
+def rebuild_loop(corpus_dir: Path, kind: str, backend: str, times: int, seconds: float,
+                 at: float | None = None) -> list[float]:
+    """Rebuild the index ``times`` times, the first after ``at`` seconds (default: evenly over
+    ``seconds``), the others one after another; each rebuild's seconds."""
     took = []
     for i in range(times):
-        time.sleep(seconds / (times + 1) if i == 0 else 0)
+        if i == 0:
+            time.sleep(seconds / (times + 1) if at is None else at)
         started = time.perf_counter()
         subprocess.run([sys.executable, "-m", "openmsd.cli", "index", "build", str(corpus_dir),
-                        "--model", MODEL, "--kind", kind, "--full"], check=True,
-                       capture_output=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                        "--model", MODEL, "--backend", backend, "--kind", kind, "--full"],
+                       check=True, capture_output=True,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"})
         took.append(time.perf_counter() - started)
     return took
+
+
+def watch_swaps(base: str, stop: threading.Event, swaps: list[float],
+                every_s: float = 0.5) -> None:
+    """Poll ``/healthz`` until ``stop``; the ``perf_counter`` time of each index swap seen
+    (its ``reloads`` count going up)."""
+    seen = None
+    while not stop.wait(every_s):
+        try:
+            reloads = sum(httpx.get(base + "/healthz", timeout=30).json()["reloads"].values())
+        except httpx.HTTPError:
+            continue
+        if seen is not None and reloads > seen:
+            swaps.extend([time.perf_counter()] * (reloads - seen))
+        seen = reloads
 
 
 def _percentiles(seconds: list[float]) -> dict[str, float | None]:
@@ -205,6 +236,10 @@ def main() -> None:
                         help="Comma-separated: related, search, recommend (taken in turn).")
     parser.add_argument("--rebuilds", type=int, default=0,
                         help="Full index rebuilds during the measurement.")
+    parser.add_argument("--rebuild-at", type=float, default=None,
+                        help="Seconds into the measurement at which the first rebuild starts "
+                             "(default: the window over rebuilds + 1). A 100,000-paper HNSW "
+                             "rebuild takes minutes: start it early to see the swap.")
     parser.add_argument("--model", choices=sorted(DIMS), default=MODEL,
                         help="The served model (its vectors are generated, its queries "
                              "encoded for real).")
@@ -233,11 +268,12 @@ def main() -> None:
         parser.error(f"--endpoints {args.endpoints!r}: expected related, search, recommend")
 
     MODEL, DIM = args.model, DIMS[args.model]
-    cache = args.cache / (f"n{args.papers}" if MODEL == "muse-v3" else f"n{args.papers}-{MODEL}")
-    corpus_dir = build_corpus(cache, args.papers, args.kind)
+    key = vector_key(MODEL, args.backend)
+    cache = args.cache / (f"n{args.papers}" if key == "muse-v3" else f"n{args.papers}-{key}")
+    corpus_dir = build_corpus(cache, args.papers, args.kind, key)
     papers = [tuple(row) for row in Corpus(corpus_dir).connect().execute(
         f"SELECT i.paper_id, coalesce(p.title, 'parsing') FROM read_parquet("
-        f"'{corpus_dir}/index/{MODEL}/papers.parquet') i JOIN papers p USING (paper_id)"
+        f"'{corpus_dir}/index/{key}/papers.parquet') i JOIN papers p USING (paper_id)"
     ).fetchall()]
     result = measure(args, corpus_dir, papers, endpoints, {})
     if args.peer:
@@ -317,13 +353,25 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     served, own = psutil.Process(server.pid), psutil.Process()
     server_cpu, client_cpu = sum(served.cpu_times()[:2]), sum(own.cpu_times()[:2])
     load_before = os.getloadavg()[0]
+    started = time.perf_counter()
     encoded_before = httpx.get(base + "/healthz").json().get("encoded", {})
     rebuilder = threading.Thread(target=lambda: rebuilds.extend(rebuild_loop(
-        corpus_dir, args.kind, args.rebuilds, args.seconds)), daemon=True)
+        corpus_dir, args.kind, args.backend, args.rebuilds, args.seconds, args.rebuild_at)),
+        daemon=True)
+    swaps: list[float] = []
+    stop = threading.Event()
+    watcher = threading.Thread(target=watch_swaps, args=(base, stop, swaps), daemon=True)
+    answered: list[float] = []
+    if args.rebuilds:
+        watcher.start()
     rebuilder.start()
     latencies, errors, elapsed = asyncio.run(
-        load(base, papers, endpoints, args.clients, args.seconds, args.max_requests, ranker))
+        load(base, papers, endpoints, args.clients, args.seconds, args.max_requests, ranker,
+             answered))
     rebuilder.join()
+    stop.set()
+    if args.rebuilds:
+        watcher.join()
     server_cpu = sum(served.cpu_times()[:2]) - server_cpu
     client_cpu = sum(own.cpu_times()[:2]) - client_cpu
     health = httpx.get(base + "/healthz").json()
@@ -344,6 +392,9 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
                             "latency_ms": _percentiles(latencies[e])} for e in endpoints},
         "rebuilds": len(rebuilds), "rebuild_s": [round(s, 1) for s in rebuilds],
         "server_reloads": reloads,
+        # each swap seen (seconds into the window) and the requests answered before and after
+        "swaps": [{"at_s": round(t - started, 1), "answered_before": sum(a < t for a in answered),
+                   "answered_after": sum(a >= t for a in answered)} for t in swaps],
         "encoder_texts_per_batch": {m: round(b["texts"] / b["batches"], 1)
                                     for m, b in batches.items() if b["batches"]},
         "server_cpu_ms_per_request": round(server_cpu * 1000 / requests, 2),

@@ -36,7 +36,12 @@ from openmsd.rank import HYBRID, HYBRID_GRAPH
 from openmsd.rank.load import is_builtin
 from openmsd.search.build_cache import is_loaded
 from openmsd.search.citation_graph import citation_graph, read_graph
-from openmsd.search.paper_records import paper_records, read_records
+from openmsd.search.paper_records import (
+    paper_aliases,
+    paper_records,
+    read_aliases,
+    read_records,
+)
 
 log = logging.getLogger("openmsd.server")
 MAX_BATCH = 64
@@ -224,6 +229,7 @@ class Resources:
         from openmsd.search.ranking import corpus_scorer, dense_members
 
         paper_records(self.corpus)
+        paper_aliases(self.corpus)
         citation_graph(self.corpus)
         served = {vector_key(m, self.backends[m]): m for m in self.models}
         for ranker in (self.related_ranker, self.search_ranker):
@@ -238,6 +244,7 @@ class Resources:
         from openmsd.search.ranking import is_built
 
         return (is_loaded(self.corpus, "papers", read_records)
+                and is_loaded(self.corpus, "papers", read_aliases)
                 and is_loaded(self.corpus, "citations", read_graph)
                 and is_built(self.corpus, self.related_ranker))
 

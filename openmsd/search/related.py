@@ -21,7 +21,6 @@ from openmsd.models.encoder import DenseEncoder
 from openmsd.search.citation_graph import citation_graph
 from openmsd.search.paper_records import paper_aliases, paper_records
 
-
 SUMMARY = ["title", "english_title", "language", "year", "venue", "doi"]
 """The record columns a result shows."""
 
@@ -122,7 +121,16 @@ def search(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int 
     if not text.strip():
         raise ValueError("search: the query text is empty")
     index = index or load_index(corpus, model)
-    vector = np.asarray(encoder.encode([text], "query"), np.float32)
+    return nearest(corpus, encoder.encode([text], "query"), model, k, languages, years, index)
+
+
+def nearest(corpus: Corpus, vector: np.ndarray, model: str, k: int = 10,
+            languages: list[str] | None = None,
+            years: tuple[int | None, int | None] | None = None,
+            index: VectorIndex | None = None) -> list[Result]:
+    """The ``k`` papers nearest to a query ``vector`` (one row) in ``model``'s index."""
+    index = index or load_index(corpus, model)
+    vector = np.asarray(vector, np.float32).reshape(1, -1)
     return _results(corpus, index.search(vector, k, languages, years)[0])
 
 

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import queue
@@ -129,6 +130,14 @@ class BatchingEncoder:
         assert call.result is not None
         return call.result
 
+    async def encode_async(self, texts: Sequence[str], kind: Kind = "passage") -> np.ndarray:
+        """:meth:`encode` for a coroutine: the event loop goes on while the texts wait for
+        their batch (no pool thread is held, no thread hop)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[np.ndarray] = loop.create_future()
+        self._queue.put(_Call(list(texts), kind, future=future, loop=loop))
+        return await future
+
     def _run(self) -> None:
         while True:
             calls = [self._queue.get()]
@@ -152,23 +161,42 @@ class BatchingEncoder:
             self.texts += len(texts)
         except Exception as error:  # each caller gets the error of its batch
             for call in calls:
-                call.error = error
-                call.done.set()
+                call.finish(None, error)
             return
         start = 0
         for call in calls:
-            call.result = vectors[start:start + len(call.texts)]
+            call.finish(vectors[start:start + len(call.texts)], None)
             start += len(call.texts)
-            call.done.set()
 
 
 @dataclass
 class _Call:
+    """Texts waiting for their batch; a thread waits on ``done``, a coroutine on ``future``."""
+
     texts: list[str]
     kind: Kind
     result: np.ndarray | None = None
     error: Exception | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    future: asyncio.Future[np.ndarray] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def finish(self, result: np.ndarray | None, error: Exception | None) -> None:
+        """Hand the caller its rows, or the error of its batch."""
+        self.result, self.error = result, error
+        if self.future is not None and self.loop is not None:
+            self.loop.call_soon_threadsafe(_settle, self.future, result, error)
+        self.done.set()
+
+
+def _settle(future: asyncio.Future[np.ndarray], result: np.ndarray | None,
+            error: Exception | None) -> None:
+    if future.done():  # the request was cancelled (its client went away)
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
 
 
 class Resources:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import time
 from pathlib import Path
 
 from openmsd.corpus.store import Corpus
+from openmsd.models.onnx import THREADS_ENV
 from openmsd.models.registry import load_model
 
 BATCHES = (1, 4, 8, 16, 32)
@@ -55,22 +57,19 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1,
-                        help="ONNX Runtime intra-op threads (torch: torch.set_num_threads)")
+                        help="Threads per encoder ($OPENMSD_THREADS: ONNX Runtime's intra-op "
+                             "threads, muse-v3's BLAS threads; torch.set_num_threads)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     import torch
 
     torch.set_num_threads(args.threads)
+    os.environ[THREADS_ENV] = str(args.threads)  # ONNX Runtime's and muse-v3's BLAS threads
     texts = titles(args.corpus, args.queries)
     results: dict[str, dict[str, dict[str, float]]] = {}
     for spec in args.encoder or ["muse-v3:torch", "e5-small-multilingual:onnx"]:
         name, _, backend = spec.partition(":")
         encoder = load_model(name, backend or "torch")
-        if hasattr(encoder, "session"):  # ONNX Runtime: its own thread pool
-            encoder = type(encoder)(encoder.directory.parent.parent, name,
-                                    query_prefix=encoder.prefixes["query"],
-                                    passage_prefix=encoder.prefixes["passage"],
-                                    threads=args.threads)
         encoder.encode(texts[:8], "query", 8)  # warm-up
         results[spec] = {str(b): measure(encoder, texts, b, args.repeats) for b in BATCHES}
         print(spec, json.dumps(results[spec]), flush=True)

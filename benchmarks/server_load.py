@@ -61,8 +61,7 @@ from openmsd.index.vector_index import build_index, index_kind, load_index
 from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import text_hash, vector_key, vector_schema, vectors_dir
 from openmsd.models.formatting import paper_input
-from openmsd.models.onnx import THREADS_ENV
-from openmsd.server.resources import BATCH_ENV
+from openmsd.server.resources import BATCH_ENV, THREADS_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ingest_throughput import generate as generate_works

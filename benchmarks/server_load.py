@@ -436,8 +436,8 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     client_cpu = sum(own.cpu_times()[:2]) - client_cpu
     health = httpx.get(base + "/healthz").json()
     reloads = health.get("reloads")
-    batches = {m: {"texts": e["texts"] - encoded_before.get(m, {}).get("texts", 0),
-                   "batches": e["batches"] - encoded_before.get(m, {}).get("batches", 0)}
+    batches = {m: {what: e.get(what, 0) - encoded_before.get(m, {}).get(what, 0)
+                   for what in ("texts", "batches", "calls", "waited_s")}
                for m, e in health.get("encoded", {}).items()}
     done = sum(map(len, latencies.values()))
     requests = max(done + len(errors), 1)
@@ -458,6 +458,10 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
                    "answered_after": sum(a >= t for a in answered)} for t in swaps],
         "encoder_texts_per_batch": {m: round(b["texts"] / b["batches"], 1)
                                     for m, b in batches.items() if b["batches"]},
+        # how long a query waited, on average, for its batch to start (the encoder busy with
+        # the batch before, or gathering for up to 2 ms)
+        "encoder_wait_ms": {m: round(b["waited_s"] * 1000 / b["calls"], 1)
+                            for m, b in batches.items() if b["calls"]},
         "server_cpu_ms_per_request": round(server_cpu * 1000 / requests, 2),
         "client_cpu_ms_per_request": round(client_cpu * 1000 / requests, 2),
         "load_average_1m": [load_before, os.getloadavg()[0]], "cores": os.cpu_count(),

@@ -117,6 +117,8 @@ class BatchingEncoder:
         self.wait_s = wait_s if self.max_batch > 1 else 0.0
         self.batches = 0  # forward passes run, for tests and benchmarks
         self.texts = 0  # texts encoded in them
+        self.waited_s = 0.0  # seconds the calls spent queued before their batch started
+        self.calls = 0
         self._queue: queue.Queue[_Call] = queue.Queue()
         self._worker = threading.Thread(target=self._run, name=f"encode-{self.name}",
                                         daemon=True)
@@ -157,6 +159,9 @@ class BatchingEncoder:
 
     def _encode(self, calls: list[_Call], kind: Kind) -> None:
         texts = [t for c in calls for t in c.texts]
+        now = time.monotonic()
+        self.waited_s += sum(now - c.queued for c in calls)
+        self.calls += len(calls)
         try:
             vectors = np.asarray(self.encoder.encode(texts, kind, max(len(texts), 1)))
             self.batches += 1
@@ -182,6 +187,7 @@ class _Call:
     done: threading.Event = field(default_factory=threading.Event)
     future: asyncio.Future[np.ndarray] | None = None
     loop: asyncio.AbstractEventLoop | None = None
+    queued: float = field(default_factory=time.monotonic)
 
     def finish(self, result: np.ndarray | None, error: Exception | None) -> None:
         """Hand the caller its rows, or the error of its batch."""
@@ -242,9 +248,11 @@ class Resources:
     def index(self, model: str) -> VectorIndex:
         return self.indexes[model].current
 
-    def encoded(self) -> dict[str, dict[str, int]]:
-        """Per loaded query encoder: the texts it encoded and in how many forward passes."""
-        return {m: {"texts": e.texts, "batches": e.batches} for m, e in self._encoders.items()}
+    def encoded(self) -> dict[str, dict[str, float]]:
+        """Per loaded query encoder: the texts it encoded, in how many forward passes, and how
+        many calls waited how many seconds in all for their batch to start."""
+        return {m: {"texts": e.texts, "batches": e.batches, "calls": e.calls,
+                    "waited_s": round(e.waited_s, 3)} for m, e in self._encoders.items()}
 
     def stats(self) -> dict[str, Any]:
         """``corpus_stats`` of the corpus, computed again only after an ingest."""

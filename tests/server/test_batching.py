@@ -53,6 +53,7 @@ def test_coroutines_share_forward_passes_and_get_their_own_vectors() -> None:
     for text, vector in zip(texts, got, strict=True):
         np.testing.assert_allclose(vector[0], alone[text], atol=1e-4)
     assert batching.batches < len(texts) / 2
+    assert batching.calls == len(texts) and batching.waited_s > 0  # queued, then batched
     with pytest.raises(Exception):  # noqa: B017 - the encoder's own error reaches the caller
         asyncio.run(batching.encode_async([None], "query"))  # type: ignore[list-item]
 

@@ -193,7 +193,10 @@ class _Call:
         """Hand the caller its rows, or the error of its batch."""
         self.result, self.error = result, error
         if self.future is not None and self.loop is not None:
-            self.loop.call_soon_threadsafe(_settle, self.future, result, error)
+            try:
+                self.loop.call_soon_threadsafe(_settle, self.future, result, error)
+            except RuntimeError:  # its event loop is closed (the server stopped): no one waits
+                pass
         self.done.set()
 
 

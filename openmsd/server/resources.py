@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import queue
@@ -193,10 +194,9 @@ class _Call:
         """Hand the caller its rows, or the error of its batch."""
         self.result, self.error = result, error
         if self.future is not None and self.loop is not None:
-            try:
+            # a closed event loop (the server stopped) has no one waiting
+            with contextlib.suppress(RuntimeError):
                 self.loop.call_soon_threadsafe(_settle, self.future, result, error)
-            except RuntimeError:  # its event loop is closed (the server stopped): no one waits
-                pass
         self.done.set()
 
 

@@ -21,14 +21,14 @@ from typer.core import TyperGroup
 from openmsd.cli_fetch import fetch_app
 from openmsd.cli_fetch import update as update_corpus
 from openmsd.corpus.build import LINKED
+from openmsd.corpus.ingest_run import ingest as run_ingest
 from openmsd.corpus.stats import corpus_stats, table1_rows
-from openmsd.corpus.store import Corpus, CorpusError, write_json
+from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.eval.retrieval import CUTOFF, RetrievalEvalError, evaluate_files
 from openmsd.index.factory_index import FactoryParams
 from openmsd.index.vector_index import HNSW_THRESHOLD, build_factory_index, build_index
 from openmsd.ingest import formats
-from openmsd.ingest.pipeline import ingest as run_ingest
-from openmsd.ingest.report import IngestError
+from openmsd.io import write_json
 from openmsd.models.embed import choose_backend, embed_corpus, stored_backends, vector_key
 from openmsd.models.registry import (
     DEFAULT_MODEL,
@@ -44,6 +44,7 @@ from openmsd.relations.build import derive as derive_relations
 from openmsd.relations.engine import connect as connect_engine
 from openmsd.relations.split import SPLITS, SplitConfig
 from openmsd.relations.stats import relations_stats
+from openmsd.report import IngestError
 from openmsd.search.related import PaperNotFoundError
 
 
@@ -886,7 +887,7 @@ def eval_citrec(
         _fail(str(error))
     if out_file:
         write_json(out_file, result)
-        from openmsd.corpus.store import atomic_path
+        from openmsd.io import atomic_path
 
         with atomic_path(out_file.with_suffix(".md")) as tmp:
             tmp.write_text(table3(result) + "\n")
@@ -1092,10 +1093,10 @@ def recommend(
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
     from openmsd.corpus.langid import identify
-    from openmsd.corpus.store import atomic_path
     from openmsd.demo import shorten
     from openmsd.export import bibtex
-    from openmsd.search.manuscript import ManuscriptError, read_manuscript
+    from openmsd.ingest.manuscript import ManuscriptError, read_manuscript
+    from openmsd.io import atomic_path
     from openmsd.search.papers import papers_by_id
     from openmsd.search.recommend import language_warning
     from openmsd.search.recommend import recommend as recommend_citations

@@ -15,8 +15,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import atomic_path, write_json
 from openmsd.eval.sdsm import DIRECTIONS, METRICS, RESOURCE_LEVELS, TASKS, SDSMResult
+from openmsd.io import atomic_path, write_json
 
 COLUMNS = [*TASKS, "average"]
 #: Significance marks against the baseline (paired t-test on per-query AP).

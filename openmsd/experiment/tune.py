@@ -25,6 +25,14 @@ import numpy as np
 import pyarrow.compute as pc
 
 from openmsd.corpus.store import Corpus
+from openmsd.eval.sdsm import (
+    SDSMError,
+    check_protocol,
+    common_pool,
+    hide_links,
+    load_pool,
+    pool_papers,
+)
 from openmsd.rank.feedback import FEEDBACK, LINKS
 from openmsd.rank.fusion import combine, features
 from openmsd.rank.load import (
@@ -134,8 +142,6 @@ class Judged:
 def _matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any]
               ) -> list[np.ndarray]:
     """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``)."""
-    from openmsd.eval.sdsm import check_protocol, pool_papers
-
     cache: dict = {}
     papers = pool_papers(corpus, pool)
     scorers = [check_protocol(load_scorer(m, papers, hidden=links, cache=cache),
@@ -244,8 +250,6 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool) -> tuple[list[Any], li
     the corpus's dense model (a language-pair member such as ``minilm-en@en`` may lack vectors
     outside dev and test, and then simply has no say); with ``hidden``, the hidden-links
     protocol of each. Returns the pools and their hidden links."""
-    from openmsd.eval.sdsm import SDSMError, common_pool, hide_links, load_pool
-
     pools, links = [], []
     for split in ("train", "dev"):
         try:
@@ -269,8 +273,6 @@ def tune(corpus: Corpus, step: float = 0.1, seed: int = 0,
          members: Sequence[str] | None = None) -> dict[str, Any]:
     """Fit ``hybrid`` (over ``members``, default :func:`text_members`) and ``hybrid-graph``
     and save them (see the module)."""
-    from openmsd.eval.sdsm import SDSMError, common_pool, load_pool
-
     text = list(members) if members else text_members(corpus)
     try:
         dev = load_pool(corpus, "dev")

@@ -29,7 +29,7 @@ from openmsd.index.factory_index import FactoryParams
 from openmsd.index.vector_index import HNSW_THRESHOLD, build_factory_index, build_index
 from openmsd.ingest import formats
 from openmsd.io import write_json
-from openmsd.models.embed import choose_backend, embed_corpus, stored_backends, vector_key
+from openmsd.models.embed import embed_corpus
 from openmsd.models.registry import (
     DEFAULT_MODEL,
     MODELS,
@@ -37,6 +37,7 @@ from openmsd.models.registry import (
     UnsupportedBackendError,
     load_model,
 )
+from openmsd.models.vectors import choose_backend, stored_backends, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH, UnknownScorerError, default_dense
 from openmsd.rank.load import is_builtin, is_dense
 from openmsd.relations.build import DEFAULT_MAX_GROUP, RelationsConfig, RelationsError
@@ -487,8 +488,8 @@ def embed(
                                              "over partitions; see docs/scale.md).")] = "local",
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
+    from openmsd.corpus.summaries import enriched_name
     from openmsd.enrich.run import EnrichError, split_papers
-    from openmsd.enrich.store import enriched_name
 
     target = Corpus(corpus)
     backend = choose_backend(target, model, backend)
@@ -688,7 +689,7 @@ app.add_typer(eval_app, name="eval")
     "(queries evaluated), n_docs, metrics (MAP, nDCG@10, MRR, Recall@1, Recall@10, Recall@100), "
     "skipped_queries, problems.\n\n"
     "Metrics are fractions in [0, 1], not percentages: means over the queries with a relevant "
-    "document (the others are counted in skipped_queries), computed by ranx with trec_eval "
+    "document (the others are counted in skipped_queries), computed with trec_eval "
     f"semantics on the top {CUTOFF} documents per query (AP and recall divide by all relevant "
     "documents; nDCG gains are the grades). Input lines that cannot be used are left out, "
     "listed on stderr and counted in problems."))
@@ -827,8 +828,8 @@ def tune(
     and citation graph, hidden links of the train and dev splits), never on test: a grid of
     weights and a learned fusion, the better kept; saved beside the index
     (CORPUS/index/ranker.json) with their provenance."""
-    from openmsd.rank.tune import TuneError
-    from openmsd.rank.tune import tune as fit_weights
+    from openmsd.experiment.tune import TuneError
+    from openmsd.experiment.tune import tune as fit_weights
 
     if not 0 < step <= 0.5:
         _fail(f"--step {step}: expected a value in (0, 0.5]")
@@ -877,7 +878,7 @@ def eval_citrec(
     fusion of bm25 and the dense model), 'two-stage:MODEL' (MODEL reranks the prefetch's top
     200), 'fused:MODEL'."""
     from openmsd.eval.citrec import CitrecEvalError, evaluate, table3
-    from openmsd.models.citrec.data import CitrecDataError
+    from openmsd.train.citrec.data import CitrecDataError
 
     try:
         result = evaluate(Corpus(corpus), model, test_fraction, seed, outside_references,
@@ -1221,56 +1222,23 @@ def train_command(
     """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
     MAP is written to --out with openmsd_train.json (config, data fingerprint, metrics).
     citrec trains MP-BERT4CR (--loss triplet, mpt-tgt, mpt-src or mpt-src-tgt)."""
-    if recipe == "citrec":
-        _train_citrec({"corpus": str(corpus), "out": str(out_dir), "base": base, "loss": loss,
-                       "max_steps": steps, "batch_size": batch_size,
-                       "learning_rate": learning_rate, "seed": seed, "epochs": epochs,
-                       "dynamic_sampling": dynamic_sampling,
-                       "outside_references": outside_references}, config, json)
-        return
-    from openmsd.models.train import train
-    from openmsd.models.train_config import ConfigError, TrainConfig, load_config
-    from openmsd.models.train_data import TrainingDataError
+    from openmsd.experiment import train_model
+    from openmsd.train import TRAIN_ERRORS, describe, load_config
 
     options = {"recipe": recipe, "corpus": str(corpus), "out": str(out_dir), "base": base,
                "positives": positives, "loss": loss, "max_steps": steps,
                "batch_size": batch_size, "mini_batch_size": mini_batch_size,
                "learning_rate": learning_rate, "eval_steps": eval_steps, "seed": seed,
-               "enrich": enrich}
+               "enrich": enrich, "epochs": epochs, "dynamic_sampling": dynamic_sampling,
+               "outside_references": outside_references}
     try:
-        settings = (load_config(config, **options) if config else
-                    TrainConfig(**{k: v for k, v in options.items() if v is not None}))
-        manifest = train(settings)
-    except (ConfigError, TrainingDataError, CorpusError) as error:
+        manifest = train_model(load_config(config, **options))
+    except TRAIN_ERRORS as error:
         _fail(str(error))
     if json:
         sys.stdout.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode() + "\n")
         return
-    metrics = manifest["metrics"]
-    out.print(f"{out_dir}: {metrics['steps']} steps, {manifest['data']['examples']:,} examples, "
-              f"{metrics['examples_per_second']:.1f} examples/s; dev MAP "
-              f"{metrics['dev_before']['dev_MAP']:.2f} → {metrics['dev_best']['dev_MAP']:.2f}",
-              highlight=False)
-
-
-def _train_citrec(options: dict[str, Any], config: Path | None, as_json: bool) -> None:
-    """``openmsd train citrec``: MP-BERT4CR (openmsd.models.citrec.train)."""
-    from openmsd.models.citrec.data import CitrecDataError
-    from openmsd.models.citrec.train import CitrecConfigError, load_citrec_config
-    from openmsd.models.citrec.train import train as train_citrec
-
-    try:
-        manifest = train_citrec(load_citrec_config(config, **options))
-    except (CitrecConfigError, CitrecDataError, CorpusError) as error:
-        _fail(str(error))
-    if as_json:
-        sys.stdout.write(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return
-    metrics, data = manifest["metrics"], manifest["data"]
-    out.print(f"{options['out']}: {metrics['steps']} steps on {data['train_examples']:,} "
-              f"examples ({data['train_locations']:,} locations; {data['test_locations']:,} "
-              f"held out), loss {metrics['first_loss']:.3f} → {metrics['last_loss']:.3f}, "
-              f"{metrics['train_seconds']:.0f} s", highlight=False)
+    out.print(describe(manifest), highlight=False)
 
 
 @app.command("experiment")
@@ -1279,14 +1247,13 @@ def experiment_command(
 ) -> None:
     """Train and evaluate a grid of recipes × positive sets × seeds; write results.json and
     results.md (OpenMSD Tables 5/6 layout) into the experiment's out directory."""
-    from openmsd.models.experiment import load_experiment, run_experiment
-    from openmsd.models.train_config import ConfigError
-    from openmsd.models.train_data import TrainingDataError
+    from openmsd.experiment.grid import load_experiment, run_experiment
+    from openmsd.train import TRAIN_ERRORS
 
     try:
         experiment = load_experiment(config)
         run_experiment(experiment, log=lambda m: err.print(m, highlight=False))
-    except (ConfigError, TrainingDataError, CorpusError) as error:
+    except TRAIN_ERRORS as error:
         _fail(str(error))
     out.print((experiment.out / "results.md").read_text(), highlight=False)
 

@@ -1,0 +1,327 @@
+"""``openmsd tune CORPUS``: fusion weights fitted on a split that is not test.
+
+``hybrid`` (words and vectors: what ``search`` ranks free text with) is fitted on the train
+and dev splits' SDSM tasks (the average MAP of the three tasks, as ``openmsd eval sdsm``
+computes it); ``hybrid-graph`` (``hybrid``, the papers' shared authors and year gap, and the
+citation graph: what ``related`` ranks a paper's related papers with) on the hidden-links
+protocol (:func:`openmsd.eval.sdsm.hide_links`) of the train and dev splits. Each member's
+scores of the whole pool are computed once; every weighting of a grid over the simplex (step
+``step``), by weighted and by reciprocal-rank fusion, and a learned fusion, are then ranked and
+scored. The best is written to
+``CORPUS/index/ranker.json`` with its provenance: split, queries, objective, each member's own
+figure and the corpus build.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+
+from openmsd.corpus.store import Corpus
+from openmsd.eval.sdsm import (
+    SDSMError,
+    check_protocol,
+    common_pool,
+    hide_links,
+    load_pool,
+    pool_papers,
+)
+from openmsd.rank.feedback import FEEDBACK, LINKS
+from openmsd.rank.fusion import combine, features
+from openmsd.rank.load import (
+    HYBRID,
+    HYBRID_GRAPH,
+    default_dense,
+    dense_models,
+    load_scorer,
+    ranker_path,
+)
+from openmsd.rank.metadata import METADATA_SCORERS
+from openmsd.rank.scorer import Queries
+
+#: Graph members ``hybrid-graph`` may give weight to.
+GRAPH_MEMBERS = ("adamic-adar", "ppr", "coupling", "co-citation", f"{HYBRID}{LINKS}")
+
+
+class TuneError(ValueError):
+    """Nothing to tune on: no dev queries, no relations."""
+
+
+def _compositions(parts: int, total: int) -> list[tuple[int, ...]]:
+    """Every tuple of ``parts`` non-negative integers summing to ``total``, in lexical order."""
+    if parts == 1:
+        return [(total,)]
+    return [(first, *rest) for first in range(total + 1)
+            for rest in _compositions(parts - 1, total - first)]
+
+
+def simplex(members: int, step: float) -> list[tuple[float, ...]]:
+    """Every weighting of ``members`` in multiples of ``step`` summing to 1.
+
+    >>> simplex(2, 0.5)
+    [(0.0, 1.0), (0.5, 0.5), (1.0, 0.0)]
+    """
+    units = round(1 / step)
+    return [tuple(c / units for c in combo) for combo in _compositions(members, units)]
+
+
+#: The most weightings a grid may hold (each is ranked and scored on every tuning query).
+MAX_GRID = 1000
+
+
+def grid_step(members: int, step: float) -> float:
+    """``step``, or the finest of 1/8, 1/5, 1/4, 1/2 coarser than it whose simplex grid over
+    ``members`` holds at most :data:`MAX_GRID` weightings.
+
+    >>> grid_step(4, 0.1), grid_step(8, 0.1)
+    (0.1, 0.2)
+    """
+    for candidate in (step, 0.125, 0.2, 0.25, 0.5):
+        if candidate >= step and math.comb(round(1 / candidate) + members - 1,
+                                           members - 1) <= MAX_GRID:
+            return candidate
+    return 1.0
+
+
+class Judged:
+    """A pool's relevant pairs as index arrays, for :meth:`objective`: the pair's query and
+    document (pool rows) and its (task, query) group."""
+
+    def __init__(self, pool: Any, task: str | None):
+        judged = pool.judgements
+        if task is not None:
+            judged = judged.filter(pc.equal(judged["task"], task))
+        position = {paper: i for i, paper in enumerate(pool.ids)}
+        self.query = np.array([position[q] for q in judged["query"].to_pylist()], np.int64)
+        self.doc = np.array([position[d] for d in judged["doc"].to_pylist()], np.int64)
+        tasks = judged["task"].to_pylist()
+        keys = list(zip(tasks, self.query.tolist(), strict=True))
+        groups = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+        self.group = np.array([groups[k] for k in keys], np.int64)
+        names = sorted(set(tasks))
+        task_of = {key[0]: names.index(key[0]) for key in groups}
+        self.group_task = np.array([task_of[key[0]] for key in groups], np.int64)
+        self.tasks = len(names)
+
+    def objective(self, matrix: np.ndarray) -> float:
+        """MAP in % (the mean over the tasks of the mean AP of their queries) when the pool is
+        ranked by ``matrix`` (pool × pool, the diagonal ``-inf``); ties as trec_eval breaks
+        them (the higher id first), as :func:`openmsd.eval.sdsm.model_ranks` does.
+
+        >>> import pyarrow as pa
+        >>> from types import SimpleNamespace
+        >>> pool = SimpleNamespace(ids=["a", "b", "c"], judgements=pa.table(
+        ...     {"task": ["citation"], "query": ["a"], "doc": ["c"]}))
+        >>> scores = np.array([[-np.inf, 2, 1], [0, -np.inf, 0], [0, 0, -np.inf]])
+        >>> Judged(pool, None).objective(scores)
+        50.0
+        """
+        if not len(self.query):
+            return 0.0
+        rows = matrix[self.query]
+        own = rows[np.arange(len(self.query)), self.doc][:, None]
+        rank = 1 + (rows > own).sum(axis=1) + (
+            (rows == own) & (np.arange(matrix.shape[1])[None, :] > self.doc[:, None])).sum(axis=1)
+        # AP of a group: the mean over its relevant papers of (their place among them) / rank
+        order = np.lexsort((rank, self.group))
+        group, rank = self.group[order], rank[order]
+        first = np.searchsorted(group, group)
+        precision = (np.arange(len(group)) - first + 1) / rank
+        ap = np.bincount(group, precision) / np.bincount(group)
+        per_task = np.bincount(self.group_task, ap) / np.bincount(self.group_task)
+        return 100 * float(per_task.mean())
+
+
+def _matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any]
+              ) -> list[np.ndarray]:
+    """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``)."""
+    cache: dict = {}
+    papers = pool_papers(corpus, pool)
+    scorers = [check_protocol(load_scorer(m, papers, hidden=links, cache=cache),
+                              "hidden-links" if links else "text-only") for m in members]
+    queries = Queries.of_rows(scorers[0].papers, np.arange(len(pool.ids)))
+    everything = np.arange(len(pool.ids))
+    rows = []
+    for scorer in scorers:
+        matrix = np.array(scorer.score(queries, everything), np.float32)
+        np.fill_diagonal(matrix, -np.inf)
+        rows.append(matrix)
+    return rows
+
+
+def learn(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]], task: str | None,
+          seed: int = 0) -> list[float]:
+    """The ``learned`` fusion's weights: a logistic regression (scikit-learn) of "relevant to
+    the query" on :func:`openmsd.rank.fusion.features` over every (query, other pool paper)
+    of the tuning queries (``task`` None: relevant to any task), classes balanced."""
+    from sklearn.linear_model import LogisticRegression
+
+    x, y = [], []
+    for pool, rows in zip(pools, parts, strict=True):
+        position = {paper: i for i, paper in enumerate(pool.ids)}
+        judged = pool.judgements
+        if task is not None:
+            judged = judged.filter(pc.equal(judged["task"], task))
+        queries = np.array(sorted({position[q] for q in judged["query"].to_pylist()}), np.int64)
+        if not len(queries):
+            continue
+        found = features([r[queries] for r in rows])
+        labels = np.zeros((len(queries), len(pool.ids)), bool)
+        where = {int(q): i for i, q in enumerate(queries)}
+        for q, d in zip(judged["query"].to_pylist(), judged["doc"].to_pylist(), strict=True):
+            labels[where[position[q]], position[d]] = True
+        other = np.ones_like(labels)
+        other[np.arange(len(queries)), queries] = False  # never the query paper itself
+        x.append(np.stack([f[other] for f in found], axis=1))
+        y.append(labels[other])
+    if not x or not np.concatenate(y).any():
+        raise TuneError("no relevant pair to learn a fusion from")
+    model = LogisticRegression(class_weight="balanced", max_iter=2000, random_state=seed)
+    model.fit(np.concatenate(x), np.concatenate(y))
+    return [round(float(w), 6) for w in model.coef_[0]]
+
+
+def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Sequence[Any],
+        task: str | None, step: float,
+        progress: Callable[[int], None] | None = None, seed: int = 0) -> dict[str, Any]:
+    """The best fusion of ``members`` over ``pools``: every weighting of the grid by weighted
+    and by reciprocal-rank fusion, and the learned fusion (:func:`learn`); the objective is
+    the mean over the pools weighted by their number of queries."""
+    parts = [_matrices(corpus, pool, members, links)
+             for pool, links in zip(pools, hidden, strict=True)]
+    sizes = np.array([len(set(p.judgements["query"].to_pylist())) for p in pools], float)
+    judged = [Judged(p, task) for p in pools]
+
+    def value(fused: Callable[[Sequence[np.ndarray]], np.ndarray]) -> float:
+        found = [j.objective(fused(rows)) for j, rows in zip(judged, parts, strict=True)]
+        return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
+
+    singles = {m: value(lambda rows, i=i: rows[i]) for i, m in enumerate(members)}
+    best: dict[str, Any] = {"value": -1.0}
+    by_method: dict[str, float] = {}
+    for method in ("weighted", "rrf"):
+        for weights in simplex(len(members), step):
+            found = value(lambda rows, w=weights, m=method: combine(rows, w, m))
+            by_method[method] = max(by_method.get(method, -1.0), found)
+            if found > best["value"] + 1e-9:
+                best = {"value": found, "weights": list(weights), "method": method}
+            if progress:
+                progress(1)
+    learned = learn(pools, parts, task, seed)
+    by_method["learned"] = value(lambda rows: combine(rows, learned, "learned"))
+    if progress:
+        progress(1)
+    if by_method["learned"] > best["value"] + 1e-9:
+        spec = {"members": list(members), "weights": learned, "method": "learned"}
+        best["value"] = by_method["learned"]
+    else:
+        kept = [i for i, w in enumerate(best["weights"]) if w > 0]
+        spec = {"members": [members[i] for i in kept],
+                "weights": [best["weights"][i] for i in kept], "method": best["method"]}
+    return {**spec, "tuned": True, "objective_value": round(best["value"], 4), "step": step,
+            "members_tried": list(members), "single_values": singles,
+            "best_by_method": {k: round(v, 4) for k, v in by_method.items()}}
+
+
+def text_members(corpus: Corpus) -> list[str]:
+    """The text members ``hybrid`` may weigh: BM25 within a language and on the English view,
+    the corpus's dense model, each of the first and third with pseudo-relevance feedback
+    (``~prf``), and an English-only model for English pairs where the corpus has its vectors.
+    No metadata: ``hybrid`` also ranks free text (``search``), which has no authors or year;
+    the papers' shared authors and year gap (:mod:`openmsd.rank.metadata`) enter
+    ``hybrid-graph``, which ranks a paper's related papers."""
+    dense = default_dense(corpus)
+    members = ["bm25@same", f"bm25@same{FEEDBACK}", "bm25-en", dense, f"{dense}{FEEDBACK}"]
+    have = dense_models(corpus)
+    if "minilm-en" in have and dense != "minilm-en":
+        members.append("minilm-en@en")
+    return members
+
+
+def tuning_pools(corpus: Corpus, seed: int, hidden: bool) -> tuple[list[Any], list[Any]]:
+    """The pools of the train and dev splits (never test), restricted to papers with vectors of
+    the corpus's dense model (a language-pair member such as ``minilm-en@en`` may lack vectors
+    outside dev and test, and then simply has no say); with ``hidden``, the hidden-links
+    protocol of each. Returns the pools and their hidden links."""
+    pools, links = [], []
+    for split in ("train", "dev"):
+        try:
+            pool = load_pool(corpus, split)
+        except SDSMError as error:
+            if split == "dev":
+                raise TuneError(f"{corpus.root}: cannot tune: {error}") from None
+            continue
+        pool, _ = common_pool(corpus, pool, [default_dense(corpus)])
+        if pool.papers.num_rows < 2:
+            continue
+        pool, hide = hide_links(pool, seed) if hidden else (pool, [])
+        if pool.judgements.num_rows:
+            pools.append(pool)
+            links.append(hide)
+    return pools, links
+
+
+def tune(corpus: Corpus, step: float = 0.1, seed: int = 0,
+         progress: Callable[[str, int], Callable[[int], None]] | None = None,
+         members: Sequence[str] | None = None) -> dict[str, Any]:
+    """Fit ``hybrid`` (over ``members``, default :func:`text_members`) and ``hybrid-graph``
+    and save them (see the module)."""
+    text = list(members) if members else text_members(corpus)
+    try:
+        dev = load_pool(corpus, "dev")
+    except SDSMError as error:
+        raise TuneError(f"{corpus.root}: cannot tune: {error}") from None
+    dev, _ = common_pool(corpus, dev, [default_dense(corpus)])
+    if dev.judgements.num_rows == 0 and dev.left_out.get("missing_vectors"):
+        raise TuneError(f"{corpus.root}: {dev.left_out['missing_vectors']} dev papers have no "
+                        f"vectors of {default_dense(corpus)}: run 'openmsd embed {corpus.root} "
+                        f"--model {default_dense(corpus)} --split dev' first")
+    if dev.judgements.num_rows == 0:
+        raise TuneError(f"{corpus.root}: the dev split has no query (no paper with a link to "
+                        "another dev paper): nothing to tune on; rebuild the relations with a "
+                        "larger --dev fraction")
+    pools, _ = tuning_pools(corpus, seed, hidden=False)
+    step = grid_step(len(text), step)
+    grid = len(simplex(len(text), step)) * 2 + 1
+    spec = {HYBRID: fit(corpus, pools, text, [[] for _ in pools], None, step,
+                        progress("hybrid (train+dev, text-only)", grid) if progress else None,
+                        seed)}
+    spec[HYBRID].update(split="+".join(p.split for p in pools),
+                        objective="average MAP of the SDSM tasks, text-only protocol",
+                        queries=sum(len(set(p.judgements["query"].to_pylist())) for p in pools))
+    graph_pools, graph_hidden = tuning_pools(corpus, seed, hidden=True)
+    _save(corpus, spec)  # hybrid-graph weighs the tuned hybrid against the graph scorers
+    if graph_pools:
+        members = [HYBRID, *METADATA_SCORERS, *GRAPH_MEMBERS]
+        graph_step = grid_step(len(members), max(step, 0.2))
+        grid = len(simplex(len(members), graph_step)) * 2 + 1
+        spec[HYBRID_GRAPH] = fit(corpus, graph_pools, members, graph_hidden, "citation",
+                                 graph_step,
+                                 progress("hybrid-graph (train+dev, hidden links)", grid)
+                                 if progress else None, seed)
+        spec[HYBRID_GRAPH].update(
+            split="+".join(p.split for p in graph_pools),
+            objective=f"citation MAP, hidden-links protocol (seed {seed})",
+            queries=sum(len(set(p.judgements["query"].to_pylist())) for p in graph_pools))
+    _save(corpus, spec)
+    return spec
+
+
+def _save(corpus: Corpus, spec: dict[str, Any]) -> None:
+    """Write the tuned specs with the corpus build they were fitted on, atomically."""
+    build = json.loads((corpus.root / "manifest.json").read_text()).get("build", {}).get("id")
+    for entry in spec.values():
+        entry.setdefault("corpus_build", build)
+        entry.setdefault("fitted", datetime.now(UTC).isoformat(timespec="seconds"))
+    path = ranker_path(corpus)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(spec, indent=2) + "\n")
+    os.replace(partial, path)

@@ -1,0 +1,27 @@
+"""``mpt-tgt``, the multi-positive target-based triplet (MP-BERT4CR §4.1.5): the manuscript s
+near its target t, and t near the other positives p_i, so that finding t finds them too.
+
+    L = mean_j [ ||s − t|| − ||s − n_j|| + ε ]₊ + Σ_i mean_j [ ||t − p_i|| − ||s − n_j|| + ε ]₊
+
+Inputs: ``source`` (B, d), ``target`` (B, d), ``positives`` (B, P, d), ``negatives``
+(B, m, d), optional ``positive_mask`` (B, P) (rows with fewer than P positives).
+
+Example::
+
+    >>> import torch
+    >>> from openmsd.train.citrec.losses import MPTTgtLoss
+    >>> s, t = torch.tensor([[0.0, 0.0]]), torch.tensor([[1.0, 0.0]])
+    >>> p, n = torch.tensor([[[1.0, 3.0]]]), torch.tensor([[[0.0, 2.0]]])
+    >>> MPTTgtLoss()(s, t, p, n).item()  # [1 − 2 + 1]₊ + [3 − 2 + 1]₊
+    2.0
+"""
+
+from __future__ import annotations
+
+from openmsd.train.citrec.losses.base import MultiPositiveTriplet
+
+
+class MPTTgtLoss(MultiPositiveTriplet):
+    """Positive pairs (s, t) and (t, p_i)."""
+
+    pairs = ("tgt",)

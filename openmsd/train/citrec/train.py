@@ -1,0 +1,525 @@
+"""``openmsd train citrec CORPUS --out DIR``: fine-tune MP-BERT4CR (§4.1) on a corpus's
+citation contexts.
+
+Each training example is a (location, target) pair of a location in a citing paper outside the
+held-out set: the manuscript context (dynamic sampling, a new draw every time), the target's
+paper context, up to ``positives`` extra positives from the target's co-citations and
+``negatives`` negatives (:mod:`openmsd.train.citrec.samplers`), all drawn with one seeded
+``random.Random``. The manuscript encoder embeds the location, the citation encoder the papers;
+the loss is one of :data:`openmsd.train.citrec.losses.LOSSES`; AdamW with gradient clipping.
+The model directory is written whole, then moved into place, with ``citrec_train.json``: the
+config, the data counts (per context source), the held-out citing papers, the loss history and
+the dev history.
+
+Model selection: a dev set of citing papers is held out of the training papers (``dev_fraction``,
+the same ``split``); every ``eval_every`` steps, and before the first, the dev Recall@10 over all
+candidates is measured and the best parameters are kept, the untrained start included, so a
+trained model never ships worse on dev than where it started.
+
+Training geometry: the hinge losses take cosine distances by default (``distance``), what the
+index ranks by; see :mod:`openmsd.train.citrec.losses.base` for why Euclidean ones collapsed.
+On a CPU, ``train_layers = 0`` (the default) freezes the transformer, caches its sentence vectors
+and trains each side's layer norm and projection (thousands of steps in minutes); ``train_layers
+= N`` fine-tunes the top N transformer layers as well (a GPU's job).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openmsd.corpus.store import Corpus
+from openmsd.io import building_dir, write_json
+from openmsd.models import registry
+from openmsd.models.citrec.context import (
+    CITATION_FUNDAMENTAL,
+    CITATION_SUPPLEMENTAL,
+    MANUSCRIPT_SUPPLEMENTAL,
+    manuscript_context,
+    paper_context,
+)
+from openmsd.models.citrec.model import CitrecModel, CitrecSettings, cache_key
+from openmsd.models.citrec.sentences import split_sentences
+from openmsd.train.citrec.data import SPLITS, CitrecData, Location, held_out, load
+from openmsd.train.citrec.losses import LOSSES
+from openmsd.train.citrec.samplers import (
+    NEGATIVES,
+    POSITIVES,
+    POWER,
+    NegativeSampler,
+    PositiveSampler,
+    citation_counts,
+    cocitation_counts,
+)
+from openmsd.train.config import ConfigError, config_from
+from openmsd.train.recipes import base_path
+
+TRAIN_MANIFEST = "citrec_train.json"
+HEAD_LEARNING_RATE = 1e-3
+"""The learning rate when only the heads train (``train_layers = 0``)."""
+FINE_TUNE_LEARNING_RATE = 2e-5
+"""The learning rate when transformer layers train too."""
+
+
+class CitrecConfigError(ConfigError):
+    """A citrec setting that cannot be trained; the message names it."""
+
+
+@dataclass
+class CitrecConfig:
+    """One citrec training run (defaults: the paper's, but one epoch and short sentences)."""
+
+    corpus: str
+    out: str
+    base: str = "e5-small-multilingual"
+    loss: str = "mpt-src-tgt"
+    margin: float = 0.2
+    distance: str = "cosine"
+    """``cosine`` (distances between L2-normalised vectors, as the index ranks) or
+    ``euclidean`` (the paper's, on raw vectors: collapses here, kept for the ablation)."""
+    positives: int = POSITIVES
+    negatives: int = NEGATIVES
+    power: float = POWER
+    dynamic_sampling: bool = True
+    """False: the ablation — fundamental contexts only, on both sides."""
+    manuscript_supplemental: int = MANUSCRIPT_SUPPLEMENTAL
+    citation_fundamental: int = CITATION_FUNDAMENTAL
+    citation_supplemental: int = CITATION_SUPPLEMENTAL
+    epochs: int = 1
+    max_steps: int | None = None
+    batch_size: int = 8
+    learning_rate: float | None = None
+    """None: 1e-3 with ``train_layers = 0`` (heads only), else 2e-5."""
+    max_seq_length: int = 64
+    freeze_embeddings: bool = True
+    """Keep the transformer's input embeddings fixed (a 250k-word vocabulary is most of a
+    multilingual model: freezing it saves about 3 GB of optimiser state and most of a CPU
+    step)."""
+    train_layers: int | None = 0
+    """Train only the top N transformer layers (and the heads); None: all of them; 0: none
+    (the transformer frozen, its sentence vectors cached: a CPU's setting)."""
+    test_fraction: float = 0.3
+    split: str = "random"
+    """``random`` held-out citing papers, or ``time``: the newest are test (and dev)."""
+    dev_fraction: float = 0.2
+    """Of the training citing papers, this fraction is the dev set of model selection."""
+    eval_every: int = 100
+    """Steps between dev evaluations (and one before the first step)."""
+    min_locations: int = 20
+    """Fewer training locations than this is an error."""
+    hard_negatives: int = 2
+    """Of the ``negatives`` of a location, this many are drawn from the prefetch's top
+    ``prefetch_depth`` candidates for it (the papers a reranker must tell apart), the others
+    by citation count."""
+    prefetch_depth: int = 100
+    """How deep in the prefetch's ranking hard negatives are drawn."""
+    fuse: bool = True
+    """Choose on dev the weight of this model's rank against the prefetch's in the two-stage
+    ranker (``fusion_weight`` in ``citrec.json``)."""
+    outside_references: bool = False
+    seed: int = 0
+    device: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise CitrecConfigError(f"loss: unknown citrec loss {self.loss!r}: expected one of "
+                                    f"{', '.join(LOSSES)}")
+        for name in ("negatives", "epochs", "batch_size", "max_seq_length",
+                     "citation_fundamental"):
+            if getattr(self, name) < 1:
+                raise CitrecConfigError(f"{name}: must be at least 1, got {getattr(self, name)}")
+        for name in ("positives", "manuscript_supplemental", "citation_supplemental"):
+            if getattr(self, name) < 0:
+                raise CitrecConfigError(f"{name}: must be at least 0, got {getattr(self, name)}")
+        for name in ("test_fraction", "dev_fraction"):
+            if not 0 < getattr(self, name) < 1:
+                raise CitrecConfigError(f"{name}: must be between 0 and 1, got "
+                                        f"{getattr(self, name)}")
+        if self.split not in SPLITS:
+            raise CitrecConfigError(f"split: expected one of {', '.join(SPLITS)}, got "
+                                    f"{self.split!r}")
+        if self.distance not in ("cosine", "euclidean"):
+            raise CitrecConfigError(f"distance: expected cosine or euclidean, got "
+                                    f"{self.distance!r}")
+        if not 0 <= self.hard_negatives <= self.negatives:
+            raise CitrecConfigError(f"hard_negatives: must be between 0 and negatives "
+                                    f"({self.negatives}), got {self.hard_negatives}")
+        if self.prefetch_depth < 1:
+            raise CitrecConfigError(f"prefetch_depth: must be at least 1, got "
+                                    f"{self.prefetch_depth}")
+        if self.max_steps is not None and self.max_steps < 0:
+            raise CitrecConfigError(f"max_steps: must be at least 0, got {self.max_steps}")
+        if self.eval_every < 1:
+            raise CitrecConfigError(f"eval_every: must be at least 1, got {self.eval_every}")
+        if self.learning_rate is None:
+            self.learning_rate = (HEAD_LEARNING_RATE if self.train_layers == 0
+                                  else FINE_TUNE_LEARNING_RATE)
+        if not self.dynamic_sampling:
+            self.manuscript_supplemental = self.citation_supplemental = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def settings(self) -> CitrecSettings:
+        """The settings the trained model is saved with (the base's registered prompts)."""
+        shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(CitrecSettings)
+                  if hasattr(self, f.name)}
+        prompts = registry.prompts(self.base)
+        return CitrecSettings(**shared, query_prefix=prompts.get("query", ""),
+                              passage_prefix=prompts.get("passage", ""),
+                              frozen_base=self.train_layers == 0)
+
+
+def load_citrec_config(path: Path | None = None, **overrides: Any) -> CitrecConfig:
+    """A :class:`CitrecConfig` from a TOML / YAML file (or none) with ``overrides`` (those
+    not None) on top (:func:`openmsd.train.config.config_from`; a ``recipe`` key is ignored)."""
+    return config_from(CitrecConfig, path, ("corpus", "out"), ("recipe",), **overrides)
+
+
+class PaperContexts:
+    """Each candidate's (title + abstract sentences, body sentences), split once."""
+
+    def __init__(self, papers: dict[str, tuple[str, str | None]]):
+        self.papers = papers
+        self.cache: dict[str, tuple[list[str], list[str]]] = {}
+
+    def sentences(self, paper_id: str) -> tuple[list[str], list[str]]:
+        if paper_id not in self.cache:
+            head, body = self.papers[paper_id]
+            self.cache[paper_id] = (split_sentences(head) or [head],
+                                    split_sentences(body) if body else [])
+        return self.cache[paper_id]
+
+    def context(self, paper_id: str, fundamental: int, supplemental: int,
+                rng: random.Random | None = None) -> list[str]:
+        head, body = self.sentences(paper_id)
+        return paper_context(head, body, fundamental, supplemental, rng)
+
+
+def split_locations(data: CitrecData, fraction: float, seed: int, split: str = "random",
+                    locations: list[Location] | None = None
+                    ) -> tuple[list[Location], list[Location], set[str]]:
+    """(train locations, test locations, held-out citing papers) of ``locations`` (default:
+    all of ``data``'s)."""
+    locations = data.locations if locations is None else locations
+    test = held_out({loc.citing_id for loc in locations}, fraction, seed, split,
+                    data.time_keys)
+    return ([loc for loc in locations if loc.citing_id not in test],
+            [loc for loc in locations if loc.citing_id in test], test)
+
+
+def candidate_mask(data: CitrecData, locations: list[Location], candidates: list[str],
+                   split: str) -> np.ndarray:
+    """(queries, candidates) True where a candidate may be ranked for a location: never its
+    citing paper; with ``split="time"`` only candidates published no later than the citing
+    paper (a candidate without a year is kept)."""
+    column = {p: i for i, p in enumerate(candidates)}
+    mask = np.ones((len(locations), len(candidates)), bool)
+    year = np.array([data.years.get(p, -1) for p in candidates])
+    for i, loc in enumerate(locations):
+        if loc.citing_id in column:
+            mask[i, column[loc.citing_id]] = False
+        citing_year = data.years.get(loc.citing_id)
+        if split == "time" and citing_year is not None:
+            mask[i] &= year <= citing_year
+    return mask
+
+
+def recall_at(scores: np.ndarray, locations: list[Location], candidates: list[str],
+              k: int = 10) -> float:
+    """Mean Recall@k of ``scores`` (queries × candidates, masked ones −inf) over locations."""
+    column = {p: i for i, p in enumerate(candidates)}
+    values = []
+    for row, loc in zip(scores, locations, strict=True):
+        relevant = [column[c] for c in loc.cited]
+        top = set(np.argpartition(-row, min(k, len(row) - 1))[:k].tolist())
+        values.append(sum(r in top for r in relevant) / len(relevant))
+    return float(np.mean(values)) if values else 0.0
+
+
+def citrec_scores(model: CitrecModel, locations: list[Location], candidates: list[str],
+                  contexts: PaperContexts, mask: np.ndarray | None = None,
+                  batch_size: int = 64) -> np.ndarray:
+    """Cosine scores (queries × candidates) of ``model`` with deterministic contexts; masked
+    pairs are −inf."""
+    import torch
+
+    settings = model.settings
+    sources = [manuscript_context(loc.sentences, loc.at, settings.manuscript_supplemental)
+               for loc in locations]
+    documents = [contexts.context(p, settings.citation_fundamental,
+                                  settings.citation_supplemental) for p in candidates]
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        q = torch.cat([model.manuscript(sources[i:i + batch_size])
+                       for i in range(0, len(sources), batch_size)])
+        d = torch.cat([model.citation(documents[i:i + batch_size])
+                       for i in range(0, len(documents), batch_size)])
+        scores = (torch.nn.functional.normalize(q, dim=-1)
+                  @ torch.nn.functional.normalize(d, dim=-1).T).cpu().numpy()
+    model.train(was_training)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return scores
+
+
+def _digest(ids: set[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
+
+
+FUSION_WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
+"""The weights of the model's rank tried on dev for the two-stage ranker."""
+
+
+def weighted_rrf(model: np.ndarray, prefetch: np.ndarray, weight: float, k: int = 60
+                 ) -> np.ndarray:
+    """``weight / (k + model rank) + (1 − weight) / (k + prefetch rank)`` of two (queries ×
+    candidates) score matrices; −inf scores of ``prefetch`` (masked candidates) stay −inf.
+
+    >>> int(weighted_rrf(np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 2.0, 3.0]]), 0.9).argmax())
+    0
+    """
+    fused = np.zeros(model.shape, np.float64)
+    for scores, w in ((model, weight), (prefetch, 1.0 - weight)):
+        order = np.argsort(-scores, axis=1, kind="stable")
+        ranks = np.empty_like(order)
+        np.put_along_axis(ranks, order, np.arange(1, scores.shape[1] + 1)[None, :], axis=1)
+        fused += w / (k + ranks)
+    return np.where(np.isneginf(prefetch), -np.inf, fused)
+
+
+def two_stage(model: np.ndarray, prefetch: np.ndarray, weight: float, depth: int = 200
+              ) -> np.ndarray:
+    """The two-stage ranking: the prefetch's top ``depth`` candidates of each query reranked
+    by :func:`weighted_rrf` (weight 1: the model alone), above all others, which keep the
+    prefetch's order."""
+    keep = np.zeros(prefetch.shape, bool)
+    np.put_along_axis(keep, np.argsort(-prefetch, axis=1, kind="stable")[:, :depth], True,
+                      axis=1)
+    keep &= ~np.isneginf(prefetch)
+    return np.where(keep, 1e6 + weighted_rrf(model, prefetch, weight), prefetch)
+
+
+def choose_fusion_weight(model: np.ndarray, prefetch: np.ndarray, locations: list[Location],
+                         candidates: list[str]) -> tuple[float, dict[float, float]]:
+    """The weight of :data:`FUSION_WEIGHTS` whose two-stage ranking has the best Recall@10 on
+    ``locations`` (ties: the smaller weight, nearer the prefetch), and every weight's
+    recall."""
+    recalls = {w: recall_at(two_stage(model, prefetch, w), locations, candidates)
+               for w in FUSION_WEIGHTS}
+    best = max(FUSION_WEIGHTS, key=lambda w: (recalls[w], -w))
+    return best, recalls
+
+
+Prefetch = Callable[[CitrecData, list[str], str], np.ndarray]
+"""The prefetch ranker its caller gives :func:`train`: ``(data, candidates, split)`` → its
+scores of all of ``data.locations`` over ``candidates`` (queries × candidates, masked pairs
+−inf), e.g. :func:`openmsd.experiment.dev.prefetch_matrix`."""
+
+
+def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool = True,
+          data: CitrecData | None = None) -> dict[str, Any]:
+    """Train as ``config`` says; write the best model on dev (the untrained start included) to
+    ``config.out``; return the manifest. ``prefetch``: the caller's prefetch ranker
+    (:data:`Prefetch`), needed when hard negatives or fusion are on; ``data``: the corpus's
+    locations and candidates when already loaded (:func:`openmsd.train.citrec.data.load` with
+    ``config``'s ``outside_references``)."""
+    import torch
+    from tqdm.auto import tqdm
+
+    if prefetch is None and (config.hard_negatives or config.fuse):
+        raise CitrecConfigError("hard_negatives / fuse: they need a prefetch ranker (set "
+                                "hard_negatives = 0 and fuse = false to train without one)")
+    corpus = Corpus(config.corpus)
+    corpus.check()
+    data = data or load(corpus, config.outside_references)
+    learn_locations, test_locations, test = split_locations(
+        data, config.test_fraction, config.seed, config.split)
+    train_locations, dev_locations, dev = split_locations(
+        data, config.dev_fraction, config.seed, config.split, learn_locations)
+    if len(train_locations) < config.min_locations:
+        raise CitrecConfigError(
+            f"{corpus.root}: {len(train_locations)} training locations (of "
+            f"{len(data.locations)}; {len(test)} test and {len(dev)} dev citing papers held "
+            f"out), fewer than min_locations = {config.min_locations}")
+    if not dev_locations:
+        raise CitrecConfigError(f"{corpus.root}: no dev citing paper left for model selection "
+                                f"({len({loc.citing_id for loc in learn_locations})} training "
+                                "citing papers); add citing papers or raise dev_fraction")
+    history_lists = [cited for citing, cited in data.reference_lists.items()
+                     if citing not in test and citing not in dev]
+    positive_sampler = PositiveSampler(cocitation_counts(history_lists), config.power)
+    negative_sampler = NegativeSampler(sorted(data.papers), citation_counts(history_lists),
+                                       config.power)
+    settings = config.settings()
+    torch.manual_seed(config.seed)
+    model = CitrecModel.from_base(base_path(config.base), settings, config.device)
+    model.train()
+    if config.train_layers == 0:
+        model.manuscript.freeze(cache_key(settings, "manuscript"))
+        model.citation.freeze(cache_key(settings, "citation"))
+    contexts = PaperContexts(data.papers)
+    candidates = sorted(data.papers)
+    model.manuscript.fit_centre([s for loc in learn_locations for s in manuscript_context(
+        loc.sentences, loc.at, settings.manuscript_supplemental)], limit=2000)
+    model.citation.fit_centre([s for p in candidates for s in contexts.context(
+        p, settings.citation_fundamental, settings.citation_supplemental)], limit=2000)
+    row_of = {id(loc): i for i, loc in enumerate(data.locations)}
+    scores = (prefetch(data, candidates, config.split)
+              if prefetch is not None and (config.hard_negatives or config.fuse) else None)
+    hard: dict[int, list[str]] = {}
+    if scores is not None and config.hard_negatives:
+        for loc in train_locations:
+            top = np.argsort(-scores[row_of[id(loc)]], kind="stable")[:config.prefetch_depth]
+            hard[id(loc)] = [candidates[j] for j in top if candidates[j] not in loc.cited
+                             and np.isfinite(scores[row_of[id(loc)], j])]
+    else:
+        if config.freeze_embeddings:
+            for encoder in (model.manuscript, model.citation):
+                for parameter in (encoder.transformer.auto_model.get_input_embeddings()
+                                  .parameters()):
+                    parameter.requires_grad_(False)
+        if config.train_layers is not None:
+            for encoder in (model.manuscript, model.citation):
+                _freeze_lower_layers(encoder.transformer.auto_model, config.train_layers)
+    loss_fn = LOSSES[config.loss](config.margin, config.distance)
+    trainable = {n: p for n, p in model.named_parameters() if p.requires_grad}
+    optimizer = torch.optim.AdamW(list(trainable.values()), lr=config.learning_rate)
+    dev_mask = candidate_mask(data, dev_locations, candidates, config.split)
+    rng = random.Random(config.seed)
+    examples = [(loc, target) for loc in train_locations for target in loc.cited]
+    per_epoch = -(-len(examples) // config.batch_size)
+    steps = per_epoch * config.epochs if config.max_steps is None else config.max_steps
+    # max_steps: as many epochs as it takes
+    epochs = max(config.epochs, -(-steps * config.batch_size // max(len(examples), 1)))
+    history: list[dict[str, float]] = []
+    dev_history: list[dict[str, float]] = []
+    best: dict[str, Any] = {"step": 0, "recall": -1.0, "state": None}
+
+    def evaluate_dev(step: int) -> None:
+        scores = citrec_scores(model, dev_locations, candidates, contexts, dev_mask)
+        recall = recall_at(scores, dev_locations, candidates)
+        dev_history.append({"step": step, "dev_recall@10": round(recall, 5)})
+        if recall > best["recall"]:
+            best.update(step=step, recall=recall, scores=scores,
+                        state={n: p.detach().clone() for n, p in trainable.items()})
+
+    start = time.perf_counter()
+    evaluate_dev(0)
+    bar = tqdm(total=steps, desc="citrec", disable=not progress)
+    order = [e for _ in range(epochs) for e in rng.sample(examples, len(examples))]
+    for step in range(steps):
+        batch = order[step * config.batch_size:(step + 1) * config.batch_size]
+        loss = _step_loss(model, loss_fn, batch, contexts, positive_sampler, negative_sampler,
+                          config, rng, hard)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(list(trainable.values()), 1.0)
+        optimizer.step()
+        value = loss.item()
+        history.append({"step": step + 1, "loss": round(value, 5)})
+        if (step + 1) % config.eval_every == 0 or step + 1 == steps:
+            evaluate_dev(step + 1)
+        bar.update(1)
+        bar.set_postfix(loss=f"{value:.3f}", dev=f"{best['recall']:.3f}@{best['step']}")
+    bar.close()
+    seconds = time.perf_counter() - start
+    with torch.no_grad():
+        for name, value in best["state"].items():
+            trainable[name].copy_(value)
+    fusion: dict[str, Any] = {}
+    if config.fuse and scores is not None:
+        dev_prefetch = scores[[row_of[id(loc)] for loc in dev_locations]]
+        weight, recalls = choose_fusion_weight(best["scores"], dev_prefetch, dev_locations,
+                                               candidates)
+        settings.fusion_weight = weight
+        fusion = {"fusion_weight": weight, "dev_two_stage_recall@10": {
+            str(w): round(r, 5) for w, r in recalls.items()}}
+    manifest = {"config": config.as_dict(), "data": {
+        "locations": len(data.locations), "train_locations": len(train_locations),
+        "dev_locations": len(dev_locations), "test_locations": len(test_locations),
+        "train_examples": len(examples), "candidates": len(data.papers),
+        "locations_per_source": data.sources(),
+        "held_out_citing_papers": sorted(test), "held_out_digest": _digest(test),
+        "dev_citing_papers": sorted(dev), "left_out": data.left_out},
+        "metrics": {"steps": steps, "train_seconds": round(seconds, 1),
+                    "examples_per_second": round(steps * config.batch_size / max(seconds, 1e-9),
+                                                 3),
+                    "first_loss": history[0]["loss"] if history else None,
+                    "last_loss": history[-1]["loss"] if history else None,
+                    "start_dev_recall@10": dev_history[0]["dev_recall@10"],
+                    "best_dev_recall@10": round(best["recall"], 5),
+                    "best_step": best["step"], **fusion,
+                    "dev_history": dev_history, "history": history}}
+    model.eval()
+    with building_dir(Path(config.out)) as tmp:
+        model.save(tmp)
+        write_json(tmp / TRAIN_MANIFEST, manifest)
+    return manifest
+
+
+def _freeze_lower_layers(transformer: Any, keep: int) -> None:
+    """Freeze the embeddings and all but the top ``keep`` layers of a BERT-like encoder."""
+    layers = getattr(getattr(transformer, "encoder", None), "layer", None)
+    if layers is None:
+        raise CitrecConfigError("train_layers: the base model has no encoder.layer list "
+                                "(not BERT-like); leave train_layers unset")
+    frozen = [transformer.get_input_embeddings(), getattr(transformer, "embeddings", None),
+              *list(layers)[:max(0, len(layers) - keep)]]
+    for module in frozen:
+        if module is not None:
+            for parameter in module.parameters():
+                parameter.requires_grad_(False)
+
+
+def _step_loss(model: CitrecModel, loss_fn: Any, batch: list[tuple[Location, str]],
+               contexts: PaperContexts, positives: PositiveSampler,
+               negatives: NegativeSampler, config: CitrecConfig, rng: random.Random,
+               hard: dict[int, list[str]] | None = None) -> Any:
+    """The loss of one batch of (location, target) examples; ``hard``: per location
+    (``id``), the prefetch's top candidates it does not cite, to draw hard negatives from."""
+    import torch
+
+    manuscripts, papers, extra, negative = [], [], [], []
+    for location, target in batch:
+        manuscripts.append(manuscript_context(location.sentences, location.at,
+                                              config.manuscript_supplemental, rng))
+        chosen = positives.sample(target, config.positives, rng,
+                                  exclude={target, location.citing_id})
+        extra.append(chosen)
+        pool = [p for p in (hard or {}).get(id(location), []) if p not in chosen]
+        drawn = rng.sample(pool, min(config.hard_negatives, len(pool)))
+        drawn += negatives.sample(config.negatives - len(drawn), rng,
+                                  exclude={*location.cited, *chosen, *drawn,
+                                           location.citing_id})
+        negative.append(drawn)
+        papers.append(target)
+    width = max(len(p) for p in extra)
+    if any(len(n) < config.negatives for n in negative):
+        raise CitrecConfigError(f"negatives: fewer than {config.negatives} candidate papers "
+                                "are left to draw from")
+    ids = papers + [p for row in extra for p in row] + [n for row in negative for n in row]
+    documents = [contexts.context(p, config.citation_fundamental, config.citation_supplemental,
+                                  rng) for p in ids]
+    source = model.manuscript(manuscripts)
+    vectors = model.citation(documents)
+    b, dim = len(batch), source.shape[1]
+    target = vectors[:b]
+    positive = source.new_zeros(b, width, dim)
+    mask = torch.zeros(b, width, dtype=torch.bool)
+    cursor = b
+    for i, row in enumerate(extra):
+        positive[i, :len(row)] = vectors[cursor:cursor + len(row)]
+        mask[i, :len(row)] = True
+        cursor += len(row)
+    negative_vectors = vectors[cursor:].reshape(b, config.negatives, dim)
+    return loss_fn(source, target, positive, negative_vectors, mask)

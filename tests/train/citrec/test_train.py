@@ -1,0 +1,154 @@
+"""``train citrec`` end to end with a tiny model on three real unarXive papers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from openmsd.corpus.store import Corpus
+from openmsd.models.registry import load_model
+from openmsd.train.citrec.data import held_out, load
+from openmsd.train.citrec.train import CitrecConfig, CitrecConfigError
+
+
+def test_locations_of_real_unarxive_papers(unarxive_corpus) -> None:
+    data = load(Corpus(unarxive_corpus), outside=True)
+    assert len(data.locations) > 50
+    assert any(len(loc.cited) >= 2 for loc in data.locations)  # co-citations merged
+    deep = max(data.locations, key=lambda loc: loc.at)
+    assert deep.at > 20  # the finished content before the paragraph comes from the full text
+    assert all("{{cite" not in s and "[CITE]" not in s for loc in data.locations
+               for s in loc.sentences)
+    assert all(c in data.papers for loc in data.locations for c in loc.cited)
+    with pytest.raises(ValueError, match="no citation context"):
+        load(Corpus(unarxive_corpus), outside=False)  # no reference resolves inside it
+
+
+def test_held_out_is_seeded() -> None:
+    ids = [f"p{i}" for i in range(10)]
+    assert held_out(ids, 0.3, 1) == held_out(list(reversed(ids)), 0.3, 1)
+    assert len(held_out(ids, 0.3, 1)) == 3 and held_out(["a"], 0.3, 0) == set()
+
+
+def test_trained_model_is_written_and_loads_as_an_encoder(citrec_model) -> None:
+    out, manifest = citrec_model
+    assert (out / "citrec.json").is_file() and (out / "citrec_train.json").is_file()
+    assert manifest["metrics"]["steps"] == 4 and manifest["metrics"]["first_loss"] > 0
+    test = set(manifest["data"]["held_out_citing_papers"])
+    assert len(test) == 1 and manifest["data"]["train_locations"] > 0
+    assert json.loads((out / "citrec_train.json").read_text())["config"]["loss"] == "mpt-src-tgt"
+    encoder = load_model(str(out))
+    queries = encoder.encode(["We study zeros.\nThey lie near the circle."], "query")
+    passages = encoder.encode(["Title: Zeros of polynomials. Abstract: We count zeros.",
+                               "Title: Dark matter."], "passage")
+    assert queries.shape == (1, encoder.dim) and passages.shape == (2, encoder.dim)
+    assert np.allclose(np.linalg.norm(passages, axis=1), 1, atol=1e-5)
+    # model selection: the dev history starts with the untrained model, the kept one is the
+    # best of them, and the two sides are separate encoders once a trained step was kept
+    metrics = manifest["metrics"]
+    assert metrics["dev_history"][0]["step"] == 0
+    assert metrics["best_dev_recall@10"] == max(h["dev_recall@10"]
+                                                for h in metrics["dev_history"])
+    assert metrics["best_dev_recall@10"] >= metrics["start_dev_recall@10"]
+    identity = torch.equal(encoder.model.manuscript.projection.weight,
+                           torch.eye(encoder.dim))
+    assert identity == (metrics["best_step"] == 0)
+    # the fusion weight of the two-stage ranker was chosen on dev and saved with the model
+    assert encoder.settings.fusion_weight == metrics["fusion_weight"]
+    assert metrics["dev_two_stage_recall@10"][str(metrics["fusion_weight"])] == max(
+        metrics["dev_two_stage_recall@10"].values())
+
+
+def test_bad_settings_name_the_key(tmp_path) -> None:
+    with pytest.raises(CitrecConfigError, match="loss"):
+        CitrecConfig(corpus="c", out="o", loss="contrastive")
+    with pytest.raises(CitrecConfigError, match="test_fraction"):
+        CitrecConfig(corpus="c", out="o", test_fraction=1.0)
+    ablation = CitrecConfig(corpus="c", out="o", dynamic_sampling=False)
+    assert ablation.manuscript_supplemental == ablation.citation_supplemental == 0
+
+
+def test_too_few_locations_and_no_dev_paper_name_the_count(tiny_model, unarxive_corpus,
+                                                           tmp_path) -> None:
+    from openmsd.experiment import train_model
+
+    config = CitrecConfig(corpus=str(unarxive_corpus), out=str(tmp_path / "m"),
+                          base=str(tiny_model), outside_references=True, max_steps=1,
+                          min_locations=10_000)
+    with pytest.raises(CitrecConfigError, match=r"\d+ training locations .* fewer than "
+                                                r"min_locations = 10000"):
+        train_model(config, progress=False)
+    assert not (tmp_path / "m").exists()
+
+
+def test_time_split_holds_out_the_newest_papers(unarxive_corpus) -> None:
+    from openmsd.corpus.store import Corpus
+    from openmsd.train.citrec.data import load
+    from openmsd.train.citrec.train import split_locations
+
+    data = load(Corpus(unarxive_corpus), outside=True)
+    train_locations, _, test = split_locations(data, 0.3, 0, "time")
+    newest = max(data.time_keys[loc.citing_id] for loc in data.locations)
+    assert {data.time_keys[p] for p in test} == {newest}
+    assert all(data.time_keys[loc.citing_id] < newest for loc in train_locations)
+    assert sum(data.sources().values()) == len(data.locations)
+    assert set(data.sources()) == {"unarxive"}
+
+
+def test_corrupt_model_directory_is_refused_with_its_path(citrec_model, tmp_path) -> None:
+    import shutil
+
+    out, _ = citrec_model
+    broken = Path(shutil.copytree(out, tmp_path / "broken"))
+    (broken / "citation" / "layer_norm.safetensors").write_bytes(b"not a tensor file")
+    with pytest.raises(ValueError, match=str(broken)):
+        load_model(str(broken))
+
+
+def test_untrained_encoder_is_not_ruled_by_the_common_direction(tiny_model) -> None:
+    """Sentence vectors sharing a large common offset (as e5's do): summed, the candidate with
+    the most sentences is nearest to every query; centred, normalised and averaged (fundamental
+    sentences first), each query finds its own topic."""
+    from openmsd.models.citrec.model import CitrecModel, CitrecSettings
+
+    model = CitrecModel.from_base(str(tiny_model), CitrecSettings(str(tiny_model),
+                                                                  citation_fundamental=2))
+    rng = np.random.default_rng(0)
+    dim = model.manuscript.dim
+    common = torch.tensor(rng.normal(size=dim), dtype=torch.float32) * 8
+    topics = torch.tensor(rng.normal(size=(12, dim)), dtype=torch.float32)
+
+    def sentence(topic: int | None, i: int) -> tuple[str, torch.Tensor]:
+        noise = torch.tensor(rng.normal(size=dim), dtype=torch.float32) * 0.5
+        return f"t{topic}s{i}", common + noise + (0 if topic is None else topics[topic] * 0.6)
+
+    queries, papers = [], []
+    for encoder in (model.manuscript, model.citation):
+        encoder.freeze()
+    for t in range(12):
+        # a query: 20 sentences of other topics (its macro context), then 3 of its own
+        query = [sentence((t + 1 + i) % 12, 100 + i) for i in range(20)]
+        query += [sentence(t, 200 + i) for i in range(3)]
+        # a paper: 2 sentences of its topic, then 3 t body sentences of no topic (a long
+        # reference string cut into fragments: names, venue, pages)
+        paper = [sentence(t, i) for i in range(2)] + [sentence(None, 10 * t + i)
+                                                      for i in range(3 * t)]
+        model.manuscript.cache.update(query)
+        model.citation.cache.update(paper)
+        queries.append([s for s, _ in query])
+        papers.append([s for s, _ in paper])
+    model.manuscript.fit_centre([s for q in queries for s in q])
+    model.citation.fit_centre([s for p in papers for s in p])
+    with torch.no_grad():
+        q = torch.nn.functional.normalize(model.manuscript(queries), dim=-1)
+        d = torch.nn.functional.normalize(model.citation(papers), dim=-1)
+    assert ((q @ d.T).argmax(1) == torch.arange(12)).float().mean() >= 0.9
+    summed = [torch.stack([model.manuscript.cache[s] for s in doc]).sum(0) for doc in queries]
+    plain = [torch.stack([model.citation.cache[s] for s in doc]).sum(0) for doc in papers]
+    cos = torch.nn.functional.normalize(torch.stack(summed), dim=-1) @ \
+        torch.nn.functional.normalize(torch.stack(plain), dim=-1).T
+    assert (cos.argmax(1) == torch.arange(12)).float().mean() <= 0.25

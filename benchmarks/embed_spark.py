@@ -5,8 +5,10 @@ The texts are real: TALN's French abstracts, their English translations and S2OR
 abstracts (``../shared/data``), cycled under distinct paper ids to reach ``--texts`` (20,000 in
 the issue). Each engine runs in a child process of its own on a fresh copy of the corpus, the
 peer first; the figure is texts/s of the whole command (model load and, for Spark, the JVM
-included) and per core, and the ratio Spark / single process (target ≥ 0.8). Vectors are
-compared per paper (minimum cosine). Run niced on a shared machine::
+included) and per core, and the ratio Spark / single process (target ≥ 0.8); and texts per
+CPU-second of each engine's whole process tree (JVM and Python workers included), the fair
+measure on a shared machine where wall time counts the other jobs. Vectors are compared per
+paper (minimum cosine). Run niced on a shared machine::
 
     nice -n 10 python benchmarks/embed_spark.py --texts 20000 --cores 2
 """
@@ -15,14 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import orjson
+from ingest_spark import run
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -62,14 +64,6 @@ def corpus(work: Path, n: int) -> Path:
     return target
 
 
-def timed(command: list[str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True)
-    if done.returncode:
-        raise RuntimeError(f"{command} failed: {done.stderr.decode()[-2000:]}")
-    return time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--texts", type=int, default=20_000)
@@ -84,14 +78,16 @@ def main() -> None:
     for copy in (single, spark):
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(base, copy)
-    env_threads = f"OPENMSD_THREADS={args.cores}"
-    one = timed(["env", env_threads, sys.executable, "-m", "openmsd.cli", "embed", str(single),
-                 "--model", args.model, "--backend", "onnx", "--json"])
-    many = timed([sys.executable, "-c", "import sys; from openmsd.ingest.spark import "
-                  "local_spark; from openmsd.models.spark_embed import spark_embed; "
-                  f"spark_embed(sys.argv[1], sys.argv[2], {args.model!r}, 'onnx', "
-                  f"spark=local_spark({args.cores}))",
-                  str(spark / "papers.parquet"), str(spark / "vectors")])
+    env = {**os.environ, "OPENMSD_THREADS": str(args.cores)}
+    one = run([sys.executable, "-m", "openmsd.cli", "embed", str(single), "--model", args.model,
+               "--backend", "onnx", "--json"], env)
+    print(f"single process: {one}", flush=True)
+    many = run([sys.executable, "-c", "import sys; from openmsd.ingest.spark import "
+                "local_spark; from openmsd.models.spark_embed import spark_embed; "
+                f"spark_embed(sys.argv[1], sys.argv[2], {args.model!r}, 'onnx', "
+                f"spark=local_spark({args.cores}))",
+                str(spark / "papers.parquet"), str(spark / "vectors")])
+    print(f"spark: {many}", flush=True)
     from openmsd.corpus import Corpus
     from openmsd.models import load_vectors, vector_key
 
@@ -99,10 +95,16 @@ def main() -> None:
     ids_a, a = load_vectors(Corpus(single), key)
     ids_b, b = load_vectors(Corpus(spark), key)
     row = {"texts": args.texts, "cores": args.cores,
-           "single_texts_s": args.texts / one, "spark_texts_s": args.texts / many,
-           "single_texts_s_core": args.texts / one / args.cores,
-           "spark_texts_s_core": args.texts / many / args.cores,
-           "ratio": one / many, "same_ids": ids_a == ids_b,
+           "single_texts_s": args.texts / one["seconds"],
+           "spark_texts_s": args.texts / many["seconds"],
+           "single_texts_s_core": args.texts / one["seconds"] / args.cores,
+           "spark_texts_s_core": args.texts / many["seconds"] / args.cores,
+           "ratio": one["seconds"] / many["seconds"],
+           "single_texts_cpu_s": args.texts / one["cpu_s"],
+           "spark_texts_cpu_s": args.texts / many["cpu_s"],
+           "ratio_cpu": one["cpu_s"] / many["cpu_s"],
+           "single_peak_mib": one["peak_mib"], "spark_peak_mib": many["peak_mib"],
+           "load_average": os.getloadavg(), "same_ids": ids_a == ids_b,
            "min_cosine": float(np.min((a * b).sum(axis=1))) if ids_a == ids_b else None}
     print(json.dumps(row, indent=2))
     if args.out:

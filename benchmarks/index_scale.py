@@ -157,16 +157,21 @@ def build(args: argparse.Namespace, limit: int, out: Path) -> dict:
     """Build in a child process; seconds, its peak RSS (MiB), bytes per vector, settings."""
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    child = subprocess.run([sys.executable, __file__, "--build-child", "--limit", str(limit),
-                            "--out", str(out), *sys.argv[1:]], capture_output=True, text=True)
+    child = subprocess.Popen([sys.executable, __file__, "--build-child", "--limit", str(limit),
+                              "--out", str(out), *sys.argv[1:]], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in child.stdout or []:  # the stages as they come (a long build shows progress)
+        print(line, end="", flush=True)
+        lines.append(line)
+    child.wait()
     seconds = time.perf_counter() - start
-    print(child.stdout, end="", flush=True)
     if child.returncode:
-        raise SystemExit(f"build failed:\n{child.stderr[-3000:]}")
+        raise SystemExit(f"build failed:\n{''.join(lines[-40:])}")
     directory = (out / "index" / "scale").resolve()
     index_bytes = sum((directory / f).stat().st_size for f in ("index.faiss", "index.ivfdata")
                       if (directory / f).exists())
-    report = json.loads(child.stdout.strip().splitlines()[-1])
+    report = json.loads([line for line in lines if line.startswith("{")][-1])
     return {"vectors": limit, "build_s": seconds,
             "bytes_per_vector": index_bytes / limit,
             "vectors_file_bytes_per_vector": (directory / "vectors.f32").stat().st_size / limit,

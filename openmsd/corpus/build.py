@@ -4,10 +4,11 @@ Staged papers with the same key are merged keeping, per field, the first non-nul
 ingest order (input order, then record order) and recording every source, as OpenMSD merges
 Crossref and Unpaywall on DOIs. Languages are identified on the merged title + abstract
 (reused from the previous build for papers whose title, abstract and declared language did not
-change). References are resolved to corpus papers through the alias table (DOI, OpenAlex,
-arXiv, S2, ... identifiers), then by title (:mod:`openmsd.corpus.resolve`); citations are the
-resolved links between two different corpus papers; contexts inherit their reference's cited
-paper.
+change) in two passes: paper by paper, then, once every venue's sure papers are counted over the
+whole corpus (one aggregation), with the venue prior where the identifiers were unsure.
+References are resolved to corpus papers through the alias table (DOI, OpenAlex, arXiv, S2, ...
+identifiers), then by title (:mod:`openmsd.corpus.resolve`); citations are the resolved links
+between two different corpus papers; contexts inherit their reference's cited paper.
 
 All set operations are SQL over the staged Parquet files, written once and run on an engine
 (:mod:`openmsd.corpus.sql`: DuckDB in process, or Spark); Python sees only batches (language
@@ -20,6 +21,7 @@ import functools
 import hashlib
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -101,23 +103,72 @@ def _with_previous_languages(merge_sql: str, previous: Path | None) -> str:
         ORDER BY m.paper_id"""
 
 
-def _add_languages(batch: pa.RecordBatch, identifier: langid.LanguageIdentifier | None
-                   ) -> pa.RecordBatch:
-    """Identify the language of the papers of a batch whose text is new (a paper's venue is
-    its group for :func:`langid.identify`'s group prior, counted within the batch)."""
+LANGID = pa.schema([*PAPERS, ("lang_sure", pa.string()),
+                    ("lang_candidates", pa.list_(pa.string())),
+                    ("lang_probabilities", pa.list_(pa.float64()))])
+"""The merged papers after the first language pass: each new paper's language before the venue
+prior, the language it counts for in its venue's prior, and the candidates the prior may pick."""
+
+
+def _detect_languages(batch: pa.RecordBatch, identifier: langid.LanguageIdentifier | None
+                      ) -> pa.RecordBatch:
+    """First pass: identify the language of the papers of a batch whose text is new, paper by
+    paper (:func:`langid.detect`; no paper depends on another, so any partition will do)."""
     known = batch["known"].to_pylist()
     todo = [i for i, k in enumerate(known) if not k]
     titles, abstracts = batch["title"].to_pylist(), batch["abstract"].to_pylist()
     declared = batch["declared_language"].to_pylist()
     keywords, venues = batch["keywords"].to_pylist(), batch["venue"].to_pylist()
-    found = langid.identify([langid.paper_text(titles[i], abstracts[i], keywords[i])
-                             for i in todo], [declared[i] for i in todo], identifier,
-                            [titles[i] for i in todo], [venues[i] for i in todo])
+    found = langid.detect([langid.paper_text(titles[i], abstracts[i], keywords[i])
+                           for i in todo], [declared[i] for i in todo], identifier,
+                          [titles[i] for i in todo], [venues[i] for i in todo])
     languages = batch["known_language"].to_pylist()
     confidences = batch["known_confidence"].to_pylist()
-    for i, (language, confidence) in zip(todo, found, strict=True):
-        languages[i], confidences[i] = language, confidence
+    sure: list[str | None] = [None] * len(known)
+    ranked: list[list[str] | None] = [None] * len(known)
+    probabilities: list[list[float] | None] = [None] * len(known)
+    for i, detection in zip(todo, found, strict=True):
+        languages[i], confidences[i] = detection.language, detection.confidence
+        sure[i] = detection.sure
+        if detection.candidates:
+            ranked[i] = [language for language, _ in detection.candidates]
+            probabilities[i] = [p for _, p in detection.candidates]
     columns = {name: batch[name] for name in batch.schema.names}
+    columns.update(language=pa.array(languages, pa.string()),
+                   language_confidence=pa.array(confidences, pa.float32()),
+                   lang_sure=pa.array(sure, pa.string()),
+                   lang_candidates=pa.array(ranked, pa.list_(pa.string())),
+                   lang_probabilities=pa.array(probabilities, pa.list_(pa.float64())))
+    return pa.RecordBatch.from_pydict(columns).select(LANGID.names).cast(LANGID)
+
+
+def _venue_priors(engine: SqlEngine, table: str) -> dict[str, Counter[str]]:
+    """Per venue, its papers surely in each language, counted over the whole corpus (one
+    aggregation: DuckDB in process, Spark on the cluster)."""
+    priors: dict[str, Counter[str]] = {}
+    for venue, language, papers in engine.rows(
+            f"SELECT venue, lang_sure, count(*) AS papers FROM {table} "
+            "WHERE lang_sure IS NOT NULL AND venue IS NOT NULL "
+            "GROUP BY venue, lang_sure ORDER BY venue, lang_sure"):
+        priors.setdefault(venue, Counter())[language] = papers
+    return priors
+
+
+def _apply_priors(batch: pa.RecordBatch, priors: dict[str, Counter[str]]) -> pa.RecordBatch:
+    """Second pass: the venue prior applied to the papers the identifiers were unsure of."""
+    ranked, probabilities = batch["lang_candidates"].to_pylist(), \
+        batch["lang_probabilities"].to_pylist()
+    languages = batch["language"].to_pylist()
+    confidences = batch["language_confidence"].to_pylist()
+    venues = batch["venue"].to_pylist()
+    todo = [i for i, r in enumerate(ranked) if r]
+    detections = [langid.Detection(languages[i], confidences[i], None,
+                                   list(zip(ranked[i], probabilities[i], strict=True)))
+                  for i in todo]
+    for i, (language, confidence) in zip(todo, langid.with_priors(
+            detections, [venues[i] for i in todo], priors), strict=True):
+        languages[i], confidences[i] = language, confidence
+    columns = {name: batch[name] for name in PAPERS.names}
     columns["language"] = pa.array(languages, pa.string())
     columns["language_confidence"] = pa.array(confidences, pa.float32())
     return pa.RecordBatch.from_pydict(columns).select(PAPERS.names).cast(PAPERS)
@@ -137,9 +188,16 @@ def derive(engine: SqlEngine, out: str | Path, report: Report, names: dict[int, 
     out = str(out).rstrip("/")
     _report_duplicates(engine, report, names)
     merge = _with_previous_languages(MERGE_SQL, previous)
-    n_papers = engine.write(merge, f"{out}/papers.parquet", PAPERS, meta,
-                            functools.partial(_add_languages, identifier=identifier),
-                            on_batch=on_papers)
+    detected = f"{out}/_work/langid.parquet"
+    if "://" not in out:
+        Path(out, "_work").mkdir(exist_ok=True)
+    engine.write(merge, detected, LANGID, {},
+                 functools.partial(_detect_languages, identifier=identifier), on_batch=on_papers)
+    engine.load("langid_pass", detected)
+    n_papers = engine.write("SELECT * FROM langid_pass ORDER BY paper_id",
+                            f"{out}/papers.parquet", PAPERS, meta,
+                            functools.partial(_apply_priors,
+                                              priors=_venue_priors(engine, "langid_pass")))
     engine.load("papers", f"{out}/papers.parquet")
     _build_alias_map(engine, report)
     counts = _resolve_references(engine, report, names)

@@ -124,6 +124,7 @@ def _stage(path: Path, target: Path, fmt: str | None, report: Report,
         raise
     write_jsonl(tmp / "problems.jsonl", (p.as_dict() for p in report.problems))
     write_json(tmp / "part.json", {"counts": dict(report.counts), "records": counts})
+    crash_point("ingest.staged")  # written, not yet renamed into place
     replace_dir(tmp, target)
     return counts
 

@@ -37,10 +37,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["CLD3", "UND", "Combined", "FastText", "LanguageIdentifier", "group_priors", "identify",
-           "normalize_language", "paper_text"]
+__all__ = ["CLD3", "UND", "Combined", "Detection", "FastText", "LanguageIdentifier", "count_priors",
+           "detect", "group_priors", "identify", "normalize_language", "paper_text", "with_priors"]
 
 # CLD3 still answers with a few retired ISO 639-1 codes.
 _RETIRED = {"iw": "he", "ji": "yi", "jw": "jv", "in": "id"}
@@ -231,17 +232,27 @@ def _with_prior(candidates: list[tuple[str, float]], prior: Counter[str]
     return max(candidates, key=lambda c: c[1] * ((prior[c[0]] + 0.5) / total) ** PRIOR_WEIGHT)
 
 
-def identify(texts: Sequence[str], declared: Sequence[str | None] | None = None,
-             identifier: LanguageIdentifier | None = None,
-             titles: Sequence[str | None] | None = None,
-             groups: Sequence[str | None] | None = None
-             ) -> list[tuple[str, float | None]]:
-    """Language and confidence of each text: the declared language (confidence None) where
-    there is one, else the detected one (:class:`Combined` by default), else ``und``.
+@dataclass(frozen=True)
+class Detection:
+    """One text's language before any group prior (:func:`detect`): the answer and its
+    confidence, the language it counts as surely written in for its group's prior (``sure``,
+    None when it does not count), and the ranked candidates a prior may choose among
+    (``candidates``, None when no prior may change the answer)."""
 
-    ``titles``: each text's title, for the English-abstract rule of the module docstring
-    (applied with the default identifier). ``groups``: each text's venue (or None), for the
-    group prior of the module docstring (applied with the default identifier)."""
+    language: str
+    confidence: float | None
+    sure: str | None = None
+    candidates: list[tuple[str, float]] | None = None
+
+
+def detect(texts: Sequence[str], declared: Sequence[str | None] | None = None,
+           identifier: LanguageIdentifier | None = None,
+           titles: Sequence[str | None] | None = None,
+           groups: Sequence[str | None] | None = None) -> list[Detection]:
+    """The first half of :func:`identify`, text by text (no text depends on another): the
+    declared or detected language, the English-abstract rule applied; with ``groups``, what
+    the group prior needs. Count the priors over any set of detections (:func:`count_priors`:
+    a batch, a partition or the whole corpus) and apply them with :func:`with_priors`."""
     declared = declared or [None] * len(texts)
     said = [normalize_language(d) for d in declared]
     todo = [i for i, d in enumerate(said) if d is None]
@@ -256,16 +267,56 @@ def identify(texts: Sequence[str], declared: Sequence[str | None] | None = None,
             own, sure = identifier.fasttext.guess(title)
             if own != "en" and sure >= TITLE_SURE and not _too_short(title):
                 out[i] = (own, round(sure, 4))
+    candidates: dict[int, list[tuple[str, float]]] = {}
     if groups is not None and isinstance(identifier, Combined):
         candidates = {i: identifier.candidates(texts[i]) for i in todo
                       if groups[i] and texts[i] and not _too_short(texts[i])}
-        surety = [(out[i][0], candidates[i][0][1]) if i in candidates else out[i]
-                  for i in range(len(out))]
-        priors = group_priors(surety, groups)
-        for i, ranked in candidates.items():
-            prior = priors.get(groups[i] or "")
-            if prior and prior.total() >= MIN_GROUP and ranked[0][1] < TITLE_SURE:
-                own, sure = _with_prior(ranked, prior)
-                if prior[own]:  # a language the journal has: else the answer stands
-                    out[i] = (own, round(sure, 4))
+    detections = []
+    for i, (language, confidence) in enumerate(out):
+        ranked = candidates.get(i)
+        surety = ranked[0][1] if ranked else confidence
+        sure = language if language != UND and (surety is None or surety >= TITLE_SURE) \
+            else None
+        detections.append(Detection(language, confidence, sure, ranked))
+    return detections
+
+
+def count_priors(detections: Sequence[Detection], groups: Sequence[str | None]
+                 ) -> dict[str, Counter[str]]:
+    """:func:`group_priors` of detections: per group, its sure papers per language."""
+    return group_priors([(d.sure, None) if d.sure else (UND, None) for d in detections], groups)
+
+
+def with_priors(detections: Sequence[Detection], groups: Sequence[str | None],
+                priors: dict[str, Counter[str]]) -> list[tuple[str, float | None]]:
+    """The second half of :func:`identify`: each detection's language and confidence, the
+    group prior applied where the identifiers are unsure (module docstring)."""
+    out = []
+    for detection, group in zip(detections, groups, strict=True):
+        answer = (detection.language, detection.confidence)
+        ranked = detection.candidates
+        prior = priors.get(group or "") if ranked else None
+        if ranked and prior and prior.total() >= MIN_GROUP and ranked[0][1] < TITLE_SURE:
+            own, sure = _with_prior(ranked, prior)
+            if prior[own]:  # a language the journal has: else the answer stands
+                answer = (own, round(sure, 4))
+        out.append(answer)
     return out
+
+
+def identify(texts: Sequence[str], declared: Sequence[str | None] | None = None,
+             identifier: LanguageIdentifier | None = None,
+             titles: Sequence[str | None] | None = None,
+             groups: Sequence[str | None] | None = None
+             ) -> list[tuple[str, float | None]]:
+    """Language and confidence of each text: the declared language (confidence None) where
+    there is one, else the detected one (:class:`Combined` by default), else ``und``.
+
+    ``titles``: each text's title, for the English-abstract rule of the module docstring
+    (applied with the default identifier). ``groups``: each text's venue (or None), for the
+    group prior of the module docstring (applied with the default identifier), counted over
+    these texts."""
+    found = detect(texts, declared, identifier, titles, groups)
+    if groups is None:
+        return [(d.language, d.confidence) for d in found]
+    return with_priors(found, groups, count_priors(found, groups))

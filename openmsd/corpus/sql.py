@@ -104,9 +104,10 @@ class SparkSql:
     written as Parquet under ``work`` and read back (so a retried stage never recomputes
     the joins before it); tables are written as directories of part files.
 
-    A write with a transform feeds it the query's rows in order, in Arrow batches of
-    ``batch_size`` rows, as DuckDB does: the transform sees the same batches on both engines
-    (language identification's venue prior is counted within a batch), in one task."""
+    A write with a transform feeds it the query's rows in Arrow batches of at most
+    ``batch_size`` rows, in every partition's task at once (``mapInArrow``): a transform must
+    not depend on which rows share its batch (language identification's venue prior is
+    counted over the whole corpus between two passes, :mod:`openmsd.corpus.build`)."""
 
     name = "spark"
 
@@ -147,7 +148,7 @@ class SparkSql:
             given = out_schema or schema
             self.spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch",
                                 str(self.batch_size))
-            frame = frame.coalesce(1).mapInArrow(_batches(transform), from_arrow_schema(given))
+            frame = frame.mapInArrow(_batches(transform), from_arrow_schema(given))
         frame = frame.select(*schema.names)
         _write_parquet(frame, target)
         return self.spark.read.parquet(target).count()

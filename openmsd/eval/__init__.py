@@ -16,12 +16,14 @@ if TYPE_CHECKING:
         CitrecEvalError,
         Queries,
         evaluate,
-        model_scorer,
         plot_table3,
+        score_rows,
         table3,
     )
     from openmsd.eval.langid import accuracy, bioc_rows, scielo_rows, taln_rows
-    from openmsd.eval.metrics import per_query
+    from openmsd.eval.metrics.hit_rate import hit_rate
+    from openmsd.eval.metrics.reciprocal_rank import reciprocal_rank
+    from openmsd.eval.metrics.table import per_query
     from openmsd.eval.pools import evaluate_pool_files
     from openmsd.eval.ranks import DenseScorer, ScorerRows, relevant_ranks
     from openmsd.eval.report import (
@@ -39,7 +41,6 @@ if TYPE_CHECKING:
         evaluate_files,
         evaluate_retrieval,
         text_papers,
-        top_k_of_scores,
     )
     from openmsd.eval.sdsm import (
         DIRECTIONS,
@@ -48,14 +49,15 @@ if TYPE_CHECKING:
         TASKS,
         Pool,
         SDSMError,
+        check_protocol,
         common_pool,
         evaluate_sdsm,
         hide_links,
         load_pool,
         model_ranks,
         paired_t_test,
+        pool_papers,
         score_model,
-        scorer_for,
     )
     from openmsd.eval.sdsm_evaluator import SDSMEvaluator
 
@@ -79,6 +81,7 @@ _WHERE: dict[str, str] = {
     "accuracy": "langid",
     "bioc_rows": "langid",
     "breakdown_rows": "report",
+    "check_protocol": "sdsm",
     "common_pool": "sdsm",
     "evaluate": "citrec",
     "evaluate_files": "retrieval",
@@ -87,35 +90,36 @@ _WHERE: dict[str, str] = {
     "evaluate_sdsm": "sdsm",
     "header": "report",
     "hide_links": "sdsm",
+    "hit_rate": "metrics.hit_rate",
     "load_pool": "sdsm",
     "markdown": "report",
     "markdown_table": "report",
     "model_ranks": "sdsm",
-    "model_scorer": "citrec",
     "paired_t_test": "sdsm",
-    "per_query": "metrics",
+    "per_query": "metrics.table",
     "plot_table3": "citrec",
+    "pool_papers": "sdsm",
+    "reciprocal_rank": "metrics.reciprocal_rank",
     "relevant_ranks": "ranks",
     "scielo_rows": "langid",
     "score_model": "sdsm",
-    "scorer_for": "sdsm",
+    "score_rows": "citrec",
     "table3": "citrec",
     "table_rows": "report",
     "taln_rows": "langid",
     "text_papers": "retrieval",
-    "top_k_of_scores": "retrieval",
     "write_report": "report",
 }
 
 __all__ = [
     "COLUMNS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH", "RESOURCE_LEVELS", "TASKS",
     "CitrecEvalError", "DenseScorer", "Pool", "Queries", "RetrievalEvalError", "SDSMError",
-    "SDSMEvaluator", "ScorerRows", "accuracy", "bioc_rows", "breakdown_rows", "common_pool",
-    "evaluate", "evaluate_files", "evaluate_pool_files", "evaluate_retrieval", "evaluate_sdsm",
-    "header", "hide_links", "load_pool", "markdown", "markdown_table", "model_ranks",
-    "model_scorer", "paired_t_test", "per_query", "plot_table3", "relevant_ranks", "scielo_rows",
-    "score_model", "scorer_for", "table3", "table_rows", "taln_rows", "text_papers",
-    "top_k_of_scores", "write_report",
+    "SDSMEvaluator", "ScorerRows", "accuracy", "bioc_rows", "breakdown_rows", "check_protocol",
+    "common_pool", "evaluate", "evaluate_files", "evaluate_pool_files", "evaluate_retrieval",
+    "evaluate_sdsm", "header", "hide_links", "hit_rate", "load_pool", "markdown", "markdown_table",
+    "model_ranks", "paired_t_test", "per_query", "plot_table3", "pool_papers", "reciprocal_rank",
+    "relevant_ranks", "scielo_rows", "score_model", "score_rows", "table3", "table_rows",
+    "taln_rows", "text_papers", "write_report",
 ]
 
 

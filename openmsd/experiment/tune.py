@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from openmsd.corpus import Corpus
-from openmsd.eval import SDSMError, common_pool, hide_links, load_pool, scorer_for
+from openmsd.eval import SDSMError, check_protocol, common_pool, hide_links, load_pool, pool_papers
 from openmsd.rank import (
     FEEDBACK,
     HYBRID,
@@ -37,6 +37,7 @@ from openmsd.rank import (
     default_dense,
     dense_models,
     features,
+    load_scorer,
     ranker_path,
 )
 
@@ -137,8 +138,9 @@ def _matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence
               ) -> list[np.ndarray]:
     """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``)."""
     cache: dict = {}
-    scorers = [scorer_for(m, corpus, pool, protocol="hidden-links" if links else "text-only",
-                          hidden=links, cache=cache) for m in members]
+    papers = pool_papers(corpus, pool)
+    scorers = [check_protocol(load_scorer(m, papers, hidden=links, cache=cache),
+                              "hidden-links" if links else "text-only") for m in members]
     queries = Queries.of_rows(scorers[0].papers, np.arange(len(pool.ids)))
     everything = np.arange(len(pool.ids))
     rows = []

@@ -9,10 +9,10 @@ OpenAlex's snapshot layout, ``data/works/updated_date=*/part_*.gz``, is read as 
 folder input is listed recursively and every file in it is a task.
 
 The corpus tables are then built by :func:`openmsd.corpus.build.derive`, the same SQL the
-DuckDB path runs, translated to Spark SQL; languages are identified inside an executor
-(``mapInArrow``), in one task over the papers in id order and in DuckDB's batches, because the
-venue prior of :func:`openmsd.corpus.langid.identify` is counted within a batch: other batches
-would give other languages to the papers the prior decides. The tables are written as
+DuckDB path runs, translated to Spark SQL; languages are identified inside the executors
+(``mapInArrow``) in every partition at once, in two passes: paper by paper, then with the venue
+priors of :func:`openmsd.corpus.langid.with_priors`, counted between the passes over the whole
+corpus by one aggregation (the same SQL DuckDB runs). The tables are written as
 directories of part files (``papers.parquet/`` ...); ``manifest.json`` is written last, so a
 corpus without it is incomplete.
 

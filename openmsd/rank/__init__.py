@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from openmsd.rank.metadata import METADATA_SCORERS
     from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
     from openmsd.rank.scorer import Papers, Queries, Scorer
+    from openmsd.rank.topk import top_k, top_k_of_scores
 
 _WHERE: dict[str, str] = {
     "BACKENDS": "load",
@@ -67,6 +68,8 @@ _WHERE: dict[str, str] = {
     "load_encoder": "dense",
     "load_scorer": "load",
     "ranker_path": "load",
+    "top_k": "topk",
+    "top_k_of_scores": "topk",
     "tuned": "load",
 }
 
@@ -75,7 +78,7 @@ __all__ = [
     "PAPERS_SQL", "Contribution", "DenseScorer", "Fusion", "Papers", "Queries", "Scorer",
     "UnknownScorerError", "available", "combine", "corpus_papers", "default_dense", "dense_models",
     "english_texts", "features", "is_builtin", "is_dense", "leaves", "load_encoder", "load_scorer",
-    "ranker_path", "tuned",
+    "ranker_path", "top_k", "top_k_of_scores", "tuned",
 ]
 
 

@@ -14,7 +14,12 @@ if TYPE_CHECKING:
     from openmsd.search.build_cache import is_loaded
     from openmsd.search.citation_graph import load_citation_graph, read_graph
     from openmsd.search.library import library_seeds, related_to_library
-    from openmsd.search.paper_records import load_paper_records, read_records
+    from openmsd.search.paper_records import (
+        load_paper_records,
+        paper_aliases,
+        read_aliases,
+        read_records,
+    )
     from openmsd.search.papers import paper_details, papers_by_id
     from openmsd.search.ranking import (
         corpus_scorer,
@@ -28,6 +33,7 @@ if TYPE_CHECKING:
         PaperNotFoundError,
         Result,
         find_paper,
+        nearest,
         related_papers,
         search,
     )
@@ -45,10 +51,13 @@ _WHERE: dict[str, str] = {
     "library_seeds": "library",
     "load_citation_graph": "citation_graph",
     "load_paper_records": "paper_records",
+    "nearest": "related",
+    "paper_aliases": "paper_records",
     "paper_details": "papers",
     "papers_by_id": "papers",
     "rank_related": "ranking",
     "rank_search": "ranking",
+    "read_aliases": "paper_records",
     "read_graph": "citation_graph",
     "read_records": "paper_records",
     "recommend_citations": "recommend",
@@ -60,9 +69,9 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "MAX_LOCATIONS", "PaperNotFoundError", "Result", "corpus_scorer", "dense_members", "find_paper",
     "is_built", "is_loaded", "language_warning", "library_seeds", "load_citation_graph",
-    "load_paper_records", "paper_details", "papers_by_id", "rank_related", "rank_search",
-    "read_graph", "read_records", "recommend_citations", "related_papers", "related_to_library",
-    "search",
+    "load_paper_records", "nearest", "paper_aliases", "paper_details", "papers_by_id",
+    "rank_related", "rank_search", "read_aliases", "read_graph", "read_records",
+    "recommend_citations", "related_papers", "related_to_library", "search",
 ]
 
 

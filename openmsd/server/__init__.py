@@ -11,18 +11,19 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from openmsd.server.app import create_app, serve
-    from openmsd.server.resources import BATCH_ENV, Resources, indexed_models
+    from openmsd.server.resources import BATCH_ENV, THREADS_ENV, Resources, indexed_models
 
 _WHERE: dict[str, str] = {
     "BATCH_ENV": "resources",
     "Resources": "resources",
+    "THREADS_ENV": "resources",
     "create_app": "app",
     "indexed_models": "resources",
     "serve": "app",
 }
 
 __all__ = [
-    "BATCH_ENV", "Resources", "create_app", "indexed_models", "serve",
+    "BATCH_ENV", "THREADS_ENV", "Resources", "create_app", "indexed_models", "serve",
 ]
 
 

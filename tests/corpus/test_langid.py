@@ -4,6 +4,7 @@ import pytest
 
 import openmsd.corpus.langid as langid_module
 from openmsd.corpus import CLD3, UND, Combined, Corpus, FastText, identify, ingest
+from openmsd.corpus.langid import count_priors, detect, with_priors
 from openmsd.eval import accuracy, bioc_rows, scielo_rows, taln_rows
 
 
@@ -106,6 +107,41 @@ def test_a_journals_prior_decides_an_unsure_title_and_leaves_a_sure_one():
     found = identify(texts, declared, groups=["J"] * len(texts))
     assert [language for language, _ in found[:2]] == ["pt", "en"]
     assert identify(texts, declared, groups=["J", "J"] + ["K"] * 10)[0][0] == "gl"
+
+
+def test_priors_counted_over_every_part_decide_a_title_detected_in_another():
+    """Detected in two parts (as two Spark partitions would), with the priors counted over
+    both, the title gets what :func:`identify` gives over all the texts at once."""
+    texts = ["Condrossarcoma nasal: relato de caso."] + [f"Artigo {n}" for n in range(10)]
+    declared = [None] + ["pt"] * 10
+    groups = ["J"] * len(texts)
+    parts = [detect(texts[:1], declared[:1], groups=groups[:1]),
+             detect(texts[1:], declared[1:], groups=groups[1:])]
+    assert with_priors(parts[0], groups[:1], count_priors(parts[0], groups[:1]))[0][0] == "gl"
+    priors = count_priors(parts[0] + parts[1], groups)
+    assert priors == {"J": {"pt": 10}}
+    assert with_priors(parts[0] + parts[1], groups, priors) == identify(texts, declared,
+                                                                        groups=groups)
+    assert with_priors(parts[0], groups[:1], priors)[0][0] == "pt"
+
+
+def test_the_ingest_counts_a_venues_prior_over_the_whole_corpus(tmp_path, monkeypatch):
+    """In batches of two papers, the unsure Portuguese title still has its journal's ten
+    Portuguese papers behind it (before, the prior was counted within a batch: Galician)."""
+    import orjson
+
+    import openmsd.corpus.build as build_module
+
+    monkeypatch.setattr(build_module, "BATCH", 2)
+    papers = [{"id": "a", "title": "Condrossarcoma nasal: relato de caso.", "venue": "J"}]
+    papers += [{"id": f"b{n}", "title": f"Artigo {n}", "venue": "J", "language": "pt"}
+               for n in range(10)]
+    source = tmp_path / "papers.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in papers))
+    ingest([source], tmp_path / "corpus")
+    languages = dict(Corpus(tmp_path / "corpus").connect().execute(
+        "SELECT paper_id, language FROM papers").fetchall())
+    assert languages["a"] == "pt" and languages["b3"] == "pt"
 
 
 def test_module_examples():

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from openmsd.cli import app
 from openmsd.eval import evaluate_retrieval
-from openmsd.eval.retrieval import evaluate_ranking, rank, record_text, top_k
+from openmsd.eval.retrieval import evaluate_ranking, rank, record_text
 from openmsd.ingest import RetrievalEvalError, read_qrels, read_records
-from openmsd.rank import DenseScorer, Papers
+from openmsd.rank import DenseScorer, Papers, top_k
 from openmsd.rank.lexical import LexicalScorer
 from openmsd.report import Report
 

@@ -12,6 +12,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from openmsd.corpus import TABLES, ingest
+from openmsd.crashpoint import ENV, ONCE
 from openmsd.ingest import spark_ingest
 from openmsd.ingest.spark import input_files
 from openmsd.report import IngestError
@@ -103,3 +104,29 @@ def test_a_missing_input_is_refused_before_spark_runs(tmp_path):
     with pytest.raises(IngestError, match="no such file"):
         spark_ingest([tmp_path / "nope.jsonl"], tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_task_killed_once_is_retried_and_its_half_written_part_never_read(inputs, tmp_path,
+                                                                           spark):
+    """The first task to finish writing its staged part is killed (SIGKILL) before the part is
+    renamed into place; Spark retries it and the corpus is the single process's, row for row."""
+    single = ingest([inputs[2]], tmp_path / "single")
+    once = tmp_path / "once"
+    once.mkdir()
+    environment = spark.sparkContext.environment  # the Python workers' environment
+    environment.update({ENV: "ingest.staged", ONCE: str(once)})
+    try:
+        many = spark_ingest([inputs[2]], tmp_path / "spark", spark=spark)
+    finally:
+        environment.pop(ENV)
+        environment.pop(ONCE)
+    assert (once / "ingest.staged").exists()  # a task was killed there
+    staged = tmp_path / "spark" / "_staged"
+    assert sorted(p.name for p in staged.iterdir() if not p.name.startswith(".")) == \
+        ["part=00000", "part=00001", "part=00002"]
+    # the killed attempt's half-written part is still there, beside, and was never read
+    assert [p for p in staged.iterdir() if p.name.startswith(".part=")]
+    assert many.build["counts"] == single.build["counts"]
+    for name in TABLES:
+        assert rows(tmp_path / "spark" / f"{name}.parquet") == \
+            rows(tmp_path / "single" / f"{name}.parquet"), name

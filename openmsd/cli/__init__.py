@@ -18,8 +18,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from typer.core import TyperGroup
 
-from openmsd.cli_fetch import fetch_app
-from openmsd.cli_fetch import update as update_corpus
+from openmsd.cli.fetch import fetch_app
+from openmsd.cli.fetch import update as update_corpus
 from openmsd.corpus.build import LINKED
 from openmsd.corpus.stats import corpus_stats, table1_rows
 from openmsd.corpus.store import Corpus, CorpusError, write_json
@@ -126,7 +126,7 @@ class _SafeConsole(Console):
 
 out = _SafeConsole(emoji=False)
 err = _SafeConsole(stderr=True, emoji=False)
-SAMPLE = Path(__file__).parent / "data" / "sample"
+SAMPLE = Path(__file__).parent.parent / "data" / "sample"
 
 
 @contextlib.contextmanager

@@ -38,7 +38,7 @@ SAMPLE = Path(__file__).parent.parent / "data" / "sample"
 
 
 def _join_lines(text: str | None) -> str | None:
-    """Help text with the line breaks of a docstring joined (paragraphs kept).
+    r"""Help text with the line breaks of a docstring joined (paragraphs kept).
 
     >>> _join_lines("The papers most related\n    to a paper.\n\nSecond paragraph.")
     'The papers most related to a paper.\n\nSecond paragraph.'

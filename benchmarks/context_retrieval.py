@@ -18,8 +18,9 @@ import json
 import time
 from pathlib import Path
 
-from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.corpus.store import Corpus
 from openmsd.eval.retrieval import evaluate_retrieval
+from openmsd.io import arrow_table
 from openmsd.models.formatting import paper_input
 from openmsd.rank import Papers, Scorer, corpus_papers, load_scorer
 

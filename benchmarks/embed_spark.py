@@ -47,7 +47,7 @@ def real_abstracts() -> list[tuple[str, str]]:
 
 def corpus(work: Path, n: int) -> Path:
     """A corpus of ``n`` papers with real titles and abstracts (cycled, distinct ids)."""
-    from openmsd.ingest.pipeline import ingest
+    from openmsd.corpus.ingest_run import ingest
 
     texts = real_abstracts()
     source = work / f"papers-{n}.jsonl"

@@ -85,18 +85,18 @@ def run_phase(phase: str, path: Path) -> dict[str, float]:
                 records += 1
     elif phase == "reader":
         from openmsd.ingest import openalex
-        from openmsd.ingest.report import Report
+        from openmsd.report import Report
 
         for kind, _ in openalex.read(path, Report()):
             records += kind == "paper"
     elif phase == "stage":
-        from openmsd.ingest.pipeline import stage
-        from openmsd.ingest.report import Report
+        from openmsd.corpus.ingest_run import stage
+        from openmsd.report import Report
 
         with tempfile.TemporaryDirectory() as tmp:
             records = stage(path, Path(tmp) / "part", "openalex", Report())["papers"]
     elif phase == "ingest":
-        from openmsd.ingest.pipeline import ingest
+        from openmsd.corpus.ingest_run import ingest
 
         with tempfile.TemporaryDirectory() as tmp:
             records = ingest([path], Path(tmp) / "corpus").build["counts"]["papers"]

@@ -53,9 +53,10 @@ import numpy as np
 import psutil
 import pyarrow as pa
 
-from openmsd.corpus.store import Corpus, ParquetSink, arrow_reader
+from openmsd.corpus.ingest_run import ingest
+from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index, index_kind, load_index
-from openmsd.ingest.pipeline import ingest
+from openmsd.io import ParquetSink, arrow_reader
 from openmsd.models.embed import text_hash, vector_schema, vectors_dir
 from openmsd.models.formatting import paper_input
 from openmsd.server.resources import BATCH_ENV

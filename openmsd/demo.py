@@ -17,13 +17,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index
-from openmsd.ingest.pipeline import ingest
+from openmsd.ingest.manuscript import read_manuscript
 from openmsd.models.embed import choose_backend, embed_corpus, vector_key
 from openmsd.models.registry import DEFAULT_MODEL, load_model
 from openmsd.rank import HYBRID, HYBRID_GRAPH
-from openmsd.search.manuscript import read_manuscript
 from openmsd.search.ranking import rank_related, rank_search
 from openmsd.search.recommend import recommend
 from openmsd.search.related import Result

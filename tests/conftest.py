@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from openmsd.ingest.pipeline import ingest
-from openmsd.ingest.report import Report
+from openmsd.corpus.ingest_run import ingest
 from openmsd.relations.build import RelationsConfig
 from openmsd.relations.split import SplitConfig
+from openmsd.report import Report
 
 # ../shared/data beside the repository (CI), or where OPENMSD_SHARED_DATA says (a worktree)
 SHARED_DATA = Path(os.environ.get("OPENMSD_SHARED_DATA")

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index
-from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import embed_corpus
 from openmsd.models.registry import load_model
 

@@ -10,11 +10,11 @@ import typer
 
 from openmsd.cli.options import CorpusArg, JsonOpt, StrictOpt
 from openmsd.cli.output import emit, err, fail, out, progress
+from openmsd.corpus.ingest_run import ingest as run_ingest
 from openmsd.corpus.stats import build_summary, corpus_stats, stats_view
 from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.ingest import formats
-from openmsd.ingest.pipeline import ingest as run_ingest
-from openmsd.ingest.report import IngestError
+from openmsd.report import IngestError
 
 __all__ = ["app", "corpus_app"]
 

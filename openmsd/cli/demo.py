@@ -10,8 +10,8 @@ import typer
 
 from openmsd.cli.output import err, fail, out, progress
 from openmsd.corpus.store import CorpusError
-from openmsd.ingest.report import IngestError
 from openmsd.models.registry import UnknownModelError, UnsupportedBackendError
+from openmsd.report import IngestError
 
 __all__ = ["app"]
 

@@ -10,12 +10,13 @@ import typer
 
 from openmsd.cli.options import JsonOpt, StrictOpt
 from openmsd.cli.output import emit, err, fail, out, progress
-from openmsd.corpus.store import Corpus, CorpusError, write_json
+from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.eval.retrieval import CUTOFF, RetrievalEvalError, evaluate_files
-from openmsd.ingest.report import IngestError
+from openmsd.io import write_json
 from openmsd.models.embed import stored_backends, vector_key
 from openmsd.models.registry import DEFAULT_MODEL, UnknownModelError
 from openmsd.rank import HYBRID, UnknownScorerError, default_dense
+from openmsd.report import IngestError
 
 __all__ = ["eval_app"]
 

@@ -216,13 +216,13 @@ def update(
     """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
     embed and index it for every model the corpus has an index for."""
     _need_clients()
+    from openmsd.corpus.ingest_run import ingest
     from openmsd.corpus.store import Corpus, CorpusError
     from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index.vector_index import build_index
-    from openmsd.ingest.pipeline import ingest
-    from openmsd.ingest.report import IngestError
     from openmsd.models.embed import embed_corpus, stored_backends, vector_key
     from openmsd.models.registry import load_model
+    from openmsd.report import IngestError
     from openmsd.server.resources import indexed_models
 
     try:

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from openmsd.cli.output import fail, out
-from openmsd.ingest.report import IngestError
 from openmsd.models.registry import UnknownModelError, UnsupportedBackendError
+from openmsd.report import IngestError
 
 __all__ = ["app"]
 

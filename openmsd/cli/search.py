@@ -218,7 +218,7 @@ def recommend(
     point to them."""
     from openmsd.corpus.langid import identify
     from openmsd.export import save
-    from openmsd.search.manuscript import ManuscriptError, read_manuscript
+    from openmsd.ingest.manuscript import ManuscriptError, read_manuscript
     from openmsd.search.papers import papers_by_id
     from openmsd.search.recommend import language_warning
     from openmsd.search.recommend import recommend as recommend_citations

@@ -40,7 +40,7 @@ from openmsd.corpus.schema import (
 from openmsd.corpus.sql import DuckDBSql, SqlEngine
 from openmsd.corpus.store import Corpus
 from openmsd.crashpoint import crash_point
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 BATCH = 50_000
 MEMORY_LIMIT = os.environ.get("OPENMSD_MEMORY_LIMIT", "1GB")

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import duckdb
 import pyarrow as pa
 
-from openmsd.corpus.store import ParquetSink, arrow_reader, arrow_table
+from openmsd.io import ParquetSink, arrow_reader, arrow_table
 
 __all__ = ["DuckDBSql", "SparkSql", "SqlEngine", "to_spark_sql"]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from openmsd.corpus.store import building_dir
 from openmsd.enrich.generator import Generated, GeneratorError
 from openmsd.enrich.prompts import INSTRUCTIONS, few_shot
+from openmsd.io import building_dir
 
 NAME = "gemma3-270m"
 BUILD_VERSION = "1"
@@ -28,9 +28,9 @@ MAX_PASSAGE_TOKENS = 512
 def ensure_gemma(cache_dir: Path | None = None) -> Path:
     """The transformers directory of Gemma-3-270M (``<cache>/models/gemma3-270m``), built
     from the GGUF package on first use. :class:`GeneratorError` when the package is missing."""
-    from openmsd.models.e5_rebuild import default_cache_root
+    from openmsd.io import cache_root
 
-    root = Path(cache_dir) if cache_dir is not None else default_cache_root()
+    root = Path(cache_dir) if cache_dir is not None else cache_root()
     target = root / "models" / NAME
     if (target / f"built-{BUILD_VERSION}").exists():
         return target

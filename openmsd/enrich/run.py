@@ -17,9 +17,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from openmsd.corpus.store import Corpus, write_json
+from openmsd.corpus.store import Corpus
 from openmsd.enrich.generator import Generator
 from openmsd.enrich.methods import MARGIN, METHODS
 from openmsd.enrich.store import (
@@ -30,6 +29,8 @@ from openmsd.enrich.store import (
     write_summaries,
 )
 from openmsd.enrich.tokens import SummaryTokenizer
+from openmsd.io import write_json
+from openmsd.relations.build import RelationsError, read_split
 
 
 class EnrichError(ValueError):
@@ -153,17 +154,7 @@ def enrich(corpus: Corpus, method: str, length: int, generator: Generator | None
 
 def split_papers(corpus: Corpus, split: str) -> list[str]:
     """The paper ids of a split of ``openmsd relations`` (``test`` = ``idt`` + ``odt``)."""
-    from openmsd.relations.build import relations_dir
-
-    path = relations_dir(corpus) / "splits.parquet"
-    if not path.exists():
-        raise EnrichError(f"{corpus.root}: no relations; run 'openmsd relations "
-                          f"{corpus.root}' before --split")
-    names = ["idt", "odt"] if split == "test" else [split]
-    table = pq.read_table(path, columns=["paper_id", "split"])
-    known = set(table["split"].to_pylist())
-    if not set(names) <= known:
-        raise EnrichError(f"{path}: no split {split!r}; it has {', '.join(sorted(known))} "
-                          "(and 'test' = idt + odt)")
-    chosen = table.filter(pc.is_in(table["split"], pa.array(names)))
-    return chosen["paper_id"].to_pylist()
+    try:
+        return read_split(corpus, split)["paper_id"].to_pylist()
+    except RelationsError as error:
+        raise EnrichError(str(error)) from None

@@ -28,7 +28,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from openmsd.corpus.store import Corpus, ParquetSink, arrow_table
+from openmsd.corpus.store import Corpus
+from openmsd.io import ParquetSink, arrow_table
 
 SUMMARIES = "summaries"
 METHODS = ("author", "topn", "llm")

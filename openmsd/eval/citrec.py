@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.store import Corpus, atomic_path, write_json
+from openmsd.corpus.store import Corpus
 from openmsd.eval.ranks import DenseScorer, QueryRows, Scorer
+from openmsd.io import atomic_path, write_json
 from openmsd.models.citrec.context import fundamental, manuscript_context
 from openmsd.models.citrec.data import CitrecData, Location, load
 from openmsd.models.citrec.model import is_citrec_model, read_settings

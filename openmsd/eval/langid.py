@@ -54,7 +54,7 @@ def taln_rows(papers: Path) -> Iterator[Labelled]:
 def scielo_rows(folder: Path) -> Iterator[Labelled]:
     """SciELO JATS articles that declare their language, read by openmsd's JATS reader."""
     from openmsd.ingest import jats
-    from openmsd.ingest.report import Report
+    from openmsd.report import Report
 
     for path in sorted(folder.glob("*.xml*")):
         for kind, record in jats.read(path, Report()):

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import duckdb
 import pyarrow as pa
 
-from openmsd.corpus.store import arrow_table
+from openmsd.io import arrow_table
 
 
 def _columns(keys: Sequence[str]) -> str:

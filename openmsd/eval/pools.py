@@ -24,69 +24,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 import pyarrow as pa
 
 from openmsd.eval.metrics import per_query
 from openmsd.eval.ranks import Scorer, ScorerRows, relevant_ranks
-from openmsd.eval.retrieval import RetrievalEvalError, read_records, record_text, text_papers
-from openmsd.ingest.reader import text_stream
-from openmsd.ingest.report import Report
+from openmsd.eval.retrieval import record_text, text_papers
+from openmsd.ingest.queries import RetrievalEvalError, read_papers, read_task
 from openmsd.rank import load_scorer
+from openmsd.report import Report
 
 Tasks = Mapping[str, Mapping[str, Mapping[str, int]]]  # task -> query -> doc -> label
-
-
-def read_task(path: Path, report: Report) -> dict[str, dict[str, int]]:
-    """``{query: {doc: label}}`` of a qrels file (4 columns ``query iteration doc label``,
-    whitespace-separated, or 3 tab-separated ``query doc label``). Bad lines go to
-    ``report`` with their line number; :class:`RetrievalEvalError` when none is usable."""
-    if not path.is_file():
-        raise RetrievalEvalError(f"{path}: no such file")
-    judged: dict[str, dict[str, int]] = {}
-    with text_stream(path) as lines:
-        for number, line in enumerate(lines, start=1):
-            fields = line.split("\t") if "\t" in line else line.split()
-            fields = [f.strip() for f in fields]
-            if not any(fields):
-                continue
-            if len(fields) == 4:
-                fields = [fields[0], fields[2], fields[3]]
-            if len(fields) != 3:
-                report.problem(path, f"line {number}", f"wrong number of fields: {len(fields)}, "
-                               "expected 'query 0 doc label' or 'query<TAB>doc<TAB>label'")
-                continue
-            query, doc, label = fields
-            try:
-                judged.setdefault(query, {})[doc] = int(float(label))
-            except ValueError:
-                report.problem(path, f"line {number}", f"label not a number: {label!r}")
-    if not judged:
-        raise RetrievalEvalError(f"{path}: no usable judgement")
-    return judged
-
-
-def read_papers(path: Path, report: Report) -> dict[str, str]:
-    """``{paper id: text}`` from JSON lines, or from SciDocs' metadata JSON object."""
-    if not path.is_file():
-        raise RetrievalEvalError(f"{path}: no such file")
-    if path.suffix == ".json":
-        try:
-            data = orjson.loads(path.read_bytes())
-        except orjson.JSONDecodeError as error:
-            raise RetrievalEvalError(f"{path}: not JSON: {error}") from error
-        if not isinstance(data, dict):
-            raise RetrievalEvalError(f"{path}: expected one object mapping paper ids to "
-                                     "records (SciDocs metadata)")
-        texts = {}
-        for key, record in data.items():
-            text = record_text(record) if isinstance(record, dict) else ""
-            if text:
-                texts[key] = text
-            else:
-                report.problem(path, f"key {key!r}", "record without title or abstract")
-        return texts
-    return read_records(path, report)
 
 
 def pool_ids(tasks: Tasks) -> set[str]:
@@ -182,7 +129,7 @@ def evaluate_files(papers: Path, task_files: Mapping[str, Path], models: list[st
     """``openmsd eval pools``: per model and protocol, per task MAP / nDCG@10 (%) and the
     average; the merged pool's size; and the report of input problems."""
     report = Report()
-    texts = read_papers(papers, report)
+    texts = read_papers(papers, report, record_text)
     tasks = known_papers({name: read_task(path, report) for name, path in task_files.items()},
                          texts, report)
     ids = sorted(pool_ids(tasks))

@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 from rich.console import Group
 from rich.table import Table
 
-from openmsd.corpus.store import atomic_path, write_json
 from openmsd.eval.sdsm import DIRECTIONS, METRICS, RESOURCE_LEVELS, TASKS, SDSMResult
+from openmsd.io import atomic_path, write_json
 
 COLUMNS = [*TASKS, "average"]
 #: Significance marks against the baseline (paired t-test on per-query AP).

@@ -17,16 +17,17 @@ document (relevance > 0); the others are skipped and counted.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from openmsd.ingest.reader import as_str, json_lines, text_stream
-from openmsd.ingest.report import Report
+from openmsd.ingest.queries import TEXT_FIELDS, RetrievalEvalError, read_qrels, read_records
+from openmsd.ingest.reader import as_str
 from openmsd.models.formatting import paper_input
 from openmsd.rank.scorer import Papers, Queries, Scorer
+from openmsd.report import Report
 
 #: The contract's metric names and ranx's names for them.
 METRICS: dict[str, str] = {"MAP": "map", "nDCG@10": "ndcg@10", "MRR": "mrr",
@@ -36,13 +37,6 @@ METRICS: dict[str, str] = {"MAP": "map", "nDCG@10": "ndcg@10", "MRR": "mrr",
 CUTOFF = 100
 #: Query and document rows per block of exact scoring: at most BLOCK_SIZE² scores in memory.
 BLOCK_SIZE = 4096
-TEXT_FIELDS = ("title", "abstract", "context", "text")
-_HEADER_SCORES = {"score", "relevance", "rel", "label", "grade"}
-
-
-class RetrievalEvalError(ValueError):
-    """Input that leaves nothing to evaluate: a missing or empty file, no usable record or
-    judgement, no query with a relevant document."""
 
 
 def record_text(record: Mapping[str, Any]) -> str:
@@ -51,112 +45,6 @@ def record_text(record: Mapping[str, Any]) -> str:
     ``text``, leaving out what is missing; "" when it has none of them."""
     title, abstract, context, text = (as_str(record.get(name)) for name in TEXT_FIELDS)
     return " ".join(part for part in (paper_input(title, abstract), context, text) if part)
-
-
-def _record_id(record: Mapping[str, Any]) -> str | None:
-    value = record.get("id")
-    return as_str(value if value is not None else record.get("_id"))
-
-
-def _check_file(path: Path) -> None:
-    if not path.is_file():
-        raise RetrievalEvalError(f"{path}: no such file")
-
-
-def _no_records(path: Path, report: Report, what: str) -> RetrievalEvalError:
-    here = [p for p in report.problems
-            if p.file == str(path) and not p.reason.startswith("empty file")]
-    if not here:
-        return RetrievalEvalError(f"{path}: empty file: no {what}")
-    return RetrievalEvalError(f"{path}: no usable {what} ({len(here)} problems; first: "
-                              f"{here[0].where}: {here[0].reason})")
-
-
-def read_records(path: Path, report: Report) -> dict[str, str]:
-    """``{id: text}`` of a JSON-lines file (gzip allowed), in file order.
-
-    Malformed lines, records without an id or without text, and repeated ids (the first
-    record is kept) go to ``report`` with their line and are left out.
-    :class:`RetrievalEvalError` when no record is usable."""
-    _check_file(path)
-    records: dict[str, str] = {}
-    for line, record in json_lines(path, report):
-        where = f"line {line}"
-        record_id = _record_id(record)
-        if record_id is None:
-            report.problem(path, where, "record without an id: expected 'id' or '_id'")
-            continue
-        text = record_text(record)
-        if not text:
-            report.problem(path, where, f"record without text: {record_id!r} has none of "
-                                        f"{', '.join(TEXT_FIELDS)}")
-            continue
-        if record_id in records:
-            report.problem(path, where, f"duplicate id: {record_id!r} (the first is kept)")
-            continue
-        records[record_id] = text
-    if not records:
-        raise _no_records(path, report, "records")
-    return records
-
-
-def _relevance(value: str) -> int | None:
-    """An integer grade ("2", "1.0"), or None."""
-    try:
-        return int(value)
-    except ValueError:
-        pass
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return int(number) if number.is_integer() else None
-
-
-def read_qrels(path: Path, report: Report, queries: Collection[str],
-               docs: Collection[str]) -> dict[str, dict[str, int]]:
-    """``{query_id: {doc_id: relevance}}`` from lines ``query_id<TAB>doc_id<TAB>relevance``.
-
-    A first line naming the columns (BEIR's ``query-id corpus-id score``) is skipped. Lines
-    with another number of fields, a relevance that is not an integer, a query id not in
-    ``queries`` or a doc id not in ``docs``, and repeated pairs (the first is kept) go to
-    ``report`` with their line and are left out. Grades ≤ 0 are kept: they mark a document
-    judged non-relevant. :class:`RetrievalEvalError` when no judgement is usable."""
-    _check_file(path)
-    qrels: dict[str, dict[str, int]] = {}
-    first = True
-    with text_stream(path) as lines:
-        for number, raw in enumerate(lines, start=1):
-            line = raw.rstrip("\r\n")
-            if not line.strip():
-                continue
-            fields = [field.strip() for field in line.split("\t")]
-            where = f"line {number}"
-            if first and len(fields) == 3 and fields[2].lower() in _HEADER_SCORES:
-                first = False
-                continue
-            first = False
-            if len(fields) != 3:
-                report.problem(path, where, f"wrong number of fields: {len(fields)} "
-                                            "tab-separated fields, expected query_id, doc_id, "
-                                            "relevance")
-                continue
-            query_id, doc_id, grade = fields
-            relevance = _relevance(grade)
-            if relevance is None:
-                report.problem(path, where, f"relevance not an integer: {grade!r}")
-            elif query_id not in queries:
-                report.problem(path, where, f"unknown query id: {query_id!r}")
-            elif doc_id not in docs:
-                report.problem(path, where, f"unknown doc id: {doc_id!r}")
-            elif doc_id in qrels.get(query_id, {}):
-                report.problem(path, where, f"duplicate judgement: {query_id!r} {doc_id!r} "
-                                            "(the first is kept)")
-            else:
-                qrels.setdefault(query_id, {})[doc_id] = relevance
-    if not qrels:
-        raise _no_records(path, report, "judgements")
-    return qrels
 
 
 def top_k_of_scores(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -292,12 +180,12 @@ def evaluate_files(queries: Path, corpus: Path, qrels: Path, model: str,
     name) over the documents, evaluate. Returns the result (the contract's ``model``,
     ``n_queries``, ``n_docs``, ``metrics``, plus ``skipped_queries``, ``cutoff``,
     ``metric_scale``, ``problems``, ``problems_by_reason``) and the report of input problems.
-    With ``strict``, the first problem raises :class:`openmsd.ingest.report.IngestError`."""
+    With ``strict``, the first problem raises :class:`openmsd.report.IngestError`."""
     from openmsd.rank import load_scorer
 
     report = Report(strict=strict)
-    query_texts = read_records(queries, report)
-    doc_texts = read_records(corpus, report)
+    query_texts = read_records(queries, report, record_text)
+    doc_texts = read_records(corpus, report, record_text)
     judgements = read_qrels(qrels, report, query_texts, doc_texts)
     result = evaluate_retrieval(query_texts, doc_texts, judgements,
                                 lambda papers: load_scorer(model, papers))

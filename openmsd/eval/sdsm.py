@@ -23,6 +23,7 @@ per-query AP can be compared between models by a paired t-test.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -33,15 +34,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy import stats
 
-from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.corpus.store import Corpus
 from openmsd.eval.metrics import per_query
 from openmsd.eval.ranks import Scorer as RowScorer
 from openmsd.eval.ranks import ScorerRows, relevant_ranks
+from openmsd.io import arrow_table
 from openmsd.models.formatting import paper_input
 from openmsd.rank import Papers, Scorer, load_scorer
 from openmsd.rank.load import BACKENDS, is_dense, leaves
 from openmsd.rank.papers import PAPERS_SQL, english_texts
-from openmsd.relations.build import relations_dir
+from openmsd.relations.build import RelationsError, read_split, relations_dir
 
 #: The tasks, in the papers' column order, and the relation each is built from.
 TASKS: dict[str, str] = {"citation": "dc", "co-citation": "cc", "bib-coupling": "bc"}
@@ -74,10 +76,6 @@ class Pool:
         return self.papers["paper_id"].to_pylist()
 
 
-def _split_names(split: str) -> list[str]:
-    return ["idt", "odt"] if split == "test" else [split]
-
-
 def load_pool(corpus: Corpus, split: str, dc: DcSide = "both",
               summaries: Mapping[str, str] | None = None) -> Pool:
     """The pool and judgements of ``split`` from ``corpus``'s relations (``openmsd relations``),
@@ -88,21 +86,25 @@ def load_pool(corpus: Corpus, split: str, dc: DcSide = "both",
         raise SDSMError(f"{corpus.root}: no relations; run 'openmsd relations {corpus.root}'")
     if dc not in ("both", "cited", "citing"):
         raise SDSMError(f"dc must be both, cited or citing, not {dc!r}")
+    try:
+        members_of_split = read_split(corpus, split)
+    except RelationsError as error:
+        raise SDSMError(str(error)) from None
+    try:
+        train = read_split(corpus, "train")["language"].to_pylist()
+    except RelationsError:  # relations without a train split: every language is unseen
+        train = []
+    train_languages = Counter(language or "und" for language in train)
     con = corpus.connect()
-    for name in ("pairs", "splits"):
-        path = str(directory / f"{name}.parquet").replace("'", "''")
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
-    names = _split_names(split)
-    known = [row[0] for row in con.execute("SELECT DISTINCT split FROM splits ORDER BY 1")
-             .fetchall()]
-    if not set(names) <= set(known):
-        raise SDSMError(f"{corpus.root}: no split {split!r}; the relations have "
-                        f"{', '.join(known)} (and 'test' = idt + odt)")
-    con.execute("CREATE TEMP TABLE chosen AS SELECT unnest(?) AS split", [names])
+    path = str(directory / "pairs.parquet").replace("'", "''")
+    con.execute(f"CREATE VIEW pairs AS SELECT * FROM read_parquet('{path}')")
+    con.register("split_members", members_of_split)
+    con.execute("CREATE TEMP TABLE chosen AS SELECT unnest(?) AS split",
+                [pc.unique(members_of_split["split"]).to_pylist()])
     members = arrow_table(con, f"""
         SELECT s.paper_id, coalesce(s.language, 'und') AS language, p.title, p.abstract,
                p.en_title, p.en_abstract
-        FROM splits s JOIN chosen USING (split) LEFT JOIN ({PAPERS_SQL}) p USING (paper_id)
+        FROM split_members s LEFT JOIN ({PAPERS_SQL}) p USING (paper_id)
         ORDER BY s.paper_id""")
     summaries = summaries or {}
     texts = [paper_input(t, a, summaries.get(p))
@@ -133,9 +135,7 @@ def load_pool(corpus: Corpus, split: str, dc: DcSide = "both",
         JOIN pool q ON q.paper_id = query JOIN pool d ON d.paper_id = doc
         WHERE relation <> 'dc' OR {sides}
         ORDER BY ALL""")
-    train = dict(con.execute("SELECT coalesce(language, 'und'), count(*) FROM splits "
-                             "WHERE split = 'train' GROUP BY ALL").fetchall())
-    return Pool(split, papers, judgements, resource_levels(train),
+    return Pool(split, papers, judgements, resource_levels(train_languages),
                 {"no_text": int((~has_text).sum())})
 
 

@@ -29,8 +29,8 @@ from bibtexparser.bibdatabase import BibDatabase
 from bibtexparser.bwriter import BibTexWriter
 from citeproc.source.json import CiteProcJSON
 
-from openmsd.corpus.store import atomic_path
 from openmsd.export.names import ascii_word, clean, key_suffix, split_name
+from openmsd.io import atomic_path
 
 __all__ = ["EXPORTS", "Export", "bibtex", "csl_items", "csl_json", "export", "ris"]
 

@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import Corpus, ParquetSink, atomic_path
+from openmsd.corpus.store import Corpus
 from openmsd.crashpoint import crash_point
 from openmsd.index.factory_index import (
     VECTORS_FILE,
@@ -53,6 +53,7 @@ from openmsd.index.factory_index import (
     read_ondisk,
     search_factory,
 )
+from openmsd.io import ParquetSink, atomic_path
 from openmsd.models.embed import current_hashes, load_vector_table, model_slug, vectors_dir
 
 HNSW_THRESHOLD = 50_000

@@ -27,7 +27,7 @@ from pathlib import Path
 from openmsd.corpus.identifiers import alias, normalize_doi
 from openmsd.corpus.schema import Record
 from openmsd.ingest.reader import Reader, text_stream
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 FORMAT = "coci"
 

@@ -36,7 +36,7 @@ from lxml import etree
 from openmsd.corpus.identifiers import alias, aliases, normalize_doi, paper_key
 from openmsd.corpus.schema import Record
 from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, read_document
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 FORMAT = "crossref"
 

@@ -10,7 +10,7 @@ import importlib
 from pathlib import Path
 
 from openmsd.ingest.reader import Reader, head
-from openmsd.ingest.report import IngestError
+from openmsd.report import IngestError
 
 FORMATS = ["openalex", "crossref", "unpaywall", "coci", "jats", "parscit", "unarxive", "s2orc",
            "jsonl"]

@@ -58,7 +58,7 @@ from lxml import etree
 from openmsd.corpus.identifiers import alias, aliases, dois_in_text, normalize_doi, paper_key
 from openmsd.corpus.schema import Record
 from openmsd.ingest.reader import Reader, as_year, parse_xml
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 FORMAT = "jats"
 
@@ -78,7 +78,7 @@ BLOCK = {"p", "title", "sec", "list-item", "list", "td", "th", "tr", "label", "c
          "boxed-text", "disp-formula"}
 
 _SCIELO_PID = re.compile(r"^(?:S\d{4}-[\dX]{4}\d{13}|[A-Za-z0-9]{23})$")
-def _tag(node: Any) -> str:
+def tag_name(node: Any) -> str:
     """The local name of an element ('' for comments, processing instructions, entities)."""
     tag = node.tag
     return etree.QName(tag).localname if isinstance(tag, str) else ""
@@ -119,14 +119,14 @@ def flatten(element: Any, skip: Iterable[str] = (),
                 state["length"] += 1
                 state["space"] = False
             offsets[node] = state["length"]
-        block = _tag(node) in BLOCK
+        block = tag_name(node) in BLOCK
         if block:
             state["space"] = True
         add(node.text)
         for child in node:
             if child.tag is etree.Entity:
                 add(html.unescape(child.text))
-            elif isinstance(child.tag, str) and _tag(child) not in skip:
+            elif isinstance(child.tag, str) and tag_name(child) not in skip:
                 walk(child)
             add(child.tail)
         if block:
@@ -153,12 +153,12 @@ def _abstract_text(abstract: Any) -> str | None:
     """An abstract's text without its heading; section titles kept as run-in heads."""
     pieces: list[str] = []
     for child in abstract:
-        name = _tag(child)
+        name = tag_name(child)
         if name == "title" or not name:
             continue
         if name == "sec":
             head = _text(child.find("title"))
-            body = " ".join(t for t in (_text(c) for c in child if _tag(c) != "title") if t)
+            body = " ".join(t for t in (_text(c) for c in child if tag_name(c) != "title") if t)
             if head and body and head[-1].isalnum():
                 head += ":"
             piece = " ".join(t for t in (head, body) if t)
@@ -187,7 +187,7 @@ def _keywords(group: Any) -> list[str]:
 
 def _person(element: Any) -> str | None:
     """``'Given Surname Suffix'`` of a ``name``; the text of a ``string-name`` or ``collab``."""
-    if _tag(element) == "name":
+    if tag_name(element) == "name":
         parts = [_text(element.find(tag)) for tag in ("given-names", "surname", "suffix")]
         return " ".join(p for p in parts if p) or None
     return _text(element)
@@ -198,13 +198,13 @@ def _authors(container: Any) -> list[str]:
     out = []
     for contrib in container.iterfind("contrib-group/contrib[@contrib-type='author']"):
         for child in contrib:
-            if _tag(child) in ("name", "string-name", "collab"):
+            if tag_name(child) in ("name", "string-name", "collab"):
                 name = _person(child)
                 if name:
                     out.append(name)
                 break
-            if _tag(child) == "name-alternatives":
-                name = next((_person(n) for n in child if _tag(n) == "name"), None)
+            if tag_name(child) == "name-alternatives":
+                name = next((_person(n) for n in child if tag_name(n) == "name"), None)
                 if name:
                     out.append(name)
                 break
@@ -338,18 +338,18 @@ def _paper(article: Any, path: Path, report: Report) -> dict[str, Any] | None:
     }
 
 
-def _paragraphs(body: Any) -> Iterator[Any]:
+def body_paragraphs(body: Any) -> Iterator[Any]:
     """Section titles and outermost paragraphs of a body, in document order."""
     for node in body.iter("p", "title"):
-        if any(_tag(a) == "p" for a in node.iterancestors()):
+        if any(tag_name(a) == "p" for a in node.iterancestors()):
             continue
-        if _tag(node) == "title" and _tag(node.getparent()) != "sec":
+        if tag_name(node) == "title" and tag_name(node.getparent()) != "sec":
             continue
         yield node
 
 
 def _full_text(body: Any) -> str | None:
-    texts = [t for t in (_text(p, ()) for p in _paragraphs(body)) if t]
+    texts = [t for t in (_text(p, ()) for p in body_paragraphs(body)) if t]
     return "\n\n".join(texts) or None
 
 
@@ -369,9 +369,9 @@ def _ref_fields(ref: Any) -> dict[str, Any]:
     source = _text(cited.find(".//source"))
     groups = [g for g in cited.iter("person-group")
               if g.get("person-group-type") in (None, "author")]
-    names = [n for g in groups for n in g if _tag(n) in ("name", "string-name", "collab")]
+    names = [n for g in groups for n in g if tag_name(n) in ("name", "string-name", "collab")]
     if not groups:
-        names = [n for n in cited if _tag(n) in ("name", "string-name", "collab")]
+        names = [n for n in cited if tag_name(n) in ("name", "string-name", "collab")]
     dois = [d for node in ref.iter("pub-id") if node.get("pub-id-type") == "doi"
             for d in dois_in_text(_text(node))]
     how = "pub-id"
@@ -418,10 +418,10 @@ def _references(article: Any, key: str, path: Path,
 
 def _block(xref: Any) -> Any:
     """The outermost paragraph around a marker, else its nearest non-inline ancestor."""
-    paragraphs = [a for a in xref.iterancestors() if _tag(a) == "p"]
+    paragraphs = [a for a in xref.iterancestors() if tag_name(a) == "p"]
     if paragraphs:
         return paragraphs[-1]
-    return next(a for a in xref.iterancestors() if _tag(a) not in INLINE)
+    return next(a for a in xref.iterancestors() if tag_name(a) not in INLINE)
 
 
 def _contexts(body: Any, key: str, ref_ids: set[str], path: Path,
@@ -435,7 +435,7 @@ def _contexts(body: Any, key: str, ref_ids: set[str], path: Path,
     for xref in xrefs:
         block = owner[xref]
         text, offsets = flat[block]
-        if _tag(block) != "p":
+        if tag_name(block) != "p":
             report.count("jats.contexts_outside_paragraph")
         rids = (xref.get("rid") or "").split()
         if not rids:
@@ -457,9 +457,9 @@ def read(path: Path, report: Report) -> Iterator[Record]:
     article = parse_xml(path, report)
     if article is None:
         return
-    if _tag(article) != "article":
+    if tag_name(article) != "article":
         report.problem(path, f"line {article.sourceline}",
-                       f"not a JATS article: root element is <{_tag(article)}>")
+                       f"not a JATS article: root element is <{tag_name(article)}>")
         return
     paper = _paper(article, path, report)
     if paper is None:

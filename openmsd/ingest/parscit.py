@@ -42,7 +42,7 @@ from typing import Any
 from openmsd.corpus.identifiers import dois_in_text, paper_key
 from openmsd.corpus.schema import Record
 from openmsd.ingest.reader import Reader, as_year, parse_xml
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 FORMAT = "parscit"
 

@@ -27,7 +27,7 @@ from typing import IO, Any
 import orjson
 
 from openmsd.corpus.schema import Record
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 SNIFF_BYTES = 8192
 MAX_LINE_BYTES = 16 << 20

@@ -1,7 +1,7 @@
 """``openmsd ingest --engine spark``: the readers in Spark tasks, the build as Spark SQL.
 
 Each input file is one task: the task runs the same reader as the single-process ingest
-(:func:`openmsd.ingest.pipeline.stage`) and writes the file's staged Parquet part atomically
+(:func:`openmsd.corpus.ingest_run.stage`) and writes the file's staged Parquet part atomically
 under ``OUT/_staged/part=NNNNN`` (a part that was not renamed into place is never read), then
 returns its counts and problems to the driver, which collects the report from all tasks. A task
 that fails is retried by Spark (``spark.task.maxFailures``; in local mode ``local[N,F]``).
@@ -33,12 +33,13 @@ import orjson
 
 from openmsd.corpus import langid
 from openmsd.corpus.build import BATCH, build_id, derive
+from openmsd.corpus.ingest_run import IngestResult, digest, stage
 from openmsd.corpus.schema import SCHEMA_VERSION, TABLES
 from openmsd.corpus.sql import SparkSql
 from openmsd.corpus.store import MANIFEST
 from openmsd.ingest import formats
-from openmsd.ingest.pipeline import IngestResult, digest, list_files, stage
-from openmsd.ingest.report import IngestError, Problem, Report
+from openmsd.ingest.inputs import list_files
+from openmsd.report import IngestError, Problem, Report
 
 __all__ = ["StagedFile", "input_files", "local_spark", "spark_ingest", "stage_file"]
 
@@ -165,7 +166,7 @@ def spark_ingest(inputs: list[str | Path], out: str | Path, fmt: str | None = No
                  identifier: langid.LanguageIdentifier | None = None) -> IngestResult:
     """Ingest ``inputs`` into a new corpus at ``out`` (a path or URI) on Spark.
 
-    The corpus holds the same rows as :func:`openmsd.ingest.pipeline.ingest` of the same
+    The corpus holds the same rows as :func:`openmsd.corpus.ingest_run.ingest` of the same
     inputs, its tables as directories of Parquet parts. Unlike the single-process path it is
     rebuilt whole each run (no incremental parts). IngestError when an input is missing,
     in strict mode at the first problem, or when the inputs hold no paper.
@@ -241,7 +242,7 @@ def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | 
         with filesystem.open_output_stream(f"{path}/{MANIFEST}") as handle:
             handle.write(orjson.dumps(manifest, option=option))
         return
-    from openmsd.corpus.store import write_json
+    from openmsd.io import write_json
 
     local = Path(root.removeprefix("file://"))
     (local / ".problems.jsonl.tmp").write_bytes(rows)

@@ -45,7 +45,7 @@ from typing import Any
 from openmsd.corpus.identifiers import alias, aliases, normalize_doi, paper_key
 from openmsd.corpus.schema import Record
 from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, json_lines
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 FORMAT = "unarxive"
 

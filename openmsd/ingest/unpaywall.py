@@ -25,7 +25,7 @@ from openmsd.corpus.identifiers import aliases, normalize_doi
 from openmsd.corpus.schema import Record
 from openmsd.ingest.crossref import author_names
 from openmsd.ingest.reader import Reader, as_str, as_year, json_lines
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 FORMAT = "unpaywall"
 

@@ -35,7 +35,6 @@ import importlib.metadata
 import importlib.resources
 import itertools
 import json
-import os
 import shutil
 import struct
 from pathlib import Path
@@ -43,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.store import building_dir
+from openmsd.io import building_dir, cache_root
 
 MODEL_NAME = "e5-small-multilingual"
 BUILD_VERSION = 1
@@ -366,14 +365,6 @@ def build_e5_small(out_dir: Path, *, model_path: Path | None = None,
     return out_dir
 
 
-def default_cache_root() -> Path:
-    """``$OPENMSD_CACHE``, else ``$XDG_CACHE_HOME/openmsd``, else ``~/.cache/openmsd``."""
-    if os.environ.get("OPENMSD_CACHE"):
-        return Path(os.environ["OPENMSD_CACHE"]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "openmsd"
-
-
 def _is_current(model_dir: Path) -> bool:
     try:
         stamp = json.loads((model_dir / "openmsd_build.json").read_text(encoding="utf-8"))
@@ -385,11 +376,11 @@ def _is_current(model_dir: Path) -> bool:
 def ensure_e5_small(cache_dir: Path | None = None) -> Path:
     """The path of the built model directory ``<cache>/models/e5-small-multilingual``.
 
-    ``cache_dir`` is the cache root (default :func:`default_cache_root`). Builds on first use,
+    ``cache_dir`` is the cache root (default :func:`openmsd.io.cache_root`). Builds on first use,
     or when the directory was built by another builder or from other package versions; reuses
     it otherwise. Load the result with ``sentence_transformers.SentenceTransformer(path)``.
     """
-    root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_root()
+    root = Path(cache_dir).expanduser() if cache_dir is not None else cache_root()
     model_dir = root / "models" / MODEL_NAME
     if _is_current(model_dir):
         return model_dir

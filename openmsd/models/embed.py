@@ -28,8 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import Corpus, ParquetSink, arrow_reader
+from openmsd.corpus.store import Corpus
 from openmsd.enrich.store import summaries_for_model
+from openmsd.io import ParquetSink, arrow_reader
 from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
 

@@ -43,10 +43,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from openmsd.corpus.store import Corpus, arrow_table, atomic_path, write_json
+from openmsd.corpus.store import Corpus
 from openmsd.enrich.store import enriched_name, parse_enriched, parse_variant
 from openmsd.eval.report import COLUMNS, breakdown_rows, header, markdown_table, table_rows
 from openmsd.eval.sdsm import DIRECTIONS, METRICS, TASKS, evaluate_sdsm, paired_t_test
+from openmsd.io import arrow_table, atomic_path, write_json
 from openmsd.models.train_config import ConfigError, TrainConfig, check_keys, read_file
 
 EXPERIMENT_KEYS = {"corpus", "out", "splits", "seeds", "models", "baseline", "dc"}

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from openmsd.corpus.store import building_dir
+from openmsd.io import building_dir
 from openmsd.models.encoder import Kind, normalise
 
 Precision = Literal["qint8", "fp32"]
@@ -84,10 +84,10 @@ def default_onnx_cache(model_dir: Path) -> Path:
     model_dir = Path(model_dir).resolve()
     if os.access(model_dir, os.W_OK):
         return model_dir / ONNX_DIR
-    from openmsd.models.e5_rebuild import default_cache_root
+    from openmsd.io import cache_root
 
     digest = hashlib.sha256(str(model_dir).encode()).hexdigest()[:10]
-    return default_cache_root() / ONNX_DIR / f"{model_dir.name}-{digest}"
+    return cache_root() / ONNX_DIR / f"{model_dir.name}-{digest}"
 
 
 def source_fingerprint(model_dir: Path) -> dict[str, list[int]]:

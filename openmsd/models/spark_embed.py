@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from openmsd.corpus.store import ParquetSink
+from openmsd.io import ParquetSink
 from openmsd.models.embed import embed_text, model_slug, text_hash, vector_key, vector_schema
 
 __all__ = ["ROWS_PER_PARTITION", "SparkEmbedResult", "spark_embed", "worker_encoder"]

@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from openmsd.corpus.store import Corpus, building_dir, write_json
+from openmsd.corpus.store import Corpus
+from openmsd.io import building_dir, write_json
 from openmsd.models.train_config import ConfigError, TrainConfig
 from openmsd.models.train_data import (
     Examples,

@@ -24,7 +24,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from ibis import _
 
-from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.corpus.store import Corpus
+from openmsd.io import arrow_table
 from openmsd.models.formatting import paper_input
 from openmsd.relations.build import relations_dir
 from openmsd.relations.positives import positive_pairs

@@ -33,7 +33,7 @@ SPARSE = ("citation", "co-citation", "coupling", "adamic-adar")
 
 def corpus_citations(papers: Papers) -> pa.Table:
     """``citing_id``, ``cited_id`` of the collection's corpus, both ends corpus papers."""
-    from openmsd.corpus.store import arrow_table
+    from openmsd.io import arrow_table
 
     if papers.corpus is None:
         return pa.table({"citing_id": pa.array([], pa.string()),

@@ -6,7 +6,8 @@ from collections.abc import Collection, Mapping
 
 import pyarrow as pa
 
-from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.corpus.store import Corpus
+from openmsd.io import arrow_table
 from openmsd.models.formatting import paper_input
 from openmsd.rank.scorer import Papers
 

@@ -26,9 +26,11 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 from ibis import _
 
-from openmsd.corpus.store import Corpus, ParquetSink, write_json
+from openmsd.corpus.store import Corpus
+from openmsd.io import ParquetSink, write_json
 from openmsd.relations.engine import Engine
 from openmsd.relations.pairs import (
     bib_coupling,
@@ -150,6 +152,24 @@ def write_scincl(out: Path) -> dict[str, Any]:
     with ParquetSink(out / "scincl.parquet", found.triples.schema) as sink:
         sink.write(found.triples)
     return {"triples": found.triples.num_rows, **asdict(found.params)}
+
+
+def read_split(corpus: Corpus, name: str) -> pa.Table:
+    """The papers of split ``name`` (``train``, ``dev``, ``idt``, ``odt``; ``test`` is ``idt``
+    + ``odt``) of ``corpus``'s relations: ``paper_id``, ``language``, ``split``, in file order.
+    :class:`RelationsError` when there are no relations or no such split, naming those there are.
+    """
+    path = relations_dir(corpus) / "splits.parquet"
+    if not path.exists():
+        raise RelationsError(f"{corpus.root}: no relations; run 'openmsd relations "
+                             f"{corpus.root}'")
+    table = pq.read_table(path, columns=["paper_id", "language", "split"])
+    names = ["idt", "odt"] if name == "test" else [name]
+    known = sorted(set(table["split"].to_pylist()))
+    if not set(names) <= set(known):
+        raise RelationsError(f"{corpus.root}: no split {name!r}; the relations have "
+                             f"{', '.join(known)} (and 'test' = idt + odt)")
+    return table.filter(pc.is_in(table["split"], pa.array(names)))
 
 
 def read_manifest(corpus: Corpus) -> dict[str, Any]:

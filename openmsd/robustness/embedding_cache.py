@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import ParquetSink
+from openmsd.io import ParquetSink
 from openmsd.models.embed import text_hash
 from openmsd.models.encoder import DenseEncoder, Kind
 

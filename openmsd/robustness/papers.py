@@ -21,7 +21,7 @@ import pandas as pd
 
 from openmsd.corpus.langid import identify, paper_text
 from openmsd.ingest import formats
-from openmsd.ingest.report import IngestError, Report
+from openmsd.report import IngestError, Report
 
 COLUMNS = ["paper_id", "title", "abstract", "language", "source"]
 """``source``: the input file the paper was read from, as given."""

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from openmsd.corpus.store import atomic_path, write_jsonl
+from openmsd.io import atomic_path, write_jsonl
 from openmsd.robustness.neighbours import CATEGORIES, NEIGHBOURS
 
 COLOURS = {"LL-HS": "#1b9e77", "LO-HS": "#66a61e", "LL-PS": "#7570b3", "LO-PS": "#e7298a",

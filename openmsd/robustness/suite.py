@@ -185,7 +185,7 @@ def run_suite(paths: Sequence[str | Path], models: Sequence[str], out: Path,
     timing["report"] = time.perf_counter() - start
     timing["total"] = time.perf_counter() - begin
     report["timing_s"] = {k: round(v, 1) for k, v in timing.items()}
-    from openmsd.corpus.store import write_json
+    from openmsd.io import write_json
 
     write_json(out / "report.json", report)
     return report

@@ -16,7 +16,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from openmsd.corpus.store import Corpus, arrow_table
+from openmsd.corpus.store import Corpus
+from openmsd.io import arrow_table
 from openmsd.search.build_cache import per_build
 
 RECORD_SQL = """

@@ -22,7 +22,7 @@ from openmsd.rank import load_scorer as make_scorer
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.fusion import Contribution
 from openmsd.search.build_cache import current_build
-from openmsd.search.related import Result, _explain, _results, find_paper
+from openmsd.search.related import Result, explain, find_paper, related_results
 
 _SCORERS: dict[tuple[str, str, str], Scorer] = {}
 #: each dense scorer's stored vector files when it read them
@@ -154,8 +154,8 @@ def _ranked(corpus: Corpus, scorer: Scorer, queries: Queries, k: int,
     else:
         rows, scores = scorer.top_k(queries, k, mask)
     found = [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
-    results = _results(corpus, [(scorer.papers.ids[r], s) for r, s in found])
-    _explain(corpus, query_id, results)
+    results = related_results(corpus, [(scorer.papers.ids[r], s) for r, s in found])
+    explain(corpus, query_id, results)
     for result, contributions in zip(results, said, strict=False):
         result.why = [*signals(contributions), *result.why]
     return results

@@ -4,7 +4,7 @@
    in the text's language (CLD3) when pySBD has rules for it, else with its English rules;
 2. citation locations are the sentences holding a citation marker (``[12]``, ``[3, 5-7]``,
    ``(Smith, 2020)``, ``(Smith et al. 2020; Doe 2019)``, ``Smith et al. (2020)``,
-   ``\\cite{key}``, ``{{cite:…}}``, ``[@key]``; :mod:`openmsd.models.citrec.markers`); a text
+   ``\\cite{key}``, ``{{cite:…}}``, ``[@key]``; :mod:`openmsd.ingest.markers`); a text
    without markers has a location at every paragraph (its first sentence);
 3. a location's context is its *fundamental* context (its sentence with the one before and the
    one after; a marker-less paragraph: its sentences), markers removed; an encoder that reads a
@@ -25,7 +25,7 @@
    citing several papers (``[3, 5-7]``, two markers) also gets ``cocited_set``: that many
    results, the best one and those most co-cited with it (MP-BERT4CR's multi-positive point).
 
-Reading files (LaTeX, Markdown, JATS, unarXive) is :mod:`openmsd.search.manuscript`'s job.
+Reading files (LaTeX, Markdown, JATS, unarXive) is :mod:`openmsd.ingest.manuscript`'s job.
 
 >>> [s for s, _ in citation_markers("As shown in [12] and by (Smith et al., 2020).")]
 ['[12]', '(Smith et al., 2020)']
@@ -46,14 +46,14 @@ from openmsd.corpus.identifiers import normalize_title
 from openmsd.corpus.langid import identify
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import VectorIndex, load_index
+from openmsd.ingest.manuscript import paragraphs_of
+from openmsd.ingest.markers import MARKER, citation_markers, without_markers
 from openmsd.models.citrec.context import fundamental, pick
-from openmsd.models.citrec.markers import MARKER, citation_markers, without_markers
 from openmsd.models.citrec.sentences import split_sentences
 from openmsd.models.encoder import DenseEncoder
 from openmsd.search.citation_graph import citation_graph
-from openmsd.search.manuscript import paragraphs_of
 from openmsd.search.paper_records import paper_records
-from openmsd.search.related import PaperNotFoundError, _results, find_paper
+from openmsd.search.related import PaperNotFoundError, find_paper, related_results
 
 __all__ = [
     "MARKER",
@@ -426,7 +426,7 @@ def recommend(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: i
         papers = list(dict.fromkeys(p for found in hits for p, _ in found))
         paper_vectors = _paper_vectors(index, papers) if explain else {}
         for i, context, macro, found in zip(chunk, contexts, macros, hits, strict=True):
-            results = [r.as_dict() for r in _results(corpus, found)]
+            results = [r.as_dict() for r in related_results(corpus, found)]
             drivers = _drivers(sentence_vectors, paper_vectors, context, sentences[i], found,
                                weights) if explain else {}
             cocited = _cocitations(corpus, [r["paper_id"] for r in results])

@@ -28,7 +28,8 @@ class PaperNotFoundError(LookupError):
 
 @dataclass
 class Result:
-    """One related paper."""
+    """One related paper (the API's ``Result`` is this, as a pydantic model:
+    :mod:`openmsd.server.api`)."""
 
     paper_id: str
     score: float
@@ -64,7 +65,7 @@ def find_paper(corpus: Corpus, key: str) -> str:
     raise PaperNotFoundError(f"{corpus.root}: no paper with id or DOI {key!r}")
 
 
-def _explain(corpus: Corpus, query_id: str | None, results: list[Result]) -> None:
+def explain(corpus: Corpus, query_id: str | None, results: list[Result]) -> None:
     """Set each result's citation links to ``query_id`` and the sentences saying them."""
     if query_id is None or not results:
         return
@@ -85,7 +86,7 @@ def _explain(corpus: Corpus, query_id: str | None, results: list[Result]) -> Non
         result.why = why
 
 
-def _results(corpus: Corpus, hits: list[tuple[str, float]]) -> list[Result]:
+def related_results(corpus: Corpus, hits: list[tuple[str, float]]) -> list[Result]:
     """Results of ``(paper_id, score)`` hits, with each paper's summary columns."""
     records = paper_records(corpus).get([h[0] for h in hits])
     return [Result(paper_id, round(score, 4), paper["title"], paper["english_title"],
@@ -108,8 +109,8 @@ def related(corpus: Corpus, key: str, model: str, k: int = 10,
                                  "'openmsd index build' after ingesting it") from None
     vector = index.vector(row)[None, :]
     hits = index.search(vector, k, languages, years, exclude=[paper_id])[0]
-    results = _results(corpus, hits)
-    _explain(corpus, paper_id, results)
+    results = related_results(corpus, hits)
+    explain(corpus, paper_id, results)
     return results
 
 
@@ -122,7 +123,4 @@ def search(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int 
         raise ValueError("search: the query text is empty")
     index = index or load_index(corpus, model)
     vector = np.asarray(encoder.encode([text], "query"), np.float32)
-    return _results(corpus, index.search(vector, k, languages, years)[0])
-
-
-related_results = _results  # the public name, for other ranking modules (search.library)
+    return related_results(corpus, index.search(vector, k, languages, years)[0])

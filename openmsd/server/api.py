@@ -12,12 +12,13 @@ between pool threads), unless the structures they read are being loaded (:func:`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse
-from pydantic import BaseModel, BeforeValidator, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, Field, StringConstraints, create_model
 from starlette.concurrency import run_in_threadpool
 
 from openmsd.export import EXPORTS, export
@@ -26,6 +27,7 @@ from openmsd.search.papers import paper_details, papers_by_id
 from openmsd.search.ranking import rank_related, rank_search
 from openmsd.search.recommend import MAX_LOCATIONS, recommend
 from openmsd.search.related import PaperNotFoundError, find_paper, related, search
+from openmsd.search.related import Result as RelatedResult
 from openmsd.server.resources import Resources
 
 MAX_K = 100
@@ -74,22 +76,24 @@ async def filters(k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
                    model=model)
 
 
-class Result(BaseModel):
-    """A related paper and why it is related."""
+def model_of(source: type, doc: str) -> type[BaseModel]:
+    """The pydantic model of a dataclass: its fields, their types and defaults (a default
+    factory's value as the default), under the dataclass's name."""
+    hints = get_type_hints(source)
+    fields: dict[str, Any] = {}
+    for item in dataclasses.fields(source):
+        if item.default is not dataclasses.MISSING:
+            default = item.default
+        elif item.default_factory is not dataclasses.MISSING:
+            default = item.default_factory()
+        else:
+            default = ...
+        fields[item.name] = (hints[item.name], default)
+    return create_model(source.__name__, __doc__=doc, **fields)
 
-    paper_id: str
-    score: float
-    title: str | None
-    english_title: str | None
-    language: str | None
-    year: int | None
-    venue: str | None
-    doi: str | None
-    cites: bool = False
-    cited_by: bool = False
-    shared_references: int = 0
-    co_cited: int = 0
-    why: list[str] = []
+
+Result = model_of(RelatedResult, "A related paper and why it is related.")
+"""The API's result: :class:`openmsd.search.related.Result`, field for field."""
 
 
 class Paper(BaseModel):
@@ -180,7 +184,7 @@ class Driver(BaseModel):
 class Recommended(Result):
     """A paper to cite and the context sentences that point to it most, best first."""
 
-    drivers: list[Driver] = []
+    drivers: list[Driver] = Field([])
 
 
 class Location(BaseModel):

@@ -3,10 +3,10 @@ import doctest
 import pytest
 
 import openmsd.corpus.langid as langid_module
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.langid import CLD3, UND, Combined, FastText, identify
 from openmsd.corpus.store import Corpus
 from openmsd.eval.langid import accuracy, bioc_rows, scielo_rows, taln_rows
-from openmsd.ingest.pipeline import ingest
 
 
 def test_cld3_detects_languages_of_real_titles_and_abstracts():

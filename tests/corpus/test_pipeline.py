@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from openmsd.corpus.ingest_run import LOCK, ingest
 from openmsd.corpus.schema import TABLES
 from openmsd.corpus.store import Corpus, CorpusError
-from openmsd.ingest.pipeline import LOCK, ingest
-from openmsd.ingest.report import IngestError
+from openmsd.report import IngestError
 
 FR = ("Nous présentons un analyseur syntaxique robuste pour le français écrit, évalué sur un "
       "corpus journalistique annoté en dépendances.")

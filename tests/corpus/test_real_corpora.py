@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.stats import corpus_stats
 from openmsd.corpus.store import Corpus
-from openmsd.ingest.pipeline import ingest
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openmsd.ingest.pipeline import ingest
+from openmsd.corpus.ingest_run import ingest
 
 PAPERS = [
     {"id": "fr-parse", "title": "Analyse syntaxique en dépendances du français",

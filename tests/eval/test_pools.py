@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from openmsd.cli import app
 from openmsd.corpus.store import Corpus
 from openmsd.eval.pools import evaluate_files
-from openmsd.eval.retrieval import RetrievalEvalError
 from openmsd.eval.sdsm import load_pool
+from openmsd.ingest.queries import RetrievalEvalError
 from openmsd.relations.build import derive
 from openmsd.relations.engine import connect
 from tests.conftest import SMALL

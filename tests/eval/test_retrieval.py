@@ -18,15 +18,14 @@ from openmsd.eval.retrieval import (
     evaluate_ranking,
     evaluate_retrieval,
     rank,
-    read_qrels,
-    read_records,
     record_text,
     top_k,
 )
-from openmsd.ingest.report import Report
+from openmsd.ingest.queries import read_qrels, read_records
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.lexical import LexicalScorer
 from openmsd.rank.scorer import Papers
+from openmsd.report import Report
 
 runner = CliRunner()
 CONTRACT_METRICS = {"MAP", "nDCG@10", "MRR", "Recall@1", "Recall@10", "Recall@100"}
@@ -255,7 +254,7 @@ def test_unusable_input_and_unknown_models_fail_with_exit_2(tmp_path):
 def test_readers_keep_file_order_and_report_problems(tmp_path):
     report = Report()
     path = write_jsonl(tmp_path / "c.jsonl", [{"id": 2, "title": "B"}, {"_id": "a", "text": "A"}])
-    assert list(read_records(path, report)) == ["2", "a"]
+    assert list(read_records(path, report, record_text)) == ["2", "a"]
     qrels = tmp_path / "r.tsv"
     qrels.write_text("2\ta\t1.0\n\n2\t2\t0\n")
     assert read_qrels(qrels, report, {"2"}, {"2", "a"}) == {"2": {"a": 1, "2": 0}}

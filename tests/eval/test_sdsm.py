@@ -14,9 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus.store import Corpus, ParquetSink
+from openmsd.corpus.store import Corpus
 from openmsd.eval.report import markdown, write_report
 from openmsd.eval.sdsm import TASKS, SDSMError, evaluate_sdsm, load_pool
+from openmsd.io import ParquetSink
 from openmsd.models.embed import embed_corpus, text_hash, vector_schema, vectors_dir
 from openmsd.models.formatting import paper_input
 from openmsd.models.registry import load_model

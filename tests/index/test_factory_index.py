@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
 from openmsd.crashpoint import ENV
 from openmsd.index.factory_index import IVFDATA_FILE, FactoryParams
@@ -27,7 +28,6 @@ from openmsd.index.vector_index import (
     index_dir,
     load_index,
 )
-from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import current_hashes, vector_schema, vectors_dir
 from openmsd.search.related import related
 

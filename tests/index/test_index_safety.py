@@ -14,10 +14,10 @@ import numpy as np
 import orjson
 import pytest
 
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
 from openmsd.crashpoint import ENV
 from openmsd.index.vector_index import build_index, index_dir, load_index
-from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import embed_corpus, load_vectors
 from openmsd.models.registry import load_model
 

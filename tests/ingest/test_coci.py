@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from openmsd.ingest import coci, formats
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 HEADER = "oci,citing,cited,creation,timespan,journal_sc,author_sc"
 ROWS = [

@@ -18,7 +18,7 @@ import pytest
 
 from openmsd.ingest import crossref, formats
 from openmsd.ingest.crossref import strip_jats
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 from tests.ingest.records import by_kind
 
 ARTICLE = {

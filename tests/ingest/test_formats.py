@@ -9,7 +9,7 @@ import json
 import pytest
 
 from openmsd.ingest import formats
-from openmsd.ingest.report import IngestError
+from openmsd.report import IngestError
 
 REAL = {
     "taln/papers.jsonl": "jsonl",

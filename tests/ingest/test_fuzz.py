@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from openmsd.corpus.schema import STAGED
 from openmsd.ingest import formats
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),

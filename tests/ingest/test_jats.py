@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from openmsd.ingest import jats
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 
 def records(path: Path, report: Report) -> dict[str, list[dict[str, Any]]]:

@@ -12,10 +12,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openmsd.ingest.pipeline import ingest
+from openmsd.corpus.ingest_run import ingest
 from openmsd.ingest.reader import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES, json_lines
-from openmsd.ingest.report import Report
 from openmsd.models.embed import MAX_TEXT_CHARS, embed_text
+from openmsd.report import Report
 
 GOOD = orjson.dumps({"id": "ok", "title": "A normal paper", "year": 2020}) + b"\n"
 
@@ -40,7 +40,7 @@ def _peak_mb(code: str) -> tuple[str, float]:
     return "\n".join(lines), float(peak)
 
 
-READ = ("from pathlib import Path; from openmsd.ingest.report import Report\n"
+READ = ("from pathlib import Path; from openmsd.report import Report\n"
         "from openmsd.ingest import formats\nreport = Report(); path = Path({path!r})\n"
         "records = list(formats.detect(path).read(path, report))\n"
         "print(len(records)); [print(p) for p in report.problems]")

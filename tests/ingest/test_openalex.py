@@ -16,7 +16,7 @@ import pytest
 
 from openmsd.ingest import formats, openalex
 from openmsd.ingest.openalex import MalformedIndexError, rebuild_abstract
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 from tests.ingest.records import by_kind, write_lines
 
 STATE_OF_OA = {

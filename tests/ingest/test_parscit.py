@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from openmsd.ingest import parscit
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 
 
 def records(path: Path, report: Report) -> list[tuple[str, dict[str, Any]]]:

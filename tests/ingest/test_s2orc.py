@@ -10,7 +10,7 @@ import pytest
 
 from openmsd.ingest import s2orc
 from openmsd.ingest.reader import head
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 from tests.ingest.records import by_kind, write_lines
 
 SAMPLE = "s2orc-sample/metadata_sample.jsonl"

@@ -11,10 +11,10 @@ import orjson
 import pyarrow.dataset as ds
 import pytest
 
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.schema import TABLES
-from openmsd.ingest.pipeline import ingest
-from openmsd.ingest.report import IngestError
 from openmsd.ingest.spark import input_files, spark_ingest
+from openmsd.report import IngestError
 
 WORDS = ["parsing", "treebank", "corpus", "traduction", "analyse", "syntax", "lexicon",
          "semantic", "alignment", "morphology"]

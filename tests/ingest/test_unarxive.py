@@ -12,7 +12,7 @@ import pytest
 
 from openmsd.ingest import unarxive
 from openmsd.ingest.reader import head
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 from tests.conftest import SHARED_DATA
 from tests.ingest.records import by_kind, write_lines
 

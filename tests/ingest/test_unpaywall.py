@@ -16,7 +16,7 @@ import orjson
 import pytest
 
 from openmsd.ingest import formats, unpaywall
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 from tests.ingest.records import write_lines
 
 LOCATION = {

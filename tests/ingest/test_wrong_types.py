@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from openmsd.ingest import formats
-from openmsd.ingest.report import Report
+from openmsd.report import Report
 from tests.ingest.test_fuzz import JSON, settings_
 
 OBJ = {"x": 1}

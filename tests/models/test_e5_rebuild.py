@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from openmsd.io import cache_root
 from openmsd.models import e5_rebuild as er
 from tests.conftest import SHARED_DATA
 
@@ -134,10 +135,10 @@ def test_read_rejects_bad_images(tmp_path: Path) -> None:
 
 def test_cache_root_and_reuse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENMSD_CACHE", str(tmp_path / "c"))
-    assert er.default_cache_root() == tmp_path / "c"
+    assert cache_root() == tmp_path / "c"
     monkeypatch.delenv("OPENMSD_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
-    assert er.default_cache_root() == tmp_path / "x" / "openmsd"
+    assert cache_root() == tmp_path / "x" / "openmsd"
 
     builds: list[Path] = []
 

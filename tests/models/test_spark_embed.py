@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow.dataset as ds
 import pytest
 
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
-from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import embed_corpus, load_vectors, vector_key
 from openmsd.models.registry import load_model
 from openmsd.models.spark_embed import spark_embed

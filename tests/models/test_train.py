@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from openmsd.cli import app
 from openmsd.corpus.store import Corpus
-from openmsd.models.e5_rebuild import default_cache_root
+from openmsd.io import cache_root
 from openmsd.models.encoder import SentenceTransformerEncoder
 from openmsd.models.experiment import load_experiment, run_experiment
 from openmsd.models.registry import load_model
@@ -44,7 +44,7 @@ def _files(root: Path) -> dict[str, tuple[int, int]]:
 def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The models are read from a hard-linked copy of the user's cache (``$OPENMSD_CACHE``
     points there): what a test builds or saves never lands in the real one, checked after."""
-    real = default_cache_root()
+    real = cache_root()
     before = _files(real)
     cache = tmp_path / "openmsd-cache"
     if (real / "models").is_dir():

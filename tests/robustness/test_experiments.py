@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.ingest.report import IngestError
+from openmsd.report import IngestError
 from openmsd.robustness import experiments as ex
 from openmsd.robustness.embedding_cache import EmbeddingCache
 from openmsd.robustness.neighbours import TABLE_COLUMNS

@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import SAMPLE, app
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
-from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import choose_backend, stored_backends, vector_key
 from openmsd.models.registry import default_backend
 

@@ -12,15 +12,15 @@ import pyarrow as pa
 import pytest
 
 from openmsd.cli import SAMPLE
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus, CorpusError
-from openmsd.ingest.pipeline import ingest
 from openmsd.search import citation_graph as citation_graph_module
 from openmsd.search.citation_graph import CitationGraph, Links, citation_graph
 from openmsd.search.paper_records import paper_records
 from openmsd.search.papers import paper_details, papers_by_id
-from openmsd.search.related import Result, _explain, _results, find_paper
+from openmsd.search.related import Result, explain, find_paper, related_results
 
-# What _explain asked DuckDB before the graph: one correlated join per result.
+# What explain asked DuckDB before the graph: one correlated join per result.
 SQL = """
     WITH c AS (SELECT citing_id, cited_id FROM citations),
     ids AS (SELECT unnest(?::VARCHAR[]) AS id)
@@ -95,8 +95,8 @@ def test_explanations_and_counts_on_taln(taln, rows):
     query = Counter(a for a, _ in rows).most_common(1)[0][0]  # the paper citing most
     ids = candidates(rows, query, taln.read("papers", ["paper_id"])["paper_id"].to_pylist(),
                      random.Random(1))
-    results = _results(taln, [(i, 0.5) for i in ids])
-    _explain(taln, query, results)
+    results = related_results(taln, [(i, 0.5) for i in ids])
+    explain(taln, query, results)
     for result, link in zip(results, brute_force(rows, query, ids), strict=True):
         assert (result.cites, result.cited_by, result.shared_references,
                 result.co_cited) == (link.cites, link.cited_by, link.shared_references,
@@ -117,7 +117,7 @@ def test_result_metadata_equals_the_papers_table(taln):
         SELECT paper_id, title, language, year, venue, doi,
                [t.title FOR t IN coalesce(translations, []) IF t.language = 'en'][1]
         FROM papers USING SAMPLE 50 (reservoir, 3)""").fetchall()
-    results = _results(taln, [(row[0], 0.25) for row in expected])
+    results = related_results(taln, [(row[0], 0.25) for row in expected])
     for row, result in zip(expected, results, strict=True):
         paper_id, title, language, year, venue, doi, english = row
         assert result == Result(paper_id, 0.25, title, english if language != "en" else None,

@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import SAMPLE, app
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index, index_kind, load_index
-from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import embed_corpus, load_vectors
 from openmsd.models.registry import load_model
 from openmsd.search.related import PaperNotFoundError, find_paper, related, search

@@ -11,9 +11,9 @@ import numpy as np
 import orjson
 from fastapi.testclient import TestClient
 
+from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index, index_dir
-from openmsd.ingest.pipeline import ingest
 from openmsd.models.embed import embed_corpus
 from openmsd.models.registry import load_model
 from openmsd.server.app import create_app

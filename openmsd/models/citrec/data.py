@@ -25,8 +25,9 @@ import random
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 
-from openmsd.corpus.store import Corpus, arrow_table
-from openmsd.models.citrec.markers import without_markers
+from openmsd.corpus.store import Corpus
+from openmsd.ingest.markers import without_markers
+from openmsd.io import arrow_table
 from openmsd.models.citrec.sentences import split_sentences
 from openmsd.models.formatting import paper_input
 

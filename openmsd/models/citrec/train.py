@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus.store import Corpus, building_dir, write_json
+from openmsd.corpus.store import Corpus
+from openmsd.io import building_dir, write_json
 from openmsd.models.citrec.context import (
     CITATION_FUNDAMENTAL,
     CITATION_SUPPLEMENTAL,

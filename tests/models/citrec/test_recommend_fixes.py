@@ -9,9 +9,9 @@ import pytest
 
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index
+from openmsd.ingest.manuscript import read_manuscript
 from openmsd.models.embed import embed_corpus
 from openmsd.models.registry import load_model
-from openmsd.search.manuscript import read_manuscript
 from openmsd.search.recommend import cited_count, manuscript_papers, recommend
 
 SAMPLE_JATS = Path(__file__).resolve().parents[3] / "openmsd" / "data" / "sample" / "scielo-jats"
@@ -19,7 +19,7 @@ SAMPLE_JATS = Path(__file__).resolve().parents[3] / "openmsd" / "data" / "sample
 
 @pytest.fixture(scope="module")
 def jats_corpus(tiny_model, tmp_path_factory) -> tuple[Corpus, object, str]:
-    from openmsd.ingest.pipeline import ingest
+    from openmsd.corpus.ingest_run import ingest
 
     root = tmp_path_factory.mktemp("jats") / "corpus"
     ingest([SAMPLE_JATS], root)

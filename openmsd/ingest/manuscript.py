@@ -1,7 +1,7 @@
 """Manuscripts to recommend citations for: plain text, Markdown, LaTeX, JATS XML, unarXive JSON.
 
 :func:`read_manuscript` turns a file into paragraphs of plain text in which every citation
-marker is one that :mod:`openmsd.models.citrec.markers` recognises:
+marker is one that :mod:`openmsd.ingest.markers` recognises:
 
 * plain text (``.txt``) and Markdown (``.md``; markdown-it-py, code blocks left out; Pandoc's
   ``[@key]`` kept): markers as written (``[12]``, ``(Smith, 2020)``, ``\\cite{key}``);
@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from lxml import etree
 
-from openmsd.models.citrec.markers import MARKER
+from openmsd.ingest.jats import body_paragraphs, flatten, tag_name
+from openmsd.ingest.markers import MARKER
 
 FORMATS = {"text": (".txt", ".text"), "markdown": (".md", ".markdown"),
            "latex": (".tex", ".latex"), "jats": (".xml", ".nxml"),
@@ -179,19 +181,15 @@ def _latex(text: str, path: Path | str) -> Manuscript:
 
 def read_jats(data: bytes, path: Path | str = "<jats>") -> Manuscript:
     """A JATS article's body paragraphs with its ``xref`` citation markers."""
-    from lxml import etree
-
-    from openmsd.ingest.jats import _paragraphs, _tag, flatten
-
     try:
         root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, no_network=True,
                                                       load_dtd=False, huge_tree=False))
     except etree.XMLSyntaxError as error:
         raise ManuscriptError(f"{path}: line {error.lineno}: malformed XML ({error.msg})"
                               ) from None
-    if _tag(root) != "article":
+    if tag_name(root) != "article":
         raise ManuscriptError(f"{path}: not a JATS article: the root element is "
-                              f"<{_tag(root)}>, expected <article>")
+                              f"<{tag_name(root)}>, expected <article>")
     body = root.find("body")
     if body is None:
         raise ManuscriptError(f"{path}: the article has no <body> (no full text)")
@@ -218,7 +216,7 @@ def read_jats(data: bytes, path: Path | str = "<jats>") -> Manuscript:
         for child in list(xref):
             xref.remove(child)
         xref.text, xref.tail = f" {marker} ", tail
-    paragraphs = [flatten(p)[0] for p in _paragraphs(body)]
+    paragraphs = [flatten(p)[0] for p in body_paragraphs(body)]
     meta = root.find("front/article-meta")
     title = ids = None
     if meta is not None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from openmsd.models.citrec.markers import citation_markers
-from openmsd.search.manuscript import ManuscriptError, read_manuscript, read_text
+from openmsd.ingest.manuscript import ManuscriptError, read_manuscript, read_text
+from openmsd.ingest.markers import citation_markers
 
 
 def markers(paragraphs: list[str]) -> list[str]:

@@ -1,6 +1,8 @@
-"""The ingest report: every problem met while reading, with where it was and why.
+"""The problem report: every problem met while reading an input, with where it was and why.
 
-Readers call ``report.problem(file, where, reason)`` for a record they cannot take whole and
+It is the ground floor's: the readers fill it, and the corpus build, the evaluations and the
+robustness suite, which read files of their own, report into it the same way. Readers call
+``report.problem(file, where, reason)`` for a record they cannot take whole and
 ``report.count(name)`` for everything worth a number. In strict mode the first problem raises
 :class:`IngestError`; otherwise problems are counted by reason and all of them are kept for the
 report file written beside the corpus.
@@ -12,6 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+__all__ = ["IngestError", "Problem", "Report"]
 
 
 class IngestError(ValueError):

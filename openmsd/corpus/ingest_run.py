@@ -1,4 +1,5 @@
-"""``openmsd ingest``: read inputs with their readers, stage them, and rebuild the corpus.
+"""``openmsd ingest``: read inputs with their readers (:mod:`openmsd.ingest.inputs`), stage
+them, and rebuild the corpus.
 
 Each input (a file or a folder) becomes one staged part of the corpus, keyed by the digest of
 its content: ingesting an unchanged input again does nothing, a changed one replaces its part
@@ -28,41 +29,17 @@ from filelock import FileLock, Timeout
 
 from openmsd.corpus import langid
 from openmsd.corpus.build import build
-from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, Record
-from openmsd.corpus.store import (
-    MANIFEST,
-    NEXT,
-    STAGED_DIR,
-    Corpus,
-    ParquetSink,
-    replace_dir,
-    temp_dir_beside,
-    write_json,
-    write_jsonl,
-)
+from openmsd.corpus.schema import SCHEMA_VERSION, STAGED
+from openmsd.corpus.store import MANIFEST, NEXT, STAGED_DIR, Corpus
 from openmsd.crashpoint import crash_point
 from openmsd.ingest import formats
-from openmsd.ingest.reader import Reader
-from openmsd.ingest.report import IngestError, Problem, Report
+from openmsd.ingest.inputs import input_records, list_files
+from openmsd.io import ParquetSink, replace_dir, temp_dir_beside, write_json, write_jsonl
+from openmsd.report import IngestError, Problem, Report
 
 STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
 FLUSH_ROWS = 20_000
-_SKIP_NAMES = {"README", "README.md", "LICENSE", "LICENSE.txt", "NOTICE"}
 LOCK = ".ingest.lock"
-FIELD_CHARS = {"abstract": 200_000, "full_text": 8_000_000, "text": 100_000, "raw": 100_000}
-"""The longest text per field (characters); every other text field: :data:`OTHER_FIELD_CHARS`.
-A record with a longer field is reported (file, line, field, limit) and skipped."""
-OTHER_FIELD_CHARS = 10_000
-
-
-def list_files(path: Path) -> list[Path]:
-    """The files of an input: itself, or a folder's files (recursively, sorted, no hidden ones)."""
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        raise IngestError(f"{path}: no such file or directory")
-    return sorted(p for p in path.rglob("*") if p.is_file()
-                  and not any(part.startswith(".") for part in p.relative_to(path).parts))
 
 
 def digest(files: list[Path], root: Path, fmt: str | None) -> str:
@@ -109,42 +86,6 @@ class StagedWriter:
             sink.abort()
 
 
-def _records(files: list[Path], reader: Reader | None, report: Report) -> Iterator[Record]:
-    for file in files:
-        chosen = reader or formats.detect(file)
-        if chosen is None:
-            if file.name not in _SKIP_NAMES:
-                report.problem(file, "file", "format not recognised: no reader accepts its "
-                               "content (name one with --format)")
-            else:
-                report.count("files.documentation")
-            continue
-        report.count(f"files.{chosen.name}")
-        try:
-            for record in chosen.read(file, report):
-                if _within_limits(file, record, report):
-                    yield record
-        except IngestError:
-            raise
-        except Exception as error:  # a reader bug must not lose the rest of the input
-            report.problem(file, "file", f"reader {chosen.name} failed: "
-                           f"{type(error).__name__}: {error}")
-
-
-def _within_limits(file: Path, record: Record, report: Report) -> bool:
-    """Whether every text field of ``record`` is within its limit; else report it, False."""
-    kind, fields = record
-    for name, value in fields.items():
-        limit = FIELD_CHARS.get(name, OTHER_FIELD_CHARS)
-        if isinstance(value, str) and len(value) > limit:
-            where = str(fields.get("loc", "")).rpartition(":")[2]
-            report.problem(file, f"line {where}" if where.isdigit() else where or "file",
-                           f"field {name} too long: {len(value):,} characters, the limit is "
-                           f"{limit:,}; {kind} skipped")
-            return False
-    return True
-
-
 @contextlib.contextmanager
 def _rare_gc(threshold: int = 200_000) -> Iterator[None]:
     """Collect cycles less often: readers allocate millions of short-lived acyclic dicts, and
@@ -172,7 +113,7 @@ def _stage(path: Path, target: Path, fmt: str | None, report: Report,
     tmp = temp_dir_beside(target)
     writer = StagedWriter(tmp)
     try:
-        for kind, record in _records(files, reader, report):
+        for kind, record in input_records(files, reader, report):
             writer.add(kind, record)
             if on_record:
                 on_record(1)

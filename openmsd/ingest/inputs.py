@@ -1,0 +1,73 @@
+"""An input (a file or a folder) as records: its files, each read by its reader (named, or
+detected from the content), and every record within the field limits.
+
+What the records become (staged parts, the corpus) is :mod:`openmsd.corpus.ingest_run`'s
+business; this module only reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from openmsd.corpus.schema import Record
+from openmsd.ingest import formats
+from openmsd.ingest.reader import Reader
+from openmsd.report import IngestError, Report
+
+__all__ = ["FIELD_CHARS", "OTHER_FIELD_CHARS", "input_records", "list_files", "within_limits"]
+
+_SKIP_NAMES = {"README", "README.md", "LICENSE", "LICENSE.txt", "NOTICE"}
+FIELD_CHARS = {"abstract": 200_000, "full_text": 8_000_000, "text": 100_000, "raw": 100_000}
+"""The longest text per field (characters); every other text field: :data:`OTHER_FIELD_CHARS`.
+A record with a longer field is reported (file, line, field, limit) and skipped."""
+OTHER_FIELD_CHARS = 10_000
+
+
+def list_files(path: Path) -> list[Path]:
+    """The files of an input: itself, or a folder's files (recursively, sorted, no hidden ones)."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise IngestError(f"{path}: no such file or directory")
+    return sorted(p for p in path.rglob("*") if p.is_file()
+                  and not any(part.startswith(".") for part in p.relative_to(path).parts))
+
+
+def input_records(files: list[Path], reader: Reader | None, report: Report) -> Iterator[Record]:
+    """The records of an input's ``files``, each read by ``reader`` (default: the one
+    :func:`openmsd.ingest.formats.detect` finds), every record within :data:`FIELD_CHARS`;
+    what cannot be read goes to ``report``."""
+    for file in files:
+        chosen = reader or formats.detect(file)
+        if chosen is None:
+            if file.name not in _SKIP_NAMES:
+                report.problem(file, "file", "format not recognised: no reader accepts its "
+                               "content (name one with --format)")
+            else:
+                report.count("files.documentation")
+            continue
+        report.count(f"files.{chosen.name}")
+        try:
+            for record in chosen.read(file, report):
+                if within_limits(file, record, report):
+                    yield record
+        except IngestError:
+            raise
+        except Exception as error:  # a reader bug must not lose the rest of the input
+            report.problem(file, "file", f"reader {chosen.name} failed: "
+                           f"{type(error).__name__}: {error}")
+
+
+def within_limits(file: Path, record: Record, report: Report) -> bool:
+    """Whether every text field of ``record`` is within its limit; else report it, False."""
+    kind, fields = record
+    for name, value in fields.items():
+        limit = FIELD_CHARS.get(name, OTHER_FIELD_CHARS)
+        if isinstance(value, str) and len(value) > limit:
+            where = str(fields.get("loc", "")).rpartition(":")[2]
+            report.problem(file, f"line {where}" if where.isdigit() else where or "file",
+                           f"field {name} too long: {len(value):,} characters, the limit is "
+                           f"{limit:,}; {kind} skipped")
+            return False
+    return True

@@ -34,9 +34,10 @@ import numpy as np
 
 from openmsd.corpus.store import Corpus
 from openmsd.eval.citrec import GROUPS, evaluate
-from openmsd.models.citrec.data import load
+from openmsd.experiment import prefetch_matrix
 from openmsd.models.citrec.model import load_sentence_caches, save_sentence_caches
-from openmsd.models.citrec.train import CitrecConfig, prefetch_matrix, train
+from openmsd.train.citrec.data import load
+from openmsd.train.citrec.train import CitrecConfig, train
 
 ABLATIONS: dict[str, dict[str, Any]] = {
     "start": {"max_steps": 0},
@@ -84,7 +85,7 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
                 train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
                                    split=split, outside_references=outside,
                                    **{**common, **ABLATIONS[run_name]}),
-                      progress=False, data=data, prefetch=prefetch)
+                      lambda *_: prefetch, progress=False, data=data)
                 save_sentence_caches(caches)
             manifest = json.loads((model_dir / "citrec_train.json").read_text())
             metrics = manifest["metrics"]

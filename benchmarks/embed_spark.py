@@ -93,7 +93,8 @@ def main() -> None:
                   f"spark=local_spark({args.cores}))",
                   str(spark / "papers.parquet"), str(spark / "vectors")])
     from openmsd.corpus.store import Corpus
-    from openmsd.models.embed import load_vectors, vector_key
+    from openmsd.models.embed import load_vectors
+    from openmsd.models.vectors import vector_key
 
     key = vector_key(args.model, "onnx")
     ids_a, a = load_vectors(Corpus(single), key)

@@ -79,8 +79,8 @@ def main() -> None:
     import onnxruntime
     import torch
 
-    from openmsd.models.e5_rebuild import ensure_e5_small
-    from openmsd.models.onnx import OnnxEncoder, default_threads
+    from openmsd.models.backends.e5_rebuild import ensure_e5_small
+    from openmsd.models.backends.onnx import OnnxEncoder, default_threads
     from openmsd.models.registry import load_model
 
     threads = args.threads or default_threads()

@@ -26,7 +26,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from openmsd.corpus.store import Corpus
-from openmsd.enrich.store import current_summaries, parse_enriched
+from openmsd.corpus.summaries import current_summaries, parse_enriched
 from openmsd.eval.sdsm import DIRECTIONS, TASKS, evaluate_sdsm, load_pool
 
 

@@ -31,9 +31,9 @@ from scipy import stats
 from openmsd.corpus.store import Corpus
 from openmsd.eval.report import markdown
 from openmsd.eval.sdsm import evaluate_sdsm
+from openmsd.experiment.tune import tune
 from openmsd.rank import HYBRID, HYBRID_GRAPH, dense_models
 from openmsd.rank.load import tuned
-from openmsd.rank.tune import tune
 
 GRAPH = ["adamic-adar", "ppr", "co-citation", "coupling", "scincl-graph", f"{HYBRID}~links"]
 
@@ -57,7 +57,7 @@ def main() -> None:
                         "tables.md here")
     parser.add_argument("--no-tune", action="store_true", help="use the saved weights")
     parser.add_argument("--text-members", nargs="+", default=None,
-                        help="the members hybrid may weigh (default: openmsd.rank.tune's)")
+                        help="the members hybrid may weigh (default: openmsd.experiment.tune's)")
     args = parser.parse_args()
     corpus = Corpus(args.corpus)
     if not args.no_tune:

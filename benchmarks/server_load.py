@@ -57,8 +57,8 @@ from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index, index_kind, load_index
 from openmsd.io import ParquetSink, arrow_reader
-from openmsd.models.embed import text_hash, vector_schema, vectors_dir
 from openmsd.models.formatting import paper_input
+from openmsd.models.vectors import text_hash, vector_schema, vectors_dir
 from openmsd.server.resources import BATCH_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))

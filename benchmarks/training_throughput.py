@@ -19,9 +19,10 @@ import tempfile
 import time
 
 from openmsd.corpus.store import Corpus
-from openmsd.models.train import load_base, make_loss, train
-from openmsd.models.train_config import TrainConfig
-from openmsd.models.train_data import relation_examples
+from openmsd.experiment import train_model
+from openmsd.train.config import TrainConfig
+from openmsd.train.data import relation_examples
+from openmsd.train.recipes import load_base, make_loss
 
 
 def peer(config: TrainConfig) -> float:
@@ -57,7 +58,7 @@ def main() -> None:
                              eval_steps=args.steps + 1, warmup_steps=1,
                              max_seq_length=args.max_seq_length)
         load = os.getloadavg()[0]
-        ours = train(config)["metrics"]["train_seconds"]
+        ours = train_model(config)["metrics"]["train_seconds"]
         theirs = peer(config)
     examples = args.steps * args.batch_size
     print(f"e5-small-multilingual, mSpt DC + Specter negatives (3 texts an example), batch "

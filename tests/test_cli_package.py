@@ -15,7 +15,7 @@ import openmsd.cli as cli_package
 import openmsd.cli.output as output_module
 import openmsd.search.view as view_module
 from openmsd.cli import app
-from openmsd.enrich.store import parse_variant
+from openmsd.corpus.summaries import parse_variant
 
 CLI = Path(cli_package.__file__).parent
 

@@ -13,8 +13,8 @@ from openmsd.cli.output import emit, err, fail, out, progress
 from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.eval.retrieval import CUTOFF, RetrievalEvalError, evaluate_files
 from openmsd.io import write_json
-from openmsd.models.embed import stored_backends, vector_key
 from openmsd.models.registry import DEFAULT_MODEL, UnknownModelError
+from openmsd.models.vectors import stored_backends, vector_key
 from openmsd.rank import HYBRID, UnknownScorerError, default_dense
 from openmsd.report import IngestError
 
@@ -164,7 +164,7 @@ def eval_citrec(
     fusion of bm25 and the dense model), 'two-stage:MODEL' (MODEL reranks the prefetch's top
     200), 'fused:MODEL'."""
     from openmsd.eval.citrec import CitrecEvalError, evaluate, table3, write_report
-    from openmsd.models.citrec.data import CitrecDataError
+    from openmsd.train.citrec.data import CitrecDataError
 
     try:
         result = evaluate(Corpus(corpus), model, test_fraction, seed, outside_references,

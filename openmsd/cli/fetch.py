@@ -220,8 +220,9 @@ def update(
     from openmsd.corpus.store import Corpus, CorpusError
     from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index.vector_index import build_index
-    from openmsd.models.embed import embed_corpus, stored_backends, vector_key
+    from openmsd.models.embed import embed_corpus
     from openmsd.models.registry import load_model
+    from openmsd.models.vectors import stored_backends, vector_key
     from openmsd.report import IngestError
     from openmsd.server.resources import indexed_models
 

@@ -14,7 +14,7 @@ from openmsd.cli.output import emit, fail, out, progress
 from openmsd.corpus.store import Corpus, CorpusError
 from openmsd.index.factory_index import FactoryParams
 from openmsd.index.vector_index import HNSW_THRESHOLD, build_factory_index, build_index
-from openmsd.models.embed import choose_backend, embed_corpus, vector_key
+from openmsd.models.embed import embed_corpus
 from openmsd.models.listing import model_rows, models_table
 from openmsd.models.registry import (
     DEFAULT_MODEL,
@@ -22,6 +22,7 @@ from openmsd.models.registry import (
     UnsupportedBackendError,
     load_model,
 )
+from openmsd.models.vectors import choose_backend, vector_key
 from openmsd.rank.load import is_builtin
 
 __all__ = ["app", "index_app", "models_app"]
@@ -57,8 +58,8 @@ def embed(
                                              "over partitions; see docs/scale.md).")] = "local",
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
+    from openmsd.corpus.summaries import enriched_name, parse_variant
     from openmsd.enrich.run import EnrichError, split_papers
-    from openmsd.enrich.store import enriched_name, parse_variant
 
     target = Corpus(corpus)
     backend = choose_backend(target, model, backend)

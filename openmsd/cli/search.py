@@ -12,8 +12,8 @@ import typer
 from openmsd.cli.options import BackendOpt, CorpusArg, ExportOpt, JsonOpt, K, LangOpt, YearOpt
 from openmsd.cli.output import emit, err, fail
 from openmsd.corpus.store import Corpus, CorpusError
-from openmsd.models.embed import choose_backend, stored_backends, vector_key
 from openmsd.models.registry import UnknownModelError, load_model
+from openmsd.models.vectors import choose_backend, stored_backends, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH, UnknownScorerError, default_dense
 from openmsd.rank.load import is_builtin, is_dense
 from openmsd.search.related import PaperNotFoundError, Result

@@ -56,51 +56,20 @@ def train_command(
     """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
     MAP is written to --out with openmsd_train.json (config, data fingerprint, metrics).
     citrec trains MP-BERT4CR (--loss triplet, mpt-tgt, mpt-src or mpt-src-tgt)."""
-    if recipe == "citrec":
-        _train_citrec({"corpus": str(corpus), "out": str(out_dir), "base": base, "loss": loss,
-                       "max_steps": steps, "batch_size": batch_size,
-                       "learning_rate": learning_rate, "seed": seed, "epochs": epochs,
-                       "dynamic_sampling": dynamic_sampling,
-                       "outside_references": outside_references}, config, json)
-        return
-    from openmsd.models.train import train
-    from openmsd.models.train_config import ConfigError, TrainConfig, load_config
-    from openmsd.models.train_data import TrainingDataError
+    from openmsd.experiment import train_model
+    from openmsd.train import TRAIN_ERRORS, describe, load_config
 
     options = {"recipe": recipe, "corpus": str(corpus), "out": str(out_dir), "base": base,
                "positives": positives, "loss": loss, "max_steps": steps,
                "batch_size": batch_size, "mini_batch_size": mini_batch_size,
                "learning_rate": learning_rate, "eval_steps": eval_steps, "seed": seed,
-               "enrich": enrich}
+               "enrich": enrich, "epochs": epochs, "dynamic_sampling": dynamic_sampling,
+               "outside_references": outside_references}
     try:
-        settings = (load_config(config, **options) if config else
-                    TrainConfig(**{k: v for k, v in options.items() if v is not None}))
-        manifest = train(settings)
-    except (ConfigError, TrainingDataError, CorpusError) as error:
+        manifest = train_model(load_config(config, **options))
+    except TRAIN_ERRORS as error:
         fail(str(error))
-    metrics = manifest["metrics"]
-    emit(manifest, json, lambda _: (
-        f"{out_dir}: {metrics['steps']} steps, {manifest['data']['examples']:,} examples, "
-        f"{metrics['examples_per_second']:.1f} examples/s; dev MAP "
-        f"{metrics['dev_before']['dev_MAP']:.2f} → {metrics['dev_best']['dev_MAP']:.2f}"))
-
-
-def _train_citrec(options: dict[str, Any], config: Path | None, as_json: bool) -> None:
-    """``openmsd train citrec``: MP-BERT4CR (openmsd.models.citrec.train)."""
-    from openmsd.models.citrec.data import CitrecDataError
-    from openmsd.models.citrec.train import CitrecConfigError, load_citrec_config
-    from openmsd.models.citrec.train import train as train_citrec
-
-    try:
-        manifest = train_citrec(load_citrec_config(config, **options))
-    except (CitrecConfigError, CitrecDataError, CorpusError) as error:
-        fail(str(error))
-    metrics, data = manifest["metrics"], manifest["data"]
-    emit(manifest, as_json, lambda _: (
-        f"{options['out']}: {metrics['steps']} steps on {data['train_examples']:,} examples "
-        f"({data['train_locations']:,} locations; {data['test_locations']:,} held out), loss "
-        f"{metrics['first_loss']:.3f} → {metrics['last_loss']:.3f}, "
-        f"{metrics['train_seconds']:.0f} s"))
+    emit(manifest, json, describe)
 
 
 @app.command("experiment")
@@ -109,14 +78,13 @@ def experiment_command(
 ) -> None:
     """Train and evaluate a grid of recipes × positive sets × seeds; write results.json and
     results.md (OpenMSD Tables 5/6 layout) into the experiment's out directory."""
-    from openmsd.models.experiment import load_experiment, run_experiment
-    from openmsd.models.train_config import ConfigError
-    from openmsd.models.train_data import TrainingDataError
+    from openmsd.experiment.grid import load_experiment, run_experiment
+    from openmsd.train import TRAIN_ERRORS
 
     try:
         experiment = load_experiment(config)
         run_experiment(experiment, log=lambda m: err.print(m, highlight=False))
-    except (ConfigError, TrainingDataError, CorpusError) as error:
+    except TRAIN_ERRORS as error:
         fail(str(error))
     out.print((experiment.out / "results.md").read_text(), highlight=False)
 
@@ -149,8 +117,8 @@ def tune(
     and citation graph, hidden links of the train and dev splits), never on test: a grid of
     weights and a learned fusion, the better kept; saved beside the index
     (CORPUS/index/ranker.json) with their provenance."""
-    from openmsd.rank.tune import TuneError
-    from openmsd.rank.tune import tune as fit_weights
+    from openmsd.experiment.tune import TuneError
+    from openmsd.experiment.tune import tune as fit_weights
 
     if not 0 < step <= 0.5:
         fail(f"--step {step}: expected a value in (0, 0.5]")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from openmsd.enrich.generator import Generated, GeneratorError
 from openmsd.enrich.prompts import INSTRUCTIONS, few_shot
-from openmsd.io import building_dir
+from openmsd.io import building_dir, cache_root
 
 NAME = "gemma3-270m"
 BUILD_VERSION = "1"
@@ -28,8 +28,6 @@ MAX_PASSAGE_TOKENS = 512
 def ensure_gemma(cache_dir: Path | None = None) -> Path:
     """The transformers directory of Gemma-3-270M (``<cache>/models/gemma3-270m``), built
     from the GGUF package on first use. :class:`GeneratorError` when the package is missing."""
-    from openmsd.io import cache_root
-
     root = Path(cache_dir) if cache_dir is not None else cache_root()
     target = root / "models" / NAME
     if (target / f"built-{BUILD_VERSION}").exists():

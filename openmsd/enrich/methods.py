@@ -1,6 +1,6 @@
 """The three ways to get an English summary of a non-English paper (OpenMSD §7).
 
-Each method takes papers (the columns of :func:`openmsd.enrich.store.read_papers`) and a
+Each method takes papers (the columns of :func:`openmsd.corpus.summaries.read_papers`) and a
 target length in tokens (:mod:`openmsd.enrich.tokens`), and returns one :class:`Outcome` per
 paper: a summary and who wrote it, or why there is none.
 

@@ -1,5 +1,5 @@
 """``openmsd enrich CORPUS --method M --length N``: English summaries for the non-English
-papers of a corpus, stored per paper, method and length (:mod:`openmsd.enrich.store`).
+papers of a corpus, stored per paper, method and length (:mod:`openmsd.corpus.summaries`).
 
 English papers are left alone; papers of unknown language are counted and left alone; a
 paper already summarised from its current text is not done again (a rerun only does what
@@ -19,15 +19,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from openmsd.corpus.store import Corpus
-from openmsd.enrich.generator import Generator
-from openmsd.enrich.methods import MARGIN, METHODS
-from openmsd.enrich.store import (
+from openmsd.corpus.summaries import (
     LENGTHS,
     current_summaries,
     read_papers,
     summaries_dir,
     write_summaries,
 )
+from openmsd.enrich.generator import Generator
+from openmsd.enrich.methods import MARGIN, METHODS
 from openmsd.enrich.tokens import SummaryTokenizer
 from openmsd.io import write_json
 from openmsd.relations.build import RelationsError, read_split

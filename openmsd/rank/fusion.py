@@ -13,7 +13,7 @@ only those candidates), and the members' scores are combined:
   (no score: no contribution);
 * ``learned``: a linear model over :func:`features` (per member: its min–max score, 60 times
   its reciprocal rank, whether it has a score), its coefficients fitted by logistic regression
-  on relevant and other candidates of tuning queries (:mod:`openmsd.rank.tune`); three weights
+  on relevant and other candidates of tuning queries (:mod:`openmsd.experiment.tune`); three weights
   per member.
 
 >>> import numpy as np

@@ -41,7 +41,7 @@ from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
-#: The suffixes of vector keys ``MODEL@onnx`` (:func:`openmsd.models.embed.vector_key`).
+#: The suffixes of vector keys ``MODEL@onnx`` (:func:`openmsd.models.vectors.vector_key`).
 BACKENDS = ("torch", "onnx")
 FUSIONS = (HYBRID, HYBRID_GRAPH)
 RANKER_FILE = "ranker.json"
@@ -116,7 +116,7 @@ def split_fusion(name: str) -> list[str]:
     >>> split_fusion("e5-small-multilingual+llm64+bm25")
     ['e5-small-multilingual+llm64', 'bm25']
     """
-    from openmsd.enrich.store import parse_enriched
+    from openmsd.corpus.summaries import parse_enriched
 
     members: list[str] = []
     for part in name.split("+"):
@@ -128,7 +128,7 @@ def split_fusion(name: str) -> list[str]:
 
 
 def _is_dense(name: str) -> bool:
-    from openmsd.enrich.store import parse_enriched
+    from openmsd.corpus.summaries import parse_enriched
     from openmsd.models.registry import MODELS
 
     name = name.split("@", 1)[0] if name.rsplit("@", 1)[-1] in BACKENDS else name
@@ -215,7 +215,7 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
 
 
 def _stored_dense(name: str, corpus: Corpus | None) -> bool:
-    from openmsd.models.embed import model_slug
+    from openmsd.models.vectors import model_slug
 
     return corpus is not None and (corpus.root / "vectors" / model_slug(name)).is_dir()
 

@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from openmsd.io import ParquetSink
-from openmsd.models.embed import text_hash
 from openmsd.models.encoder import DenseEncoder, Kind
+from openmsd.models.vectors import text_hash
 
 CHUNK = 1024  # texts per part file
 

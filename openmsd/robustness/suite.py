@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from openmsd.models.embed import model_slug
 from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
 from openmsd.models.registry import UnsupportedBackendError, load_model
+from openmsd.models.vectors import model_slug
 from openmsd.robustness import experiments as ex
 from openmsd.robustness.embedding_cache import EmbeddingCache
 from openmsd.robustness.neighbours import CATEGORIES, NEIGHBOURS, neighbour_table

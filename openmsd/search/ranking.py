@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from openmsd.corpus.store import Corpus, CorpusError
-from openmsd.models.embed import vectors_dir
+from openmsd.models.vectors import vectors_dir
 from openmsd.rank import HYBRID, HYBRID_GRAPH, Fusion, Papers, Queries, Scorer, corpus_papers
 from openmsd.rank import load_scorer as make_scorer
 from openmsd.rank.dense import DenseScorer

@@ -29,9 +29,9 @@ import numpy as np
 from openmsd.corpus.stats import corpus_stats
 from openmsd.corpus.store import MANIFEST, Corpus, CorpusError
 from openmsd.index.vector_index import VectorIndex, index_dir, load_index
-from openmsd.models.embed import choose_backend, stored_backends, vector_key
 from openmsd.models.encoder import DenseEncoder, Kind
 from openmsd.models.registry import load_model
+from openmsd.models.vectors import choose_backend, stored_backends, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH
 from openmsd.rank.load import is_builtin
 from openmsd.search.build_cache import is_loaded

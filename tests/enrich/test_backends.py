@@ -8,11 +8,11 @@ from collections.abc import Iterator
 import pytest
 
 from openmsd.corpus.store import Corpus
+from openmsd.corpus.summaries import read_summaries
 from openmsd.enrich.generator import GeneratorError
 from openmsd.enrich.methods import generate_checked
 from openmsd.enrich.openai_http import OpenAICompatible
 from openmsd.enrich.run import enrich
-from openmsd.enrich.store import read_summaries
 from tests.enrich.conftest import needs_apertium
 from tests.server.conftest import free_port, serve_in_thread
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from openmsd.corpus.store import Corpus
+from openmsd.corpus.summaries import read_summaries
 from openmsd.enrich.run import enrich
-from openmsd.enrich.store import read_summaries
 
 pytestmark = pytest.mark.slow
 

@@ -7,14 +7,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from openmsd.corpus.store import Corpus
-from openmsd.enrich.run import EnrichError, enrich
-from openmsd.enrich.store import (
+from openmsd.corpus.summaries import (
     current_summaries,
     enriched_name,
     parse_enriched,
     read_summaries,
     summaries_dir,
 )
+from openmsd.enrich.run import EnrichError, enrich
 from openmsd.enrich.tokens import SummaryTokenizer
 from openmsd.models.embed import embed_corpus, load_vectors
 from openmsd.models.formatting import paper_input

@@ -18,9 +18,10 @@ from openmsd.corpus.store import Corpus
 from openmsd.eval.report import markdown, write_report
 from openmsd.eval.sdsm import TASKS, SDSMError, evaluate_sdsm, load_pool
 from openmsd.io import ParquetSink
-from openmsd.models.embed import embed_corpus, text_hash, vector_schema, vectors_dir
+from openmsd.models.embed import embed_corpus
 from openmsd.models.formatting import paper_input
 from openmsd.models.registry import load_model
+from openmsd.models.vectors import text_hash, vector_schema, vectors_dir
 from openmsd.rank import UnknownScorerError
 from openmsd.relations.build import derive
 from openmsd.relations.engine import connect

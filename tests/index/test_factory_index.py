@@ -28,7 +28,8 @@ from openmsd.index.vector_index import (
     index_dir,
     load_index,
 )
-from openmsd.models.embed import current_hashes, vector_schema, vectors_dir
+from openmsd.models.embed import current_hashes
+from openmsd.models.vectors import vector_schema, vectors_dir
 from openmsd.search.related import related
 
 MODEL = "muse-v3"

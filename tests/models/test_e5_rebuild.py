@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from openmsd.io import cache_root
-from openmsd.models import e5_rebuild as er
+from openmsd.models.backends import e5_rebuild as er
 from tests.conftest import SHARED_DATA
 
 TALN_PAPERS = SHARED_DATA / "taln" / "papers.jsonl"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from openmsd.models.gpu import BucketedTorchEncoder, plan_batches
+from openmsd.models.backends.gpu import BucketedTorchEncoder, plan_batches
 
 
 def test_batches_hold_similar_lengths_within_the_budget():

@@ -76,7 +76,7 @@ def test_onnx_encoder_keeps_the_input_order_and_the_prefixes(encoders):
     assert scores[0] > scores[1]
 
 def test_onnx_build_is_cached_and_follows_the_model_files(encoders):
-    from openmsd.models.onnx import ensure_onnx, is_current
+    from openmsd.models.backends.onnx import ensure_onnx, is_current
 
     _, onnx_encoder = encoders
     directory: Path = onnx_encoder.directory

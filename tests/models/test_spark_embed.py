@@ -11,9 +11,10 @@ import pytest
 
 from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
-from openmsd.models.embed import embed_corpus, load_vectors, vector_key
+from openmsd.models.embed import embed_corpus, load_vectors
 from openmsd.models.registry import load_model
 from openmsd.models.spark_embed import spark_embed
+from openmsd.models.vectors import vector_key
 
 pytest.importorskip("onnxruntime")
 

@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from openmsd.experiment.tune import Judged, learn
 from openmsd.rank import Fusion, Papers, Queries, UnknownScorerError, load_scorer
 from openmsd.rank.metadata import AuthorScorer
-from openmsd.rank.tune import Judged, learn
 
 from .test_scorers import CITATIONS, PAPERS
 

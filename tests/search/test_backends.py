@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from openmsd.cli import SAMPLE, app
 from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.store import Corpus
-from openmsd.models.embed import choose_backend, stored_backends, vector_key
 from openmsd.models.registry import default_backend
+from openmsd.models.vectors import choose_backend, stored_backends, vector_key
 
 runner = CliRunner()
 MODEL = "minilm-en"  # small, and it has both backends

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from openmsd.models import registry
 from openmsd.models.citrec.context import (
     CITATION_FUNDAMENTAL,
     CITATION_SUPPLEMENTAL,
@@ -257,9 +258,7 @@ class CitrecModel(nn.Module):
             try:
                 source = str(directory / side)
                 if settings.frozen_base:
-                    from openmsd.models.train import base_path
-
-                    source = base_path(settings.base)
+                    source = registry.base_path(settings.base)
                 transformer = SentenceTransformer(source, device=device or "cpu")[0]
                 encoder = side_encoders(transformer, transformer, settings)[SIDES.index(side)]
                 encoder.load_head(load_file(str(head)))

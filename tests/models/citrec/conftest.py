@@ -26,10 +26,11 @@ def unarxive_corpus(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def citrec_model(tiny_model, unarxive_corpus, tmp_path_factory) -> tuple[Path, dict]:
-    from openmsd.models.citrec.train import CitrecConfig, train
+    from openmsd.experiment import train_model
+    from openmsd.train.citrec.train import CitrecConfig
 
     out = tmp_path_factory.mktemp("citrec-model") / "model"
     config = CitrecConfig(corpus=str(unarxive_corpus), out=str(out), base=str(tiny_model),
                           outside_references=True, max_steps=4, batch_size=2,
                           manuscript_supplemental=3, citation_supplemental=2, seed=3)
-    return out, train(config, progress=False)
+    return out, train_model(config, progress=False)

@@ -11,7 +11,7 @@ Inputs: ``source`` (B, d), ``target`` (B, d), ``positives`` (B, P, d), ``negativ
 Example::
 
     >>> import torch
-    >>> from openmsd.models.citrec.losses import MPTSrcTgtLoss
+    >>> from openmsd.train.citrec.losses import MPTSrcTgtLoss
     >>> s, t = torch.tensor([[0.0, 0.0]]), torch.tensor([[1.0, 0.0]])
     >>> p, n = torch.tensor([[[0.0, 3.0]]]), torch.tensor([[[0.0, 2.0]]])
     >>> round(MPTSrcTgtLoss()(s, t, p, n).item(), 4)  # 0 + [3 − 2 + 1]₊ + [√10 − 2 + 1]₊
@@ -20,7 +20,7 @@ Example::
 
 from __future__ import annotations
 
-from openmsd.models.citrec.losses.base import MultiPositiveTriplet
+from openmsd.train.citrec.losses.base import MultiPositiveTriplet
 
 
 class MPTSrcTgtLoss(MultiPositiveTriplet):

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from openmsd.models.citrec.context import manuscript_context, paper_context, pick
-from openmsd.models.citrec.samplers import (
+from openmsd.train.citrec.samplers import (
     NegativeSampler,
     PositiveSampler,
     citation_counts,

@@ -4,9 +4,9 @@ citation contexts.
 Each training example is a (location, target) pair of a location in a citing paper outside the
 held-out set: the manuscript context (dynamic sampling, a new draw every time), the target's
 paper context, up to ``positives`` extra positives from the target's co-citations and
-``negatives`` negatives (:mod:`openmsd.models.citrec.samplers`), all drawn with one seeded
+``negatives`` negatives (:mod:`openmsd.train.citrec.samplers`), all drawn with one seeded
 ``random.Random``. The manuscript encoder embeds the location, the citation encoder the papers;
-the loss is one of :data:`openmsd.models.citrec.losses.LOSSES`; AdamW with gradient clipping.
+the loss is one of :data:`openmsd.train.citrec.losses.LOSSES`; AdamW with gradient clipping.
 The model directory is written whole, then moved into place, with ``citrec_train.json``: the
 config, the data counts (per context source), the held-out citing papers, the loss history and
 the dev history.
@@ -17,7 +17,7 @@ candidates is measured and the best parameters are kept, the untrained start inc
 trained model never ships worse on dev than where it started.
 
 Training geometry: the hinge losses take cosine distances by default (``distance``), what the
-index ranks by; see :mod:`openmsd.models.citrec.losses.base` for why Euclidean ones collapsed.
+index ranks by; see :mod:`openmsd.train.citrec.losses.base` for why Euclidean ones collapsed.
 On a CPU, ``train_layers = 0`` (the default) freezes the transformer, caches its sentence vectors
 and trains each side's layer norm and projection (thousands of steps in minutes); ``train_layers
 = N`` fine-tunes the top N transformer layers as well (a GPU's job).
@@ -29,6 +29,7 @@ import dataclasses
 import hashlib
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ import numpy as np
 
 from openmsd.corpus.store import Corpus
 from openmsd.io import building_dir, write_json
+from openmsd.models import registry
 from openmsd.models.citrec.context import (
     CITATION_FUNDAMENTAL,
     CITATION_SUPPLEMENTAL,
@@ -44,10 +46,11 @@ from openmsd.models.citrec.context import (
     manuscript_context,
     paper_context,
 )
-from openmsd.models.citrec.data import SPLITS, CitrecData, Location, held_out, load
-from openmsd.models.citrec.losses import LOSSES
 from openmsd.models.citrec.model import CitrecModel, CitrecSettings, cache_key
-from openmsd.models.citrec.samplers import (
+from openmsd.models.citrec.sentences import split_sentences
+from openmsd.train.citrec.data import SPLITS, CitrecData, Location, held_out, load
+from openmsd.train.citrec.losses import LOSSES
+from openmsd.train.citrec.samplers import (
     NEGATIVES,
     POSITIVES,
     POWER,
@@ -56,7 +59,8 @@ from openmsd.models.citrec.samplers import (
     citation_counts,
     cocitation_counts,
 )
-from openmsd.models.citrec.sentences import split_sentences
+from openmsd.train.config import ConfigError, config_from
+from openmsd.train.recipes import base_path
 
 TRAIN_MANIFEST = "citrec_train.json"
 HEAD_LEARNING_RATE = 1e-3
@@ -65,7 +69,7 @@ FINE_TUNE_LEARNING_RATE = 2e-5
 """The learning rate when transformer layers train too."""
 
 
-class CitrecConfigError(ValueError):
+class CitrecConfigError(ConfigError):
     """A citrec setting that cannot be trained; the message names it."""
 
 
@@ -163,6 +167,21 @@ class CitrecConfig:
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def settings(self) -> CitrecSettings:
+        """The settings the trained model is saved with (the base's registered prompts)."""
+        shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(CitrecSettings)
+                  if hasattr(self, f.name)}
+        prompts = registry.prompts(self.base)
+        return CitrecSettings(**shared, query_prefix=prompts.get("query", ""),
+                              passage_prefix=prompts.get("passage", ""),
+                              frozen_base=self.train_layers == 0)
+
+
+def load_citrec_config(path: Path | None = None, **overrides: Any) -> CitrecConfig:
+    """A :class:`CitrecConfig` from a TOML / YAML file (or none) with ``overrides`` (those
+    not None) on top (:func:`openmsd.train.config.config_from`; a ``recipe`` key is ignored)."""
+    return config_from(CitrecConfig, path, ("corpus", "out"), ("recipe",), **overrides)
 
 
 class PaperContexts:
@@ -301,30 +320,25 @@ def choose_fusion_weight(model: np.ndarray, prefetch: np.ndarray, locations: lis
     return best, recalls
 
 
-def prefetch_matrix(data: CitrecData, locations: list[Location], candidates: list[str],
-                    split: str) -> np.ndarray:
-    """The prefetch's scores (queries × candidates, masked pairs −inf) of ``locations``."""
-    from openmsd.eval.citrec import PREFETCH, Queries, model_scorer
-
-    column = {p: i for i, p in enumerate(candidates)}
-    rows = model_scorer(PREFETCH, data, Queries(locations, candidates, column)).rows(
-        np.arange(len(locations)))
-    return np.where(candidate_mask(data, locations, candidates, split),
-                    np.asarray(rows, np.float64), -np.inf)
+Prefetch = Callable[[CitrecData, list[str], str], np.ndarray]
+"""The prefetch ranker its caller gives :func:`train`: ``(data, candidates, split)`` → its
+scores of all of ``data.locations`` over ``candidates`` (queries × candidates, masked pairs
+−inf), e.g. :func:`openmsd.experiment.dev.prefetch_matrix`."""
 
 
-def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None = None,
-          prefetch: np.ndarray | None = None) -> dict[str, Any]:
+def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool = True,
+          data: CitrecData | None = None) -> dict[str, Any]:
     """Train as ``config`` says; write the best model on dev (the untrained start included) to
-    ``config.out``; return the manifest. ``data``: the corpus's locations and candidates when
-    already loaded (:func:`openmsd.models.citrec.data.load` with ``config``'s
-    ``outside_references``); ``prefetch``: :func:`prefetch_matrix` of all ``data.locations``
-    over the sorted candidates (computed here when hard negatives or fusion need it)."""
+    ``config.out``; return the manifest. ``prefetch``: the caller's prefetch ranker
+    (:data:`Prefetch`), needed when hard negatives or fusion are on; ``data``: the corpus's
+    locations and candidates when already loaded (:func:`openmsd.train.citrec.data.load` with
+    ``config``'s ``outside_references``)."""
     import torch
     from tqdm.auto import tqdm
 
-    from openmsd.models.train import PROMPTS, base_path
-
+    if prefetch is None and (config.hard_negatives or config.fuse):
+        raise CitrecConfigError("hard_negatives / fuse: they need a prefetch ranker (set "
+                                "hard_negatives = 0 and fuse = false to train without one)")
     corpus = Corpus(config.corpus)
     corpus.check()
     data = data or load(corpus, config.outside_references)
@@ -346,11 +360,7 @@ def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None =
     positive_sampler = PositiveSampler(cocitation_counts(history_lists), config.power)
     negative_sampler = NegativeSampler(sorted(data.papers), citation_counts(history_lists),
                                        config.power)
-    prompts = PROMPTS.get(config.base, {})
-    settings = CitrecSettings(config.base, prompts.get("query", ""), prompts.get("passage", ""),
-                              config.max_seq_length, config.manuscript_supplemental,
-                              config.citation_fundamental, config.citation_supplemental,
-                              frozen_base=config.train_layers == 0)
+    settings = config.settings()
     torch.manual_seed(config.seed)
     model = CitrecModel.from_base(base_path(config.base), settings, config.device)
     model.train()
@@ -364,14 +374,14 @@ def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None =
     model.citation.fit_centre([s for p in candidates for s in contexts.context(
         p, settings.citation_fundamental, settings.citation_supplemental)], limit=2000)
     row_of = {id(loc): i for i, loc in enumerate(data.locations)}
-    if prefetch is None and (config.hard_negatives or config.fuse):
-        prefetch = prefetch_matrix(data, data.locations, candidates, config.split)
+    scores = (prefetch(data, candidates, config.split)
+              if prefetch is not None and (config.hard_negatives or config.fuse) else None)
     hard: dict[int, list[str]] = {}
-    if prefetch is not None and config.hard_negatives:
+    if scores is not None and config.hard_negatives:
         for loc in train_locations:
-            top = np.argsort(-prefetch[row_of[id(loc)]], kind="stable")[:config.prefetch_depth]
+            top = np.argsort(-scores[row_of[id(loc)]], kind="stable")[:config.prefetch_depth]
             hard[id(loc)] = [candidates[j] for j in top if candidates[j] not in loc.cited
-                             and np.isfinite(prefetch[row_of[id(loc)], j])]
+                             and np.isfinite(scores[row_of[id(loc)], j])]
     else:
         if config.freeze_embeddings:
             for encoder in (model.manuscript, model.citation):
@@ -427,8 +437,8 @@ def train(config: CitrecConfig, progress: bool = True, data: CitrecData | None =
         for name, value in best["state"].items():
             trainable[name].copy_(value)
     fusion: dict[str, Any] = {}
-    if config.fuse and prefetch is not None:
-        dev_prefetch = prefetch[[row_of[id(loc)] for loc in dev_locations]]
+    if config.fuse and scores is not None:
+        dev_prefetch = scores[[row_of[id(loc)] for loc in dev_locations]]
         weight, recalls = choose_fusion_weight(best["scores"], dev_prefetch, dev_locations,
                                                candidates)
         settings.fusion_weight = weight
@@ -513,38 +523,3 @@ def _step_loss(model: CitrecModel, loss_fn: Any, batch: list[tuple[Location, str
         cursor += len(row)
     negative_vectors = vectors[cursor:].reshape(b, config.negatives, dim)
     return loss_fn(source, target, positive, negative_vectors, mask)
-
-
-def load_citrec_config(path: Path | None = None, **overrides: Any) -> CitrecConfig:
-    """A :class:`CitrecConfig` from a TOML / YAML file (or none) with ``overrides`` (those
-    not None) on top; unknown keys and wrong types name the file and key."""
-    from openmsd.models.train_config import ConfigError, read_file
-
-    values: dict[str, Any] = {}
-    where = str(path) if path else "options"
-    if path is not None:
-        try:
-            values = read_file(path)
-        except ConfigError as error:
-            raise CitrecConfigError(str(error)) from None
-        values.pop("recipe", None)
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    known = {f.name: f.type for f in dataclasses.fields(CitrecConfig)}
-    for key, value in values.items():
-        if key not in known:
-            raise CitrecConfigError(f"{where}: unknown key {key!r}; known keys: "
-                                    f"{', '.join(sorted(known))}")
-        kind = str(known[key]).replace(" | None", "")
-        ok = {"int": isinstance(value, int) and not isinstance(value, bool),
-              "float": isinstance(value, int | float) and not isinstance(value, bool),
-              "bool": isinstance(value, bool), "str": isinstance(value, str)}.get(kind, True)
-        if value is not None and not ok:
-            raise CitrecConfigError(f"{where}: key {key!r}: expected {kind}, got "
-                                    f"{type(value).__name__} {value!r}")
-    missing = [k for k in ("corpus", "out") if k not in values]
-    if missing:
-        raise CitrecConfigError(f"{where}: missing key(s) {', '.join(missing)}")
-    try:
-        return CitrecConfig(**values)
-    except CitrecConfigError as error:
-        raise CitrecConfigError(f"{where}: {error}") from None

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from openmsd.corpus.store import Corpus
+from openmsd.eval.sdsm import SDSMError, common_pool, hide_links, load_pool, scorer_for
 from openmsd.rank.feedback import FEEDBACK, LINKS
 from openmsd.rank.fusion import combine, features
 from openmsd.rank.load import HYBRID, HYBRID_GRAPH, default_dense, dense_models, ranker_path
@@ -127,8 +128,6 @@ class Judged:
 def _matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any]
               ) -> list[np.ndarray]:
     """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``)."""
-    from openmsd.eval.sdsm import scorer_for
-
     cache: dict = {}
     scorers = [scorer_for(m, corpus, pool, protocol="hidden-links" if links else "text-only",
                           hidden=links, cache=cache) for m in members]
@@ -236,8 +235,6 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool) -> tuple[list[Any], li
     the corpus's dense model (a language-pair member such as ``minilm-en@en`` may lack vectors
     outside dev and test, and then simply has no say); with ``hidden``, the hidden-links
     protocol of each. Returns the pools and their hidden links."""
-    from openmsd.eval.sdsm import SDSMError, common_pool, hide_links, load_pool
-
     pools, links = [], []
     for split in ("train", "dev"):
         try:
@@ -261,8 +258,6 @@ def tune(corpus: Corpus, step: float = 0.1, seed: int = 0,
          members: Sequence[str] | None = None) -> dict[str, Any]:
     """Fit ``hybrid`` (over ``members``, default :func:`text_members`) and ``hybrid-graph``
     and save them (see the module)."""
-    from openmsd.eval.sdsm import SDSMError, common_pool, load_pool
-
     text = list(members) if members else text_members(corpus)
     try:
         dev = load_pool(corpus, "dev")

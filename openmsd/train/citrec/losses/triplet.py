@@ -14,7 +14,7 @@ Inputs:
 Example::
 
     >>> import torch
-    >>> from openmsd.models.citrec.losses import TripletLoss
+    >>> from openmsd.train.citrec.losses import TripletLoss
     >>> s, t = torch.tensor([[0.0, 0.0]]), torch.tensor([[3.0, 0.0]])
     >>> n = torch.tensor([[[0.0, 2.5]]])
     >>> TripletLoss(margin=1.0)(s, t, torch.zeros(1, 0, 2), n).item()  # 3 − 2.5 + 1
@@ -23,7 +23,7 @@ Example::
 
 from __future__ import annotations
 
-from openmsd.models.citrec.losses.base import MultiPositiveTriplet
+from openmsd.train.citrec.losses.base import MultiPositiveTriplet
 
 
 class TripletLoss(MultiPositiveTriplet):

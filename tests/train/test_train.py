@@ -16,15 +16,16 @@ from typer.testing import CliRunner
 
 from openmsd.cli import app
 from openmsd.corpus.store import Corpus
+from openmsd.experiment import train_model
+from openmsd.experiment.grid import load_experiment, run_experiment
 from openmsd.io import cache_root
 from openmsd.models.encoder import SentenceTransformerEncoder
-from openmsd.models.experiment import load_experiment, run_experiment
 from openmsd.models.registry import load_model
-from openmsd.models.train import load_base, train
-from openmsd.models.train_config import ConfigError, TrainConfig, load_config
-from openmsd.models.train_data import TrainingDataError, relation_examples, snippet_pairs
 from openmsd.relations.build import derive
 from openmsd.relations.engine import connect
+from openmsd.train import ConfigError, TrainConfig, load_config
+from openmsd.train.data import TrainingDataError, relation_examples, snippet_pairs
+from openmsd.train.recipes import load_base
 from tests.conftest import SMALL
 
 
@@ -104,7 +105,7 @@ def test_relation_examples_have_specter_negatives(corpus, tmp_path):
 def test_every_recipe_trains_end_to_end(corpus, tiny_model, tmp_path, recipe, extra):
     config = TrainConfig(recipe=recipe, corpus=str(corpus.root), out=str(tmp_path / "m"),
                          base=str(tiny_model), **TINY, **extra)
-    manifest = train(config)
+    manifest = train_model(config)
     out = tmp_path / "m"
     assert (out / "openmsd_train.json").exists() and (out / "model.safetensors").exists()
     assert not (tmp_path / "m.checkpoints").exists()
@@ -131,15 +132,15 @@ def test_errors_before_training(corpus, tiny_model, tmp_path):
     with pytest.raises(ConfigError, match="positives: unknown positive set"):
         TrainConfig(recipe="mspt", positives="dc-xor-cc", **base)
     with pytest.raises(ConfigError, match=r"dev_split: .*no split 'nope'"):
-        train(TrainConfig(recipe="specter", dev_split="nope", base=str(tiny_model), **base))
+        train_model(TrainConfig(recipe="specter", dev_split="nope", base=str(tiny_model), **base))
     with pytest.raises(ConfigError, match="base: unknown model"):
-        train(TrainConfig(recipe="specter", base="no-such-model", **base))
+        train_model(TrainConfig(recipe="specter", base="no-such-model", **base))
     with pytest.raises(ConfigError, match="cannot be trained"):
-        train(TrainConfig(recipe="specter", base="muse-v3", **base))
+        train_model(TrainConfig(recipe="specter", base="muse-v3", **base))
     with pytest.raises(ConfigError, match="GradCache"):
-        train(TrainConfig(recipe="specter", mini_batch_size=2, base=str(tiny_model), **base))
+        train_model(TrainConfig(recipe="specter", mini_batch_size=2, base=str(tiny_model), **base))
     with pytest.raises(TrainingDataError, match="empty"):
-        train(TrainConfig(recipe="mspt", positives="cc", base=str(tiny_model),
+        train_model(TrainConfig(recipe="mspt", positives="cc", base=str(tiny_model),
                           **{**base, "corpus": str(without_cc(corpus, tmp_path).root)}))
     assert not (tmp_path / "m").exists()
     bad = tmp_path / "bad.toml"
@@ -207,18 +208,18 @@ positives = ["dc", "cc"]
 
 
 def test_training_on_enriched_text(corpus, tiny_model, tmp_path):
+    from openmsd.corpus.summaries import variant_summaries
     from openmsd.enrich.run import enrich
-    from openmsd.enrich.store import variant_summaries
 
     enriched = Corpus(shutil.copytree(corpus.root, tmp_path / "enriched"))
     base = {"corpus": str(enriched.root), "base": str(tiny_model), **TINY}
     with pytest.raises(ConfigError, match=r"enrich: .*: no author64 summaries; run 'openmsd"):
-        train(TrainConfig(recipe="mspt", enrich="author64", out=str(tmp_path / "x"), **base))
+        train_model(TrainConfig(recipe="mspt", enrich="author64", out=str(tmp_path / "x"), **base))
     with pytest.raises(ConfigError, match="enrich: unknown enrichment 'author32'"):
         TrainConfig(recipe="mspt", enrich="author32", out="o", **base)
     enrich(enriched, "author", 64)
     with pytest.raises(ConfigError, match="pretrain-cl trains on snippets"):
-        train(TrainConfig(recipe="pretrain-cl", enrich="author64", out="o", **base))
+        train_model(TrainConfig(recipe="pretrain-cl", enrich="author64", out="o", **base))
     summaries = variant_summaries(enriched, "author", 64)
     plain = relation_examples(enriched, "dc").table.to_pylist()
     rich = relation_examples(enriched, "dc", summaries=summaries).table.to_pylist()
@@ -227,15 +228,15 @@ def test_training_on_enriched_text(corpus, tiny_model, tmp_path):
     assert changed  # the French anchors now carry their authors' English abstract
     before, after = changed[0]
     assert after["anchor"].startswith(before["anchor"].split(" Abstract: ")[0] + " Abstract: (")
-    manifest = train(TrainConfig(recipe="mspt", enrich="author64", out=str(tmp_path / "m"),
+    manifest = train_model(TrainConfig(recipe="mspt", enrich="author64", out=str(tmp_path / "m"),
                                  **base))
     assert manifest["config"]["enrich"] == "author64"
-    assert manifest["data"]["examples_sha256"] != train(TrainConfig(
+    assert manifest["data"]["examples_sha256"] != train_model(TrainConfig(
         recipe="mspt", out=str(tmp_path / "p"), **base))["data"]["examples_sha256"]
 
 
 def test_experiment_scores_enriched_runs_on_enriched_text_and_keeps_older_models(tmp_path):
-    from openmsd.models.experiment import _done, scored_name
+    from openmsd.experiment.grid import _done, scored_name
 
     config = TrainConfig(recipe="mspt", corpus="c", out=str(tmp_path / "m"), enrich="topn128")
     assert scored_name(config) == f"{tmp_path / 'm'}+topn128"
@@ -251,7 +252,7 @@ def test_experiment_scores_enriched_runs_on_enriched_text_and_keeps_older_models
 
 
 def test_rows_of_an_enrichment_experiment():
-    from openmsd.models.experiment import row_models
+    from openmsd.experiment.grid import row_models
 
     path = Path(__file__).parents[2] / "experiments" / "taln-enrich.toml"
     experiment = load_experiment(path)

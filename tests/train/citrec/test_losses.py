@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from openmsd.models.citrec.losses import (
+from openmsd.train.citrec.losses import (
     LOSSES,
     MPTSrcLoss,
     MPTSrcTgtLoss,

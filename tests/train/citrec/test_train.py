@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from openmsd.corpus.store import Corpus
-from openmsd.models.citrec.data import held_out, load
-from openmsd.models.citrec.train import CitrecConfig, CitrecConfigError
 from openmsd.models.registry import load_model
+from openmsd.train.citrec.data import held_out, load
+from openmsd.train.citrec.train import CitrecConfig, CitrecConfigError
 
 
 def test_locations_of_real_unarxive_papers(unarxive_corpus) -> None:
@@ -74,21 +74,21 @@ def test_bad_settings_name_the_key(tmp_path) -> None:
 
 def test_too_few_locations_and_no_dev_paper_name_the_count(tiny_model, unarxive_corpus,
                                                            tmp_path) -> None:
-    from openmsd.models.citrec.train import train
+    from openmsd.experiment import train_model
 
     config = CitrecConfig(corpus=str(unarxive_corpus), out=str(tmp_path / "m"),
                           base=str(tiny_model), outside_references=True, max_steps=1,
                           min_locations=10_000)
     with pytest.raises(CitrecConfigError, match=r"\d+ training locations .* fewer than "
                                                 r"min_locations = 10000"):
-        train(config, progress=False)
+        train_model(config, progress=False)
     assert not (tmp_path / "m").exists()
 
 
 def test_time_split_holds_out_the_newest_papers(unarxive_corpus) -> None:
     from openmsd.corpus.store import Corpus
-    from openmsd.models.citrec.data import load
-    from openmsd.models.citrec.train import split_locations
+    from openmsd.train.citrec.data import load
+    from openmsd.train.citrec.train import split_locations
 
     data = load(Corpus(unarxive_corpus), outside=True)
     train_locations, _, test = split_locations(data, 0.3, 0, "time")

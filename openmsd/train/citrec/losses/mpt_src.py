@@ -9,7 +9,7 @@ Inputs: ``source`` (B, d), ``target`` (B, d), ``positives`` (B, P, d), ``negativ
 Example::
 
     >>> import torch
-    >>> from openmsd.models.citrec.losses import MPTSrcLoss
+    >>> from openmsd.train.citrec.losses import MPTSrcLoss
     >>> s, t = torch.tensor([[0.0, 0.0]]), torch.tensor([[1.0, 0.0]])
     >>> p, n = torch.tensor([[[0.0, 3.0]]]), torch.tensor([[[0.0, 2.0]]])
     >>> MPTSrcLoss()(s, t, p, n).item()  # [1 − 2 + 1]₊ + [3 − 2 + 1]₊
@@ -18,7 +18,7 @@ Example::
 
 from __future__ import annotations
 
-from openmsd.models.citrec.losses.base import MultiPositiveTriplet
+from openmsd.train.citrec.losses.base import MultiPositiveTriplet
 
 
 class MPTSrcLoss(MultiPositiveTriplet):

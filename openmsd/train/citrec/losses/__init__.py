@@ -4,11 +4,11 @@
 ['mpt-src', 'mpt-src-tgt', 'mpt-tgt', 'triplet']
 """
 
-from openmsd.models.citrec.losses.base import MultiPositiveTriplet
-from openmsd.models.citrec.losses.mpt_src import MPTSrcLoss
-from openmsd.models.citrec.losses.mpt_src_tgt import MPTSrcTgtLoss
-from openmsd.models.citrec.losses.mpt_tgt import MPTTgtLoss
-from openmsd.models.citrec.losses.triplet import TripletLoss
+from openmsd.train.citrec.losses.base import MultiPositiveTriplet
+from openmsd.train.citrec.losses.mpt_src import MPTSrcLoss
+from openmsd.train.citrec.losses.mpt_src_tgt import MPTSrcTgtLoss
+from openmsd.train.citrec.losses.mpt_tgt import MPTTgtLoss
+from openmsd.train.citrec.losses.triplet import TripletLoss
 
 LOSSES: dict[str, type[MultiPositiveTriplet]] = {
     "triplet": TripletLoss, "mpt-tgt": MPTTgtLoss, "mpt-src": MPTSrcLoss,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from openmsd.models.citrec.losses import LOSSES
+from openmsd.train.citrec.losses import LOSSES
 
 
 def _task(seed: int = 0) -> tuple[torch.Tensor, ...]:
@@ -74,23 +74,23 @@ def test_a_few_hundred_steps_on_unarxive_do_not_lower_dev_recall(tiny_model, una
     from pathlib import Path
 
     from openmsd.corpus.store import Corpus
-    from openmsd.models.citrec.data import load
+    from openmsd.experiment import train_model
     from openmsd.models.citrec.model import CitrecModel
-    from openmsd.models.citrec.train import (
+    from openmsd.train.citrec.data import load
+    from openmsd.train.citrec.train import (
         CitrecConfig,
         PaperContexts,
         candidate_mask,
         citrec_scores,
         recall_at,
         split_locations,
-        train,
     )
 
     config = CitrecConfig(corpus=str(unarxive_corpus), out=str(tmp_path / "m"),
                           base=str(tiny_model), outside_references=True, max_steps=300,
                           eval_every=50, manuscript_supplemental=3, citation_supplemental=2,
                           max_seq_length=32, seed=3)
-    manifest = train(config, progress=False)
+    manifest = train_model(config, progress=False)
     history = [h["dev_recall@10"] for h in manifest["metrics"]["dev_history"]]
     assert len(history) == 7  # the start, then every 50 steps
     best = manifest["metrics"]["best_dev_recall@10"]

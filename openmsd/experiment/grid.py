@@ -44,11 +44,12 @@ import numpy as np
 import pyarrow as pa
 
 from openmsd.corpus.store import Corpus
-from openmsd.enrich.store import enriched_name, parse_enriched, parse_variant
+from openmsd.corpus.summaries import enriched_name, parse_enriched, parse_variant
 from openmsd.eval.report import COLUMNS, breakdown_rows, header, markdown_table, table_rows
 from openmsd.eval.sdsm import DIRECTIONS, METRICS, TASKS, evaluate_sdsm, paired_t_test
+from openmsd.experiment.dev import train_model
 from openmsd.io import arrow_table, atomic_path, write_json
-from openmsd.models.train_config import ConfigError, TrainConfig, check_keys, read_file
+from openmsd.train.config import ConfigError, TrainConfig, check_keys, read_file
 
 EXPERIMENT_KEYS = {"corpus", "out", "splits", "seeds", "models", "baseline", "dc"}
 
@@ -170,8 +171,6 @@ def run_experiment(experiment: Experiment,
                    log: Callable[[str], None] = print) -> dict[str, Any]:
     """Train every (run, seed), score everything on every split; write and return the
     results (``splits.<split>.rows.<row>``: mean figures over seeds, per seed, significance)."""
-    from openmsd.models.train import train
-
     corpus = Corpus(experiment.corpus)
     for run in experiment.runs:
         for seed in experiment.seeds:
@@ -181,7 +180,7 @@ def run_experiment(experiment: Experiment,
                 continue
             log(f"{run.name} seed {seed}: training ({config.recipe}, {config.positives}, "
                 f"{config.max_steps} steps)")
-            manifest = train(config)
+            manifest = train_model(config)
             log(f"  dev MAP {manifest['metrics']['dev_before']['dev_MAP']:.2f} → "
                 f"{manifest['metrics']['dev_best']['dev_MAP']:.2f}")
     results: dict[str, Any] = {"corpus": experiment.corpus, "seeds": experiment.seeds,

@@ -16,10 +16,14 @@ import dataclasses
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from openmsd.corpus.summaries import parse_variant
+from openmsd.relations.positives import parse
 
 RECIPES = ("pretrain-cl", "mspt", "specter", "scincl")
 LOSSES = ("contrastive", "triplet")
+C = TypeVar("C")
 
 
 class ConfigError(ValueError):
@@ -89,15 +93,11 @@ class TrainConfig:
         if self.snippet_min > self.snippet_max:
             raise ConfigError(f"snippet_min {self.snippet_min} > snippet_max {self.snippet_max}")
         if self.enrich is not None:
-            from openmsd.enrich.store import parse_variant
-
             try:
                 parse_variant(self.enrich)
             except ValueError as error:
                 raise ConfigError(f"enrich: {error}") from None
         if self.recipe == "mspt":
-            from openmsd.relations.positives import parse
-
             try:
                 parse(self.positives)
             except ValueError as error:
@@ -110,8 +110,8 @@ class TrainConfig:
         return dataclasses.replace(self, **changes)
 
 
-def _types() -> dict[str, Any]:
-    return {f.name: f.type for f in fields(TrainConfig)}
+def _types(kind: type = TrainConfig) -> dict[str, Any]:
+    return {f.name: f.type for f in fields(kind)}
 
 
 def read_file(path: Path) -> dict[str, Any]:
@@ -139,9 +139,11 @@ def read_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def check_keys(values: dict[str, Any], where: str, allowed: set[str] | None = None) -> None:
-    """Unknown keys and values of the wrong type are errors naming ``where`` and the key."""
-    types = _types()
+def check_keys(values: dict[str, Any], where: str, allowed: set[str] | None = None,
+               kind: type = TrainConfig) -> None:
+    """Unknown keys and values of the wrong type (for the dataclass ``kind``'s fields) are
+    errors naming ``where`` and the key."""
+    types = _types(kind)
     allowed = allowed if allowed is not None else set(types)
     for key, value in values.items():
         if key not in allowed:
@@ -160,15 +162,24 @@ def check_keys(values: dict[str, Any], where: str, allowed: set[str] | None = No
                               f"{type(value).__name__} {value!r}")
 
 
-def load_config(path: Path, **overrides: Any) -> TrainConfig:
-    """A :class:`TrainConfig` from ``path``, with ``overrides`` (not None) on top."""
-    values = read_file(path)
-    check_keys(values, str(path))
+def config_from(kind: type[C], path: Path | None, required: tuple[str, ...],
+                ignored: tuple[str, ...] = (), **overrides: Any) -> C:
+    """A ``kind`` (:class:`TrainConfig`, :class:`~openmsd.train.citrec.train.CitrecConfig`)
+    from the TOML / YAML file ``path`` (or none), with ``overrides`` (not None) on top;
+    ``ignored`` keys of the file are dropped. Unknown keys, wrong types, missing
+    ``required`` keys and impossible values are :class:`ConfigError` naming the file (or
+    "options") and the key."""
+    where = str(path) if path is not None else "options"
+    values = read_file(path) if path is not None else {}
+    for key in ignored:
+        values.pop(key, None)
+    check_keys(values, where, kind=kind)
     values.update({k: v for k, v in overrides.items() if v is not None})
-    missing = [k for k in ("recipe", "corpus", "out") if k not in values]
+    check_keys(values, where, kind=kind)
+    missing = [k for k in required if k not in values]
     if missing:
-        raise ConfigError(f"{path}: missing key(s) {', '.join(missing)}")
+        raise ConfigError(f"{where}: missing key(s) {', '.join(missing)}")
     try:
-        return TrainConfig(**values)
+        return kind(**values)
     except ConfigError as error:
-        raise ConfigError(f"{path}: {error}") from None
+        raise ConfigError(f"{where}: {error}") from None

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from openmsd.io import building_dir, cache_root
+from openmsd.models.backends.build import ensure_built
 
 MODEL_NAME = "e5-small-multilingual"
 BUILD_VERSION = 1
@@ -382,12 +383,5 @@ def ensure_e5_small(cache_dir: Path | None = None) -> Path:
     """
     root = Path(cache_dir).expanduser() if cache_dir is not None else cache_root()
     model_dir = root / "models" / MODEL_NAME
-    if _is_current(model_dir):
-        return model_dir
-    try:
-        return build_e5_small(model_dir, overwrite=model_dir.exists())
-    except OSError:
-        # another process may have renamed its own build into place first
-        if _is_current(model_dir):
-            return model_dir
-        raise
+    return ensure_built(model_dir, _is_current,
+                        lambda target: build_e5_small(target, overwrite=target.exists()))

@@ -39,7 +39,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from openmsd.io import building_dir
+from openmsd.io import building_dir, cache_root
+from openmsd.models.backends.build import ensure_built
 from openmsd.models.encoder import Kind, normalise
 
 Precision = Literal["qint8", "fp32"]
@@ -84,8 +85,6 @@ def default_onnx_cache(model_dir: Path) -> Path:
     model_dir = Path(model_dir).resolve()
     if os.access(model_dir, os.W_OK):
         return model_dir / ONNX_DIR
-    from openmsd.io import cache_root
-
     digest = hashlib.sha256(str(model_dir).encode()).hexdigest()[:10]
     return cache_root() / ONNX_DIR / f"{model_dir.name}-{digest}"
 
@@ -268,15 +267,8 @@ def ensure_onnx(model_dir: Path, precision: Precision = "qint8",
     model_dir = Path(model_dir)
     cache = Path(cache_dir) if cache_dir is not None else default_onnx_cache(model_dir)
     directory = cache / variant_name(precision)
-    if is_current(directory, model_dir, precision):
-        return directory
-    try:
-        return build_onnx(model_dir, directory, precision)
-    except OSError:
-        # another process may have renamed its own build into place first
-        if is_current(directory, model_dir, precision):
-            return directory
-        raise
+    return ensure_built(directory, lambda d: is_current(d, model_dir, precision),
+                        lambda target: build_onnx(model_dir, target, precision))
 
 
 THREADS_ENV = "OPENMSD_THREADS"

@@ -1,0 +1,138 @@
+"""The vectors format: how a model's paper vectors are stored beside a corpus.
+
+``CORPUS/vectors/<key>/part-NNNNN.parquet`` (``paper_id``, ``text_hash``, ``vector``: a
+fixed-size list of float32), one part per chunk of papers, each written atomically; ``<key>``
+is the model's :func:`vector_key` (model and backend) made a directory name by
+:func:`model_slug`. A vector is current while its ``text_hash`` is that of the paper's text
+now (:func:`text_hash`); :func:`read_current` reads the current vector of each paper, the
+newest part winning. What is embedded, and which texts are current, is
+:mod:`openmsd.models.embed`'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from openmsd.corpus.store import Corpus
+from openmsd.io import ParquetSink
+from openmsd.models.registry import BACKENDS, default_backend
+
+__all__ = ["VECTORS", "choose_backend", "known", "model_name", "model_slug", "read_current",
+           "stored_backends", "text_hash", "vector_key", "vector_schema", "vectors_dir",
+           "write_part"]
+
+VECTORS = "vectors"
+
+
+def model_slug(name: str) -> str:
+    """A directory name for a model: its registry name, or a readable hash of a path or hub name."""
+    if re.fullmatch(r"[A-Za-z0-9._+@-]+", name):  # '+': enriched, MODEL+llm64; '@': backend
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    tail = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).name or name).strip("-")
+    return f"{tail}-{digest}"
+
+
+def vector_key(model: str, backend: str = "torch") -> str:
+    """The name a model's vectors and index are stored under for a backend.
+
+    >>> vector_key("e5-small-multilingual"), vector_key("e5-small-multilingual", "onnx")
+    ('e5-small-multilingual', 'e5-small-multilingual@onnx')
+    """
+    return model if backend == "torch" else f"{model}@{backend}"
+
+
+def model_name(key: str) -> str:
+    """The model of a :func:`vector_key` (the key without its backend)."""
+    return key.partition("@")[0]
+
+
+def stored_backends(corpus: Corpus, model: str, what: str = "vectors") -> list[str]:
+    """The backends whose vectors (``what="vectors"``) or index (``"index"``) of ``model``
+    ``corpus`` holds, the most recently written first."""
+    pattern = "part-*.parquet" if what == "vectors" else "index.faiss"
+    found = []
+    for backend in BACKENDS:
+        files = list((corpus.root / what / model_slug(vector_key(model, backend))).glob(pattern))
+        if files:
+            found.append((max(f.stat().st_mtime_ns for f in files), backend))
+    return [backend for _, backend in sorted(found, reverse=True)]
+
+
+def choose_backend(corpus: Corpus, model: str, backend: str | None = None,
+                   what: str = "vectors") -> str:
+    """``backend`` when given; else the backend of the vectors (or index) ``corpus`` already
+    has for ``model`` (the newest), else the model's default backend."""
+    if backend is not None:
+        return backend
+    stored = stored_backends(corpus, model, what)
+    return stored[0] if stored else default_backend(model)
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def vectors_dir(corpus: Corpus, model: str) -> Path:
+    return corpus.root / VECTORS / model_slug(model)
+
+
+def vector_schema(dim: int) -> pa.Schema:
+    return pa.schema([("paper_id", pa.string()), ("text_hash", pa.string()),
+                      ("vector", pa.list_(pa.float32(), dim))],
+                     metadata={"openmsd.table": "vectors"})
+
+
+def write_part(path: Path, ids: list[str], hashes: list[str], matrix: np.ndarray) -> None:
+    """Write one part (rows of ``matrix`` as float32), atomically."""
+    matrix = np.asarray(matrix, np.float32)
+    schema = vector_schema(matrix.shape[1])
+    table = pa.table({"paper_id": ids, "text_hash": hashes,
+                      "vector": pa.FixedSizeListArray.from_arrays(matrix.reshape(-1),
+                                                                  matrix.shape[1])},
+                     schema=schema)
+    with ParquetSink(path, schema) as sink:
+        sink.write(table)
+
+
+def known(directory: Path) -> set[tuple[str, str]]:
+    """The ``(paper_id, text_hash)`` pairs the parts of ``directory`` hold."""
+    if not any(directory.glob("part-*.parquet")):
+        return set()
+    glob = str(directory / "part-*.parquet").replace("'", "''")
+    rows = duckdb.sql(f"SELECT paper_id, text_hash FROM read_parquet('{glob}')").fetchall()
+    return set(rows)
+
+
+def read_current(directory: Path, current: Mapping[str, str]
+                 ) -> tuple[list[str], list[str], np.ndarray]:
+    """The vector of each paper whose ``current`` text hash a part of ``directory`` holds
+    (the newest part first): ids (sorted), hashes, float32 matrix."""
+    ids: list[str] = []
+    hashes: list[str] = []
+    rows: list[np.ndarray] = []
+    seen: set[str] = set()
+    for part in sorted(directory.glob("part-*.parquet"), reverse=True):
+        table = pq.read_table(part)
+        matrix = np.asarray(table["vector"].combine_chunks().flatten()).reshape(
+            table.num_rows, -1)
+        for i, (paper_id, digest) in enumerate(zip(table["paper_id"].to_pylist(),
+                                                   table["text_hash"].to_pylist(), strict=True)):
+            if paper_id not in seen and current.get(paper_id) == digest:
+                seen.add(paper_id)
+                ids.append(paper_id)
+                hashes.append(digest)
+                rows.append(matrix[i])
+    if not rows:
+        return [], [], np.zeros((0, 0), np.float32)
+    order = np.argsort(ids)
+    return ([ids[i] for i in order], [hashes[i] for i in order],
+            np.vstack(rows)[order].astype(np.float32))

@@ -32,13 +32,14 @@ from openmsd.corpus.store import Corpus
 from openmsd.eval.ranks import ScorerRows
 from openmsd.eval.sdsm import (
     Pool,
+    check_protocol,
     common_pool,
     load_pool,
     model_ranks,
+    pool_papers,
     score_model,
-    scorer_for,
 )
-from openmsd.rank import Fusion, Queries, corpus_papers
+from openmsd.rank import Fusion, Queries, corpus_papers, load_scorer
 
 NOT_RETRIEVED = 10**9
 
@@ -84,7 +85,7 @@ def main() -> None:
             pool.judgements, pool.resource_levels, pool.left_out)
     figures: dict[str, dict[str, float]] = {}
     for name in rankers:
-        scorer = scorer_for(name, corpus, pool)
+        scorer = check_protocol(load_scorer(name, pool_papers(corpus, pool)), "text-only")
         if not isinstance(scorer, Fusion):
             raise SystemExit(f"{name!r} is not a fusion")
         rows = {"whole": model_ranks(pool, ScorerRows(scorer))}

@@ -45,9 +45,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
+import aiohttp
 import httpx
 import numpy as np
 import psutil
@@ -58,8 +61,8 @@ from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import build_index, index_kind, load_index
 from openmsd.io import ParquetSink, arrow_reader
 from openmsd.models.formatting import paper_input
-from openmsd.models.vectors import text_hash, vector_schema, vectors_dir
-from openmsd.server.resources import BATCH_ENV
+from openmsd.models.vectors import text_hash, vector_key, vector_schema, vectors_dir
+from openmsd.server.resources import BATCH_ENV, THREADS_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ingest_throughput import generate as generate_works
@@ -70,28 +73,40 @@ DIM = 512
 DIMS = {"muse-v3": 512, "e5-small-multilingual": 384}
 
 
-def build_corpus(root: Path, papers: int, kind: str) -> Path:
-    """The corpus with vectors and a ``kind`` index under ``root`` (reused when already
-    complete)."""
+def build_corpus(root: Path, papers: int, kind: str, key: str) -> Path:
+    """The corpus under ``root`` with vectors and a ``kind`` index stored under ``key`` (a
+    model's :func:`vector_key` for the backend served), each part reused when already there."""
     corpus_dir = root / "corpus"
-    if (corpus_dir / "index" / MODEL / "papers.parquet").exists():
-        if index_kind(load_index(Corpus(corpus_dir), MODEL).index) != kind:
+    if not (corpus_dir / "manifest.json").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        works = root / "works.jsonl.gz"
+        started = time.time()
+        generate_works(works, papers)
+        print(f"generated {papers:,} works in {time.time() - started:.0f} s", flush=True)
+        started = time.time()
+        ingest([works], corpus_dir, None, False)
+        print(f"ingested in {time.time() - started:.0f} s", flush=True)
+    corpus = Corpus(corpus_dir)
+    if (corpus_dir / "index" / key / "papers.parquet").exists():
+        if index_kind(load_index(corpus, key).index) != kind:
             started = time.time()
-            build_index(Corpus(corpus_dir), MODEL, kind)
+            build_index(corpus, key, kind)
             print(f"built the {kind} index in {time.time() - started:.0f} s", flush=True)
         return corpus_dir
-    root.mkdir(parents=True, exist_ok=True)
-    works = root / "works.jsonl.gz"
+    if not list(vectors_dir(corpus, key).glob("part-*.parquet")):
+        store_vectors(corpus, key)
     started = time.time()
-    generate_works(works, papers)
-    print(f"generated {papers:,} works in {time.time() - started:.0f} s", flush=True)
-    started = time.time()
-    ingest([works], corpus_dir, None, False)
-    print(f"ingested in {time.time() - started:.0f} s", flush=True)
-    corpus = Corpus(corpus_dir)
-    con = corpus.connect()
+    built, _ = build_index(corpus, key, kind)
+    print(f"indexed {built.index.ntotal:,} vectors ({kind}) in {time.time() - started:.0f} s",
+          flush=True)
+    return corpus_dir
+
+
+def store_vectors(corpus: Corpus, key: str) -> None:
+    """Seeded clustered ``DIM``-d unit vectors stored as ``key``'s vectors of the papers'
+    current texts (as ``openmsd embed`` would store them)."""
     ids, hashes = [], []
-    for batch in arrow_reader(con, "SELECT paper_id, title, abstract FROM papers"):
+    for batch in arrow_reader(corpus.connect(), "SELECT paper_id, title, abstract FROM papers"):
         for paper_id, title, abstract in zip(*(batch[c].to_pylist() for c in
                                                ("paper_id", "title", "abstract")), strict=True):
             text = paper_input(title, abstract)
@@ -103,15 +118,10 @@ def build_corpus(root: Path, papers: int, kind: str) -> Path:
     table = pa.table({"paper_id": ids, "text_hash": hashes,
                       "vector": pa.FixedSizeListArray.from_arrays(vectors.reshape(-1), DIM)},
                      schema=schema)
-    directory = vectors_dir(corpus, MODEL)
+    directory = vectors_dir(corpus, key)
     directory.mkdir(parents=True, exist_ok=True)
     with ParquetSink(directory / "part-00000.parquet", schema) as sink:
         sink.write(table)
-    started = time.time()
-    built, _ = build_index(corpus, MODEL, kind)
-    print(f"indexed {built.index.ntotal:,} vectors ({kind}) in {time.time() - started:.0f} s",
-          flush=True)
-    return corpus_dir
 
 
 def free_port() -> int:
@@ -125,22 +135,27 @@ RECOMMEND = ("Dependency parsing of morphologically rich languages remains hard 
              "We build on both lines of work for {title}.")
 
 
-def request_for(endpoint: str, paper: tuple[str, str], http: httpx.AsyncClient,
-                ranker_name: str | None = None) -> Awaitable[httpx.Response]:
+Fetch = Callable[[str, str, dict[str, Any] | None, dict[str, Any] | None], Awaitable[int]]
+"""``fetch(method, path, params, json body)`` -> the status, the body read whole."""
+
+
+def request_for(endpoint: str, paper: tuple[str, str], fetch: Fetch,
+                ranker_name: str | None = None) -> Awaitable[int]:
     """One request; related and search ask for ``ranker_name`` (None: the server's default)."""
     paper_id, title = paper
     ranker = {"model": ranker_name} if ranker_name else {}
     if endpoint == "related":
-        return http.get(f"/api/papers/{paper_id}/related", params={"k": 10, **ranker})
+        return fetch("GET", f"/api/papers/{paper_id}/related", {"k": 10, **ranker}, None)
     if endpoint == "search":
-        return http.get("/api/search", params={"q": title, "k": 10, **ranker})
-    return http.post("/api/recommend", json={"text": RECOMMEND.format(title=title), "k": 5})
+        return fetch("GET", "/api/search", {"q": title, "k": 10, **ranker}, None)
+    return fetch("POST", "/api/recommend", None,
+                 {"text": RECOMMEND.format(title=title), "k": 5})
 
 
-async def client_loop(http: httpx.AsyncClient, papers: list[tuple[str, str]],
+async def client_loop(fetch: Fetch, papers: list[tuple[str, str]],
                       endpoints: list[str], deadline: float, limit: int, seed: int,
                       latencies: dict[str, list[float]], errors: list[str],
-                      ranker: str | None) -> None:
+                      ranker: str | None, answered: list[float]) -> None:
     rng = random.Random(seed)
     turn = seed
     while time.perf_counter() < deadline and sum(map(len, latencies.values())) < limit:
@@ -149,41 +164,88 @@ async def client_loop(http: httpx.AsyncClient, papers: list[tuple[str, str]],
         paper = rng.choice(papers)
         start = time.perf_counter()
         try:
-            response = await request_for(endpoint, paper, http, ranker)
-            if response.status_code == 200:
-                latencies[endpoint].append(time.perf_counter() - start)
+            status = await request_for(endpoint, paper, fetch, ranker)
+            if status == 200:
+                answered.append(time.perf_counter())
+                latencies[endpoint].append(answered[-1] - start)
             else:
-                errors.append(f"{response.status_code} {endpoint} {paper[0]}")
-        except httpx.HTTPError as error:
+                errors.append(f"{status} {endpoint} {paper[0]}")
+        except (httpx.HTTPError, aiohttp.ClientError, TimeoutError) as error:
             errors.append(f"{type(error).__name__} {endpoint} {paper[0]}")
 
 
+@asynccontextmanager
+async def http_client(base: str, clients: int, kind: str) -> AsyncIterator[Fetch]:
+    """A pooled HTTP/1.1 keep-alive client of ``kind`` (``aiohttp``, the lighter one on the
+    shared cores, or ``httpx``) with ``clients`` connections and a 60 s timeout."""
+    if kind == "httpx":
+        limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+        async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
+            async def fetch_httpx(method: str, path: str, params: dict[str, Any] | None,
+                                  body: dict[str, Any] | None) -> int:
+                response = await http.request(method, path, params=params, json=body)
+                return response.status_code
+            yield fetch_httpx
+        return
+    connector = aiohttp.TCPConnector(limit=clients)
+    async with aiohttp.ClientSession(base, connector=connector,
+                                     timeout=aiohttp.ClientTimeout(total=60)) as session:
+        async def fetch_aiohttp(method: str, path: str, params: dict[str, Any] | None,
+                                body: dict[str, Any] | None) -> int:
+            async with session.request(method, path, params=params, json=body) as response:
+                await response.read()
+                return response.status
+        yield fetch_aiohttp
+
+
 async def load(base: str, papers: list[tuple[str, str]], endpoints: list[str], clients: int,
-               seconds: float, limit: int, ranker: str | None = None
+               seconds: float, limit: int, ranker: str | None = None,
+               answered: list[float] | None = None, client: str = "aiohttp"
                ) -> tuple[dict[str, list[float]], list[str], float]:
+    """``clients`` closed-loop clients for ``seconds``: each endpoint's latencies (seconds),
+    the errors, the elapsed time; ``answered`` gets each answer's ``perf_counter`` time."""
+    answered = [] if answered is None else answered
     latencies: dict[str, list[float]] = {e: [] for e in endpoints}
     errors: list[str] = []
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
+    async with http_client(base, clients, client) as fetch:
         started = time.perf_counter()
         deadline = started + seconds
-        await asyncio.gather(*(client_loop(http, papers, endpoints, deadline, limit, i,
-                                           latencies, errors, ranker)
+        await asyncio.gather(*(client_loop(fetch, papers, endpoints, deadline, limit, i,
+                                           latencies, errors, ranker, answered)
                                for i in range(clients)))
         return latencies, errors, time.perf_counter() - started
 
 
-def rebuild_loop(corpus_dir: Path, kind: str, times: int, seconds: float) -> list[float]:
-    """Rebuild the index ``times`` times, evenly over ``seconds``; each rebuild's seconds."""
+def rebuild_loop(corpus_dir: Path, kind: str, backend: str, times: int, seconds: float,
+                 at: float | None = None) -> list[float]:
+    """Rebuild the index ``times`` times, the first after ``at`` seconds (default: evenly over
+    ``seconds``), the others one after another; each rebuild's seconds."""
     took = []
     for i in range(times):
-        time.sleep(seconds / (times + 1) if i == 0 else 0)
+        if i == 0:
+            time.sleep(seconds / (times + 1) if at is None else at)
         started = time.perf_counter()
         subprocess.run([sys.executable, "-m", "openmsd.cli", "index", "build", str(corpus_dir),
-                        "--model", MODEL, "--kind", kind, "--full"], check=True,
-                       capture_output=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                        "--model", MODEL, "--backend", backend, "--kind", kind, "--full"],
+                       check=True, capture_output=True,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"})
         took.append(time.perf_counter() - started)
     return took
+
+
+def watch_swaps(base: str, stop: threading.Event, swaps: list[float],
+                every_s: float = 0.5) -> None:
+    """Poll ``/healthz`` until ``stop``; the ``perf_counter`` time of each index swap seen
+    (its ``reloads`` count going up)."""
+    seen = None
+    while not stop.wait(every_s):
+        try:
+            reloads = sum(httpx.get(base + "/healthz", timeout=30).json()["reloads"].values())
+        except httpx.HTTPError:
+            continue
+        if seen is not None and reloads > seen:
+            swaps.extend([time.perf_counter()] * (reloads - seen))
+        seen = reloads
 
 
 def _percentiles(seconds: list[float]) -> dict[str, float | None]:
@@ -206,14 +268,24 @@ def main() -> None:
                         help="Comma-separated: related, search, recommend (taken in turn).")
     parser.add_argument("--rebuilds", type=int, default=0,
                         help="Full index rebuilds during the measurement.")
+    parser.add_argument("--rebuild-at", type=float, default=None,
+                        help="Seconds into the measurement at which the first rebuild starts "
+                             "(default: the window over rebuilds + 1). A 100,000-paper HNSW "
+                             "rebuild takes minutes: start it early to see the swap.")
     parser.add_argument("--model", choices=sorted(DIMS), default=MODEL,
                         help="The served model (its vectors are generated, its queries "
                              "encoded for real).")
     parser.add_argument("--backend", choices=["torch", "onnx"], default="torch",
                         help="How the server encodes queries (openmsd serve --backend).")
+    parser.add_argument("--encoder-threads", type=int, default=None,
+                        help="The server's query encoder threads ($OPENMSD_THREADS; openmsd "
+                             "serve's default is 1).")
     parser.add_argument("--peer", action="store_true",
                         help="Run again with no micro-batching of queries (the peer: one "
                              "encoder call at a time) and print the p95 ratios.")
+    parser.add_argument("--client", choices=["aiohttp", "httpx"], default="aiohttp",
+                        help="The HTTP client of the 20 clients (they share the server's "
+                             "cores: aiohttp costs less CPU per request than httpx).")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/server-load"))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--ranker", default=None,
@@ -223,22 +295,33 @@ def main() -> None:
                              "comma-separated (default,muse-v3: the server's default rankers, "
                              "then dense only): each measured in turn on the same server, with "
                              "the p95 and CPU ratios to the last")
+    parser.add_argument("--phases", default=None,
+                        help="Phases measured in turn on one server, comma-separated, each "
+                             "ENDPOINTS@RANKER (ENDPOINTS joined by +; RANKER 'default' for "
+                             "the server's), e.g. search@muse-v3,search@default,"
+                             "related@default,related@muse-v3; p95 and CPU ratios are to the "
+                             "last phase with the same endpoints. Overrides --ranker.")
     parser.add_argument("--start-timeout", type=float, default=1800,
                         help="Seconds to wait for the server to load (its rankers read the "
                              "whole corpus at start).")
     args = parser.parse_args()
-    if args.peer and args.ranker and "," in args.ranker:
+    if args.peer and (args.phases or (args.ranker and "," in args.ranker)):
         parser.error("--peer compares one ranker with and without batching: name one --ranker")
     endpoints = args.endpoints.split(",")
     if not set(endpoints) <= {"related", "search", "recommend"}:
         parser.error(f"--endpoints {args.endpoints!r}: expected related, search, recommend")
+    for asked, _ in phase_plan(args, endpoints).values():
+        if not set(asked) <= {"related", "search", "recommend"}:
+            parser.error(f"--phases {args.phases!r}: expected ENDPOINTS@RANKER with endpoints "
+                         "related, search, recommend joined by +")
 
     MODEL, DIM = args.model, DIMS[args.model]
-    cache = args.cache / (f"n{args.papers}" if MODEL == "muse-v3" else f"n{args.papers}-{MODEL}")
-    corpus_dir = build_corpus(cache, args.papers, args.kind)
+    key = vector_key(MODEL, args.backend)
+    cache = args.cache / (f"n{args.papers}" if key == "muse-v3" else f"n{args.papers}-{key}")
+    corpus_dir = build_corpus(cache, args.papers, args.kind, key)
     papers = [tuple(row) for row in Corpus(corpus_dir).connect().execute(
         f"SELECT i.paper_id, coalesce(p.title, 'parsing') FROM read_parquet("
-        f"'{corpus_dir}/index/{MODEL}/papers.parquet') i JOIN papers p USING (paper_id)"
+        f"'{corpus_dir}/index/{key}/papers.parquet') i JOIN papers p USING (paper_id)"
     ).fetchall()]
     result = measure(args, corpus_dir, papers, endpoints, {})
     if args.peer:
@@ -259,14 +342,14 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
     """One server (with ``env``), started, then for each ``--ranker`` warmed up and measured;
     the figures as a dict (with several rankers: ``by_ranker`` and the ratios to the last)."""
     port = free_port()
+    threads = {THREADS_ENV: str(args.encoder_threads)} if args.encoder_threads else {}
     started = time.perf_counter()
     server = subprocess.Popen([sys.executable, "-m", "openmsd.cli", "serve", str(corpus_dir),
                                "--model", MODEL, "--port", str(port),
                                "--backend", args.backend],
-                              env={**os.environ, "OMP_NUM_THREADS": "1", **env})
+                              env={**os.environ, "OMP_NUM_THREADS": "1", **threads, **env})
     base = f"http://127.0.0.1:{port}"
-    rankers: list[str | None] = ([None if r == "default" else r for r in args.ranker.split(",")]
-                                 if args.ranker else [None])
+    plan = phase_plan(args, endpoints)
     phases = {}
     try:
         while time.perf_counter() - started < args.start_timeout:
@@ -281,11 +364,10 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
             raise SystemExit(f"the server did not answer within {args.start_timeout:.0f} s")
         start_s = round(time.perf_counter() - started, 1)
         print(f"server answering after {start_s} s", flush=True)
-        for ranker in rankers:
-            phases[ranker or "default"] = {**phase(args, base, server, corpus_dir, papers,
-                                                   endpoints, ranker), "server_start_s": start_s,
-                                           "server_env": env}
-            print(ranker or "default", json.dumps(phases[ranker or "default"]), flush=True)
+        for name, (asked, ranker) in plan.items():
+            phases[name] = {**phase(args, base, server, corpus_dir, papers, asked, ranker),
+                            "server_start_s": start_s, "server_env": env}
+            print(name, json.dumps(phases[name]), flush=True)
     finally:
         server.terminate()
         try:
@@ -295,14 +377,28 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
             server.wait()
     if len(phases) == 1:
         return next(iter(phases.values()))
-    last = list(phases)[-1]
+    # each phase against the last phase that asked for the same endpoints (its peer)
+    peers = {name: [n for n, (e, _) in plan.items() if e == plan[name][0]][-1] for name in plan}
     ratio = {name: {e: _ratio(p["by_endpoint"][e]["latency_ms"]["p95"],
-                              phases[last]["by_endpoint"][e]["latency_ms"]["p95"])
-                    for e in endpoints} for name, p in phases.items() if name != last}
-    cpu = {name: _ratio(p["server_cpu_ms_per_request"], phases[last]["server_cpu_ms_per_request"])
-           for name, p in phases.items() if name != last}
-    return {"by_ranker": phases, "peer": last, "p95_ratio_to_peer": ratio,
+                              phases[peers[name]]["by_endpoint"][e]["latency_ms"]["p95"])
+                    for e in plan[name][0]} for name, p in phases.items() if peers[name] != name}
+    cpu = {name: _ratio(p["server_cpu_ms_per_request"],
+                        phases[peers[name]]["server_cpu_ms_per_request"])
+           for name, p in phases.items() if peers[name] != name}
+    return {"by_phase": phases, "peers": peers, "p95_ratio_to_peer": ratio,
             "server_cpu_ratio_to_peer": cpu}
+
+
+def phase_plan(args: argparse.Namespace, endpoints: list[str]
+               ) -> dict[str, tuple[list[str], str | None]]:
+    """The phases measured in turn on one server, by name (``search@muse-v3``): what each
+    asks for and with which ranker (None: the server's default)."""
+    if args.phases:
+        asked = [(part.partition("@")[0].split("+"), part.partition("@")[2] or "default")
+                 for part in args.phases.split(",")]
+    else:
+        asked = [(endpoints, r) for r in (args.ranker or "default").split(",")]
+    return {f"{'+'.join(e)}@{r}": (e, None if r == "default" else r) for e, r in asked}
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -314,29 +410,42 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     """A warm-up, then the load for ``args.seconds`` (with the rebuilds asked for)."""
     rebuilds: list[float] = []
     asyncio.run(load(base, papers, endpoints, args.clients, args.warmup, args.max_requests,
-                     ranker))
+                     ranker, client=args.client))
     served, own = psutil.Process(server.pid), psutil.Process()
     server_cpu, client_cpu = sum(served.cpu_times()[:2]), sum(own.cpu_times()[:2])
     load_before = os.getloadavg()[0]
+    started = time.perf_counter()
     encoded_before = httpx.get(base + "/healthz").json().get("encoded", {})
     rebuilder = threading.Thread(target=lambda: rebuilds.extend(rebuild_loop(
-        corpus_dir, args.kind, args.rebuilds, args.seconds)), daemon=True)
+        corpus_dir, args.kind, args.backend, args.rebuilds, args.seconds, args.rebuild_at)),
+        daemon=True)
+    swaps: list[float] = []
+    stop = threading.Event()
+    watcher = threading.Thread(target=watch_swaps, args=(base, stop, swaps), daemon=True)
+    answered: list[float] = []
+    if args.rebuilds:
+        watcher.start()
     rebuilder.start()
     latencies, errors, elapsed = asyncio.run(
-        load(base, papers, endpoints, args.clients, args.seconds, args.max_requests, ranker))
+        load(base, papers, endpoints, args.clients, args.seconds, args.max_requests, ranker,
+             answered, args.client))
     rebuilder.join()
+    stop.set()
+    if args.rebuilds:
+        watcher.join()
     server_cpu = sum(served.cpu_times()[:2]) - server_cpu
     client_cpu = sum(own.cpu_times()[:2]) - client_cpu
     health = httpx.get(base + "/healthz").json()
     reloads = health.get("reloads")
-    batches = {m: {"texts": e["texts"] - encoded_before.get(m, {}).get("texts", 0),
-                   "batches": e["batches"] - encoded_before.get(m, {}).get("batches", 0)}
+    batches = {m: {what: e.get(what, 0) - encoded_before.get(m, {}).get(what, 0)
+                   for what in ("texts", "batches", "calls", "waited_s")}
                for m, e in health.get("encoded", {}).items()}
     done = sum(map(len, latencies.values()))
     requests = max(done + len(errors), 1)
     return {
         "papers": len(papers), "index": args.kind, "clients": args.clients,
-        "model": MODEL, "backend": args.backend, "ranker": ranker or "server default",
+        "model": MODEL, "backend": args.backend, "client": args.client,
+        "ranker": ranker or "server default",
         "endpoints": endpoints, "seconds": round(elapsed, 1),
         "requests": done + len(errors), "errors": len(errors),
         "requests_per_s": round((done + len(errors)) / elapsed, 1),
@@ -345,8 +454,15 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
                             "latency_ms": _percentiles(latencies[e])} for e in endpoints},
         "rebuilds": len(rebuilds), "rebuild_s": [round(s, 1) for s in rebuilds],
         "server_reloads": reloads,
+        # each swap seen (seconds into the window) and the requests answered before and after
+        "swaps": [{"at_s": round(t - started, 1), "answered_before": sum(a < t for a in answered),
+                   "answered_after": sum(a >= t for a in answered)} for t in swaps],
         "encoder_texts_per_batch": {m: round(b["texts"] / b["batches"], 1)
                                     for m, b in batches.items() if b["batches"]},
+        # how long a query waited, on average, for its batch to start (the encoder busy with
+        # the batch before, or gathering for up to 2 ms)
+        "encoder_wait_ms": {m: round(b["waited_s"] * 1000 / b["calls"], 1)
+                            for m, b in batches.items() if b["calls"]},
         "server_cpu_ms_per_request": round(server_cpu * 1000 / requests, 2),
         "client_cpu_ms_per_request": round(client_cpu * 1000 / requests, 2),
         "load_average_1m": [load_before, os.getloadavg()[0]], "cores": os.cpu_count(),

@@ -42,7 +42,7 @@ def _stored_key(corpus: Corpus, model: str) -> str:
     "(queries evaluated), n_docs, metrics (MAP, nDCG@10, MRR, Recall@1, Recall@10, Recall@100), "
     "skipped_queries, problems.\n\n"
     "Metrics are fractions in [0, 1], not percentages: means over the queries with a relevant "
-    "document (the others are counted in skipped_queries), computed by ranx with trec_eval "
+    "document (the others are counted in skipped_queries), computed with trec_eval "
     f"semantics on the top {CUTOFF} documents per query (AP and recall divide by all relevant "
     "documents; nDCG gains are the grades). Input lines that cannot be used are left out, "
     "listed on stderr and counted in problems."))

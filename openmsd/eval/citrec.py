@@ -4,7 +4,8 @@ Queries are the citing locations of held-out citing papers (:func:`openmsd.train
 held_out`, the same draw ``train citrec`` made with the same fraction and seed; a trained
 model whose held-out set differs is refused). Every candidate paper is ranked for each query,
 except the citing paper itself; a location's relevant papers are all the candidates it cites.
-Metrics at 10 from the exact ranks (:func:`relevant_matrix_ranks`):
+Metrics at 10 (:mod:`openmsd.eval.metrics`) from the exact ranks (:func:`location_ranks`,
+:func:`openmsd.eval.ranks.relevant_ranks`; equal scores in the relevant paper's favour):
 
 * Recall@10 = |relevant in the top 10| / R;
 * MAP@10 = Σ_{relevant i in the top 10} (i / rankᵢ) / min(R, 10), averaged over queries;
@@ -29,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus.store import Corpus
-from openmsd.eval.ranks import DenseScorer, QueryRows, Scorer
+from openmsd.eval.metrics import average_precision, ndcg, rank_rows, recall, reciprocal_rank
+from openmsd.eval.ranks import DenseScorer, PrecomputedRows, QueryRows, Scorer, relevant_ranks
 from openmsd.io import atomic_path, write_json
 from openmsd.models.citrec.context import fundamental, manuscript_context
 from openmsd.models.citrec.model import is_citrec_model, read_settings
@@ -68,52 +70,59 @@ def query_metrics(ranks: np.ndarray, k: int = 10) -> dict[str, float]:
     >>> query_metrics(np.array([2, 5, 40]))["MAP@10"]  # (1/2 + 2/5) / 3
     0.3
     """
-    ranks = np.sort(np.asarray(ranks))
-    hits = ranks[ranks <= k]
-    ideal = sum(1 / np.log2(i + 2) for i in range(min(len(ranks), k)))
-    return {"Recall@10": len(hits) / len(ranks),
-            "MAP@10": float(sum((i + 1) / r for i, r in enumerate(hits)) / min(len(ranks), k)),
-            "MRR": float(1 / ranks[0]),
-            "nDCG@10": float(sum(1 / np.log2(r + 1) for r in hits) / ideal)}
+    return {name: float(values[0]) for name, values in metric_values(ranks, k).items()}
 
 
-def summarise(per_query: list[tuple[int, dict[str, float]]]) -> dict[str, dict[str, float]]:
-    """Mean metrics and query counts per group; ``per_query``: (R, metrics) pairs."""
+def metric_values(ranks: np.ndarray, k: int = 10) -> dict[str, np.ndarray]:
+    """:data:`METRICS` per row of a rank matrix (:mod:`openmsd.eval.metrics.rows`)."""
+    return {"Recall@10": recall(ranks, k),
+            "MAP@10": average_precision(ranks, k, by="cutoff"),
+            "MRR": reciprocal_rank(ranks),
+            "nDCG@10": ndcg(ranks, k)}
+
+
+def summarise(n_relevant: np.ndarray, values: dict[str, np.ndarray]
+              ) -> dict[str, dict[str, float]]:
+    """Mean metrics and query counts per group; ``n_relevant``: R per query, ``values``: each
+    metric per query."""
     out = {}
     for group, keep in GROUPS.items():
-        rows = [m for r, m in per_query if keep(r)]
-        out[group] = {"n": len(rows), **{name: round(float(np.mean([m[name] for m in rows])), 4)
-                                         if rows else None for name in METRICS}}
+        rows = keep(n_relevant)
+        out[group] = {"n": int(rows.sum()),
+                      **{name: round(float(np.mean(values[name][rows])), 4) if rows.any()
+                         else None for name in METRICS}}
     return out
 
 
-def model_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int = 32
-                 ) -> Scorer:
-    """The scorer of ranker ``name`` (any name :func:`openmsd.rank.load_scorer` knows:
-    ``bm25``, a registry / SentenceTransformer model, a fusion; or a ``train citrec``
-    directory) for the test queries over all candidates: the fundamental context (query)
-    against title + abstract (passage). Dense models run on their default backend (ONNX int8
-    where they have it); the scorers over one data set's candidates (and their encoded
-    passages) are built once per process and shared, e.g. by the prefetch and its dense
-    member's own row."""
+def score_rows(name: str, data: CitrecData, queries: Queries, batch_size: int = 32
+               ) -> np.ndarray:
+    """The scores (test queries × candidates) of ranker ``name``: the fundamental context
+    (query) against title + abstract (passage), by the scorer
+    :func:`openmsd.rank.load_scorer` makes of ``name`` (``bm25``, a registry /
+    SentenceTransformer model, a fusion); a ``train citrec`` directory is MP-BERT4CR on its
+    own contexts instead. Dense models run on their default backend (ONNX int8 where they have
+    it); the scorers over one data set's candidates (and their encoded passages) are built
+    once per process and shared, e.g. by the prefetch and its dense member's own row."""
     from openmsd.eval.retrieval import text_papers
     from openmsd.models.registry import default_backend
     from openmsd.rank import load_scorer
     from openmsd.rank.load import leaves
 
     if is_citrec_model(name):
-        return _citrec_scorer(name, data, queries, batch_size)
-    flat = [" ".join(fundamental(loc.sentences, loc.at)) for loc in queries.locations]
-    key = (id(data), tuple(queries.candidates))
-    if key not in _SCORERS:
-        _SCORERS.clear()  # one data set's at a time: bounded memory
-        passages = [data.papers[p][0] for p in queries.candidates]
-        _SCORERS[key] = (text_papers(queries.candidates, passages), {})
-    papers, members = _SCORERS[key]
-    onnx = set(leaves(name, None)) <= {DEFAULT_MODEL, "bm25", "bm25@same", "bm25-en"}
-    ranker = load_scorer(name, papers, backend=default_backend(DEFAULT_MODEL) if onnx
-                         else "torch", cache=members)
-    return QueryRows(ranker, TextQueries.of_texts(flat))
+        scorer: Scorer = _citrec_scorer(name, data, queries, batch_size)
+    else:
+        flat = [" ".join(fundamental(loc.sentences, loc.at)) for loc in queries.locations]
+        key = (id(data), tuple(queries.candidates))
+        if key not in _SCORERS:
+            _SCORERS.clear()  # one data set's at a time: bounded memory
+            passages = [data.papers[p][0] for p in queries.candidates]
+            _SCORERS[key] = (text_papers(queries.candidates, passages), {})
+        papers, members = _SCORERS[key]
+        onnx = set(leaves(name, None)) <= {DEFAULT_MODEL, "bm25", "bm25@same", "bm25-en"}
+        ranker = load_scorer(name, papers, backend=default_backend(DEFAULT_MODEL) if onnx
+                             else "torch", cache=members)
+        scorer = QueryRows(ranker, TextQueries.of_texts(flat))
+    return scorer.rows(np.arange(len(queries.locations)))
 
 
 _SCORERS: dict[tuple[int, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
@@ -158,15 +167,15 @@ PREFETCH_DEPTH = 200
 """Candidates the prefetch hands to the reranker."""
 
 
-def relevant_matrix_ranks(scores: np.ndarray, locations: list[Location],
-                          column: dict[str, int]) -> list[np.ndarray]:
-    """Per location, the 1-based ranks of its cited papers in its row (1 + the candidates
-    scoring strictly higher)."""
-    out = []
-    for row, loc in zip(scores, locations, strict=True):
-        mine = row[[column[c] for c in loc.cited]]
-        out.append(np.array([1 + int(np.sum(row > value)) for value in mine]))
-    return out
+def location_ranks(scores: np.ndarray, locations: list[Location], column: dict[str, int]
+                   ) -> np.ndarray:
+    """The rank matrix (:mod:`openmsd.eval.metrics.rows`) of the locations' cited papers in
+    their score rows: 1 + the candidates scoring strictly higher."""
+    pair_query = np.repeat(np.arange(len(locations)), [len(loc.cited) for loc in locations])
+    pair_doc = np.array([column[c] for loc in locations for c in loc.cited], np.int64)
+    ranks = relevant_ranks(PrecomputedRows(scores), np.arange(len(locations)), pair_query,
+                           pair_doc, tie_order=None, exclude_self=False)
+    return rank_rows(pair_query, ranks, len(locations))
 
 
 def fusion_weight(model: str) -> float:
@@ -239,20 +248,18 @@ def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed
                 if log:
                     log(f"{name}: encoding {len(test_locations):,} queries and "
                         f"{len(candidates):,} candidates")
-                scorer = model_scorer(name, data, queries)
-                rows = np.asarray(scorer.rows(np.arange(len(test_locations))), np.float64)
+                rows = np.asarray(score_rows(name, data, queries), np.float64)
                 cache[name] = np.where(mask, rows, -np.inf)
         return cache[name]
 
+    n_relevant = np.array([len(loc.cited) for loc in test_locations])
     for name in models:
-        scores = stage_scores(name, base, depth)
-        per_query = [(len(loc.cited), query_metrics(ranks)) for loc, ranks in zip(
-            test_locations, relevant_matrix_ranks(scores, test_locations, column), strict=True)]
-        result["models"][_label(name)] = summarise(per_query)
+        ranks = location_ranks(stage_scores(name, base, depth), test_locations, column)
+        result["models"][_label(name)] = summarise(n_relevant, metric_values(ranks))
     if "prefetch" in cache:
-        ranks = relevant_matrix_ranks(cache["prefetch"], test_locations, column)
-        result["prefetch_recall"] = {f"Recall@{k}": round(float(np.mean(
-            [np.mean(r <= k) for r in ranks])), 4) for k in (10, 100, 200)}
+        ranks = location_ranks(cache["prefetch"], test_locations, column)
+        result["prefetch_recall"] = {f"Recall@{k}": round(float(np.mean(recall(ranks, k))), 4)
+                                     for k in (10, 100, 200)}
     return result
 
 

@@ -1,4 +1,8 @@
-"""Exact ranks of the relevant documents in a whole pool, by blocked matrix products.
+"""The one ranking kernel of the evaluations: exact ranks of the relevant documents.
+
+SDSM, pools, citation recommendation and the robustness tasks rank through
+:func:`relevant_ranks`; retrieval, whose ranking is the scorer's own top-k list, through
+:func:`listed_ranks`. The metrics (:mod:`openmsd.eval.metrics`) take these ranks.
 
 For SDSM, a query is a paper of the pool and every other paper of the pool is a candidate; MAP
 and nDCG@10 with binary relevance depend only on where each relevant document lands in the
@@ -6,7 +10,9 @@ full ranking. :func:`relevant_ranks` finds those places without sorting or stori
 (queries × pool) matrix: for a block of queries it takes the block's score rows from a
 :class:`Scorer`, and for every (query, relevant document) pair counts the candidates that score
 higher. Ties are broken as trec_eval does (the higher document id first), so the ranks give
-exactly the metrics ``trec_eval`` / ``pytrec_eval`` compute from the full run.
+exactly the metrics ``trec_eval`` / ``pytrec_eval`` compute from the full run; without a
+``tie_order``, equal scores count in the relevant document's favour (1 + the candidates scoring
+strictly higher: the citation recommendation and robustness protocols).
 
 >>> import numpy as np
 >>> docs = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0]], np.float32)
@@ -18,7 +24,7 @@ exactly the metrics ``trec_eval`` / ``pytrec_eval`` compute from the full run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -93,6 +99,17 @@ class ScorerRows:
                                             self.candidates), np.float32)
 
 
+class PrecomputedRows:
+    """Rows of a score matrix computed beforehand (queries × documents; its dtype is kept)."""
+
+    def __init__(self, scores: np.ndarray):
+        self.scores = scores
+        self.n_docs = scores.shape[1]
+
+    def rows(self, queries: np.ndarray) -> np.ndarray:
+        return self.scores[queries]
+
+
 class QueryRows:
     """The rows of a ranker for free-text queries (citation contexts) over its collection."""
 
@@ -107,17 +124,20 @@ class QueryRows:
 
 
 def relevant_ranks(scorer: Scorer, queries: np.ndarray, pair_query: np.ndarray,
-                   pair_doc: np.ndarray, tie_order: np.ndarray, exclude_self: bool = True,
-                   budget: int = SCORE_BUDGET,
-                   progress: Callable[[int], None] | None = None) -> np.ndarray:
+                   pair_doc: np.ndarray, tie_order: np.ndarray | None,
+                   exclude_self: bool = True, budget: int = SCORE_BUDGET,
+                   progress: Callable[[int], None] | None = None,
+                   exclude: np.ndarray | None = None) -> np.ndarray:
     """The 1-based rank of each (query, relevant document) pair in its query's full ranking.
 
     ``queries``: pool indices of the queries; ``pair_query``: for each pair, the position of its
     query in ``queries``; ``pair_doc``: the pool index of its document; ``tie_order``: per pool
-    document, its place in id order (trec_eval puts the higher id first among equal scores).
-    With ``exclude_self`` the query paper (``queries[i]`` is also a pool index) is never a
-    candidate. Memory: about ``budget`` scores per block of queries; each query's row is then
-    compared with its relevant papers' scores in place (no copies of rows)."""
+    document, its place in id order (trec_eval puts the higher id first among equal scores), or
+    None (equal scores do not count against a relevant document). With ``exclude_self`` the
+    query paper (``queries[i]`` is also a pool index) is never a candidate; ``exclude`` (per
+    query, a document index or -1) names the document left out instead. Memory: about
+    ``budget`` scores per block of queries; each query's row is then compared with its
+    relevant papers' scores in place (no copies of rows)."""
     pair_query = np.asarray(pair_query, np.int64)
     pair_doc = np.asarray(pair_doc, np.int64)
     ranks = np.zeros(len(pair_query), np.int64)
@@ -127,11 +147,14 @@ def relevant_ranks(scorer: Scorer, queries: np.ndarray, pair_query: np.ndarray,
     bounds = np.searchsorted(pair_query[order], np.arange(len(queries) + 1))
     n_docs = scorer.n_docs
     block = max(1, budget // max(1, n_docs))
+    if exclude is None and exclude_self:
+        exclude = np.asarray(queries)
     for start in range(0, len(queries), block):
         stop = min(len(queries), start + block)
         scores = scorer.rows(queries[start:stop])
-        if exclude_self:
-            scores[np.arange(stop - start), queries[start:stop]] = -np.inf
+        if exclude is not None:
+            drop = np.asarray(exclude[start:stop])
+            scores[np.flatnonzero(drop >= 0), drop[drop >= 0]] = -np.inf
         for local in range(stop - start):
             pairs = order[bounds[start + local]:bounds[start + local + 1]]
             if len(pairs) == 0:
@@ -140,12 +163,31 @@ def relevant_ranks(scorer: Scorer, queries: np.ndarray, pair_query: np.ndarray,
             docs = pair_doc[pairs]
             own = row[docs][:, None]
             above = np.count_nonzero(row[None, :] > own, axis=1)
-            equal = row[None, :] == own
-            tied = np.count_nonzero(equal, axis=1) > 1
-            if tied.any():  # trec_eval: among equal scores, the higher id first
-                later = tie_order[None, :] > tie_order[docs[tied]][:, None]
-                above[tied] += np.count_nonzero(equal[tied] & later, axis=1)
+            if tie_order is not None:  # trec_eval: among equal scores, the higher id first
+                equal = row[None, :] == own
+                tied = np.count_nonzero(equal, axis=1) > 1
+                if tied.any():
+                    later = tie_order[None, :] > tie_order[docs[tied]][:, None]
+                    above[tied] += np.count_nonzero(equal[tied] & later, axis=1)
             ranks[pairs] = above + 1
         if progress:
             progress(stop - start)
     return ranks
+
+
+def listed_ranks(ranking: Mapping[str, Sequence[str]], relevant: Mapping[str, Sequence[str]]
+                 ) -> list[np.ndarray]:
+    """Per query of ``relevant`` (``{query: [doc, ...]}``), the 1-based place of each of its
+    documents in the query's ``ranking`` (best first; ``inf`` where it is not listed, or the
+    query has no ranking), in ``relevant``'s order.
+
+    >>> listed_ranks({"q": ["b", "a"]}, {"q": ["a", "c"]})[0].tolist()
+    [2.0, inf]
+    """
+    out = []
+    for query, docs in relevant.items():
+        place: dict[str, int] = {}
+        for i, doc in enumerate(ranking.get(query, ())):
+            place.setdefault(doc, i + 1)
+        out.append(np.array([place.get(doc, np.inf) for doc in docs], np.float64))
+    return out

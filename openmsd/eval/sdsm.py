@@ -32,10 +32,10 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from scipy import stats
 
 from openmsd.corpus.store import Corpus
-from openmsd.eval.metrics import per_query
+from openmsd.eval.metrics import confidence_half_width, per_query
+from openmsd.eval.metrics import paired_t_test as t_test
 from openmsd.eval.ranks import Scorer as RowScorer
 from openmsd.eval.ranks import ScorerRows, relevant_ranks
 from openmsd.io import arrow_table
@@ -182,8 +182,7 @@ def _summary(values: pa.Table) -> dict[str, Any]:
     for metric, column in (("MAP", "AP"), ("nDCG@10", "nDCG@10")):
         data = np.asarray(values[column].to_numpy(zero_copy_only=False), np.float64) * 100
         out[metric] = round(float(data.mean()), 4) if n else None
-        out[f"{metric} ci95"] = (round(float(stats.sem(data) * stats.t.ppf(0.975, n - 1)), 4)
-                                 if n > 1 and data.std() > 0 else 0.0 if n > 1 else None)
+        out[f"{metric} ci95"] = round(confidence_half_width(data), 4) if n > 1 else None
     return out
 
 
@@ -240,10 +239,10 @@ def _with_language(queries: pa.Table, languages: pa.Table) -> pa.Table:
 
 
 def paired_t_test(a: pa.Table, b: pa.Table, metric: str = "AP") -> dict[str, Any]:
-    """Two-tailed paired t-test of per-query ``metric`` of two models over the queries both
-    have, per task: ``{task: {"t": ..., "p": ..., "n_queries": ..., "mean_difference": ...}}``
-    (difference a − b, in points; ``t``/``p`` None when fewer than two queries or no
-    variance)."""
+    """Two-tailed paired t-test (:func:`openmsd.eval.metrics.paired_t_test`) of per-query
+    ``metric`` of two models over the queries both have, per task: ``{task: {"t": ..., "p":
+    ..., "n_queries": ..., "mean_difference": ...}}`` (difference a − b, in points; ``t``/``p``
+    None when fewer than two queries or no variance)."""
     con = duckdb.connect()
     con.register("a", a)
     con.register("b", b)
@@ -251,18 +250,9 @@ def paired_t_test(a: pa.Table, b: pa.Table, metric: str = "AP") -> dict[str, Any
                                   FROM a JOIN b USING (task, query)""")
     out = {}
     for task in TASKS:
-        rows = [(x, y) for t, x, y in zip(joined["task"].to_pylist(), joined["x"].to_pylist(),
-                                          joined["y"].to_pylist(), strict=True) if t == task]
-        x = np.array([r[0] for r in rows]) * 100
-        y = np.array([r[1] for r in rows]) * 100
-        entry: dict[str, Any] = {"n_queries": len(rows), "t": None, "p": None,
-                                 "mean_difference": round(float((x - y).mean()), 4)
-                                 if rows else None}
-        if len(rows) > 1 and np.any(x != y):
-            test = stats.ttest_rel(x, y)
-            if math.isfinite(test.statistic):
-                entry.update(t=round(float(test.statistic), 4), p=float(test.pvalue))
-        out[task] = entry
+        rows = joined.filter(pc.equal(joined["task"], task))
+        out[task] = t_test(rows["x"].to_numpy(zero_copy_only=False) * 100,
+                           rows["y"].to_numpy(zero_copy_only=False) * 100)
     return out
 
 
@@ -276,16 +266,12 @@ def pool_papers(corpus: Corpus, pool: Pool) -> Papers:
                   corpus)
 
 
-def scorer_for(name: str, corpus: Corpus, pool: Pool, seed: int = 0,
-               protocol: str = "text-only", hidden: Sequence[tuple[str, str]] = (),
-               cache: dict[str, Scorer] | None = None) -> Scorer:
-    """The scorer ``name`` (:func:`openmsd.rank.load_scorer`) over ``pool``; the text-only
-    protocol refuses a scorer that reads the citation graph."""
-    scorer = load_scorer(name, pool_papers(corpus, pool), seed=seed, hidden=hidden,
-                         cache=cache)
+def check_protocol(scorer: Scorer, protocol: str) -> Scorer:
+    """``scorer``, or :class:`SDSMError` when the text-only protocol meets a scorer that reads
+    the citation graph (the relevant papers are its links)."""
     if protocol == "text-only" and scorer.signal == "graph":
-        raise SDSMError(f"{name!r} reads the citation graph, which the text-only protocol "
-                        "does not allow (the relevant papers are its links): use "
+        raise SDSMError(f"{scorer.name!r} reads the citation graph, which the text-only "
+                        "protocol does not allow (the relevant papers are its links): use "
                         "--protocol hidden-links")
     return scorer
 
@@ -398,7 +384,9 @@ def evaluate_sdsm(corpus: Corpus, models: Sequence[str], split: str = "idt",
     tables: dict[str, pa.Table] = {}
     queries = len(set(pool.judgements["query"].to_pylist()))
     cache: dict[str, Scorer] = {}
-    scorers = {name: scorer_for(name, corpus, pool, seed, protocol, hidden, cache)
+    papers = pool_papers(corpus, pool)
+    scorers = {name: check_protocol(load_scorer(name, papers, seed=seed, hidden=hidden,
+                                                cache=cache), protocol)
                for name in models}  # every name checked before the first is scored
     for name, scorer in scorers.items():
         ranked = model_ranks(pool, ScorerRows(scorer), progress=(

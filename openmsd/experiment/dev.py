@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus.store import Corpus
-from openmsd.eval.citrec import PREFETCH, Queries, model_scorer
+from openmsd.eval.citrec import PREFETCH, Queries, score_rows
 from openmsd.eval.sdsm import SDSMError, load_pool
 from openmsd.eval.sdsm_evaluator import SDSMEvaluator
 from openmsd.train import ConfigError, TrainConfig, run_recipe
@@ -28,8 +28,7 @@ def prefetch_matrix(data: CitrecData, locations: list[Location], candidates: lis
                     split: str) -> np.ndarray:
     """The prefetch's scores (queries × candidates, masked pairs −inf) of ``locations``."""
     column = {p: i for i, p in enumerate(candidates)}
-    rows = model_scorer(PREFETCH, data, Queries(locations, candidates, column)).rows(
-        np.arange(len(locations)))
+    rows = score_rows(PREFETCH, data, Queries(locations, candidates, column))
     return np.where(candidate_mask(data, locations, candidates, split),
                     np.asarray(rows, np.float64), -np.inf)
 

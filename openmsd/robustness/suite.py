@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from openmsd.eval.metrics import hit_rate
 from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
 from openmsd.models.registry import UnsupportedBackendError, load_model
@@ -94,8 +95,8 @@ def measure_model(encoder: DenseEncoder, papers: pd.DataFrame, table: pd.DataFra
             ranks = ex.target_ranks(vectors, documents, origin)
             overlap = ex.neighbour_overlap(vectors, origin, documents, (10, 20))
             pairs = ex.pair_similarities(vectors, seed=seed)
-            entry.update({"NN1_Ret": _round(np.mean(ranks <= 1) * 100),
-                          "NN10_Ret": _round(np.mean(ranks <= 10) * 100),
+            entry.update({"NN1_Ret": _round(np.mean(hit_rate(ranks[:, None], 1)) * 100),
+                          "NN10_Ret": _round(np.mean(hit_rate(ranks[:, None], 10)) * 100),
                           "AOP-10": _round(overlap[:, 0].mean()),
                           "AOP-20": _round(overlap[:, 1].mean()),
                           "similarity": ex.similarity_summary(pairs)})

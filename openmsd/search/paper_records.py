@@ -52,10 +52,13 @@ class PaperRecords:
     def __contains__(self, paper_id: str) -> bool:
         return paper_id in self.rows
 
-    def get(self, ids: list[str]) -> list[dict[str, Any]]:
-        """The records of the known ``ids``, in their order (unknown ids are left out)."""
+    def get(self, ids: list[str], columns: list[str] | None = None) -> list[dict[str, Any]]:
+        """The records of the known ``ids``, in their order (unknown ids are left out), with
+        only ``columns`` when given."""
+        table = self.table if columns is None else self.table.select(columns)
         # one slice per row: ``take`` would concatenate the table's chunks (a copy of it all)
-        return [self.table.slice(self.rows[i], 1).to_pylist()[0] for i in ids if i in self.rows]
+        rows = [table.slice(self.rows[i], 1) for i in ids if i in self.rows]
+        return pa.concat_tables(rows).to_pylist() if rows else []
 
 
 def read_records(source: BinaryIO) -> PaperRecords:
@@ -66,3 +69,21 @@ def read_records(source: BinaryIO) -> PaperRecords:
 def paper_records(corpus: Corpus) -> PaperRecords:
     """The paper records of ``corpus``'s current build, loaded once per build."""
     return per_build(corpus, "papers", read_records)
+
+
+def read_aliases(source: BinaryIO) -> dict[str, str]:
+    """Each alias of an open ``papers.parquet`` (``doi:…``, ``openalex:W…``) -> the first
+    paper in the table that has it."""
+    table = pq.read_table(source, columns=["paper_id", "aliases"])
+    found: dict[str, str] = {}
+    for paper_id, names in zip(table["paper_id"].to_pylist(), table["aliases"].to_pylist(),
+                               strict=True):
+        for name in names or ():
+            found.setdefault(name, paper_id)
+    return found
+
+
+def paper_aliases(corpus: Corpus) -> dict[str, str]:
+    """The alias -> paper id map of ``corpus``'s current build, loaded once per build (a
+    lookup instead of a scan of every paper's aliases per request)."""
+    return per_build(corpus, "papers", read_aliases)

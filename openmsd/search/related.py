@@ -19,7 +19,10 @@ from openmsd.corpus.store import Corpus
 from openmsd.index.vector_index import VectorIndex, load_index
 from openmsd.models.encoder import DenseEncoder
 from openmsd.search.citation_graph import citation_graph
-from openmsd.search.paper_records import paper_records
+from openmsd.search.paper_records import paper_aliases, paper_records
+
+SUMMARY = ["title", "english_title", "language", "year", "venue", "doi"]
+"""The record columns a result shows."""
 
 
 class PaperNotFoundError(LookupError):
@@ -52,16 +55,13 @@ class Result:
 def find_paper(corpus: Corpus, key: str) -> str:
     """The ``paper_id`` of a paper id, a DOI (any form), or any alias (``openalex:W1``)."""
     doi = normalize_doi(key)
-    candidates = [key, *([doi, f"doi:{doi}"] if doi else []), *key_aliases(key)]
-    records = paper_records(corpus)
+    candidates = dict.fromkeys([key, *([doi, f"doi:{doi}"] if doi else []), *key_aliases(key)])
+    records, aliases = paper_records(corpus), paper_aliases(corpus)
     for candidate in candidates:
         if candidate in records:
             return candidate
-        row = corpus.connect().execute("SELECT paper_id FROM papers WHERE "
-                                       "list_contains(aliases, ?) LIMIT 1",
-                                       [candidate]).fetchone()
-        if row:
-            return row[0]
+        if candidate in aliases:
+            return aliases[candidate]
     raise PaperNotFoundError(f"{corpus.root}: no paper with id or DOI {key!r}")
 
 
@@ -88,7 +88,7 @@ def explain(corpus: Corpus, query_id: str | None, results: list[Result]) -> None
 
 def related_results(corpus: Corpus, hits: list[tuple[str, float]]) -> list[Result]:
     """Results of ``(paper_id, score)`` hits, with each paper's summary columns."""
-    records = paper_records(corpus).get([h[0] for h in hits])
+    records = paper_records(corpus).get([h[0] for h in hits], SUMMARY)
     return [Result(paper_id, round(score, 4), paper["title"], paper["english_title"],
                    paper["language"], paper["year"], paper["venue"], paper["doi"])
             for (paper_id, score), paper in zip(hits, records, strict=True)]
@@ -121,6 +121,14 @@ def search(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int 
     """The ``k`` papers nearest to free ``text`` (a title, an abstract, a query)."""
     if not text.strip():
         raise ValueError("search: the query text is empty")
+    return nearest(corpus, encoder.encode([text], "query"), model, k, languages, years, index)
+
+
+def nearest(corpus: Corpus, vector: np.ndarray, model: str, k: int = 10,
+            languages: list[str] | None = None,
+            years: tuple[int | None, int | None] | None = None,
+            index: VectorIndex | None = None) -> list[Result]:
+    """The ``k`` papers nearest to a query ``vector`` (one row) in ``model``'s index."""
     index = index or load_index(corpus, model)
-    vector = np.asarray(encoder.encode([text], "query"), np.float32)
+    vector = np.asarray(vector, np.float32).reshape(1, -1)
     return related_results(corpus, index.search(vector, k, languages, years)[0])

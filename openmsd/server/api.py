@@ -26,7 +26,7 @@ from openmsd.search.library import related_to_library
 from openmsd.search.papers import paper_details, papers_by_id
 from openmsd.search.ranking import rank_related, rank_search
 from openmsd.search.recommend import MAX_LOCATIONS, recommend
-from openmsd.search.related import PaperNotFoundError, find_paper, related, search
+from openmsd.search.related import PaperNotFoundError, find_paper, nearest, related, search
 from openmsd.search.related import Result as RelatedResult
 from openmsd.server.resources import Resources
 
@@ -254,14 +254,19 @@ def related_page(resources: Resources, key: str, f: Filters) -> dict[str, Any]:
     return _page(model, f, found, paper)
 
 
-def search_or_related(resources: Resources, q: str, f: Filters) -> dict[str, Any]:
-    """Related papers when ``q`` is a paper id or DOI, else the papers nearest to the text."""
-    model = served_model(resources, f.model, default=resources.search_ranker)
+def names_paper(resources: Resources, q: str) -> bool:
+    """Whether ``q`` is a corpus paper's id, DOI or alias."""
     try:
         find_paper(resources.corpus, q.strip())
     except PaperNotFoundError:
-        pass
-    else:
+        return False
+    return True
+
+
+def search_or_related(resources: Resources, q: str, f: Filters) -> dict[str, Any]:
+    """Related papers when ``q`` is a paper id or DOI, else the papers nearest to the text."""
+    model = served_model(resources, f.model, default=resources.search_ranker)
+    if names_paper(resources, q):
         return related_page(resources, q.strip(), f)
     if model not in resources.models:
         return _page(model, f, rank_search(resources.corpus, q, model, f.offset + f.k + 1,
@@ -304,6 +309,21 @@ def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any
     return {"model": model, "locations": found}
 
 
+async def search_answer(resources: Resources, q: str, f: Filters) -> dict[str, Any]:
+    """:func:`search_or_related` for the API. A dense search, once the per-build structures
+    are loaded, runs on the event loop: it awaits its query vector from the batching encoder
+    (no pool thread held while it waits) and searches the index (a millisecond); the rest
+    (fused rankers, a reload in progress) runs in the thread pool."""
+    model = served_model(resources, f.model, default=resources.search_ranker)
+    if model not in resources.models or not resources.warmed():
+        return await run_in_threadpool(search_or_related, resources, q, f)
+    if names_paper(resources, q):
+        return related_page(resources, q.strip(), f)
+    vector = await resources.encoder(model).encode_async([q], "query")
+    return _page(model, f, nearest(resources.corpus, vector, model, f.offset + f.k + 1,
+                                   f.lang or None, f.years, index=resources.index(model)))
+
+
 async def quick(resources: Resources, answer: Callable[..., T], *args: Any) -> T:
     """``answer(*args)`` on the event loop when the per-build structures are loaded (a
     millisecond of work), else in the thread pool (it may wait seconds for them to load)."""
@@ -342,7 +362,7 @@ def stats(resources: Served) -> dict[str, Any]:
 
 
 @router.get("/api/search", response_model=Results, tags=["search"])
-def search_route(resources: Served, f: Filtered,
+async def search_route(resources: Served, f: Filtered,
                  q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY,
                                          description="A DOI, a paper id, a title, an abstract "
                                                      "or a query, in any language.")]
@@ -351,7 +371,7 @@ def search_route(resources: Served, f: Filtered,
     if not q.strip():
         raise HTTPException(422, [{"loc": ["query", "q"], "type": "value_error",
                                    "msg": "the query is blank"}])
-    return search_or_related(resources, q, f)
+    return await search_answer(resources, q, f)
 
 
 @router.get("/api/papers/{key:path}/related", response_model=Results, tags=["papers"])

@@ -24,7 +24,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from openmsd.server import api, pages
-from openmsd.server.resources import Resources
+from openmsd.server.resources import THREADS_ENV, Resources
 
 MAX_BODY = 256 * 1024
 BODY_TIMEOUT_S = 10.0
@@ -181,11 +181,18 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
           log_level: str = "info", backend: str | None = None) -> None:
     """Run the app with uvicorn until interrupted. FAISS searches on one thread: concurrent
     requests are the parallelism (an OpenMP team per one-query search only oversubscribes the
-    cores; ``OMP_NUM_THREADS=1`` does the same for BLAS, as the load test runs)."""
+    cores; ``OMP_NUM_THREADS=1`` does the same for BLAS, as the load test runs). The query
+    encoders run on one thread too, unless ``$OPENMSD_THREADS`` says otherwise: concurrent
+    queries are batched, and a second thread per batch of short queries (ONNX Runtime's
+    intra-op pool, muse-v3's BLAS) costs 2-4x the CPU per query on a busy machine
+    (``benchmarks/query_encoding.py``)."""
+    import os
+
     import faiss
     import uvicorn
 
     faiss.omp_set_num_threads(1)
+    os.environ.setdefault(THREADS_ENV, "1")
 
     uvicorn.run(create_app(corpus, models, backend=backend), host=host, port=port,
                 log_level=log_level, access_log=False)

@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import queue
@@ -36,11 +38,18 @@ from openmsd.rank import HYBRID, HYBRID_GRAPH
 from openmsd.rank.load import is_builtin
 from openmsd.search.build_cache import is_loaded
 from openmsd.search.citation_graph import citation_graph, read_graph
-from openmsd.search.paper_records import paper_records, read_records
+from openmsd.search.paper_records import (
+    paper_aliases,
+    paper_records,
+    read_aliases,
+    read_records,
+)
 
 log = logging.getLogger("openmsd.server")
 MAX_BATCH = 64
 BATCH_ENV = "OPENMSD_ENCODE_BATCH"
+THREADS_ENV = "OPENMSD_THREADS"
+"""Threads per query encoder (ONNX Runtime's intra-op pool, muse-v3's BLAS); ``serve``: 1."""
 
 
 class ServedCorpus(Corpus):
@@ -109,6 +118,8 @@ class BatchingEncoder:
         self.wait_s = wait_s if self.max_batch > 1 else 0.0
         self.batches = 0  # forward passes run, for tests and benchmarks
         self.texts = 0  # texts encoded in them
+        self.waited_s = 0.0  # seconds the calls spent queued before their batch started
+        self.calls = 0
         self._queue: queue.Queue[_Call] = queue.Queue()
         self._worker = threading.Thread(target=self._run, name=f"encode-{self.name}",
                                         daemon=True)
@@ -123,6 +134,14 @@ class BatchingEncoder:
             raise call.error
         assert call.result is not None
         return call.result
+
+    async def encode_async(self, texts: Sequence[str], kind: Kind = "passage") -> np.ndarray:
+        """:meth:`encode` for a coroutine: the event loop goes on while the texts wait for
+        their batch (no pool thread is held, no thread hop)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[np.ndarray] = loop.create_future()
+        self._queue.put(_Call(list(texts), kind, future=future, loop=loop))
+        return await future
 
     def _run(self) -> None:
         while True:
@@ -141,29 +160,54 @@ class BatchingEncoder:
 
     def _encode(self, calls: list[_Call], kind: Kind) -> None:
         texts = [t for c in calls for t in c.texts]
+        now = time.monotonic()
+        self.waited_s += sum(now - c.queued for c in calls)
+        self.calls += len(calls)
         try:
             vectors = np.asarray(self.encoder.encode(texts, kind, max(len(texts), 1)))
             self.batches += 1
             self.texts += len(texts)
         except Exception as error:  # each caller gets the error of its batch
             for call in calls:
-                call.error = error
-                call.done.set()
+                call.finish(None, error)
             return
         start = 0
         for call in calls:
-            call.result = vectors[start:start + len(call.texts)]
+            call.finish(vectors[start:start + len(call.texts)], None)
             start += len(call.texts)
-            call.done.set()
 
 
 @dataclass
 class _Call:
+    """Texts waiting for their batch; a thread waits on ``done``, a coroutine on ``future``."""
+
     texts: list[str]
     kind: Kind
     result: np.ndarray | None = None
     error: Exception | None = None
     done: threading.Event = field(default_factory=threading.Event)
+    future: asyncio.Future[np.ndarray] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    queued: float = field(default_factory=time.monotonic)
+
+    def finish(self, result: np.ndarray | None, error: Exception | None) -> None:
+        """Hand the caller its rows, or the error of its batch."""
+        self.result, self.error = result, error
+        if self.future is not None and self.loop is not None:
+            # a closed event loop (the server stopped) has no one waiting
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(_settle, self.future, result, error)
+        self.done.set()
+
+
+def _settle(future: asyncio.Future[np.ndarray], result: np.ndarray | None,
+            error: Exception | None) -> None:
+    if future.done():  # the request was cancelled (its client went away)
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
 
 
 class Resources:
@@ -207,9 +251,11 @@ class Resources:
     def index(self, model: str) -> VectorIndex:
         return self.indexes[model].current
 
-    def encoded(self) -> dict[str, dict[str, int]]:
-        """Per loaded query encoder: the texts it encoded and in how many forward passes."""
-        return {m: {"texts": e.texts, "batches": e.batches} for m, e in self._encoders.items()}
+    def encoded(self) -> dict[str, dict[str, float]]:
+        """Per loaded query encoder: the texts it encoded, in how many forward passes, and how
+        many calls waited how many seconds in all for their batch to start."""
+        return {m: {"texts": e.texts, "batches": e.batches, "calls": e.calls,
+                    "waited_s": round(e.waited_s, 3)} for m, e in self._encoders.items()}
 
     def stats(self) -> dict[str, Any]:
         """``corpus_stats`` of the corpus, computed again only after an ingest."""
@@ -224,6 +270,7 @@ class Resources:
         from openmsd.search.ranking import corpus_scorer, dense_members
 
         paper_records(self.corpus)
+        paper_aliases(self.corpus)
         citation_graph(self.corpus)
         served = {vector_key(m, self.backends[m]): m for m in self.models}
         for ranker in (self.related_ranker, self.search_ranker):
@@ -238,6 +285,7 @@ class Resources:
         from openmsd.search.ranking import is_built
 
         return (is_loaded(self.corpus, "papers", read_records)
+                and is_loaded(self.corpus, "papers", read_aliases)
                 and is_loaded(self.corpus, "citations", read_graph)
                 and is_built(self.corpus, self.related_ranker))
 

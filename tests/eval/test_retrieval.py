@@ -19,12 +19,12 @@ from openmsd.eval.retrieval import (
     evaluate_retrieval,
     rank,
     record_text,
-    top_k,
 )
 from openmsd.ingest.queries import read_qrels, read_records
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.lexical import LexicalScorer
 from openmsd.rank.scorer import Papers
+from openmsd.rank.topk import top_k
 from openmsd.report import Report
 
 runner = CliRunner()

@@ -77,6 +77,19 @@ def test_unknown_papers_and_missing_indexes_are_clear_errors(corpus, tmp_path):
         load_index(corpus, "minilm-en")
 
 
+def test_every_alias_finds_the_paper_sql_finds(corpus):
+    """find_paper's in-memory alias map answers as a scan of the aliases column does."""
+    con = corpus.connect()
+    rows = con.execute("SELECT DISTINCT unnest(aliases) AS a FROM papers").fetchall()
+    assert len(rows) > 51  # DOIs and SciELO PIDs
+    for (name,) in rows:
+        expected = con.execute("SELECT paper_id FROM papers WHERE list_contains(aliases, ?) "
+                               "ORDER BY paper_id LIMIT 1", [name]).fetchone()[0]
+        assert find_paper(corpus, name) == expected
+    with pytest.raises(PaperNotFoundError):
+        find_paper(corpus, "scielo:not-a-pid")
+
+
 def test_index_grows_incrementally(corpus, encoder, tmp_path):
     copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
     ingest([SAMPLE / "unarxive"], copy.root)

@@ -1,12 +1,9 @@
-"""Per-query AP and nDCG@10 from the ranks of the relevant documents (trec_eval semantics).
+"""Per-query AP and nDCG@10 of a table of ranks (trec_eval semantics).
 
 With binary relevance both metrics are functions of where the relevant documents land in the
 full ranking of the candidates (:func:`openmsd.eval.ranks.relevant_ranks`):
-
-* AP = (1/R) Σᵢ i / rankᵢ over the R relevant documents in rank order: every relevant
-  document counts, however deep (trec_eval's ``map`` on a complete run);
-* nDCG@10 = Σ_{rank ≤ 10} 1/log₂(rank + 1) divided by the same sum for the ideal ranking of
-  min(R, 10) relevant documents (trec_eval's ``ndcg_cut_10``).
+:func:`~openmsd.eval.metrics.average_precision` (trec_eval's ``map`` on a complete run) and
+:func:`~openmsd.eval.metrics.ndcg` at 10 (trec_eval's ``ndcg_cut_10``).
 
 Tables in, tables out: a ``ranked`` table has the key columns (model, task, query, …), ``doc``
 and ``rank``; :func:`per_query` returns one row per key with ``n_relevant``, ``AP`` and
@@ -24,8 +21,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import duckdb
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from openmsd.eval.metrics.average_precision import average_precision
+from openmsd.eval.metrics.ndcg import ndcg
+from openmsd.eval.metrics.rows import rank_rows
 from openmsd.io import arrow_table
 
 
@@ -42,18 +44,17 @@ def per_query(ranked: pa.Table, keys: Sequence[str], keep: str | None = None) ->
     condition = keep or "true"
     con = duckdb.connect()
     con.register("ranked", ranked)
-    return arrow_table(con, f"""
+    table = arrow_table(con, f"""
         WITH adjusted AS (
             SELECT {group}, "rank" - sum(CASE WHEN {condition} THEN 0 ELSE 1 END)
                        OVER (PARTITION BY {group} ORDER BY "rank"
                              ROWS UNBOUNDED PRECEDING) AS "rank", ({condition}) AS kept
-            FROM ranked),
-        ordered AS (
-            SELECT {group}, "rank",
-                   row_number() OVER (PARTITION BY {group} ORDER BY "rank") AS i
-            FROM adjusted WHERE kept)
-        SELECT {group}, count(*) AS n_relevant,
-               sum(i / "rank") / count(*) AS "AP",
-               coalesce(sum(CASE WHEN "rank" <= 10 THEN 1 / log2("rank" + 1) END), 0)
-                   / sum(CASE WHEN i <= 10 THEN 1 / log2(i + 1) END) AS "nDCG@10"
-        FROM ordered GROUP BY ALL ORDER BY ALL""")
+            FROM ranked)
+        SELECT {group}, count(*) AS n_relevant, list("rank" ORDER BY "rank") AS ranks
+        FROM adjusted WHERE kept GROUP BY ALL ORDER BY {group}""")
+    counts = table["n_relevant"].to_numpy()
+    rows = rank_rows(np.repeat(np.arange(len(counts)), counts),
+                     pc.list_flatten(table["ranks"]).to_numpy(), len(counts))
+    return table.drop_columns(["ranks"]).append_column(
+        "AP", pa.array(average_precision(rows))).append_column(
+        "nDCG@10", pa.array(ndcg(rows, 10)))

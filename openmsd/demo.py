@@ -28,6 +28,7 @@ from openmsd.rank import HYBRID, HYBRID_GRAPH
 from openmsd.search.ranking import rank_related, rank_search
 from openmsd.search.recommend import recommend
 from openmsd.search.related import Result
+from openmsd.search.view import shorten
 
 __all__ = ["PARAGRAPH", "QUERIES", "RELATED", "SAMPLE", "run", "shorten"]
 
@@ -49,18 +50,6 @@ LANGUAGES = {"en": "English", "pt": "Portuguese", "es": "Spanish", "fr": "French
              "de": "German", "und": "undetermined"}
 Progress = Callable[[], AbstractContextManager[Callable[[str, int | None],
                                                         Callable[[int], None]]]]
-
-
-def shorten(text: str, width: int = 110) -> str:
-    """``text`` on one line, cut at a word with an ellipsis when longer than ``width``.
-
-    >>> shorten("one two three", 9)
-    'one two…'
-    """
-    text = " ".join(text.split())
-    if len(text) <= width:
-        return text
-    return text[:width - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _why(result: Result) -> str:

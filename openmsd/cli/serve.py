@@ -28,6 +28,10 @@ def serve(
              "default every registered model with an index, e5-small-multilingual first.")]
     = None,
     backend: BackendOpt = None,
+    workers: Annotated[int, typer.Option(
+        min=1, help="Server processes on the port, each with its own index and encoders (one "
+                    "Python process answers about one core's worth of requests: use one per "
+                    "core on a busy server).")] = 1,
 ) -> None:
     """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
     from openmsd.server.app import serve as run_server
@@ -35,6 +39,6 @@ def serve(
 
     try:
         run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
-                   backend=backend)
+                   backend=backend, workers=workers)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(str(error))

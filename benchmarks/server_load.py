@@ -46,7 +46,7 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -275,6 +275,9 @@ def main() -> None:
                              "encoded for real).")
     parser.add_argument("--backend", choices=["torch", "onnx"], default="torch",
                         help="How the server encodes queries (openmsd serve --backend).")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="Server processes (openmsd serve --workers); the /healthz batching "
+                             "figures are then one worker's.")
     parser.add_argument("--encoder-threads", type=int, default=None,
                         help="The server's query encoder threads ($OPENMSD_THREADS; openmsd "
                              "serve's default is 1).")
@@ -344,7 +347,7 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
     started = time.perf_counter()
     server = subprocess.Popen([sys.executable, "-m", "openmsd.cli", "serve", str(corpus_dir),
                                "--model", MODEL, "--port", str(port),
-                               "--backend", args.backend],
+                               "--backend", args.backend, "--workers", str(args.workers)],
                               env={**os.environ, "OMP_NUM_THREADS": "1", **threads, **env})
     base = f"http://127.0.0.1:{port}"
     plan = phase_plan(args, endpoints)
@@ -403,6 +406,15 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a and b else None
 
 
+def tree_cpu(process: psutil.Process) -> float:
+    """User + system CPU seconds of ``process`` and its live children (the server's workers)."""
+    total = 0.0
+    for one in [process, *process.children(recursive=True)]:
+        with suppress(psutil.NoSuchProcess):
+            total += sum(one.cpu_times()[:2])
+    return total
+
+
 def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_dir: Path,
           papers: list[tuple[str, str]], endpoints: list[str], ranker: str | None) -> dict:
     """A warm-up, then the load for ``args.seconds`` (with the rebuilds asked for)."""
@@ -410,7 +422,7 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     asyncio.run(load(base, papers, endpoints, args.clients, args.warmup, args.max_requests,
                      ranker, client=args.client))
     served, own = psutil.Process(server.pid), psutil.Process()
-    server_cpu, client_cpu = sum(served.cpu_times()[:2]), sum(own.cpu_times()[:2])
+    server_cpu, client_cpu = tree_cpu(served), sum(own.cpu_times()[:2])
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     encoded_before = httpx.get(base + "/healthz").json().get("encoded", {})
@@ -431,7 +443,7 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     stop.set()
     if args.rebuilds:
         watcher.join()
-    server_cpu = sum(served.cpu_times()[:2]) - server_cpu
+    server_cpu = tree_cpu(served) - server_cpu
     client_cpu = sum(own.cpu_times()[:2]) - client_cpu
     health = httpx.get(base + "/healthz").json()
     reloads = health.get("reloads")
@@ -442,7 +454,7 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     requests = max(done + len(errors), 1)
     return {
         "papers": len(papers), "index": args.kind, "clients": args.clients,
-        "model": MODEL, "backend": args.backend, "client": args.client,
+        "model": MODEL, "backend": args.backend, "workers": args.workers, "client": args.client,
         "ranker": ranker or "server default",
         "endpoints": endpoints, "seconds": round(elapsed, 1),
         "requests": done + len(errors), "errors": len(errors),

@@ -22,7 +22,7 @@ from openmsd.index import build_index
 from openmsd.ingest import read_manuscript
 from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH
-from openmsd.search import Result, rank_related, rank_search, recommend_citations
+from openmsd.search import Result, rank_related, rank_search, recommend_citations, shorten
 
 __all__ = ["PARAGRAPH", "QUERIES", "RELATED", "SAMPLE", "run", "shorten"]
 
@@ -44,18 +44,6 @@ LANGUAGES = {"en": "English", "pt": "Portuguese", "es": "Spanish", "fr": "French
              "de": "German", "und": "undetermined"}
 Progress = Callable[[], AbstractContextManager[Callable[[str, int | None],
                                                         Callable[[int], None]]]]
-
-
-def shorten(text: str, width: int = 110) -> str:
-    """``text`` on one line, cut at a word with an ellipsis when longer than ``width``.
-
-    >>> shorten("one two three", 9)
-    'one two…'
-    """
-    text = " ".join(text.split())
-    if len(text) <= width:
-        return text
-    return text[:width - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _why(result: Result) -> str:

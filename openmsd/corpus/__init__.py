@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     )
     from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record
     from openmsd.corpus.sql import SparkSql
-    from openmsd.corpus.stats import corpus_stats, table1_rows
+    from openmsd.corpus.stats import build_summary, corpus_stats, stats_view, table1_rows
     from openmsd.corpus.store import MANIFEST, NEXT, STAGED_DIR, Corpus, CorpusError
     from openmsd.corpus.summaries import (
         LENGTHS,
@@ -61,6 +61,7 @@ _WHERE: dict[str, str] = {
     "UND": "langid",
     "build_corpus": "build",
     "build_id": "build",
+    "build_summary": "stats",
     "corpus_stats": "stats",
     "current_summaries": "summaries",
     "derive": "build",
@@ -73,6 +74,7 @@ _WHERE: dict[str, str] = {
     "parse_variant": "summaries",
     "read_papers": "summaries",
     "stage": "ingest_run",
+    "stats_view": "stats",
     "summaries_dir": "summaries",
     "summaries_for_model": "summaries",
     "table1_rows": "stats",
@@ -83,10 +85,10 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "BATCH", "CLD3", "LENGTHS", "LINKED", "MANIFEST", "NEXT", "SCHEMA_VERSION", "STAGED",
     "STAGED_DIR", "TABLES", "UND", "Combined", "Corpus", "CorpusError", "FastText", "IngestResult",
-    "LanguageIdentifier", "Record", "SparkSql", "build_corpus", "build_id", "corpus_stats",
-    "current_summaries", "derive", "digest", "enriched_name", "identify", "ingest", "paper_text",
-    "parse_enriched", "parse_variant", "read_papers", "stage", "summaries_dir",
-    "summaries_for_model", "table1_rows", "variant_summaries", "write_summaries",
+    "LanguageIdentifier", "Record", "SparkSql", "build_corpus", "build_id", "build_summary",
+    "corpus_stats", "current_summaries", "derive", "digest", "enriched_name", "identify", "ingest",
+    "paper_text", "parse_enriched", "parse_variant", "read_papers", "stage", "stats_view",
+    "summaries_dir", "summaries_for_model", "table1_rows", "variant_summaries", "write_summaries",
 ]
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Group
+from rich.table import Table
+
 from openmsd.corpus.build import LINKED
 from openmsd.corpus.store import Corpus
 
@@ -78,3 +81,41 @@ def table1_rows(stats: dict[str, Any]) -> list[tuple[str, int, int, int, int]]:
             row[i] += v[key]
     total = [sum(col) for col in zip(*groups.values(), strict=True)]
     return [(name, *vals) for name, vals in [*groups.items(), ("total", total)]]  # type: ignore[misc]
+
+
+def stats_view(stats: dict[str, Any]) -> Group:
+    """:func:`corpus_stats` for a terminal: Table 1, languages, citation links by direction,
+    then a line on references and contexts."""
+    table1 = Table(title="Papers (OpenMSD Table 1)")
+    for column in ("", "papers", "with abstract", "with full text", "with citations"):
+        table1.add_column(column, justify="right" if column else "left")
+    for name, *values in table1_rows(stats):
+        table1.add_row(name, *(f"{v:,}" for v in values))
+    languages = Table(title="Languages")
+    for column in ("language", "papers", "with abstract", "with citations"):
+        languages.add_column(column, justify="left" if column == "language" else "right")
+    for lang, v in stats["per_language"].items():
+        languages.add_row(lang, f"{v['papers']:,}", f"{v['with_abstract']:,}",
+                          f"{v['with_citations']:,}")
+    links = Table(title="Citation links")
+    links.add_column("direction")
+    links.add_column("pairs", justify="right")
+    for direction, n in stats["citations_by_direction"].items():
+        links.add_row(direction, f"{n:,}")
+    by_resolution = ", ".join(f"{k} {v:,}" for k, v in stats["references_by_resolution"].items())
+    return Group(table1, languages, links,
+                 f"references: {stats['references']:,}, resolved to corpus papers: "
+                 f"{stats['references_resolved']:,} ({by_resolution}); contexts: "
+                 f"{stats['contexts']:,} ({stats['contexts_resolved']:,} with the cited paper "
+                 "in the corpus)")
+
+
+def build_summary(root: object, counts: dict[str, int]) -> str:
+    """One line (Rich markup) on a corpus build's ``counts``: papers, references and how they
+    resolved, citations, contexts."""
+    resolved = sum(counts.get(f"references.{k}", 0) for k in LINKED)
+    return (f"[bold]{root}[/]: {counts['papers']:,} papers, {counts['references']:,} "
+            f"references ({resolved:,} resolved to corpus papers, "
+            f"{counts.get('references.unresolved', 0):,} to papers outside the corpus, "
+            f"{counts.get('references.citing-unknown', 0):,} from papers outside it), "
+            f"{counts['citations']:,} citations, {counts['contexts']:,} contexts")

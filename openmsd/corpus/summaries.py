@@ -40,6 +40,8 @@ SCHEMA = pa.schema([("paper_id", pa.string()), ("source_hash", pa.string()),
                    metadata={"openmsd.table": "summaries"})
 _VARIANT = rf"(?P<method>{'|'.join(METHODS)})(?P<length>\d+)"
 _ENRICHED = re.compile(rf"^(?P<model>.+)\+{_VARIANT}$")
+_SPELLED = re.compile(rf"(?P<method>{'|'.join(METHODS)})-?(?P<length>\d+)")
+"""A variant as users write it: ``llm64`` or ``llm-64``."""
 
 
 def summaries_dir(corpus: Corpus, method: str, length: int) -> Path:
@@ -134,15 +136,19 @@ def write_summaries(corpus: Corpus, method: str, length: int, rows: list[dict]) 
 
 
 def parse_variant(variant: str) -> tuple[str, int]:
-    """``(method, length)`` of an enrichment variant (``author64``, ``llm128``);
-    ``ValueError`` naming the expected form for anything else.
+    """``(method, length)`` of an enrichment variant, written ``author64`` or ``author-64``
+    (the one parser of both spellings); ``ValueError`` naming the expected form for anything
+    else.
 
     >>> parse_variant("topn128")
     ('topn', 128)
+    >>> parse_variant("llm-64")
+    ('llm', 64)
     """
-    match = re.fullmatch(_VARIANT, variant)
+    match = _SPELLED.fullmatch(variant)
     if not match or int(match["length"]) not in LENGTHS:
-        raise ValueError(f"unknown enrichment {variant!r}: expected METHODLENGTH with a method "
+        raise ValueError(f"unknown enrichment {variant!r}: expected METHODLENGTH or "
+                         f"METHOD-LENGTH with a method "
                          f"of {', '.join(METHODS)} and a length of "
                          f"{', '.join(map(str, LENGTHS))} (e.g. author64)")
     return match["method"], int(match["length"])

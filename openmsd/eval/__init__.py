@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         plot_table3,
         score_rows,
         table3,
+        write_citrec_report,
     )
     from openmsd.eval.langid import accuracy, bioc_rows, scielo_rows, taln_rows
     from openmsd.eval.metrics.hit_rate import hit_rate
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
         header,
         markdown,
         markdown_table,
+        pools_view,
+        sdsm_view,
         table_rows,
         write_report,
     )
@@ -99,15 +102,18 @@ _WHERE: dict[str, str] = {
     "per_query": "metrics.table",
     "plot_table3": "citrec",
     "pool_papers": "sdsm",
+    "pools_view": "report",
     "reciprocal_rank": "metrics.reciprocal_rank",
     "relevant_ranks": "ranks",
     "scielo_rows": "langid",
     "score_model": "sdsm",
     "score_rows": "citrec",
+    "sdsm_view": "report",
     "table3": "citrec",
     "table_rows": "report",
     "taln_rows": "langid",
     "text_papers": "retrieval",
+    "write_citrec_report": "citrec",
     "write_report": "report",
 }
 
@@ -117,9 +123,9 @@ __all__ = [
     "SDSMEvaluator", "ScorerRows", "accuracy", "bioc_rows", "breakdown_rows", "check_protocol",
     "common_pool", "evaluate", "evaluate_files", "evaluate_pool_files", "evaluate_retrieval",
     "evaluate_sdsm", "header", "hide_links", "hit_rate", "load_pool", "markdown", "markdown_table",
-    "model_ranks", "paired_t_test", "per_query", "plot_table3", "pool_papers", "reciprocal_rank",
-    "relevant_ranks", "scielo_rows", "score_model", "score_rows", "table3", "table_rows",
-    "taln_rows", "text_papers", "write_report",
+    "model_ranks", "paired_t_test", "per_query", "plot_table3", "pool_papers", "pools_view",
+    "reciprocal_rank", "relevant_ranks", "scielo_rows", "score_model", "score_rows", "sdsm_view",
+    "table3", "table_rows", "taln_rows", "text_papers", "write_citrec_report", "write_report",
 ]
 
 

@@ -32,6 +32,7 @@ import numpy as np
 from openmsd.corpus import Corpus
 from openmsd.eval.metrics import average_precision, ndcg, rank_rows, recall, reciprocal_rank
 from openmsd.eval.ranks import DenseScorer, PrecomputedRows, QueryRows, Scorer, relevant_ranks
+from openmsd.io import atomic_path, write_json
 from openmsd.models import (
     DEFAULT_MODEL,
     fundamental,
@@ -330,3 +331,15 @@ def plot_table3(result: dict[str, Any], path: Path, title: str = "") -> None:
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(path, dpi=120, format="png")
     plt.close(fig)
+
+
+def write_citrec_report(result: dict[str, Any], out_file: Path) -> list[Path]:
+    """Write ``result`` as JSON to ``out_file``, its Table 3 as Markdown beside it
+    (``FILE.md``) and as bars (``FILE.png``), each atomically; the paths written."""
+    write_json(out_file, result)
+    markdown, picture = out_file.with_suffix(".md"), out_file.with_suffix(".png")
+    with atomic_path(markdown) as tmp:
+        tmp.write_text(table3(result) + "\n")
+    with atomic_path(picture) as tmp:
+        plot_table3(result, tmp)
+    return [out_file, markdown, picture]

@@ -14,6 +14,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from rich.console import Group
+from rich.table import Table
 
 from openmsd.eval.sdsm import DIRECTIONS, METRICS, RESOURCE_LEVELS, TASKS, SDSMResult
 from openmsd.io import atomic_path, write_json
@@ -200,3 +202,49 @@ def write_report(result: SDSMResult, out: Path) -> list[Path]:
     plot_tasks(result.summary, paths[-2])
     plot_languages(result.summary, paths[-1])
     return paths
+
+
+def _table(title: str, head: list[str], rows: list[list[str]]) -> Table:
+    """A terminal table: the first column (the model) left, the figures right."""
+    table = Table(title=title)
+    for i, column in enumerate(head):
+        table.add_column(column, justify="right" if i else "left")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def sdsm_view(summary: dict[str, Any], split: str) -> Group:
+    """An SDSM summary for a terminal: Tables 5/6 (MAP / nDCG@10 per task), the query counts
+    and the baseline of the t-tests, then average MAP by query language, direction and
+    resource level."""
+    left_out = ", ".join(f"{n:,} {why}" for why, n in summary["left_out"].items() if n)
+    main = _table(f"SDSM, split {split}: pool {summary['pool']:,} papers"
+                  + (f" ({left_out} left out)" if left_out else "") + "; MAP / nDCG@10 in %",
+                  [column.replace(" ", "\n") for column in header()], table_rows(summary))
+    counts = next(iter(summary["models"].values()))
+    queries = ("queries: " + ", ".join(f"{t} {counts[t]['n_queries']}" for t in
+                                       ("citation", "co-citation", "bib-coupling", "average"))
+               + f"; † / ‡ p < 0.05 / 0.01 against {summary['significance']['baseline']} "
+                 "(paired t-test on per-query AP)")
+    breakdowns = []
+    for title, key, groups in (("by query language", "by_language", None),
+                               ("by direction", "by_direction", list(DIRECTIONS)),
+                               ("by resource level", "by_resource", list(RESOURCE_LEVELS))):
+        head, rows = breakdown_rows(summary, key, groups)
+        breakdowns.append(_table(f"average MAP (queries) {title}", head, rows))
+    return Group(main, queries, *breakdowns)
+
+
+def pools_view(result: dict[str, Any], tasks: list[str], protocols: list[str]) -> Group:
+    """A merged-pool / clustered evaluation for a terminal: one table per protocol, MAP and
+    nDCG@10 per task and their average, one row per model."""
+    columns = [*tasks, "average"]
+    tables = []
+    for name in protocols:
+        rows = [[model, *(_cell(figures[name][c][m]) for c in columns for m in METRICS)]
+                for model, figures in result["models"].items()]
+        tables.append(_table(f"{name} protocol: pool {result['pool']:,} papers; MAP / "
+                             "nDCG@10 in %",
+                             ["model", *(f"{c}\n{m}" for c in columns for m in METRICS)], rows))
+    return Group(*tables)

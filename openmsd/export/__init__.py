@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from openmsd.export.formats import EXPORTS, bibtex, csl_items, csl_json, export, ris
+    from openmsd.export.formats import EXPORTS, bibtex, csl_items, csl_json, export, ris, save
     from openmsd.export.names import key_suffix, split_name
 
 _WHERE: dict[str, str] = {
@@ -21,11 +21,13 @@ _WHERE: dict[str, str] = {
     "export": "formats",
     "key_suffix": "names",
     "ris": "formats",
+    "save": "formats",
     "split_name": "names",
 }
 
 __all__ = [
-    "EXPORTS", "bibtex", "csl_items", "csl_json", "export", "key_suffix", "ris", "split_name",
+    "EXPORTS", "bibtex", "csl_items", "csl_json", "export", "key_suffix", "ris", "save",
+    "split_name",
 ]
 
 

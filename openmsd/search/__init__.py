@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         related_papers,
         search,
     )
+    from openmsd.search.view import recommendations_view, results_table, shorten
 
 _WHERE: dict[str, str] = {
     "MAX_LOCATIONS": "recommend",
@@ -61,9 +62,12 @@ _WHERE: dict[str, str] = {
     "read_graph": "citation_graph",
     "read_records": "paper_records",
     "recommend_citations": "recommend",
+    "recommendations_view": "view",
     "related_papers": "related",
     "related_to_library": "library",
+    "results_table": "view",
     "search": "related",
+    "shorten": "view",
 }
 
 __all__ = [
@@ -71,7 +75,8 @@ __all__ = [
     "is_built", "is_loaded", "language_warning", "library_seeds", "load_citation_graph",
     "load_paper_records", "nearest", "paper_aliases", "paper_details", "papers_by_id",
     "rank_related", "rank_search", "read_aliases", "read_graph", "read_records",
-    "recommend_citations", "related_papers", "related_to_library", "search",
+    "recommend_citations", "recommendations_view", "related_papers", "related_to_library",
+    "results_table", "search", "shorten",
 ]
 
 

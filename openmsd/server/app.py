@@ -177,22 +177,62 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
     return app
 
 
+SERVE_ENV = "OPENMSD_SERVE"
+"""What each worker process of ``serve(workers=N)`` serves: JSON ``{corpus, models, backend}``."""
+
+
+def app_from_env() -> FastAPI:
+    """The app of one worker process of :func:`serve`, from ``$OPENMSD_SERVE``."""
+    import json
+    import os
+
+    spec = json.loads(os.environ[SERVE_ENV])
+    return create_app(spec["corpus"], spec["models"], backend=spec["backend"])
+
+
+def check_served(corpus: str | Path, models: list[str]) -> None:
+    """Raise the errors a worker would meet at start, in the parent: a corpus that is not one
+    (:class:`CorpusError`), no model named, or a model without an index (``ValueError``)."""
+    from openmsd.corpus import Corpus
+    from openmsd.server.resources import indexed_models
+
+    Corpus(corpus).check()
+    if not models:
+        raise ValueError("serve: name at least one model")
+    missing = sorted(set(models) - set(indexed_models(corpus)))
+    if missing:
+        raise ValueError(f"serve: no index for {', '.join(missing)} in {corpus}: run "
+                         f"'openmsd index build {corpus} --model {missing[0]}' first")
+
+
 def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: int = 8000,
-          log_level: str = "info", backend: str | None = None) -> None:
+          log_level: str = "info", backend: str | None = None, workers: int = 1) -> None:
     """Run the app with uvicorn until interrupted. FAISS searches on one thread: concurrent
     requests are the parallelism (an OpenMP team per one-query search only oversubscribes the
     cores; ``OMP_NUM_THREADS=1`` does the same for BLAS, as the load test runs). The query
     encoders run on one thread too, unless ``$OPENMSD_THREADS`` says otherwise: concurrent
     queries are batched, and a second thread per batch of short queries (ONNX Runtime's
     intra-op pool, muse-v3's BLAS) costs 2-4x the CPU per query on a busy machine
-    (``benchmarks/query_encoding.py``)."""
+    (``benchmarks/query_encoding.py``). ``workers`` > 1 runs that many processes on one port,
+    each with its own index, encoders and rebuild watcher: one Python process answers at most
+    about one core's worth of requests (the GIL), so on a busy server use one per core."""
+    import json
     import os
 
     import faiss
     import uvicorn
 
+    if workers < 1:
+        raise ValueError(f"serve: --workers must be at least 1, got {workers}")
     faiss.omp_set_num_threads(1)
     os.environ.setdefault(THREADS_ENV, "1")
-
-    uvicorn.run(create_app(corpus, models, backend=backend), host=host, port=port,
-                log_level=log_level, access_log=False)
+    if workers == 1:
+        uvicorn.run(create_app(corpus, models, backend=backend), host=host, port=port,
+                    log_level=log_level, access_log=False)
+        return
+    check_served(corpus, models)
+    os.environ[SERVE_ENV] = json.dumps({"corpus": str(corpus), "models": list(models),
+                                        "backend": backend})
+    os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers' FAISS and BLAS, as above
+    uvicorn.run("openmsd.server.app:app_from_env", factory=True, workers=workers, host=host,
+                port=port, log_level=log_level, access_log=False)

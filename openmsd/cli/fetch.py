@@ -1,32 +1,28 @@
-"""The ``openmsd fetch openalex|crossref`` and ``openmsd update`` commands (the API clients
-are imported when a command runs, not when ``openmsd`` starts)."""
+"""``openmsd fetch openalex|crossref`` and ``openmsd update`` (the API clients are imported
+when a command runs, not when ``openmsd`` starts)."""
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
 import orjson
 import typer
-from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-__all__ = ["fetch_app", "update"]
+from openmsd.cli.options import JsonOpt
+from openmsd.cli.output import emit, err, fail, out
+
+__all__ = ["app", "fetch_app"]
 
 DEFAULT_API = "https://api.openalex.org"
 CROSSREF_API = "https://api.crossref.org"
 
+app = typer.Typer()
 fetch_app = typer.Typer(help="Fetch works from the open scholarly APIs (OpenAlex, Crossref).",
                         no_args_is_help=True)
-err = Console(stderr=True, emoji=False)
-out = Console(emoji=False)
-
-
-def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True, markup=False)
-    raise typer.Exit(2)
 
 
 def _need_clients() -> None:
@@ -36,7 +32,7 @@ def _need_clients() -> None:
     missing = [name for name in ("pyalex", "habanero", "pyzotero", "requests")
                if importlib.util.find_spec(name) is None]
     if missing:
-        _fail(f"openmsd fetch needs {', '.join(missing)}: pip install 'openmsd[fetch]'")
+        fail(f"openmsd fetch needs {', '.join(missing)}: pip install 'openmsd[fetch]'")
 
 
 def _ticker(progress: Progress, label: str):
@@ -55,7 +51,7 @@ def _filters(values: list[str] | None) -> dict[str, str]:
     for value in values or []:
         key, sep, val = value.partition(":")
         if not sep or not key or not val:
-            _fail(f"--filter {value!r}: expected FIELD:VALUE, e.g. language:fr, "
+            fail(f"--filter {value!r}: expected FIELD:VALUE, e.g. language:fr, "
                   "publication_year:2010-2020, topics.id:T10181")
         filters[key.strip()] = val.strip()
     return filters
@@ -67,26 +63,24 @@ def _since(value: str | None) -> str | None:
     try:
         return datetime.strptime(value, "%Y-%m-%d").strftime("%Y-%m-%d")
     except ValueError:
-        _fail(f"--since {value!r}: expected a date YYYY-MM-DD")
+        fail(f"--since {value!r}: expected a date YYYY-MM-DD")
     return None
 
 
 def _print_report(report: dict, as_json: bool) -> None:
-    if as_json:
-        sys.stdout.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return
-    for item in report.get("unresolved", []):
-        err.print(f"  unresolved: {item.get('seed') or item.get('doi')} "
-                  f"({item.get('origin', '')}): {item['reason']}", highlight=False,
-                  markup=False)
-    for old, new in report.get("merged", {}).items():
-        err.print(f"  merged: {old} -> {new}", highlight=False)
+    if not as_json:
+        for item in report.get("unresolved", []):
+            err.print(f"  unresolved: {item.get('seed') or item.get('doi')} "
+                      f"({item.get('origin', '')}): {item['reason']}", highlight=False,
+                      markup=False)
+        for old, new in report.get("merged", {}).items():
+            err.print(f"  merged: {old} -> {new}", highlight=False)
     rate = report["works"] / report["seconds"] if report["seconds"] else 0.0
-    out.print(f"{report['out']}: {report['works']:,} works in {report['requests']:,} requests, "
-              f"{report['seconds']:.1f} s ({rate:.1f} works/s); "
-              f"{len(report.get('unresolved', [])):,} unresolved"
-              + (" (stopped at --max-works)" if report.get("stopped_at_max_works") else ""),
-              highlight=False, markup=False)
+    emit(report, as_json, lambda _: escape(
+        f"{report['out']}: {report['works']:,} works in {report['requests']:,} requests, "
+        f"{report['seconds']:.1f} s ({rate:.1f} works/s); "
+        f"{len(report.get('unresolved', [])):,} unresolved"
+        + (" (stopped at --max-works)" if report.get("stopped_at_max_works") else "")))
 
 
 @fetch_app.command("openalex")
@@ -125,7 +119,7 @@ def fetch_openalex(
     api_key: Annotated[str | None, typer.Option(envvar="OPENALEX_API_KEY",
                                                 help="An OpenAlex API key.")] = None,
     retries: Annotated[int, typer.Option(help="Retries of a 429 / 5xx answer.")] = 5,
-    json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    json: JsonOpt = False,
 ) -> None:
     """Fetch OpenAlex works around seed papers: their references, with --citing their citers,
     --depth steps away; resumable (run it again after an interruption)."""
@@ -141,7 +135,7 @@ def fetch_openalex(
         with _progress() as progress:
             report = crawl(client, plan, out_file, _ticker(progress, "fetching OpenAlex"))
     except FetchError as error:
-        _fail(str(error))
+        fail(str(error))
     _print_report(vars(report), json)
 
 
@@ -170,7 +164,7 @@ def fetch_crossref_command(
     mailto: Annotated[str | None, typer.Option(help="Your e-mail (Crossref's polite pool).")]
     = None,
     api_url: Annotated[str, typer.Option(help="The Crossref API.")] = CROSSREF_API,
-    json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    json: JsonOpt = False,
 ) -> None:
     """Fetch Crossref works for DOIs: the reference lists and abstracts OpenAlex lacks."""
     _need_clients()
@@ -184,12 +178,12 @@ def fetch_crossref_command(
         if lacking:
             wanted += dois_lacking(lacking)
         if not wanted:
-            _fail("no DOI to fetch: give DOIs, --seeds or --lacking-in")
+            fail("no DOI to fetch: give DOIs, --seeds or --lacking-in")
         with _progress() as progress:
             report = fetch_crossref(wanted, out_file, api_url, Polite(mailto=mailto),
                                     _ticker(progress, "fetching Crossref"))
     except (FetchError, OSError) as error:
-        _fail(str(error))
+        fail(str(error))
     _print_report(vars(report), json)
 
 
@@ -211,6 +205,7 @@ def _last_fetch(corpus: Path) -> tuple[Path, dict]:
     return max(found, key=lambda item: item[1]["finished"])
 
 
+@app.command("update")
 def update(
     corpus: Annotated[Path, typer.Argument(help="A corpus built from 'openmsd fetch'.")],
     mailto: Annotated[str | None, typer.Option(help="Your e-mail (default: the fetch's).")]
@@ -250,4 +245,4 @@ def update(
                 out.print(f"{key}: {done.embedded:,} papers embedded and indexed",
                           highlight=False)
     except (FetchError, CorpusError, IngestError, FileNotFoundError, ValueError) as error:
-        _fail(str(error))
+        fail(str(error))

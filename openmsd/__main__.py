@@ -1,0 +1,5 @@
+"""``python -m openmsd``: the ``openmsd`` command."""
+
+from openmsd.cli import main
+
+main()

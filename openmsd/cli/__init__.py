@@ -1,0 +1,114 @@
+"""The ``openmsd`` command line: one thin module per command group, assembled here.
+
+Each module (:mod:`~openmsd.cli.corpus`, :mod:`~openmsd.cli.search`, ...) holds its commands
+on a Typer app of its own; they share the options of :mod:`openmsd.cli.options` and print
+through :mod:`openmsd.cli.output`. Tables and report files come from each package's report
+code, never from here."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from openmsd.cli import (
+    corpus,
+    demo,
+    enrich,
+    eval,
+    fetch,
+    models,
+    relations,
+    robustness,
+    search,
+    serve,
+    train,
+)
+from openmsd.cli.output import err
+
+__all__ = ["SAMPLE", "app", "main"]
+
+SAMPLE = Path(__file__).parent.parent / "data" / "sample"
+"""The sample corpus shipped with openmsd (what ``openmsd demo`` reads)."""
+
+
+def _join_lines(text: str | None) -> str | None:
+    r"""Help text with the line breaks of a docstring joined (paragraphs kept).
+
+    >>> _join_lines("The papers most related\n    to a paper.\n\nSecond paragraph.")
+    'The papers most related to a paper.\n\nSecond paragraph.'
+    """
+    return re.sub(r"(?<=\S)[ \t]*\n[ \t]*(?=\S)", " ", text) if text else text
+
+
+def _tidy(command: Any) -> Any:
+    """``command`` (and its subcommands) with help texts of whole lines."""
+    if command is not None and not getattr(command, "_tidied", False):
+        command.help = _join_lines(command.help)
+        command.short_help = _join_lines(command.short_help)
+        command._tidied = True
+        for sub in getattr(command, "commands", {}).values():
+            _tidy(sub)
+    return command
+
+
+class _MainGroup(TyperGroup):
+    """The top-level group: ``demo`` listed first, help texts without mid-sentence breaks."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda name: name != "demo")
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        return _tidy(super().get_command(ctx, name))
+
+
+app = typer.Typer(cls=_MainGroup, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Multilingual related-paper search and citation recommendation "
+                       "(OpenMSD). New here? Run 'openmsd demo'.")
+for _commands in (demo.app, fetch.app, corpus.app, models.app, search.app, train.app,
+                  robustness.app, enrich.app, serve.app):
+    app.add_typer(_commands)  # commands at the top level: 'openmsd ingest', ...
+app.add_typer(corpus.corpus_app, name="corpus")
+app.add_typer(fetch.fetch_app, name="fetch")
+app.add_typer(relations.relations_app, name="relations")
+app.add_typer(models.models_app, name="models")
+app.add_typer(models.index_app, name="index")
+app.add_typer(eval.eval_app, name="eval")
+
+
+def main() -> None:
+    """The ``openmsd`` entry point: run the command, then end the process at once.
+
+    Native libraries keep thread pools alive until their C++ static destructors run during
+    ``exit()`` (ONNX Runtime's, PyTorch's, DuckDB's task scheduler); under load, one of them
+    can still be joinable then and the process aborts with "terminate called without an active
+    exception" (exit 134) after printing its results. So once the command is done, output is
+    flushed, Python's exit handlers run, and the process ends with ``os._exit``, before any
+    static destructor."""
+    import atexit
+    import logging
+    import os
+
+    try:
+        app()
+        code: int = 0
+    except SystemExit as done:
+        if done.code is None or isinstance(done.code, int):
+            code = done.code or 0
+        else:
+            err.print(str(done.code), highlight=False)
+            code = 1
+    except KeyboardInterrupt:
+        code = 130
+    atexit._run_exitfuncs()  # what a normal exit runs first (finalizers, temp directories)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)

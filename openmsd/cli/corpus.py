@@ -1,0 +1,103 @@
+"""``openmsd ingest``, ``openmsd formats`` and ``openmsd corpus stats|query``: reading sources
+into a corpus and looking at it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import openmsd.ingest as formats
+from openmsd.cli.options import CorpusArg, JsonOpt, StrictOpt
+from openmsd.cli.output import emit, err, fail, out, progress
+from openmsd.corpus import Corpus, CorpusError, build_summary, corpus_stats, stats_view
+from openmsd.corpus import ingest as run_ingest
+from openmsd.report import IngestError
+
+__all__ = ["app", "corpus_app"]
+
+app = typer.Typer()
+corpus_app = typer.Typer(help="Inspect a corpus directory.", no_args_is_help=True)
+
+
+def _print_report(report: dict, problems: list, limit: int = 10) -> None:
+    counts = report.get("counts", {})
+    skipped, warnings = counts.get("problems.skipped", 0), counts.get("problems.warning", 0)
+    err.print(f"[bold]ingest report[/]: {skipped:,} records or fields skipped, {warnings:,} "
+              "warnings (taken, with a defect)", highlight=False)
+    for reason, n in report["problems_by_reason"].items():
+        err.print(f"  {n:>7,}  {reason}", highlight=False)
+    for problem in problems[:limit]:
+        label = "warning" if getattr(problem, "kind", None) == "warning" else "skipped"
+        err.print(f"  - {label}: {problem}", highlight=False, soft_wrap=True)
+    if len(problems) > limit:
+        err.print(f"  ... {len(problems) - limit:,} more in problems.jsonl", highlight=False)
+
+
+@app.command()
+def ingest(
+    inputs: Annotated[list[str], typer.Argument(help="Files or folders to read (with "
+                                                "--engine spark, URIs too).")],
+    out_dir: Annotated[str, typer.Option("--out", help="The corpus directory (with --engine "
+                                         "spark, a URI too: s3a://, gs://, hdfs://).")],
+    fmt: Annotated[str | None, typer.Option(
+        "--format", help=f"One of {', '.join(formats.FORMATS)}; detected by content by default."
+    )] = None,
+    strict: StrictOpt = False,
+    json: JsonOpt = False,
+    engine: Annotated[str, typer.Option(help="duckdb (one process, incremental) or spark (one "
+                                             "task per file; see docs/scale.md).")] = "duckdb",
+) -> None:
+    """Read scholarly metadata, citations and contexts into a corpus directory."""
+    if engine not in ("duckdb", "spark"):
+        fail(f"--engine {engine!r}: expected duckdb or spark")
+    try:
+        if engine == "spark":
+            from openmsd.ingest import spark_ingest
+
+            result = spark_ingest(inputs, out_dir, fmt, strict)
+        else:
+            with progress() as start:
+                result = run_ingest([Path(i) for i in inputs], Path(out_dir), fmt, strict,
+                                    progress=start)
+    except (IngestError, CorpusError) as error:
+        fail(str(error))
+    if not json:
+        for path in result.unchanged:
+            err.print(f"unchanged, not read again: {path}", highlight=False)
+        _print_report(result.report, result.problems)
+    emit(result.report, json, lambda _: build_summary(out_dir, result.build["counts"]))
+
+
+@app.command("formats")
+def list_formats() -> None:
+    """The source formats openmsd reads."""
+    for name in formats.FORMATS:
+        out.print(f"[bold]{name}[/]: {formats.get_reader(name).description}", highlight=False)
+
+
+@corpus_app.command("stats")
+def stats(corpus: CorpusArg, json: JsonOpt = False) -> None:
+    """Papers, languages, citation links by direction and resolved references."""
+    try:
+        numbers = corpus_stats(Corpus(corpus))
+    except CorpusError as error:
+        fail(str(error))
+    emit(numbers, json, stats_view)
+
+
+@corpus_app.command("query")
+def query(
+    corpus: CorpusArg,
+    sql: Annotated[str, typer.Argument(help="SQL over the views papers, citations, references, "
+                                       "contexts.")],
+) -> None:
+    """Run SQL over the corpus tables with DuckDB and print the result."""
+    try:
+        con = Corpus(corpus).connect()
+        out.print(str(con.sql(sql)), markup=False, highlight=False)
+    except CorpusError as error:
+        fail(str(error))
+    except Exception as error:  # DuckDB's own errors name the problem well
+        fail(f"{type(error).__name__}: {error}")

@@ -1,0 +1,154 @@
+"""``openmsd models list``, ``openmsd embed`` and ``openmsd index build``: the encoders, the
+vectors they make and the index over them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+
+from openmsd.cli.options import BackendOpt, CorpusArg, JsonOpt, SplitOpt
+from openmsd.cli.output import emit, fail, out, progress
+from openmsd.corpus import Corpus, CorpusError
+from openmsd.index import HNSW_THRESHOLD, FactoryParams, build_factory_index, build_index
+from openmsd.models import (
+    DEFAULT_MODEL,
+    UnknownModelError,
+    UnsupportedBackendError,
+    choose_backend,
+    embed_corpus,
+    load_model,
+    model_rows,
+    models_table,
+    vector_key,
+)
+from openmsd.rank import is_builtin
+
+__all__ = ["app", "index_app", "models_app"]
+
+app = typer.Typer()
+models_app = typer.Typer(help="The encoders openmsd can use.", no_args_is_help=True)
+index_app = typer.Typer(help="The vector index of a corpus.", no_args_is_help=True)
+
+
+@models_app.command("list")
+def models_list(json: JsonOpt = False) -> None:
+    """The registered models (all load offline); any SentenceTransformer directory or Hugging
+    Face model name is accepted too."""
+    emit(model_rows(), json, models_table)
+
+
+@app.command()
+def embed(
+    corpus: CorpusArg,
+    model: Annotated[str, typer.Option(help="A registered model, a SentenceTransformer "
+                                            "directory or a hub name.")] = DEFAULT_MODEL,
+    batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 32,
+    backend: Annotated[str | None, typer.Option(
+        help="torch, or onnx: ONNX Runtime int8, several times faster on CPU (built on first "
+             "use); by default the backend of the vectors the corpus has, else onnx where the "
+             "model has it and onnxruntime is installed.")] = None,
+    json: JsonOpt = False,
+    enrich: Annotated[str | None, typer.Option(
+        help="METHOD-LENGTH (e.g. llm-64, or llm64): embed the text enriched with 'openmsd "
+             "enrich' summaries, stored as model MODEL+METHODLENGTH.")] = None,
+    split: SplitOpt = None,
+    engine: Annotated[str, typer.Option(help="local (this process) or spark (mapInPandas "
+                                             "over partitions; see docs/scale.md).")] = "local",
+) -> None:
+    """Embed every paper whose text has no vector yet (resumable; never twice)."""
+    from openmsd.corpus import enriched_name, parse_variant
+    from openmsd.enrich import EnrichError, split_papers
+
+    target = Corpus(corpus)
+    backend = choose_backend(target, model, backend)
+    stored_as = vector_key(model, backend)
+    if enrich is not None:
+        try:
+            stored_as = vector_key(enriched_name(model, *parse_variant(enrich)), backend)
+        except ValueError as error:
+            fail(f"--enrich: {error}")
+    if is_builtin(model):
+        fail(f"{model} is not a dense model: it has no vectors to store; evaluate or search "
+             "with it directly")
+    if engine not in ("local", "spark"):
+        fail(f"--engine {engine!r}: expected local or spark")
+    if engine == "spark":
+        if enrich or split:
+            fail("--engine spark embeds whole corpora: --enrich and --split run locally")
+        from openmsd.models import embed_on_spark
+
+        done = embed_on_spark(str(target.table_path("papers")), str(target.root / "vectors"),
+                              model, backend, batch_size=batch_size)
+        emit(asdict(done), json, lambda _: (
+            f"{done.model}: {done.embedded:,} papers embedded in {done.parts:,} partitions, "
+            f"{done.cached:,} already were, {done.no_text:,} without title or abstract -> "
+            f"{done.directory}"), indent=False)
+        return
+    try:
+        target.check()
+        encoder = load_model(model, backend)  # weights load once the corpus checked out
+        total = target.check()["build"]["counts"]["papers"]
+        ids = split_papers(target, split) if split else None
+        with progress() as start:
+            result = embed_corpus(target, encoder, stored_as, batch_size,
+                                  start(f"embedding with {stored_as}",
+                                        len(ids) if ids is not None else total),
+                                  paper_ids=ids)
+    except (CorpusError, UnknownModelError, UnsupportedBackendError, EnrichError,
+            FileNotFoundError) as error:
+        fail(str(error))
+    emit(asdict(result), json, lambda _: (
+        f"{stored_as}: {result.embedded:,} papers embedded, {result.cached:,} already were, "
+        f"{result.no_text:,} without title or abstract -> {result.directory}"), indent=False)
+
+
+@index_app.command("build")
+def index_build(
+    corpus: CorpusArg,
+    model: Annotated[str, typer.Option(help="The model whose vectors to index.")]
+    = DEFAULT_MODEL,
+    kind: Annotated[str, typer.Option(help="flat (exact), hnsw, or auto (hnsw above "
+                                           f"{HNSW_THRESHOLD:,} papers).")] = "auto",
+    backend: BackendOpt = None,
+    full: Annotated[bool, typer.Option("--full", help="Rebuild the whole index from the "
+                                                      "vectors, even when it could be "
+                                                      "extended.")] = False,
+    factory: Annotated[str | None, typer.Option(
+        help="A FAISS index factory string (e.g. 'IVF65536,PQ48'): an approximate index built "
+             "batch by batch with inverted lists on disk, nprobe chosen on a recall check "
+             "(docs/scale-index.md).")] = None,
+    train: Annotated[int, typer.Option(help="--factory: vectors in the training sample.")]
+    = 100_000,
+    rerank: Annotated[int, typer.Option(help="--factory: candidates re-ranked exactly from "
+                                             "the stored vectors (0: none).")] = 100,
+    target_recall: Annotated[float, typer.Option(help="--factory: the recall@10 nprobe is "
+                                                      "chosen to reach.")] = 0.95,
+) -> None:
+    """Build the FAISS index of a model's vectors, or add the papers embedded since."""
+    try:
+        target = Corpus(corpus)
+        model = vector_key(model, choose_backend(target, model, backend))
+        if factory is None:
+            built, added = build_index(target, model, kind, full)
+        else:
+            params = FactoryParams(factory, train=train, rerank=rerank,
+                                   target_recall=target_recall)
+            with progress() as start:
+                bars: dict[str, Callable[[int], None]] = {}
+
+                def step(stage: str, rows: int) -> None:
+                    if stage not in bars:
+                        bars[stage] = start(f"index {stage}", None)
+                    bars[stage](rows)
+                built = build_factory_index(target, model, params, step)
+            added = built.index.ntotal
+    except (CorpusError, FileNotFoundError, ValueError) as error:
+        fail(str(error))
+    settings = built.settings
+    tuned = (f"; nprobe {settings.nprobe} (recall@{settings.k} {settings.recall:.3f} on "
+             f"{settings.calibration_rows:,} held-out rows)" if settings else "")
+    out.print(f"{model}: {built.index.ntotal:,} papers indexed ({added:,} added, "
+              f"{type(built.index).__name__}{tuned})", highlight=False)

@@ -1,0 +1,92 @@
+"""``openmsd relations [build] CORPUS`` and ``openmsd relations stats CORPUS``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from openmsd.cli.options import CorpusArg, JsonOpt
+from openmsd.cli.output import emit, err, fail, progress
+from openmsd.corpus import Corpus, CorpusError
+from openmsd.relations import (
+    DEFAULT_MAX_GROUP,
+    RelationsConfig,
+    RelationsError,
+    SplitConfig,
+    relations_stats,
+    stats_view,
+)
+from openmsd.relations import connect as connect_engine
+from openmsd.relations import derive as derive_relations
+
+__all__ = ["relations_app"]
+
+
+class _DefaultCommandGroup(TyperGroup):
+    """A group whose first argument, when it names no subcommand, goes to ``build``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["build", *args]
+        return super().parse_args(ctx, args)
+
+
+relations_app = typer.Typer(cls=_DefaultCommandGroup, no_args_is_help=True,
+                            help="Related pairs (DC: direct citation, CC: co-citation, BC: "
+                                 "bibliographic coupling), the OpenMSD split, training "
+                                 "triples: 'openmsd relations CORPUS', 'openmsd relations "
+                                 "stats CORPUS'.")
+
+
+@relations_app.command("build")
+def relations_build(
+    corpus: CorpusArg,
+    engine: Annotated[str, typer.Option(help="duckdb (in process) or spark.")] = "duckdb",
+    max_group: Annotated[int, typer.Option(
+        help="Cap on a citing paper's references (CC) or a paper's citers (BC) paired; "
+             "0 for exact counts.")] = DEFAULT_MAX_GROUP,
+    seed: Annotated[int, typer.Option(help="Seed of every sample and of the split.")] = 0,
+    top_languages: Annotated[int, typer.Option(help="In-distribution languages.")] = 30,
+    idt: Annotated[float, typer.Option(help="Share of in-distribution papers in IDT (the "
+                                         "in-distribution test set).")] = 0.1,
+    odt: Annotated[float, typer.Option(help="Share of non-English in-distribution papers "
+                                            "in ODT (the out-of-distribution test set).")] = 0.1,
+    dev: Annotated[float, typer.Option(help="Share of papers held out of train for dev.")]
+    = 0.05,
+    json: JsonOpt = False,
+) -> None:
+    """Derive related pairs (DC: direct citation, CC: co-citation, BC: bibliographic coupling),
+    the train / dev / IDT / ODT split (in- and out-of-distribution test sets) and Specter
+    triples of a corpus."""
+    try:
+        config = RelationsConfig(max_group=max_group or None, seed=seed,
+                                 split=SplitConfig(top_languages=top_languages, idt=idt,
+                                                   odt=odt, dev=dev, seed=seed))
+        runner = connect_engine(engine)
+        with progress() as start:
+            start(f"deriving relations on {engine}", None)
+            result = derive_relations(Corpus(corpus), runner, config)
+        runner.close()
+    except (CorpusError, RelationsError, ValueError) as error:
+        fail(str(error))
+    if json:
+        emit(result, json)
+        return
+    problems = result["citation_problems"]
+    left_out = {k: v for k, v in problems.items() if k != "rows" and v}
+    if left_out:
+        err.print("citations left out: " + ", ".join(f"{k} {v:,}" for k, v in left_out.items()),
+                  highlight=False)
+    relations_stats_command(corpus)
+
+
+@relations_app.command("stats")
+def relations_stats_command(corpus: CorpusArg, json: JsonOpt = False) -> None:
+    """OpenMSD's Table 3 for a corpus: pairs per relation, split and language direction."""
+    try:
+        numbers = relations_stats(Corpus(corpus))
+    except (CorpusError, RelationsError) as error:
+        fail(str(error))
+    emit(numbers, json, stats_view)

@@ -1,0 +1,269 @@
+"""``openmsd related``, ``openmsd search`` and ``openmsd recommend``: related papers, free-text
+search and citation recommendation over a corpus."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from openmsd.cli.options import BackendOpt, CorpusArg, ExportOpt, JsonOpt, K, LangOpt, YearOpt
+from openmsd.cli.output import emit, err, fail
+from openmsd.corpus import Corpus, CorpusError
+from openmsd.models import (
+    UnknownModelError,
+    choose_backend,
+    load_model,
+    stored_backends,
+    vector_key,
+)
+from openmsd.rank import (
+    HYBRID,
+    HYBRID_GRAPH,
+    UnknownScorerError,
+    default_dense,
+    is_builtin,
+    is_dense,
+)
+from openmsd.search import PaperNotFoundError, Result, recommendations_view, results_table
+
+__all__ = ["app"]
+
+app = typer.Typer()
+
+Years = tuple[int | None, int | None] | None
+
+
+def _year_range(year: str | None) -> Years:
+    """``2005`` -> (2005, 2005); ``2005-2010``, ``2005-``, ``-2010`` -> ranges."""
+    if not year:
+        return None
+    low, sep, high = year.partition("-")
+    try:
+        if not sep:
+            return int(low), int(low)
+        span = (int(low) if low else None), (int(high) if high else None)
+    except ValueError:
+        fail(f"--year {year!r}: expected YEAR, FROM-TO, FROM- or -TO")
+    if span[0] is not None and span[1] is not None and span[0] > span[1]:
+        fail(f"--year {year!r}: a reversed range (FROM after TO); did you mean "
+             f"{span[1]}-{span[0]}?")
+    return span
+
+
+def _index_backend(corpus: Corpus, model: str, backend: str | None) -> str:
+    """The backend whose index of ``model`` to search: ``backend`` when given (refused, naming
+    what the corpus has, when only the other backend has an index), else the corpus's own."""
+    stored = stored_backends(corpus, model, "index")
+    if backend is not None and stored and backend not in stored:
+        fail(f"{corpus.root}: {model} is indexed with backend {', '.join(stored)} only, not "
+             f"{backend} (vectors of two backends are never mixed): leave out --backend, or "
+             f"run 'openmsd embed {corpus.root} --model {model} --backend {backend}' and "
+             f"'openmsd index build {corpus.root} --model {model} --backend {backend}'")
+    return choose_backend(corpus, model, backend, "index")
+
+
+def _ranker(corpus: Corpus, model: str | None, backend: str | None, default: str) -> str:
+    """The ranker a command uses: ``default`` without ``--model``; for a dense model, the
+    vectors of the backend its index was built with."""
+    if model is None:
+        return default
+    if is_builtin(model) or "@" in model or not is_dense(model, corpus):
+        return model
+    return vector_key(model, _index_backend(corpus, model, backend))
+
+
+def _say_why_empty(corpus: Corpus, languages: list[str] | None, years: Years,
+                   otherwise: str) -> None:
+    """Say on stderr why a search found nothing: an empty corpus, the filters (with what the
+    corpus has), or ``otherwise``."""
+    con = corpus.connect()
+    papers, low, high = con.execute("SELECT count(*), min(year), max(year) FROM papers").fetchone()
+    if not papers:
+        reason = ("the corpus has no papers: add some with 'openmsd ingest FILES --out "
+                  f"{corpus.root}'")
+    elif languages or years:
+        held = [lang for lang, in con.execute("SELECT DISTINCT coalesce(language, 'und') AS l "
+                                              "FROM papers ORDER BY l").fetchall()]
+        filters = []
+        if languages:
+            filters.append(f"--lang {' '.join(languages)} (its languages: {', '.join(held)})")
+        if years:
+            filters.append(f"--year {years[0] or ''}-{years[1] or ''} (its papers are from "
+                           f"{low}-{high})")
+        reason = "no paper matches " + " and ".join(filters)
+    else:
+        reason = otherwise
+    err.print(f"[yellow]no results[/]: {reason}", highlight=False, soft_wrap=True)
+
+
+def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | None,
+          languages: list[str] | None, years: Years, otherwise: str) -> None:
+    """Print ``results`` as a table, JSON or an ``--export`` format; when there are none, say
+    why on stderr."""
+    if export:
+        from openmsd.export import EXPORTS
+        from openmsd.export import export as export_records
+        from openmsd.search import papers_by_id
+
+        if export not in EXPORTS:
+            fail(f"--export {export!r}: expected one of {', '.join(EXPORTS)}")
+        sys.stdout.write(export_records(papers_by_id(corpus, [r.paper_id for r in results]),
+                                        export))
+    else:
+        emit([r.as_dict() for r in results], as_json, lambda _: results_table(results))
+    if not results:
+        _say_why_empty(corpus, languages, years, otherwise)
+
+
+@app.command()
+def related(
+    corpus: CorpusArg,
+    paper: Annotated[str | None, typer.Argument(help="A paper id or DOI (or give --seeds).")]
+    = None,
+    model: Annotated[str | None, typer.Option(
+        help="The ranker: 'hybrid-graph' (default: text and citation graph, as 'openmsd tune' "
+             "weighed them), 'hybrid', 'bm25', a dense model, a graph scorer, or a fusion "
+             "A+B; with --seeds, the dense model whose index to search.")] = None,
+    k: K = 10,
+    lang: LangOpt = None,
+    year: YearOpt = None,
+    seeds: Annotated[list[Path] | None, typer.Option(
+        help="A library (BibTeX, RIS, or ids one a line): papers related to all of it.")]
+    = None,
+    negative: Annotated[list[Path] | None, typer.Option(
+        help="A library of papers to steer away from.")] = None,
+    export: ExportOpt = None,
+    json: JsonOpt = False,
+    backend: BackendOpt = None,
+) -> None:
+    """The papers most related to a paper, or to a whole library (--seeds), in any language,
+    with why."""
+    from openmsd.fetch import FetchError, read_seed_file
+    from openmsd.search import library_seeds, rank_related, related_to_library
+
+    try:
+        target = Corpus(corpus)
+        years = _year_range(year)
+        if seeds:
+            positive, missing = library_seeds(target, [s for f in seeds
+                                                       for s in read_seed_file(f)])
+            negatives, missing_neg = library_seeds(target, [s for f in negative or []
+                                                            for s in read_seed_file(f)])
+            for name in missing + missing_neg:
+                err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
+            if not positive:
+                fail(f"none of the {len(missing)} seeds is in {corpus}")
+            err.print(f"related to these {len(positive)} papers"
+                      + (f", away from {len(negatives)}" if negatives else ""), highlight=False)
+            dense = model or default_dense(target)
+            key = (dense if "@" in dense else
+                   vector_key(dense, _index_backend(target, dense, backend)))
+            results = related_to_library(target, positive, key, negatives, k, lang, years)
+        elif paper:
+            results = rank_related(target, paper, _ranker(target, model, backend, HYBRID_GRAPH),
+                                   k, lang, years)
+        else:
+            fail("give a paper id or DOI, or --seeds LIBRARY")
+    except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError, UnknownScorerError,
+            UnknownModelError) as error:
+        fail(str(error))
+    _show(results, target, json, export, lang, years, "the index holds no other paper")
+
+
+@app.command("search")
+def search_command(
+    corpus: CorpusArg,
+    text: Annotated[str, typer.Argument(help="A title, an abstract or a query, any language.")],
+    model: Annotated[str | None, typer.Option(
+        help="The ranker: 'hybrid' (default: BM25 and the corpus's dense model, as 'openmsd "
+             "tune' weighed them), 'bm25', a dense model, or a fusion A+B.")] = None,
+    k: K = 10,
+    lang: LangOpt = None,
+    year: YearOpt = None,
+    export: ExportOpt = None,
+    json: JsonOpt = False,
+    backend: BackendOpt = None,
+) -> None:
+    """The papers nearest to a free text, in any language."""
+    from openmsd.search import rank_search
+
+    try:
+        target = Corpus(corpus)
+        years = _year_range(year)
+        results = rank_search(target, text, _ranker(target, model, backend, HYBRID), k, lang,
+                              years)
+    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
+        fail(str(error))
+    _show(results, target, json, export, lang, years, "the index is empty")
+
+
+@app.command()
+def recommend(
+    corpus: CorpusArg,
+    manuscript: Annotated[Path, typer.Option(help="The manuscript: plain text (.txt), Markdown "
+                                             "(.md), LaTeX (.tex), JATS XML (.xml) or unarXive "
+                                             "JSON(L) (.json, .jsonl), with citation markers "
+                                             "([12], (Smith, 2020), \\cite{x}, {{cite:x}}, "
+                                             "xref) where citations go.")],
+    at: Annotated[str | None, typer.Option(help="Only the sentences containing this text (a "
+                                                "sentence or a marker).")] = None,
+    model: Annotated[str | None, typer.Option(
+        help="The model whose index to search (a registry name or a 'train citrec' "
+             "directory; default: the model the corpus has an index for).")] = None,
+    k: Annotated[int, typer.Option("-k", min=1, help="Papers per citation location.")] = 5,
+    lang: LangOpt = None,
+    year: YearOpt = None,
+    paper: Annotated[str | None, typer.Option(help="unarXive JSONL: the paper_id to read "
+                                                   "(default: the first).")] = None,
+    bibtex_file: Annotated[Path | None, typer.Option(
+        "--bibtex", help="Write the BibTeX entries of the recommended papers here.")] = None,
+    json: JsonOpt = False,
+    backend: BackendOpt = None,
+) -> None:
+    """Papers to cite at each citation location of a manuscript, with the sentences that
+    point to them."""
+    from openmsd.corpus import identify
+    from openmsd.export import save
+    from openmsd.ingest import ManuscriptError, read_manuscript
+    from openmsd.search import language_warning, papers_by_id, recommend_citations
+
+    try:
+        document = read_manuscript(manuscript, paper)
+    except ManuscriptError as error:
+        fail(str(error))
+    for problem in document.problems[:20]:
+        err.print(f"[yellow]unknown marker[/]: {problem}", highlight=False)
+    if len(document.problems) > 20:
+        err.print(f"... {len(document.problems) - 20} more unknown markers", highlight=False)
+    target = Corpus(corpus)
+    model = model or default_dense(target)
+    if is_builtin(model):
+        fail(f"recommend ranks with a dense model's index; {model!r} is not one")
+    years = _year_range(year)
+    try:
+        model, _, stored = model.partition("@")  # the default: a vector key MODEL@onnx
+        backend = _index_backend(target, model, backend or stored or None)
+        encoder = load_model(model, backend)
+        warning = language_warning(identify([document.text[:2000]])[0][0], encoder)
+        if warning:
+            err.print(f"[yellow]warning[/]: {manuscript}: {warning}", highlight=False)
+        found = recommend_citations(target, document.text, encoder, vector_key(model, backend),
+                                    k, at=at, languages=lang, years=years, explain=True,
+                                    max_locations=None,  # every location of the manuscript
+                                    manuscript_ids=document.ids,
+                                    manuscript_title=document.title)
+    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
+        fail(f"{manuscript}: {error}")
+    if at is None and found and not any(loc["markers"] for loc in found):
+        err.print(f"[yellow]note[/]: {manuscript} has no citation marker: one location per "
+                  f"paragraph ({len(found)})", highlight=False)
+    if bibtex_file:
+        ids = list(dict.fromkeys(r["paper_id"] for loc in found for r in loc["results"]))
+        save(papers_by_id(target, ids), "bib", bibtex_file)
+        err.print(f"{len(ids)} BibTeX entries -> {bibtex_file}", highlight=False)
+    if not any(location["results"] for location in found):
+        _say_why_empty(target, lang, years, "the index is empty")
+    emit(found, json, recommendations_view)

@@ -1,0 +1,44 @@
+"""``openmsd serve``: the web page and the JSON API over a corpus."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from openmsd.cli.options import BackendOpt, CorpusArg
+from openmsd.cli.output import fail
+from openmsd.corpus import CorpusError
+from openmsd.models import DEFAULT_MODEL, UnknownModelError
+
+__all__ = ["app"]
+
+app = typer.Typer()
+
+
+@app.command()
+def serve(
+    corpus: CorpusArg,
+    host: Annotated[str, typer.Option(help="The address to listen on (loopback by default; "
+                                      "0.0.0.0 exposes the server to the network).")]
+    = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="The port.")] = 8000,
+    model: Annotated[list[str] | None, typer.Option(
+        help="A model with an index to serve (repeat for several; the first is the default); by "
+             "default every registered model with an index, e5-small-multilingual first.")]
+    = None,
+    backend: BackendOpt = None,
+    workers: Annotated[int, typer.Option(
+        min=1, help="Server processes on the port, each with its own index and encoders (one "
+                    "Python process answers about one core's worth of requests: use one per "
+                    "core on a busy server).")] = 1,
+) -> None:
+    """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
+    from openmsd.server import indexed_models
+    from openmsd.server import serve as run_server
+
+    try:
+        run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
+                   backend=backend, workers=workers)
+    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
+        fail(str(error))

@@ -1,0 +1,130 @@
+"""``openmsd train``, ``openmsd experiment`` and ``openmsd tune``: fitting models and rankers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from openmsd.cli.options import JsonOpt
+from openmsd.cli.output import emit, err, fail, out, progress
+from openmsd.corpus import Corpus, CorpusError
+from openmsd.models import DEFAULT_MODEL
+from openmsd.rank import UnknownScorerError
+
+__all__ = ["app"]
+
+app = typer.Typer()
+
+
+@app.command("train")
+def train_command(
+    recipe: Annotated[str, typer.Argument(help="pretrain-cl, mspt, specter, scincl or citrec "
+                                              "(MP-BERT4CR, see docs/citrec.md).")],
+    corpus: Annotated[Path, typer.Argument(help="A corpus with relations.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="The model directory to write.")],
+    base: Annotated[str | None, typer.Option(help="The model to start from (default "
+                                                  f"{DEFAULT_MODEL}).")] = None,
+    config: Annotated[Path | None, typer.Option(help="A TOML/YAML file of training settings "
+                                                     "(options given here win).")] = None,
+    positives: Annotated[str | None, typer.Option(help="mspt: dc, cc, bc, dc-or-cc, "
+                                                       "dc-and-cc, ...")] = None,
+    loss: Annotated[str | None, typer.Option(help="contrastive (eq. 1) or triplet (eq. 2).")]
+    = None,
+    steps: Annotated[int | None, typer.Option(help="Training steps.")] = None,
+    batch_size: Annotated[int | None, typer.Option(help="Examples a step.")] = None,
+    mini_batch_size: Annotated[int | None, typer.Option(
+        help="GradCache: encode this many texts at a time.")] = None,
+    learning_rate: Annotated[float | None, typer.Option(help="Peak learning rate.")] = None,
+    eval_steps: Annotated[int | None, typer.Option(help="Dev evaluation every N steps.")]
+    = None,
+    seed: Annotated[int | None, typer.Option(help="Seed.")] = None,
+    epochs: Annotated[int | None, typer.Option(help="citrec: passes over the examples.")]
+    = None,
+    dynamic_sampling: Annotated[bool | None, typer.Option(
+        "--dynamic-sampling/--no-dynamic-sampling",
+        help="citrec: supplemental contexts (off: the ablation).")] = None,
+    outside_references: Annotated[bool | None, typer.Option(
+        "--outside-references", help="citrec: references outside the corpus are candidates "
+        "too (their title or raw string).")] = None,
+    enrich: Annotated[str | None, typer.Option(
+        help="Train on text enriched with these English summaries (author64, topn128, "
+             "llm64...: 'openmsd enrich').")] = None,
+    json: JsonOpt = False,
+) -> None:
+    """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
+    MAP is written to --out with openmsd_train.json (config, data fingerprint, metrics).
+    citrec trains MP-BERT4CR (--loss triplet, mpt-tgt, mpt-src or mpt-src-tgt)."""
+    from openmsd.experiment import train_model
+    from openmsd.train import TRAIN_ERRORS, describe, load_config
+
+    options = {"recipe": recipe, "corpus": str(corpus), "out": str(out_dir), "base": base,
+               "positives": positives, "loss": loss, "max_steps": steps,
+               "batch_size": batch_size, "mini_batch_size": mini_batch_size,
+               "learning_rate": learning_rate, "eval_steps": eval_steps, "seed": seed,
+               "enrich": enrich, "epochs": epochs, "dynamic_sampling": dynamic_sampling,
+               "outside_references": outside_references}
+    try:
+        manifest = train_model(load_config(config, **options))
+    except TRAIN_ERRORS as error:
+        fail(str(error))
+    emit(manifest, json, describe)
+
+
+@app.command("experiment")
+def experiment_command(
+    config: Annotated[Path, typer.Argument(help="The experiment file (TOML or YAML).")],
+) -> None:
+    """Train and evaluate a grid of recipes × positive sets × seeds; write results.json and
+    results.md (OpenMSD Tables 5/6 layout) into the experiment's out directory."""
+    from openmsd.experiment import load_experiment, run_experiment
+    from openmsd.train import TRAIN_ERRORS
+
+    try:
+        experiment = load_experiment(config)
+        run_experiment(experiment, log=lambda m: err.print(m, highlight=False))
+    except TRAIN_ERRORS as error:
+        fail(str(error))
+    out.print((experiment.out / "results.md").read_text(), highlight=False)
+
+
+def _tuned_lines(spec: dict[str, Any]) -> str:
+    """One line per tuned ranker: its members and weights, and its objective against the best
+    single member's."""
+    lines = []
+    for name, entry in spec.items():
+        members = (", ".join(entry["members"]) if entry["method"] == "learned" else
+                   " + ".join(f"{w:g}×{m}" for m, w in zip(entry["members"], entry["weights"],
+                                                          strict=True)))
+        best_single = max(entry["single_values"].items(), key=lambda kv: kv[1])
+        lines.append(f"[bold]{name}[/] ({entry['method']}): {members}; {entry['objective']} on "
+                     f"{entry['split']} ({entry['queries']} queries): "
+                     f"{entry['objective_value']:.2f} (best single: {best_single[0]} "
+                     f"{best_single[1]:.2f})")
+    return "\n".join(lines)
+
+
+@app.command()
+def tune(
+    corpus: Annotated[Path, typer.Argument(help="A corpus with relations ('openmsd relations') "
+                                                "and vectors of its dense model.")],
+    step: Annotated[float, typer.Option(help="Grid step of the weights (0.1: tenths).")] = 0.1,
+    seed: Annotated[int, typer.Option(help="Seed of the hidden links.")] = 0,
+    json: JsonOpt = False,
+) -> None:
+    """Fit 'hybrid' (text and metadata, on the train and dev splits) and 'hybrid-graph' (text
+    and citation graph, hidden links of the train and dev splits), never on test: a grid of
+    weights and a learned fusion, the better kept; saved beside the index
+    (CORPUS/index/ranker.json) with their provenance."""
+    from openmsd.experiment import TuneError
+    from openmsd.experiment import tune_fusion as fit_weights
+
+    if not 0 < step <= 0.5:
+        fail(f"--step {step}: expected a value in (0, 0.5]")
+    try:
+        with progress() as start:
+            spec = fit_weights(Corpus(corpus), step, seed, start)
+    except (TuneError, CorpusError, FileNotFoundError, UnknownScorerError) as error:
+        fail(str(error))
+    emit(spec, json, _tuned_lines)

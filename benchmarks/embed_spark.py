@@ -82,7 +82,7 @@ def main() -> None:
     one = run([sys.executable, "-m", "openmsd.cli", "embed", str(single), "--model", args.model,
                "--backend", "onnx", "--json"], env)
     print(f"single process: {one}", flush=True)
-    many = run([sys.executable, "-c", "import sys; from openmsd.ingest.spark import "
+    many = run([sys.executable, "-c", "import sys; from openmsd.corpus.spark_ingest import "
                 "local_spark; from openmsd.models.spark_embed import spark_embed; "
                 f"spark_embed(sys.argv[1], sys.argv[2], {args.model!r}, 'onnx', "
                 f"spark=local_spark({args.cores}))",

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     spark = SparkSession.builder.appName(f"openmsd-{args.command}").getOrCreate()
     if args.command == "ingest":
-        from openmsd.ingest.spark import spark_ingest
+        from openmsd.corpus.spark_ingest import spark_ingest
 
         result: dict[str, Any] = spark_ingest(args.inputs, args.out, args.format, args.strict,
                                               spark=spark).report

@@ -55,7 +55,7 @@ def ingest(
         fail(f"--engine {engine!r}: expected duckdb or spark")
     try:
         if engine == "spark":
-            from openmsd.ingest.spark import spark_ingest
+            from openmsd.corpus.spark_ingest import spark_ingest
 
             result = spark_ingest(inputs, out_dir, fmt, strict)
         else:

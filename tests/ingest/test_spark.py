@@ -14,7 +14,7 @@ import pytest
 from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.schema import TABLES
 from openmsd.crashpoint import ENV, ONCE
-from openmsd.ingest.spark import input_files, spark_ingest
+from openmsd.corpus.spark_ingest import input_files, spark_ingest
 from openmsd.report import IngestError
 
 WORDS = ["parsing", "treebank", "corpus", "traduction", "analyse", "syntax", "lexicon",

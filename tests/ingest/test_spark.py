@@ -13,8 +13,8 @@ import pytest
 
 from openmsd.corpus.ingest_run import ingest
 from openmsd.corpus.schema import TABLES
-from openmsd.crashpoint import ENV, ONCE
 from openmsd.corpus.spark_ingest import input_files, spark_ingest
+from openmsd.crashpoint import ENV, ONCE
 from openmsd.report import IngestError
 
 WORDS = ["parsing", "treebank", "corpus", "traduction", "analyse", "syntax", "lexicon",

@@ -82,9 +82,9 @@ def main() -> None:
     one = run([sys.executable, "-m", "openmsd.cli", "embed", str(single), "--model", args.model,
                "--backend", "onnx", "--json"], env)
     print(f"single process: {one}", flush=True)
-    many = run([sys.executable, "-c", "import sys; from openmsd.ingest.spark import "
-                "local_spark; from openmsd.models.spark_embed import spark_embed; "
-                f"spark_embed(sys.argv[1], sys.argv[2], {args.model!r}, 'onnx', "
+    many = run([sys.executable, "-c", "import sys; from openmsd.corpus import local_spark; "
+                "from openmsd.models import embed_on_spark; "
+                f"embed_on_spark(sys.argv[1], sys.argv[2], {args.model!r}, 'onnx', "
                 f"spark=local_spark({args.cores}))",
                 str(spark / "papers.parquet"), str(spark / "vectors")])
     print(f"spark: {many}", flush=True)

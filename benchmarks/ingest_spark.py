@@ -123,8 +123,8 @@ def main() -> None:
             subprocess.run(["rm", "-rf", str(path)], check=True)
         one = run([python, "-m", "openmsd.cli", "ingest", str(base), "--out", str(single),
                    "--json"])
-        many = run([python, "-c", "import sys; from openmsd.ingest.spark import "
-                    "local_spark, spark_ingest; spark_ingest([sys.argv[1]], sys.argv[2], "
+        many = run([python, "-c", "import sys; from openmsd.corpus import "
+                    "local_spark, ingest_on_spark; ingest_on_spark([sys.argv[1]], sys.argv[2], "
                     f"spark=local_spark({args.cores}))", str(base), str(spark)])
         row = {"works": works, "files": len(list(base.rglob("part_*.gz"))),
                "single_works_s": works / one["seconds"],

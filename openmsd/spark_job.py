@@ -39,10 +39,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     spark = SparkSession.builder.appName(f"openmsd-{args.command}").getOrCreate()
     if args.command == "ingest":
-        from openmsd.ingest import spark_ingest
+        from openmsd.corpus import ingest_on_spark
 
-        result: dict[str, Any] = spark_ingest(args.inputs, args.out, args.format, args.strict,
-                                              spark=spark).report
+        result: dict[str, Any] = ingest_on_spark(args.inputs, args.out, args.format, args.strict,
+                                                 spark=spark).report
     else:
         from openmsd.models import embed_on_spark
 

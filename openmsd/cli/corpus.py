@@ -54,9 +54,9 @@ def ingest(
         fail(f"--engine {engine!r}: expected duckdb or spark")
     try:
         if engine == "spark":
-            from openmsd.ingest import spark_ingest
+            from openmsd.corpus import ingest_on_spark
 
-            result = spark_ingest(inputs, out_dir, fmt, strict)
+            result = ingest_on_spark(inputs, out_dir, fmt, strict)
         else:
             with progress() as start:
                 result = run_ingest([Path(i) for i in inputs], Path(out_dir), fmt, strict,

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         paper_text,
     )
     from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record
+    from openmsd.corpus.spark_ingest import ingest_on_spark, local_spark
     from openmsd.corpus.sql import SparkSql
     from openmsd.corpus.stats import build_summary, corpus_stats, stats_view, table1_rows
     from openmsd.corpus.store import MANIFEST, NEXT, STAGED_DIR, Corpus, CorpusError
@@ -69,6 +70,8 @@ _WHERE: dict[str, str] = {
     "enriched_name": "summaries",
     "identify": "langid",
     "ingest": "ingest_run",
+    "ingest_on_spark": "spark_ingest",
+    "local_spark": "spark_ingest",
     "paper_text": "langid",
     "parse_enriched": "summaries",
     "parse_variant": "summaries",
@@ -87,8 +90,9 @@ __all__ = [
     "STAGED_DIR", "TABLES", "UND", "Combined", "Corpus", "CorpusError", "FastText", "IngestResult",
     "LanguageIdentifier", "Record", "SparkSql", "build_corpus", "build_id", "build_summary",
     "corpus_stats", "current_summaries", "derive", "digest", "enriched_name", "identify", "ingest",
-    "paper_text", "parse_enriched", "parse_variant", "read_papers", "stage", "stats_view",
-    "summaries_dir", "summaries_for_model", "table1_rows", "variant_summaries", "write_summaries",
+    "ingest_on_spark", "local_spark", "paper_text", "parse_enriched", "parse_variant",
+    "read_papers", "stage", "stats_view", "summaries_dir", "summaries_for_model", "table1_rows",
+    "variant_summaries", "write_summaries",
 ]
 
 

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
         read_task,
     )
     from openmsd.ingest.reader import as_str, json_lines, text_stream
-    from openmsd.ingest.spark import local_spark, spark_ingest
 
 _WHERE: dict[str, str] = {
     "FORMATS": "formats",
@@ -42,14 +41,12 @@ _WHERE: dict[str, str] = {
     "input_records": "inputs",
     "json_lines": "reader",
     "list_files": "inputs",
-    "local_spark": "spark",
     "paragraphs_of": "manuscript",
     "read_manuscript": "manuscript",
     "read_papers": "queries",
     "read_qrels": "queries",
     "read_records": "queries",
     "read_task": "queries",
-    "spark_ingest": "spark",
     "text_stream": "reader",
     "without_markers": "markers",
 }
@@ -57,8 +54,8 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "FORMATS", "MARKER", "TEXT_FIELDS", "ManuscriptError", "RetrievalEvalError", "as_str",
     "body_paragraphs", "citation_markers", "detect", "flatten", "get_reader", "input_records",
-    "json_lines", "list_files", "local_spark", "paragraphs_of", "read_manuscript", "read_papers",
-    "read_qrels", "read_records", "read_task", "spark_ingest", "text_stream", "without_markers",
+    "json_lines", "list_files", "paragraphs_of", "read_manuscript", "read_papers", "read_qrels",
+    "read_records", "read_task", "text_stream", "without_markers",
 ]
 
 

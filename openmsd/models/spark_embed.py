@@ -144,7 +144,7 @@ def embed_on_spark(papers: str, vectors: str, model: str, backend: str = "onnx",
     path or URI) whose text has no vector yet in ``vectors/<model>[@backend]/``."""
     from pyspark.sql import types as T
 
-    from openmsd.ingest import local_spark
+    from openmsd.corpus import local_spark
 
     spark = spark or local_spark()
     key = vector_key(model, backend)

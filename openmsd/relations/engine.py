@@ -86,7 +86,7 @@ def connect(name: str = "duckdb", *, memory_limit: str | None = None,
         backend.raw_sql("SET preserve_insertion_order = false")
         return Engine(name, backend)
     if name == "spark":
-        from openmsd.ingest import local_spark  # the active session, or a local one
+        from openmsd.corpus import local_spark  # the active session, or a local one
 
         session = spark or local_spark(retries=0)
         return Engine(name, ibis.pyspark.connect(session), session)

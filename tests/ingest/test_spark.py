@@ -11,10 +11,9 @@ import orjson
 import pyarrow.dataset as ds
 import pytest
 
-from openmsd.corpus import TABLES, ingest
+from openmsd.corpus import TABLES, ingest, ingest_on_spark
+from openmsd.corpus.spark_ingest import input_files
 from openmsd.crashpoint import ENV, ONCE
-from openmsd.ingest import spark_ingest
-from openmsd.ingest.spark import input_files
 from openmsd.report import IngestError
 
 WORDS = ["parsing", "treebank", "corpus", "traduction", "analyse", "syntax", "lexicon",
@@ -65,7 +64,7 @@ def rows(path: Path) -> list[dict]:
 
 def test_spark_ingest_gives_the_single_process_corpus_row_for_row(inputs, tmp_path, spark):
     single = ingest(inputs, tmp_path / "single")
-    many = spark_ingest(inputs, tmp_path / "spark", spark=spark)
+    many = ingest_on_spark(inputs, tmp_path / "spark", spark=spark)
     assert many.build["counts"] == single.build["counts"]
     assert single.build["counts"]["citations"] > 100
     assert single.build["counts"]["references.title"] > 0  # TALN's ParsCit titles resolved
@@ -96,13 +95,13 @@ def test_the_snapshot_layout_is_read_as_it_comes(inputs):
 
 def test_strict_mode_names_the_bad_line_from_the_task(inputs, tmp_path, spark):
     with pytest.raises(IngestError, match=r"part_000.gz: line 61: malformed JSON"):
-        spark_ingest([inputs[2]], tmp_path / "strict", strict=True, spark=spark)
+        ingest_on_spark([inputs[2]], tmp_path / "strict", strict=True, spark=spark)
     assert not (tmp_path / "strict" / "manifest.json").exists()
 
 
 def test_a_missing_input_is_refused_before_spark_runs(tmp_path):
     with pytest.raises(IngestError, match="no such file"):
-        spark_ingest([tmp_path / "nope.jsonl"], tmp_path / "out")
+        ingest_on_spark([tmp_path / "nope.jsonl"], tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
@@ -116,7 +115,7 @@ def test_a_task_killed_once_is_retried_and_its_half_written_part_never_read(inpu
     environment = spark.sparkContext.environment  # the Python workers' environment
     environment.update({ENV: "ingest.staged", ONCE: str(once)})
     try:
-        many = spark_ingest([inputs[2]], tmp_path / "spark", spark=spark)
+        many = ingest_on_spark([inputs[2]], tmp_path / "spark", spark=spark)
     finally:
         environment.pop(ENV)
         environment.pop(ONCE)

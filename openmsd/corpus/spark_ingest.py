@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 import openmsd.corpus as langid
+import openmsd.ingest as formats
 from openmsd.corpus import (
     BATCH,
     MANIFEST,
@@ -44,11 +45,10 @@ from openmsd.corpus import (
     digest,
     stage,
 )
-from openmsd.ingest import formats
-from openmsd.ingest.inputs import list_files
+from openmsd.ingest import list_files
 from openmsd.report import IngestError, Problem, Report
 
-__all__ = ["StagedFile", "input_files", "local_spark", "spark_ingest", "stage_file"]
+__all__ = ["StagedFile", "ingest_on_spark", "input_files", "local_spark", "stage_file"]
 
 STAGED = "_staged"
 
@@ -168,9 +168,9 @@ def _run_tasks(spark: Any, files: list[str], staged: str, fmt: str | None, stric
     return sorted(done, key=lambda s: s.ordinal)
 
 
-def spark_ingest(inputs: list[str | Path], out: str | Path, fmt: str | None = None,
-                 strict: bool = False, spark: Any = None,
-                 identifier: langid.LanguageIdentifier | None = None) -> IngestResult:
+def ingest_on_spark(inputs: list[str | Path], out: str | Path, fmt: str | None = None,
+                    strict: bool = False, spark: Any = None,
+                    identifier: langid.LanguageIdentifier | None = None) -> IngestResult:
     """Ingest ``inputs`` into a new corpus at ``out`` (a path or URI) on Spark.
 
     The corpus holds the same rows as :func:`openmsd.corpus.ingest_run.ingest` of the same

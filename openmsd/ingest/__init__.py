@@ -7,8 +7,9 @@ importing the package costs nothing and creates no import cycle.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
     from openmsd.ingest.formats import FORMATS, detect, get_reader
@@ -59,11 +60,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import an exported name from its submodule on first use."""
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+__getattr__ = lazy_getattr(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

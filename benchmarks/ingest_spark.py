@@ -55,7 +55,7 @@ def _tree_rss(process: psutil.Process) -> int:
     return total
 
 
-def _tree_cpu(process: psutil.Process, seen: dict[int, float]) -> None:
+def tree_cpu(process: psutil.Process, seen: dict[int, float]) -> None:
     """Record the CPU seconds (user + system) of every process of the tree so far."""
     for p in [process, *process.children(recursive=True)]:
         with contextlib.suppress(psutil.Error):
@@ -79,7 +79,7 @@ def run(command: list[str], env: dict[str, str] | None = None) -> dict[str, floa
         nonlocal peak
         while not stop.is_set():
             peak = max(peak, _tree_rss(child))
-            _tree_cpu(child, cpu)
+            tree_cpu(child, cpu)
             time.sleep(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)

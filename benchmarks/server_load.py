@@ -46,7 +46,7 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,7 @@ from openmsd.models import paper_input, text_hash, vector_key, vector_schema, ve
 from openmsd.server import BATCH_ENV, THREADS_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))
+from ingest_spark import tree_cpu
 from ingest_throughput import generate as generate_works
 from search_index import generate as generate_vectors
 
@@ -406,15 +407,6 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a and b else None
 
 
-def tree_cpu(process: psutil.Process) -> float:
-    """User + system CPU seconds of ``process`` and its live children (the server's workers)."""
-    total = 0.0
-    for one in [process, *process.children(recursive=True)]:
-        with suppress(psutil.NoSuchProcess):
-            total += sum(one.cpu_times()[:2])
-    return total
-
-
 def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_dir: Path,
           papers: list[tuple[str, str]], endpoints: list[str], ranker: str | None) -> dict:
     """A warm-up, then the load for ``args.seconds`` (with the rebuilds asked for)."""
@@ -422,7 +414,9 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     asyncio.run(load(base, papers, endpoints, args.clients, args.warmup, args.max_requests,
                      ranker, client=args.client))
     served, own = psutil.Process(server.pid), psutil.Process()
-    server_cpu, client_cpu = tree_cpu(served), sum(own.cpu_times()[:2])
+    seen: dict[int, float] = {}  # CPU seconds per process of the server's tree (its workers)
+    tree_cpu(served, seen)
+    server_cpu, client_cpu = sum(seen.values()), sum(own.cpu_times()[:2])
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     encoded_before = httpx.get(base + "/healthz").json().get("encoded", {})
@@ -443,7 +437,8 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     stop.set()
     if args.rebuilds:
         watcher.join()
-    server_cpu = tree_cpu(served) - server_cpu
+    tree_cpu(served, seen)
+    server_cpu = sum(seen.values()) - server_cpu
     client_cpu = sum(own.cpu_times()[:2]) - client_cpu
     health = httpx.get(base + "/healthz").json()
     reloads = health.get("reloads")

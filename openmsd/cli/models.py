@@ -152,3 +152,33 @@ def index_build(
              f"{settings.calibration_rows:,} held-out rows)" if settings else "")
     out.print(f"{model}: {built.index.ntotal:,} papers indexed ({added:,} added, "
               f"{type(built.index).__name__}{tuned})", highlight=False)
+
+
+@index_app.command("related")
+def index_related(
+    corpus: CorpusArg,
+    ranker: Annotated[str, typer.Option(help="The fused ranker whose related papers to "
+                                             "store (the server's default for related).")]
+    = "hybrid-graph",
+) -> None:
+    """Rank every paper's related papers once for this corpus build and store them beside the
+    index: ``openmsd serve`` then answers a paper's related papers by lookup (unfiltered, up to
+    50 results; anything else, and a corpus, vectors or index changed since, is ranked live)."""
+    import time
+
+    from openmsd.search.related_lists import compute_related_lists
+
+    started = time.perf_counter()
+    try:
+        with progress() as start:
+            advance = start(f"related papers ({ranker})", None)
+            seen = [0]
+
+            def step(done: int, total: int) -> None:
+                advance(done - seen[0])
+                seen[0] = done
+            target = compute_related_lists(Corpus(corpus), ranker, progress=step)
+    except (CorpusError, FileNotFoundError, ValueError, RuntimeError) as error:
+        fail(str(error))
+    out.print(f"{ranker}: related papers of {seen[0]:,} papers in "
+              f"{time.perf_counter() - started:.0f} s -> {target}", highlight=False)

@@ -14,6 +14,7 @@ documents; a language without a Snowball stemmer (or ``und``) is only lower-case
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -52,21 +53,42 @@ def analyse(text: str, language: str | None = None) -> list[str]:
     return analyse_many([text], [language or "und"])[0]
 
 
-def analyse_many(texts: Sequence[str], languages: Sequence[str | None]) -> list[list[str]]:
-    """:func:`analyse` of each text in its language, grouped by language for speed."""
-    import bm25s
+#: bm25s stop-word code → its list in ``bm25s.stopwords``.
+STOPWORD_LISTS: dict[str, str] = {
+    "en": "STOPWORDS_EN", "fr": "STOPWORDS_FRENCH", "es": "STOPWORDS_SPANISH",
+    "pt": "STOPWORDS_PORTUGUESE", "de": "STOPWORDS_GERMAN", "it": "STOPWORDS_ITALIAN",
+    "nl": "STOPWORDS_DUTCH", "ru": "STOPWORDS_RUSSIAN", "sv": "STOPWORDS_SWEDISH",
+    "da": "STOPWORDS_DANISH", "no": "STOPWORDS_NORWEGIAN", "tr": "STOPWORDS_TURKISH",
+    "zh": "STOPWORDS_CHINESE", "ko": "STOPWORDS_KOREAN"}
+#: ``bm25s.tokenize``'s (scikit-learn's) token pattern.
+TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
-    out: list[list[str]] = [[] for _ in texts]
-    groups: dict[str, list[int]] = {}
-    for i, language in enumerate(languages):
-        groups.setdefault(language or "und", []).append(i)
-    for language, rows in groups.items():
-        stemmer = _stemmer(language)
-        tokens = bm25s.tokenize([texts[i] for i in rows], stopwords=STOPWORDS.get(language, []),
-                                stemmer=stemmer.stemWords if stemmer else None,
-                                show_progress=False, return_ids=False)
-        for i, words in zip(rows, tokens, strict=True):
-            out[i] = words
+
+@cache
+def _stopwords(language: str) -> frozenset[str]:
+    import bm25s.stopwords
+
+    code = STOPWORDS.get(language)
+    return frozenset(getattr(bm25s.stopwords, STOPWORD_LISTS[code])) if code else frozenset()
+
+
+def analyse_many(texts: Sequence[str], languages: Sequence[str | None]) -> list[list[str]]:
+    """:func:`analyse` of each text in its language: what ``bm25s.tokenize(return_ids=False)``
+    gives with the language's stop words and stemmer (lower case, scikit-learn's token
+    pattern, stop words out, Snowball stems; tested equal), with each language's stop-word set
+    built once rather than once per text, and no progress bar per call."""
+    out: list[list[str]] = []
+    stems: dict[str, dict[str, str]] = {}  # per language, each word stemmed once per call
+    for text, language in zip(texts, languages, strict=True):
+        stop, stemmer = _stopwords(language or "und"), _stemmer(language or "und")
+        words = [w for w in TOKEN.findall(text.lower()) if w not in stop]
+        if stemmer is not None:
+            known = stems.setdefault(language or "und", {})
+            new = [w for w in set(words) if w not in known]
+            if new:
+                known.update(zip(new, stemmer.stemWords(new), strict=True))
+            words = list(map(known.__getitem__, words))
+        out.append(words)
     return out
 
 
@@ -102,11 +124,20 @@ class BM25:
                documents: np.ndarray | None = None) -> np.ndarray:
         """A (queries × documents) float32 matrix of BM25 scores, each query analysed in its
         language; only the columns of ``documents`` (indices) when given."""
+        terms = self.query_terms(queries, languages)
+        width = self.size if documents is None else len(documents)
+        out = np.zeros((len(queries), width), np.float32)
+        for row, words in enumerate(terms):
+            out[row] = self.scores_of_terms(words, documents)
+        return out
+
+    def query_terms(self, queries: Sequence[str], languages: Sequence[str | None] | None = None
+                    ) -> list[list[str]]:
+        """Each query's terms that the collection knows, in order (a query of unknown
+        language read in every language of the collection), analysed together."""
         if self._index is None:
             raise ValueError("BM25: call fit(documents) before scores(queries)")
         languages = languages if languages is not None else [None] * len(queries)
-        width = self.size if documents is None else len(documents)
-        out = np.zeros((len(queries), width), np.float32)
         vocab = self._index.vocab_dict
         unknown = [i for i, lang in enumerate(languages) if not lang or lang == "und"]
         terms = analyse_many(list(queries), list(languages))
@@ -114,15 +145,19 @@ class BM25:
             extra = analyse_many([queries[i] for i in unknown], [language] * len(unknown))
             for i, words in zip(unknown, extra, strict=True):
                 terms[i] = list(dict.fromkeys([*terms[i], *words]))
-        few = documents is not None and len(documents) * FEW < self.size
-        for row, words in enumerate(terms):
-            known = [w for w in words if w in vocab]
-            if known and few:
-                out[row] = self._scores_of([vocab[w] for w in known], documents)
-            elif known:
-                scores = self._index.get_scores(known)
-                out[row] = scores if documents is None else scores[documents]
-        return out
+        return [[w for w in words if w in vocab] for words in terms]
+
+    def scores_of_terms(self, terms: list[str], documents: np.ndarray | None = None
+                        ) -> np.ndarray:
+        """The scores of one query's :meth:`query_terms` for ``documents`` (None: all)."""
+        width = self.size if documents is None else len(documents)
+        if not terms:
+            return np.zeros(width, np.float32)
+        if documents is not None and len(documents) * FEW < self.size:
+            vocab = self._index.vocab_dict
+            return self._scores_of([vocab[w] for w in terms], documents)
+        scores = self._index.get_scores(terms)
+        return (scores if documents is None else scores[documents]).astype(np.float32)
 
     def _scores_of(self, tokens: list[int], documents: np.ndarray) -> np.ndarray:
         """The BM25 scores of ``documents`` only (their rows of the document × term matrix

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from openmsd.rank.scorer import ExactScorer, Queries, Scorer, best_of, exclude_self
+from openmsd.rank.scorer import ExactScorer, Queries, Scorer, exclude_self, score_pools
 
 METHODS = ("weighted", "rrf", "learned")
 #: Features per member of the ``learned`` method (see :func:`features`).
@@ -155,18 +155,25 @@ class Fusion(ExactScorer):
     def top_k_explained(self, queries: Queries, k: int, filters: np.ndarray | None = None
                         ) -> tuple[np.ndarray, np.ndarray, list[list[list[Contribution]]]]:
         """:meth:`top_k`, and for each query and result what each member said of it (its
-        score, and its rank among the query's candidates)."""
+        score, and its rank among the query's candidates). Equal fused scores are ordered by
+        row, so the first ``k`` of a longer list are the list for ``k``."""
         rows = np.full((len(queries), k), -1, np.int64)
         scores = np.full((len(queries), k), -np.inf, np.float32)
         said: list[list[list[Contribution]]] = []
-        for i, pool in enumerate(self.candidates(queries, filters)):
-            parts = self.member_scores(queries.subset([i]), pool)
-            best, value = best_of(combine(parts, self.weights, self.method), pool, k)
-            rows[i, :best.shape[1]], scores[i, :best.shape[1]] = best[0], value[0]
-            found = np.searchsorted(pool, best[0][best[0] >= 0])  # the pool is sorted
+        pools = self.candidates(queries, filters)
+        # each member's scores of every query's own candidates, computed for all queries at once
+        by_member = [score_pools(m, queries, pools) for m in self.members]
+        for i, pool in enumerate(pools):
+            one = queries.rows[i:i + 1]
+            parts = [exclude_self(p[i][None, :].astype(np.float32, copy=True),
+                                  Queries([], [], [], one), pool) for p in by_member]
+            fused = combine(parts, self.weights, self.method)[0]
+            order = np.argsort(-fused, kind="stable")[:k]
+            order = order[np.isfinite(fused[order])]
+            rows[i, :len(order)], scores[i, :len(order)] = pool[order], fused[order]
             said.append([[Contribution(m.name, m.signal, float(p[0, j]),
                                        int((p[0] > p[0, j]).sum()) + 1
                                        if np.isfinite(p[0, j]) else None)
                           for m, p in zip(self.members, parts, strict=True)]
-                         for j in found])
+                         for j in order])
         return rows, scores, said

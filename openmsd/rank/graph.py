@@ -116,12 +116,8 @@ class GraphScorer(ExactScorer):
             return super().top_k(queries, k, filters)
         rows = np.full((len(queries), k), -1, np.int64)
         scores = np.full((len(queries), k), -np.inf, np.float32)
-        for i, node in enumerate(queries.rows):
-            if node < 0:
-                continue
-            row = self.rows(np.array([node])).tocsr()
-            row.sum_duplicates()
-            linked, values = row.indices, row.data.astype(np.float32)
+        for i, (linked, values) in self._sparse_rows(queries).items():
+            node = queries.rows[i]
             keep = (linked < len(self.papers)) & (linked != node) & (values > 0)
             if filters is not None:
                 keep &= np.asarray(filters, bool)[np.minimum(linked, len(self.papers) - 1)]
@@ -129,6 +125,37 @@ class GraphScorer(ExactScorer):
             found, value = best_of(values[keep][order][None, :], linked[keep][order], k)
             rows[i, :found.shape[1]], scores[i, :found.shape[1]] = found[0], value[0]
         return rows, scores
+
+    def _sparse_rows(self, queries: Queries) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """For each paper query (by position), the nodes its :meth:`rows` links and their
+        float32 scores: one sparse product for all of them."""
+        linked = np.flatnonzero(queries.rows >= 0)
+        if len(linked) == 0:
+            return {}
+        block = self.rows(queries.rows[linked]).tocsr()
+        block.sum_duplicates()
+        out = {}
+        for j, i in enumerate(linked):
+            start, end = block.indptr[j], block.indptr[j + 1]
+            out[int(i)] = (block.indices[start:end], block.data[start:end].astype(np.float32))
+        return out
+
+    def score_pools(self, queries: Queries, pools: list[np.ndarray]) -> list[np.ndarray]:
+        """:func:`openmsd.rank.scorer.score_pools`: for :data:`SPARSE` scorers, every query's
+        row in one sparse product."""
+        if self.name not in SPARSE:
+            return [self.score(queries.subset([i]), pool)[0] for i, pool in enumerate(pools)]
+        found = self._sparse_rows(queries)
+        out = []
+        for i, pool in enumerate(pools):
+            scores = np.full(len(pool), -np.inf, np.float32)
+            if i in found and len(pool):
+                linked, values = found[i]
+                at = np.minimum(np.searchsorted(pool, linked), len(pool) - 1)
+                hit = (pool[at] == linked) & (values > 0)
+                scores[at[hit]] = values[hit]
+            out.append(scores)
+        return out
 
     def _embed(self, undirected: sparse.csr_matrix) -> np.ndarray:
         from openmsd.models import normalise

@@ -45,3 +45,13 @@ class LexicalScorer(ExactScorer):
         scores = self.model.scores(texts, languages, np.asarray(candidates, np.int64))
         scores[scores <= 0] = -np.inf  # no word in common: no evidence
         return scores
+
+    def score_pools(self, queries: Queries, pools: list[np.ndarray]) -> list[np.ndarray]:
+        """:func:`openmsd.rank.scorer.score_pools`: every query analysed in one call."""
+        texts, languages = _view(queries.texts, queries.languages, queries.english, self.view)
+        out = []
+        for terms, pool in zip(self.model.query_terms(texts, languages), pools, strict=True):
+            scores = self.model.scores_of_terms(terms, np.asarray(pool, np.int64))
+            scores[scores <= 0] = -np.inf
+            out.append(scores)
+        return out

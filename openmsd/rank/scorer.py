@@ -134,6 +134,20 @@ def best_of(scores: np.ndarray, candidates: np.ndarray, k: int
     return rows, best
 
 
+def score_pools(scorer: Scorer, queries: Queries, pools: Sequence[np.ndarray]
+                ) -> list[np.ndarray]:
+    """Each query's exact scores of its own candidates (``pools[i]``, row numbers): a list of
+    1-d float32 arrays, the same values as ``score(queries.subset([i]), pools[i])[0]``. A
+    scorer may do this for all queries at once (``scorer.score_pools``: BM25 analyses every
+    query together, a graph scorer reads every query's sparse row in one product); else one
+    ``score`` call per query."""
+    batched = getattr(scorer, "score_pools", None)
+    if batched is not None:
+        return batched(queries, pools)
+    return [np.asarray(scorer.score(queries.subset([i]), pool), np.float32)[0]
+            for i, pool in enumerate(pools)]
+
+
 class ExactScorer:
     """A scorer whose ``top_k`` scores every candidate exactly (linear in the collection:
     milliseconds per query at 100,000 papers for BM25, dense dot products and graph rows)."""

@@ -31,6 +31,7 @@ from openmsd.rank import (
 from openmsd.rank import load_scorer as make_scorer
 from openmsd.search.build_cache import current_build
 from openmsd.search.related import Result, explain, find_paper, related_results
+from openmsd.search.related_lists import stored_related
 
 _SCORERS: dict[tuple[str, str, str], Scorer] = {}
 #: each dense scorer's stored vector files when it read them
@@ -177,6 +178,17 @@ def rank_related(corpus: Corpus, key: str, ranker: str = HYBRID_GRAPH, k: int = 
     paper_id = find_paper(corpus, key)
     scorer = corpus_scorer(corpus, ranker)
     row = scorer.papers.position[paper_id]
+    stored = (stored_related(corpus, ranker, scorer)
+              if not languages and not years and isinstance(scorer, Fusion) else None)
+    if stored is not None and k <= stored.depth:  # computed once per build: a lookup
+        found = [(int(r), float(s)) for r, s in zip(stored.rows[row, :k],
+                                                    stored.scores[row, :k], strict=True)
+                 if r >= 0]
+        results = related_results(corpus, [(scorer.papers.ids[r], s) for r, s in found])
+        explain(corpus, paper_id, results)
+        for result, code in zip(results, stored.signals[row], strict=False):
+            result.why = [*stored.signal_sets[code], *result.why]
+        return results
     queries = Queries.of_rows(scorer.papers, [row])
     return _ranked(corpus, scorer, queries, k,
                    allowed(corpus, scorer.papers, languages, years), paper_id)

@@ -52,3 +52,23 @@ def test_models_list_cli():
     result = CliRunner().invoke(app, ["models", "list", "--json"])
     names = [m["name"] for m in json.loads(result.stdout)]
     assert names == list(MODELS)
+
+
+@pytest.mark.parametrize("language", ["en", "fr", "es", "pt", "de", "it", "nl", "ru", "sv",
+                                      "da", "nb", "tr", "zh", "ko", "ca", "und"])
+def test_bm25_analysis_is_bm25s_tokenize(language):
+    """The analyser gives what bm25s.tokenize gives with the language's stop words and
+    stemmer (every bm25s stop-word list as text, so a wrong list fails)."""
+    import bm25s
+    import bm25s.stopwords
+
+    from openmsd.models.bm25 import STOPWORDS, _stemmer, analyse_many
+
+    texts = [*EN, FR, "", "A b", "L'été d'ÉTÉ, ab_cd 12 3.5 Ünïcode naïve",
+             *(" ".join(getattr(bm25s.stopwords, n)) for n in dir(bm25s.stopwords)
+               if n.startswith("STOPWORDS_"))]
+    stemmer = _stemmer(language)
+    expected = bm25s.tokenize(texts, stopwords=STOPWORDS.get(language, []),
+                              stemmer=stemmer.stemWords if stemmer else None,
+                              show_progress=False, return_ids=False)
+    assert analyse_many(texts, [language] * len(texts)) == expected

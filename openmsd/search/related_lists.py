@@ -1,0 +1,193 @@
+"""Related papers computed once per corpus build and served by lookup.
+
+A corpus paper's related papers under a fused ranker (``hybrid-graph``) are a function of the
+corpus build, the ranker's spec, the dense members' vectors and index, and the ranking code:
+nothing a request adds. :func:`compute_related_lists` ranks every paper once (``openmsd index
+related CORPUS``), in batches (each member scores a batch of queries' candidates at once), and
+writes each paper's first :data:`DEPTH` results, their fused scores and the text signals that
+put them there to ``index/.related/RANKER.parquet`` (written whole, then renamed into place).
+
+:func:`stored_related` answers from that table when it was computed for exactly what would be
+ranked now (:func:`lists_key`: the build id, the tuned spec, each dense member's vector files
+and index build, a hash of the ranking code) and the request asks for no filter and at most
+:data:`DEPTH` results; otherwise the caller ranks live. The fused order breaks ties by row
+(:meth:`openmsd.rank.Fusion.top_k_explained`), so the first ``k`` stored results are the live
+answer for ``k`` (tested).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from openmsd.corpus import Corpus
+from openmsd.index import index_dir
+from openmsd.io import ParquetSink
+from openmsd.models import model_slug
+from openmsd.rank import Fusion, Queries, Scorer, tuned
+
+__all__ = ["DEPTH", "RelatedLists", "compute_related_lists", "lists_key", "lists_path",
+           "stored_related"]
+
+#: Results kept per paper: a request for ``offset + k + 1`` up to this is answered by lookup.
+DEPTH = 50
+#: Query papers ranked together.
+BATCH = 256
+log = logging.getLogger("openmsd.search")
+_CODE = ("rank", "models/bm25.py")
+_LOADED: dict[tuple[str, str], tuple[tuple[str, int, int, int], RelatedLists | None]] = {}
+_LOCK = threading.Lock()
+
+
+@dataclass
+class RelatedLists:
+    """Each paper's (by its row of the ranker's collection) first results: rows, fused scores
+    and the index of its text signals in ``signal_sets``; row -1 past the last result."""
+
+    key: str
+    rows: np.ndarray  # (papers × depth) int32
+    scores: np.ndarray  # (papers × depth) float32
+    signals: np.ndarray  # (papers × depth) int16
+    signal_sets: list[list[str]]
+
+    @property
+    def depth(self) -> int:
+        return self.rows.shape[1]
+
+
+def lists_path(corpus: Corpus, ranker: str) -> Path:
+    """Where the stored lists of ``ranker`` live: beside the corpus's indexes."""
+    return corpus.root / "index" / ".related" / f"{model_slug(ranker)}.parquet"
+
+
+def _code_hash() -> str:
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for part in _CODE:
+        path = root / part
+        for file in sorted(path.glob("*.py")) if path.is_dir() else [path]:
+            digest.update(file.name.encode() + file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+_CODE_HASH: list[str] = []
+
+
+def lists_key(corpus: Corpus, ranker: str, scorer: Scorer) -> str:
+    """What a ranker's related lists depend on, hashed: the corpus build, the ranker's tuned
+    spec, each dense member's stored vector files and current index build, the ranking code."""
+    from openmsd.search.build_cache import current_build
+    from openmsd.search.ranking import _vectors_stamp, dense_members
+
+    if not _CODE_HASH:
+        _CODE_HASH.append(_code_hash())
+    dense = [[d.name, _vectors_stamp(corpus, d.name),
+              os.path.basename(os.path.realpath(index_dir(corpus, d.name)))]
+             for d in dense_members(scorer)]
+    what = {"build": current_build(corpus), "ranker": ranker,
+            "spec": tuned(corpus).get(ranker), "dense": dense, "code": _CODE_HASH[0]}
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
+                          batch: int = BATCH,
+                          progress: Callable[[int, int], None] | None = None) -> Path:
+    """Rank every paper of ``corpus`` with the fused ``ranker`` and store its first ``depth``
+    results (:func:`lists_path`); ``progress(done, total)`` after each batch."""
+    from openmsd.search.ranking import corpus_scorer, signals
+
+    scorer = corpus_scorer(corpus, ranker)
+    if not isinstance(scorer, Fusion):
+        raise ValueError(f"related lists are for fused rankers (hybrid-graph, A+B); "
+                         f"{ranker!r} is not one")
+    key = lists_key(corpus, ranker, scorer)
+    papers = scorer.papers
+    total = len(papers)
+    rows = np.full((total, depth), -1, np.int32)
+    scores = np.full((total, depth), -np.inf, np.float32)
+    codes = np.zeros((total, depth), np.int16)
+    sets: dict[tuple[str, ...], int] = {}
+    for start in range(0, total, batch):
+        chunk = np.arange(start, min(start + batch, total))
+        found, value, said = scorer.top_k_explained(Queries.of_rows(papers, chunk), depth)
+        rows[chunk], scores[chunk] = found, value
+        for i, results in enumerate(said):
+            for j, contributions in enumerate(results):
+                codes[start + i, j] = sets.setdefault(tuple(signals(contributions)), len(sets))
+        if progress is not None:
+            progress(int(chunk[-1]) + 1, total)
+    if lists_key(corpus, ranker, scorer) != key:
+        raise RuntimeError(f"{corpus.root}: the corpus, vectors or index changed while the "
+                           "related lists were computed; run the command again")
+    schema = pa.schema([("paper_id", pa.string()), ("rows", pa.list_(pa.int32(), depth)),
+                        ("scores", pa.list_(pa.float32(), depth)),
+                        ("signals", pa.list_(pa.int16(), depth))])
+    target = lists_path(corpus, ranker)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    metadata = {"openmsd.related_key": key, "openmsd.ranker": ranker,
+                "openmsd.signal_sets": json.dumps([list(s) for s in sets])}
+    with ParquetSink(target, schema, metadata) as sink:
+        sink.write(pa.table({
+            "paper_id": pa.array(papers.ids, pa.string()),
+            "rows": pa.FixedSizeListArray.from_arrays(pa.array(rows.ravel()), depth),
+            "scores": pa.FixedSizeListArray.from_arrays(pa.array(scores.ravel()), depth),
+            "signals": pa.FixedSizeListArray.from_arrays(pa.array(codes.ravel()), depth)},
+            schema=schema))
+    return target
+
+
+def _read(path: Path, key: str, ids: list[str]) -> RelatedLists | None:
+    """The lists stored at ``path`` if they were computed under ``key`` for ``ids``."""
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (FileNotFoundError, OSError, pa.ArrowInvalid):
+        return None
+    if meta.get(b"openmsd.related_key", b"").decode() != key:
+        return None
+    table = pq.read_table(path)
+    if table["paper_id"].to_pylist() != ids:
+        return None
+
+    def matrix(column: str, dtype: type) -> np.ndarray:
+        values = table[column].combine_chunks()
+        return values.values.to_numpy().astype(dtype).reshape(len(table), values.type.list_size)
+
+    return RelatedLists(key, matrix("rows", np.int32), matrix("scores", np.float32),
+                        matrix("signals", np.int16),
+                        json.loads(meta[b"openmsd.signal_sets"].decode()))
+
+
+def stored_related(corpus: Corpus, ranker: str, scorer: Scorer) -> RelatedLists | None:
+    """The stored lists of ``ranker`` when they hold what ``scorer`` would rank now (read
+    once per key and file), else None."""
+    path = lists_path(corpus, ranker)
+    try:
+        stat = os.stat(path)
+        stamp = (lists_key(corpus, ranker, scorer), stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    slot = (os.path.abspath(corpus.root), ranker)
+    known = _LOADED.get(slot)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    with _LOCK:
+        known = _LOADED.get(slot)
+        if known is None or known[0] != stamp:
+            started = time.perf_counter()
+            known = (stamp, _read(path, stamp[0], scorer.papers.ids))
+            _LOADED[slot] = known
+            if known[1] is not None:
+                log.info("related lists of %s read in %.1f s", ranker,
+                         time.perf_counter() - started)
+        return known[1]

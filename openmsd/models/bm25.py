@@ -163,12 +163,19 @@ class BM25:
         """The BM25 scores of ``documents`` only (their rows of the document × term matrix
         read, not the whole collection scored), each summed over the query's tokens in their
         order, as ``get_scores`` sums them (the same float32 values)."""
-        rows = self._by_document[np.asarray(documents, np.int64)]
-        unique, where = np.unique(np.asarray(tokens, rows.indices.dtype), return_inverse=True)
-        at = np.minimum(np.searchsorted(unique, rows.indices), len(unique) - 1)
-        hit = unique[at] == rows.indices
+        matrix = self._by_document
+        documents = np.asarray(documents, np.int64)
+        starts = matrix.indptr[documents]
+        lengths = matrix.indptr[documents + 1] - starts
+        # the documents' rows, gathered from the CSR arrays (no scipy fancy indexing)
+        entries = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(
+            lengths.sum())
+        indices = matrix.indices[entries]
+        unique, where = np.unique(np.asarray(tokens, indices.dtype), return_inverse=True)
+        at = np.minimum(np.searchsorted(unique, indices), len(unique) - 1)
+        hit = unique[at] == indices
         per_token = np.zeros((len(unique), len(documents)), np.float32)
-        document = np.repeat(np.arange(len(documents)), np.diff(rows.indptr))
-        per_token[at[hit], document[hit]] = rows.data[hit]
+        document = np.repeat(np.arange(len(documents)), lengths)
+        per_token[at[hit], document[hit]] = matrix.data[entries[hit]]
         # a token repeated in the query counts each time; summed token after token
         return per_token[where].sum(axis=0, dtype=np.float32)

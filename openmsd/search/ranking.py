@@ -196,10 +196,15 @@ def rank_related(corpus: Corpus, key: str, ranker: str = HYBRID_GRAPH, k: int = 
 
 def rank_search(corpus: Corpus, text: str, ranker: str = HYBRID, k: int = 10,
                 languages: list[str] | None = None,
-                years: tuple[int | None, int | None] | None = None) -> list[Result]:
-    """The ``k`` papers ``ranker`` ranks first for a free ``text``."""
+                years: tuple[int | None, int | None] | None = None,
+                vectors: dict[str, np.ndarray] | None = None) -> list[Result]:
+    """The ``k`` papers ``ranker`` ranks first for a free ``text``; ``vectors``: the text's
+    query vector (one row) for dense members that have it already (a server's batching
+    encoder), by member name."""
     if not text.strip():
         raise ValueError("search: the query text is empty")
     scorer = corpus_scorer(corpus, ranker)
-    return _ranked(corpus, scorer, Queries.of_texts([text]), k,
+    queries = Queries.of_texts([text])
+    queries.vectors.update(vectors or {})
+    return _ranked(corpus, scorer, queries, k,
                    allowed(corpus, scorer.papers, languages, years), None)

@@ -26,6 +26,7 @@ from openmsd.search import (
     MAX_LOCATIONS,
     PaperNotFoundError,
     find_paper,
+    is_built,
     nearest,
     paper_details,
     papers_by_id,
@@ -319,15 +320,22 @@ def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any
 
 
 async def search_answer(resources: Resources, q: str, f: Filters) -> dict[str, Any]:
-    """:func:`search_or_related` for the API. A dense search, once the per-build structures
-    are loaded, runs on the event loop: it awaits its query vector from the batching encoder
-    (no pool thread held while it waits) and searches the index (a millisecond); the rest
-    (fused rankers, a reload in progress) runs in the thread pool."""
+    """:func:`search_or_related` for the API. A search, once the per-build structures and
+    the ranker are loaded, runs on the event loop: it awaits its query vector from the
+    batching encoder (no pool thread held while it waits), then searches the index (dense
+    only, a millisecond) or ranks the fused candidates (a few milliseconds); a filtered fused
+    search and any search during a reload run in the thread pool."""
     model = served_model(resources, f.model, default=resources.search_ranker)
-    if model not in resources.models or not resources.warmed():
+    fused = model not in resources.models
+    if not resources.warmed() or (fused and (f.lang or f.years or not is_built(
+            resources.corpus, model))):
         return await run_in_threadpool(search_or_related, resources, q, f)
     if names_paper(resources, q):
         return related_page(resources, q.strip(), f)
+    if fused:  # its dense members' query vectors awaited from the batching encoders
+        vectors = await resources.query_vectors(model, q)
+        return _page(model, f, rank_search(resources.corpus, q, model, f.offset + f.k + 1,
+                                           vectors=vectors))
     vector = await resources.encoder(model).encode_async([q], "query")
     return _page(model, f, nearest(resources.corpus, vector, model, f.offset + f.k + 1,
                                    f.lang or None, f.years, index=resources.index(model)))

@@ -283,6 +283,20 @@ class Resources:
                 if model is not None:  # a served model: its batching encoder and live index
                     member.serve(self.encoder(model), lambda model=model: self.index(model))
 
+    async def query_vectors(self, ranker: str, text: str) -> dict[str, np.ndarray]:
+        """``text``'s query vector for each dense member of ``ranker`` that is a served
+        model, from its batching encoder (by member name, as the ranker's members read them)."""
+        from openmsd.search import corpus_scorer, dense_members
+
+        served = {vector_key(m, self.backends[m]): m for m in self.models}
+        out = {}
+        for member in dense_members(corpus_scorer(self.corpus, ranker)):
+            model = served.get(member.name)
+            if model is not None and member.name not in out:
+                vector = await self.encoder(model).encode_async([text], "query")
+                out[member.name] = np.asarray(vector, np.float32)
+        return out
+
     def warmed(self) -> bool:
         """Whether what :meth:`warm` loads is loaded for the current build (then a paper or
         its related papers are answered in about a millisecond, without waiting for a load)."""

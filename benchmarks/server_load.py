@@ -60,6 +60,8 @@ from openmsd.corpus import Corpus, ingest
 from openmsd.index import build_index, index_kind, load_index
 from openmsd.io import ParquetSink, arrow_reader
 from openmsd.models import paper_input, text_hash, vector_key, vector_schema, vectors_dir
+from openmsd.rank import HYBRID_GRAPH
+from openmsd.search import is_current, lists_path
 from openmsd.server import BATCH_ENV, THREADS_ENV
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -121,6 +123,25 @@ def store_vectors(corpus: Corpus, key: str) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     with ParquetSink(directory / "part-00000.parquet", schema) as sink:
         sink.write(table)
+
+
+def related_lists(corpus_dir: Path, wanted: bool, ranker: str = HYBRID_GRAPH
+                  ) -> dict[str, Any]:
+    """Make the stored related lists of ``ranker`` current (``wanted``) or remove them; what
+    was done and how long computing them took."""
+    corpus = Corpus(corpus_dir)
+    path = lists_path(corpus, ranker)
+    if not wanted:
+        path.unlink(missing_ok=True)
+        return {"used": False}
+    if is_current(corpus, ranker):
+        return {"used": True, "computed_s": None}
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "openmsd.cli", "index", "related", str(corpus_dir),
+                    "--ranker", ranker], check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    took = round(time.perf_counter() - started, 1)
+    print(f"related lists of {ranker} computed in {took} s", flush=True)
+    return {"used": True, "computed_s": took}
 
 
 def free_port() -> int:
@@ -303,6 +324,12 @@ def main() -> None:
                              "the server's), e.g. search@muse-v3,search@default,"
                              "related@default,related@muse-v3; p95 and CPU ratios are to the "
                              "last phase with the same endpoints. Overrides --ranker.")
+    parser.add_argument("--related-lists", action=argparse.BooleanOptionalAction,
+                        default=True,
+                        help="Compute the server's fused related lists once for the corpus "
+                             "build before the server starts (openmsd index related; reused "
+                             "while current), so that related papers are a lookup; "
+                             "--no-related-lists removes them: related is fused per request.")
     parser.add_argument("--start-timeout", type=float, default=1800,
                         help="Seconds to wait for the server to load (its rankers read the "
                              "whole corpus at start).")
@@ -325,7 +352,9 @@ def main() -> None:
         f"SELECT i.paper_id, coalesce(p.title, 'parsing') FROM read_parquet("
         f"'{corpus_dir}/index/{key}/papers.parquet') i JOIN papers p USING (paper_id)"
     ).fetchall()]
+    lists = related_lists(corpus_dir, args.related_lists)
     result = measure(args, corpus_dir, papers, endpoints, {})
+    result["related_lists"] = lists
     if args.peer:
         peer = measure(args, corpus_dir, papers, endpoints, {BATCH_ENV: "1"})
         result["peer_no_batching"] = peer

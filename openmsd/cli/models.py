@@ -166,7 +166,7 @@ def index_related(
     50 results; anything else, and a corpus, vectors or index changed since, is ranked live)."""
     import time
 
-    from openmsd.search.related_lists import compute_related_lists
+    from openmsd.search import compute_related_lists
 
     started = time.perf_counter()
     try:

@@ -38,19 +38,28 @@ if TYPE_CHECKING:
         related_papers,
         search,
     )
+    from openmsd.search.related_lists import (
+        compute_related_lists,
+        is_current,
+        lists_path,
+        stored_related,
+    )
     from openmsd.search.view import recommendations_view, results_table, shorten
 
 _WHERE: dict[str, str] = {
     "MAX_LOCATIONS": "recommend",
     "PaperNotFoundError": "related",
     "Result": "related",
+    "compute_related_lists": "related_lists",
     "corpus_scorer": "ranking",
     "dense_members": "ranking",
     "find_paper": "related",
     "is_built": "ranking",
+    "is_current": "related_lists",
     "is_loaded": "build_cache",
     "language_warning": "recommend",
     "library_seeds": "library",
+    "lists_path": "related_lists",
     "load_citation_graph": "citation_graph",
     "load_paper_records": "paper_records",
     "nearest": "related",
@@ -69,15 +78,16 @@ _WHERE: dict[str, str] = {
     "results_table": "view",
     "search": "related",
     "shorten": "view",
+    "stored_related": "related_lists",
 }
 
 __all__ = [
-    "MAX_LOCATIONS", "PaperNotFoundError", "Result", "corpus_scorer", "dense_members", "find_paper",
-    "is_built", "is_loaded", "language_warning", "library_seeds", "load_citation_graph",
-    "load_paper_records", "nearest", "paper_aliases", "paper_details", "papers_by_id",
-    "rank_related", "rank_search", "read_aliases", "read_graph", "read_records",
-    "recommend_citations", "recommendations_view", "related_papers", "related_to_library",
-    "results_table", "search", "shorten",
+    "MAX_LOCATIONS", "PaperNotFoundError", "Result", "compute_related_lists", "corpus_scorer",
+    "dense_members", "find_paper", "is_built", "is_current", "is_loaded", "language_warning",
+    "library_seeds", "lists_path", "load_citation_graph", "load_paper_records", "nearest",
+    "paper_aliases", "paper_details", "papers_by_id", "rank_related", "rank_search",
+    "read_aliases", "read_graph", "read_records", "recommend_citations", "recommendations_view",
+    "related_papers", "related_to_library", "results_table", "search", "shorten", "stored_related",
 ]
 
 

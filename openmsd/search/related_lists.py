@@ -35,10 +35,10 @@ from openmsd.corpus import Corpus
 from openmsd.index import index_dir
 from openmsd.io import ParquetSink
 from openmsd.models import model_slug
-from openmsd.rank import Fusion, Queries, Scorer, tuned
+from openmsd.rank import BACKENDS, Fusion, Queries, Scorer, is_dense, leaves, tuned
 
-__all__ = ["DEPTH", "RelatedLists", "compute_related_lists", "lists_key", "lists_path",
-           "stored_related"]
+__all__ = ["DEPTH", "RelatedLists", "compute_related_lists", "is_current", "lists_key",
+           "lists_path", "stored_related"]
 
 #: Results kept per paper: a request for ``offset + k + 1`` up to this is answered by lookup.
 DEPTH = 50
@@ -84,20 +84,40 @@ def _code_hash() -> str:
 _CODE_HASH: list[str] = []
 
 
-def lists_key(corpus: Corpus, ranker: str, scorer: Scorer) -> str:
+def _dense_names(corpus: Corpus, ranker: str) -> list[str]:
+    """The dense models ``ranker`` reads vectors of (``NAME@LANG``: ``NAME``), in order."""
+    names = []
+    for leaf in leaves(ranker, corpus):
+        base, _, tail = leaf.rpartition("@")
+        name = base if base and tail not in BACKENDS else leaf
+        if is_dense(name, corpus) and name not in names:
+            names.append(name)
+    return names
+
+
+def lists_key(corpus: Corpus, ranker: str) -> str:
     """What a ranker's related lists depend on, hashed: the corpus build, the ranker's tuned
     spec, each dense member's stored vector files and current index build, the ranking code."""
     from openmsd.search.build_cache import current_build
-    from openmsd.search.ranking import _vectors_stamp, dense_members
+    from openmsd.search.ranking import _vectors_stamp
 
     if not _CODE_HASH:
         _CODE_HASH.append(_code_hash())
-    dense = [[d.name, _vectors_stamp(corpus, d.name),
-              os.path.basename(os.path.realpath(index_dir(corpus, d.name)))]
-             for d in dense_members(scorer)]
+    dense = [[name, _vectors_stamp(corpus, name),
+              os.path.basename(os.path.realpath(index_dir(corpus, name)))]
+             for name in _dense_names(corpus, ranker)]
     what = {"build": current_build(corpus), "ranker": ranker,
             "spec": tuned(corpus).get(ranker), "dense": dense, "code": _CODE_HASH[0]}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def is_current(corpus: Corpus, ranker: str) -> bool:
+    """Whether ``ranker``'s stored lists were computed for what would be ranked now."""
+    try:
+        meta = pq.read_schema(lists_path(corpus, ranker)).metadata or {}
+    except (FileNotFoundError, OSError, pa.ArrowInvalid):
+        return False
+    return meta.get(b"openmsd.related_key", b"").decode() == lists_key(corpus, ranker)
 
 
 def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
@@ -111,7 +131,7 @@ def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
     if not isinstance(scorer, Fusion):
         raise ValueError(f"related lists are for fused rankers (hybrid-graph, A+B); "
                          f"{ranker!r} is not one")
-    key = lists_key(corpus, ranker, scorer)
+    key = lists_key(corpus, ranker)
     papers = scorer.papers
     total = len(papers)
     rows = np.full((total, depth), -1, np.int32)
@@ -127,7 +147,7 @@ def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
                 codes[start + i, j] = sets.setdefault(tuple(signals(contributions)), len(sets))
         if progress is not None:
             progress(int(chunk[-1]) + 1, total)
-    if lists_key(corpus, ranker, scorer) != key:
+    if lists_key(corpus, ranker) != key:
         raise RuntimeError(f"{corpus.root}: the corpus, vectors or index changed while the "
                            "related lists were computed; run the command again")
     schema = pa.schema([("paper_id", pa.string()), ("rows", pa.list_(pa.int32(), depth)),
@@ -174,7 +194,7 @@ def stored_related(corpus: Corpus, ranker: str, scorer: Scorer) -> RelatedLists 
     path = lists_path(corpus, ranker)
     try:
         stat = os.stat(path)
-        stamp = (lists_key(corpus, ranker, scorer), stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        stamp = (lists_key(corpus, ranker), stat.st_ino, stat.st_mtime_ns, stat.st_size)
     except (FileNotFoundError, NotADirectoryError):
         return None
     slot = (os.path.abspath(corpus.root), ranker)

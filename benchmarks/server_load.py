@@ -138,7 +138,8 @@ def related_lists(corpus_dir: Path, wanted: bool, ranker: str = HYBRID_GRAPH
         return {"used": True, "computed_s": None}
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "openmsd.cli", "index", "related", str(corpus_dir),
-                    "--ranker", ranker], check=True, env={**os.environ, "OMP_NUM_THREADS": "1"})
+                    "--ranker", ranker, "--workers", "2"], check=True,
+                   env={**os.environ, "OMP_NUM_THREADS": "1"})
     took = round(time.perf_counter() - started, 1)
     print(f"related lists of {ranker} computed in {took} s", flush=True)
     return {"used": True, "computed_s": took}

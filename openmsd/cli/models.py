@@ -160,6 +160,7 @@ def index_related(
     ranker: Annotated[str, typer.Option(help="The fused ranker whose related papers to "
                                              "store (the server's default for related).")]
     = "hybrid-graph",
+    workers: Annotated[int, typer.Option(min=1, help="Processes ranking papers.")] = 1,
 ) -> None:
     """Rank every paper's related papers once for this corpus build and store them beside the
     index: ``openmsd serve`` then answers a paper's related papers by lookup (unfiltered, up to
@@ -177,7 +178,8 @@ def index_related(
             def step(done: int, total: int) -> None:
                 advance(done - seen[0])
                 seen[0] = done
-            target = compute_related_lists(Corpus(corpus), ranker, progress=step)
+            target = compute_related_lists(Corpus(corpus), ranker, workers=workers,
+                                           progress=step)
     except (CorpusError, FileNotFoundError, ValueError, RuntimeError) as error:
         fail(str(error))
     out.print(f"{ranker}: related papers of {seen[0]:,} papers in "

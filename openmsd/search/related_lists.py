@@ -23,7 +23,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,11 +121,12 @@ def is_current(corpus: Corpus, ranker: str) -> bool:
 
 
 def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
-                          batch: int = BATCH,
+                          batch: int = BATCH, workers: int = 1,
                           progress: Callable[[int, int], None] | None = None) -> Path:
     """Rank every paper of ``corpus`` with the fused ``ranker`` and store its first ``depth``
-    results (:func:`lists_path`); ``progress(done, total)`` after each batch."""
-    from openmsd.search.ranking import corpus_scorer, signals
+    results (:func:`lists_path`); ``workers`` processes (forked once the ranker is loaded)
+    rank batches of ``batch`` papers; ``progress(done, total)`` after each batch."""
+    from openmsd.search.ranking import corpus_scorer
 
     scorer = corpus_scorer(corpus, ranker)
     if not isinstance(scorer, Fusion):
@@ -138,15 +139,19 @@ def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
     scores = np.full((total, depth), -np.inf, np.float32)
     codes = np.zeros((total, depth), np.int16)
     sets: dict[tuple[str, ...], int] = {}
-    for start in range(0, total, batch):
-        chunk = np.arange(start, min(start + batch, total))
-        found, value, said = scorer.top_k_explained(Queries.of_rows(papers, chunk), depth)
-        rows[chunk], scores[chunk] = found, value
-        for i, results in enumerate(said):
-            for j, contributions in enumerate(results):
-                codes[start + i, j] = sets.setdefault(tuple(signals(contributions)), len(sets))
-        if progress is not None:
-            progress(int(chunk[-1]) + 1, total)
+    starts = range(0, total, batch)
+    _RANKING[:] = [scorer, depth, batch]
+    if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
+        with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
+            ranked = pool.map(_rank_batch, starts)
+            done = _merge(ranked, rows, scores, codes, sets, progress, total)
+    else:
+        done = _merge(map(_rank_batch, starts), rows, scores, codes, sets, progress, total)
+    _RANKING.clear()
+    assert done == total
     if lists_key(corpus, ranker) != key:
         raise RuntimeError(f"{corpus.root}: the corpus, vectors or index changed while the "
                            "related lists were computed; run the command again")
@@ -165,6 +170,38 @@ def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
             "signals": pa.FixedSizeListArray.from_arrays(pa.array(codes.ravel()), depth)},
             schema=schema))
     return target
+
+
+#: what a (forked) worker ranks with: the scorer, the depth, the batch size
+_RANKING: list = []
+
+
+def _rank_batch(start: int) -> tuple[int, np.ndarray, np.ndarray, list[list[tuple[str, ...]]]]:
+    """One batch of papers from row ``start``: their results, scores and text signals."""
+    from openmsd.search.ranking import signals
+
+    scorer, depth, batch = _RANKING
+    chunk = np.arange(start, min(start + batch, len(scorer.papers)))
+    found, value, said = scorer.top_k_explained(Queries.of_rows(scorer.papers, chunk), depth)
+    return start, found, value, [[tuple(signals(c)) for c in results] for results in said]
+
+
+def _merge(ranked: Iterable[tuple[int, np.ndarray, np.ndarray, list[list[tuple[str, ...]]]]],
+           rows: np.ndarray, scores: np.ndarray, codes: np.ndarray,
+           sets: dict[tuple[str, ...], int], progress: Callable[[int, int], None] | None,
+           total: int) -> int:
+    """Batches into the result matrices (signal sets numbered as they come); papers done."""
+    done = 0
+    for start, found, value, said in ranked:
+        end = start + len(found)
+        rows[start:end], scores[start:end] = found, value
+        for i, results in enumerate(said):
+            for j, words in enumerate(results):
+                codes[start + i, j] = sets.setdefault(words, len(sets))
+        done += len(found)
+        if progress is not None:
+            progress(done, total)
+    return done
 
 
 def _read(path: Path, key: str, ids: list[str]) -> RelatedLists | None:

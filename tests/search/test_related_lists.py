@@ -15,8 +15,7 @@ from openmsd.index import build_index
 from openmsd.models import embed_corpus, load_model
 from openmsd.rank import Fusion, Papers, Queries
 from openmsd.rank.scorer import ExactScorer
-from openmsd.search import corpus_scorer, rank_related
-from openmsd.search.related_lists import lists_path, stored_related
+from openmsd.search import corpus_scorer, is_current, lists_path, rank_related, stored_related
 
 MODEL = "muse-v3"
 RANKER = "hybrid-graph"
@@ -54,13 +53,23 @@ def test_stored_lists_answer_as_the_live_fusion(corpus):
     assert {r.language for r in rank_related(corpus, some, RANKER, 10, ["pt"])} <= {"pt"}
 
 
+def _decoded(corpus: Corpus) -> tuple:
+    stored = stored_related(corpus, RANKER, corpus_scorer(corpus, RANKER))
+    assert stored is not None
+    words = [[tuple(stored.signal_sets[c]) for c in row] for row in stored.signals]
+    return stored.rows.tolist(), stored.scores.tolist(), words
+
+
 def test_stored_lists_are_not_used_after_the_index_changes(corpus, tmp_path):
     copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c", symlinks=True))
     assert CliRunner().invoke(app, ["index", "related", str(copy.root)]).exit_code == 0
-    scorer = corpus_scorer(copy, RANKER)
-    assert stored_related(copy, RANKER, scorer) is not None
+    one = _decoded(copy)
+    result = CliRunner().invoke(app, ["index", "related", str(copy.root), "--workers", "2"])
+    assert result.exit_code == 0, result.output
+    assert _decoded(copy) == one  # two processes rank the same lists
     build_index(copy, MODEL, full=True)  # a new index build: other HNSW/flat neighbours
     assert stored_related(copy, RANKER, corpus_scorer(copy, RANKER)) is None
+    assert not is_current(copy, RANKER)
 
 
 def test_a_ranker_that_is_not_a_fusion_is_refused(corpus):

@@ -95,19 +95,21 @@ def _dense_names(corpus: Corpus, ranker: str) -> list[str]:
     return names
 
 
-def lists_key(corpus: Corpus, ranker: str) -> str:
+def lists_key(corpus: Corpus, ranker: str, dense: list[str] | None = None) -> str:
     """What a ranker's related lists depend on, hashed: the corpus build, the ranker's tuned
-    spec, each dense member's stored vector files and current index build, the ranking code."""
+    spec, each dense member's stored vector files and current index build, the ranking code.
+    ``dense``: the names of the ranker's dense members, when known (else read from its
+    leaves)."""
     from openmsd.search.build_cache import current_build
     from openmsd.search.ranking import _vectors_stamp
 
     if not _CODE_HASH:
         _CODE_HASH.append(_code_hash())
-    dense = [[name, _vectors_stamp(corpus, name),
-              os.path.basename(os.path.realpath(index_dir(corpus, name)))]
-             for name in _dense_names(corpus, ranker)]
+    models = [[name, _vectors_stamp(corpus, name),
+               os.path.basename(os.path.realpath(index_dir(corpus, name)))]
+              for name in (_dense_names(corpus, ranker) if dense is None else dense)]
     what = {"build": current_build(corpus), "ranker": ranker,
-            "spec": tuned(corpus).get(ranker), "dense": dense, "code": _CODE_HASH[0]}
+            "spec": tuned(corpus).get(ranker), "dense": models, "code": _CODE_HASH[0]}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -228,10 +230,13 @@ def _read(path: Path, key: str, ids: list[str]) -> RelatedLists | None:
 def stored_related(corpus: Corpus, ranker: str, scorer: Scorer) -> RelatedLists | None:
     """The stored lists of ``ranker`` when they hold what ``scorer`` would rank now (read
     once per key and file), else None."""
+    from openmsd.search.ranking import dense_members
+
     path = lists_path(corpus, ranker)
     try:
         stat = os.stat(path)
-        stamp = (lists_key(corpus, ranker), stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        names = [d.name for d in dense_members(scorer)]  # no directory listed per request
+        stamp = (lists_key(corpus, ranker, names), stat.st_ino, stat.st_mtime_ns, stat.st_size)
     except (FileNotFoundError, NotADirectoryError):
         return None
     slot = (os.path.abspath(corpus.root), ranker)

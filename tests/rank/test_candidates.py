@@ -12,7 +12,7 @@ import pytest
 from openmsd.index import VectorIndex
 from openmsd.models import BM25
 from openmsd.rank import DenseScorer, Fusion, Papers, Queries, combine, load_scorer
-from openmsd.rank.scorer import ExactScorer, best_of, exclude_self
+from openmsd.rank.scorer import ExactScorer, best_of, exclude_self, score_pools
 
 N = 600
 ENGLISH = ("graph neural network parsing syntax protein folding retrieval citation corpus "
@@ -127,6 +127,27 @@ def test_cheap_pool_ranks_its_candidates_as_the_exhaustive_fusion_does():
         assert row not in rows[0]
         # the exhaustive mode draws its pool from every member's top 100
         assert len(exhaustive.candidates(query)[0]) >= len(set(dense_best))
+
+
+def test_every_querys_pool_scored_at_once_as_one_query_at_a_time():
+    """score_pools (BM25 analysing the batch, graph rows in one product) gives each query's
+    candidates the same float32 scores as one score() call per query."""
+    cache = {"vectors": _dense(_index())}
+    members = ["bm25@same", "vectors", "bm25-en", "bm25", "citation", "co-citation",
+               "coupling", "adamic-adar"]
+    cheap = Fusion("cheap", [load_scorer(m, PAPERS, citations=CITATIONS, cache=cache)
+                             for m in members], pool_depth=30)
+    queries = Queries.of_rows(PAPERS, [0, 11, 420, 599, 11])
+    texts = Queries.of_texts(["graph parsing citation", "réseau neuronal analyse"], ["en", "fr"])
+    texts.vectors["vectors"] = VECTORS[[3, 7]]  # as a served encoder would hand them
+    for batch in (queries, texts):
+        pools = cheap.candidates(batch)
+        for member in cheap.members:
+            batched = score_pools(member, batch, pools)
+            for i, pool in enumerate(pools):
+                one = np.asarray(member.score(batch.subset([i]), pool), np.float32)[0]
+                assert batched[i].dtype == np.float32 and np.array_equal(batched[i], one), \
+                    member.name
 
 
 def test_a_fusion_without_a_dense_member_keeps_every_members_candidates():

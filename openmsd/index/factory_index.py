@@ -25,6 +25,7 @@ the manifest), and is published by the caller's one-rename swap, as every index 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 import sys
@@ -113,25 +114,30 @@ def _ivf(index: faiss.Index) -> faiss.IndexIVF | None:
 
 def _sample(batches: Batches, size: int, seed: int) -> tuple[int, int, np.ndarray, np.ndarray]:
     """One pass: (rows, dim, rows' numbers sorted by key, their vectors): the ``size`` rows with
-    the smallest seeded random keys, drawn without knowing the row count in advance."""
+    the smallest seeded random keys, drawn without knowing the row count in advance. Once
+    ``size`` rows are held, a batch's rows enter only below the largest key held, so memory
+    stays at ~``size`` rows and the pass copies few of them (``size / rows`` of a batch)."""
     rng = np.random.default_rng(seed)
     keys = np.zeros(0)
     rows = np.zeros(0, np.int64)
-    kept = np.zeros((0, 0), np.float32)
-    total = 0
+    kept: list[np.ndarray] = []
+    total, dim, limit = 0, 0, np.inf
     for _, matrix in batches():
+        dim = matrix.shape[1]
         batch_keys = rng.random(len(matrix))
-        if kept.size == 0:
-            kept = np.zeros((0, matrix.shape[1]), np.float32)
-        keys = np.concatenate([keys, batch_keys])
-        rows = np.concatenate([rows, np.arange(total, total + len(matrix))])
-        kept = np.vstack([kept, matrix])
+        enter = np.flatnonzero(batch_keys < limit)
+        keys = np.concatenate([keys, batch_keys[enter]])
+        rows = np.concatenate([rows, enter + total])
+        kept.append(np.array(matrix[enter], np.float32))
         if len(keys) > size:
-            keep = np.argpartition(keys, size)[:size]
-            keys, rows, kept = keys[keep], rows[keep], kept[keep]
+            keep = np.sort(np.argpartition(keys, size)[:size])
+            matrix_kept = np.vstack(kept)[keep]
+            keys, rows, kept = keys[keep], rows[keep], [matrix_kept]
+            limit = keys.max()
         total += len(matrix)
     order = np.argsort(keys)
-    return total, kept.shape[1] if kept.size else 0, rows[order], kept[order]
+    sample = np.vstack(kept)[order] if kept else np.zeros((0, dim), np.float32)
+    return total, dim, rows[order], sample
 
 
 class _TopK:
@@ -162,6 +168,7 @@ def build_factory(batches: Batches, params: FactoryParams, target: Path,
     ``target``; returns the loaded index, its papers rows and the settings chosen. Writes
     ``index.faiss``, ``index.ivfdata`` (IVF), ``vectors.f32``; not ``papers.parquet``."""
     progress = progress or (lambda stage, rows: None)
+    progress("sample", 0)
     total, dim, sample_rows, sample = _sample(batches, params.train + params.calibration,
                                               params.seed)
     if total == 0:
@@ -217,7 +224,9 @@ def build_factory(batches: Batches, params: FactoryParams, target: Path,
         merge_ondisk(index, shards, str(target / IVFDATA_FILE))
         shutil.rmtree(shards_dir, ignore_errors=True)
     vectors = open_vectors(target, dim)
+    progress("calibrate", len(held))
     settings = _calibrate(index, vectors, held, held_rows, truth.rows, params, len(sample_rows))
+    progress("write", row)
     return index, pa.concat_tables(papers), settings
 
 
@@ -288,12 +297,17 @@ def read_ondisk(path: Path) -> faiss.Index:
 
 
 def open_vectors(directory: Path, dim: int) -> np.ndarray:
-    """The full vectors of a factory build, memory-mapped read-only (rows x dim float32)."""
+    """The full vectors of a factory build, memory-mapped read-only (rows x dim float32) and
+    advised random access: a row read maps its own pages, not the kernel's read-ahead window
+    around them, so re-ranking keeps few pages resident."""
     path = directory / VECTORS_FILE
     rows = path.stat().st_size // (4 * dim)
     if rows == 0:
         return np.zeros((0, dim), np.float32)
-    return np.memmap(path, np.float32, "r", shape=(rows, dim))
+    with open(path, "rb") as file:
+        mapped = mmap.mmap(file.fileno(), rows * dim * 4, access=mmap.ACCESS_READ)
+    mapped.madvise(mmap.MADV_RANDOM)
+    return np.frombuffer(mapped, np.float32).reshape(rows, dim)
 
 
 def search_factory(index: faiss.Index, queries: np.ndarray, k: int, settings: FactorySettings,

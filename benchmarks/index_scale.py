@@ -434,8 +434,9 @@ def table(result: dict) -> str:
     """The figures as a Markdown table: the full-size factory index, then the comparison."""
     lines = ["| index | vectors | recall@10 | q/s batched | q/s one at a time | build s | "
              "B/vector | peak RSS MiB (anon) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    full = {"method": result["full"]["settings"]["factory"] + " (full)", **result["full"]}
-    for row in [full, *result.get("compare", [])]:
+    full = [{"method": f"{result['full']['settings']['factory']} (full size)",
+             **result["full"]}] if "full" in result else []
+    for row in [*full, *result.get("compare", [])]:
         memory = row.get("memory", {})
         peak = (f"{row['peak_rss_mib']:.0f} ({memory['RssAnon_mib'].split()[0]})"
                 if "memory" in row else f"{row['rss_mib']:.0f}" if "rss_mib" in row else "")

@@ -42,7 +42,7 @@ from faiss.contrib.ondisk import merge_ondisk
 from openmsd.crashpoint import crash_point
 
 __all__ = ["EXAMPLES", "IVFDATA_FILE", "VECTORS_FILE", "FactoryParams", "FactorySettings",
-           "build_factory", "check_factory", "open_vectors", "parquet_batches",
+           "RowFile", "build_factory", "check_factory", "open_vectors", "parquet_batches",
            "read_ondisk", "search_factory"]
 
 EXAMPLES = ("IVF4096,PQ48", "IVF65536,PQ48", "IVF16384_HNSW32,PQ48", "OPQ48,IVF8192,PQ48",
@@ -223,7 +223,7 @@ def build_factory(batches: Batches, params: FactoryParams, target: Path,
         progress("merge", len(shards))
         merge_ondisk(index, shards, str(target / IVFDATA_FILE))
         shutil.rmtree(shards_dir, ignore_errors=True)
-    vectors = open_vectors(target, dim)
+    vectors = RowFile(target / VECTORS_FILE, dim)  # read, not mapped: see RowFile
     progress("calibrate", len(held))
     settings = _calibrate(index, vectors, held, held_rows, truth.rows, params, len(sample_rows))
     progress("write", row)
@@ -237,8 +237,9 @@ def _write_shard(shard: faiss.Index, directory: Path, number: int) -> str:
     return str(path)
 
 
-def _calibrate(index: faiss.Index, vectors: np.ndarray, held: np.ndarray, held_rows: np.ndarray,
-               truth: np.ndarray, params: FactoryParams, sampled: int) -> FactorySettings:
+def _calibrate(index: faiss.Index, vectors: np.ndarray | RowFile, held: np.ndarray,
+               held_rows: np.ndarray, truth: np.ndarray, params: FactoryParams, sampled: int
+               ) -> FactorySettings:
     """nprobe (powers of two) and the re-ranking depth reaching ``params.target_recall``: nprobe
     grows while recall@k does; where it stops growing (the re-ranking depth limits: the true
     neighbours are not among the candidates) the depth doubles, up to 8x ``params.rerank``. The
@@ -296,10 +297,34 @@ def read_ondisk(path: Path) -> faiss.Index:
         os.close(saved)
 
 
+class RowFile:
+    """Rows of a float32 matrix file read on demand with ``pread`` (``rows[indices]``): the
+    build's calibration reads its candidates this way rather than through a map, whose
+    fault-around maps ~64 KiB of page cache around every row read, which counts in the
+    process's RSS (at 1M vectors the calibration's re-ranking had mapped the whole 1.5 GB file)."""
+
+    def __init__(self, path: Path, dim: int):
+        self.path, self.dim = path, dim
+        self.shape = (path.stat().st_size // (4 * dim), dim)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        size = 4 * self.dim
+        out = np.empty((len(rows), self.dim), np.float32)
+        view = memoryview(out).cast("B")
+        with open(self.path, "rb", buffering=0) as file:
+            for i, row in enumerate(np.asarray(rows, np.int64).tolist()):
+                if os.preadv(file.fileno(), [view[i * size:(i + 1) * size]], row * size) != size:
+                    raise IndexError(f"{self.path}: row {row} is past the end")
+        return out
+
+
 def open_vectors(directory: Path, dim: int) -> np.ndarray:
     """The full vectors of a factory build, memory-mapped read-only (rows x dim float32) and
-    advised random access: a row read maps its own pages, not the kernel's read-ahead window
-    around them, so re-ranking keeps few pages resident."""
+    advised random access (re-ranking reads scattered rows: no read-ahead from disk around
+    them; the pages already cached around a row are still mapped, see :class:`RowFile`)."""
     path = directory / VECTORS_FILE
     rows = path.stat().st_size // (4 * dim)
     if rows == 0:
@@ -311,7 +336,7 @@ def open_vectors(directory: Path, dim: int) -> np.ndarray:
 
 
 def search_factory(index: faiss.Index, queries: np.ndarray, k: int, settings: FactorySettings,
-                   vectors: np.ndarray | None, allowed: np.ndarray | None = None
+                   vectors: np.ndarray | RowFile | None, allowed: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` (scores, rows) of each query among the ``allowed`` rows (all when None):
     ``settings.rerank`` candidates from the index at ``settings.nprobe`` (raised while a
@@ -342,7 +367,7 @@ def search_factory(index: faiss.Index, queries: np.ndarray, k: int, settings: Fa
     return scores[:, :k], rows[:, :k]
 
 
-def _exact(queries: np.ndarray, chosen: np.ndarray, vectors: np.ndarray, k: int
+def _exact(queries: np.ndarray, chosen: np.ndarray, vectors: np.ndarray | RowFile, k: int
            ) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-``k`` among the ``chosen`` rows (padded with -1 rows)."""
     scores = queries @ np.asarray(vectors[chosen]).T
@@ -365,7 +390,7 @@ def _params(ivf: faiss.IndexIVF | None, nprobe: int, selector: faiss.IDSelector 
     return params
 
 
-def _rerank(queries: np.ndarray, rows: np.ndarray, vectors: np.ndarray, k: int
+def _rerank(queries: np.ndarray, rows: np.ndarray, vectors: np.ndarray | RowFile, k: int
             ) -> tuple[np.ndarray, np.ndarray]:
     """Rows re-ordered by their exact inner product with the query (read from ``vectors``)."""
     wanted = np.unique(rows[rows >= 0])

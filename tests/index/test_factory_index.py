@@ -23,7 +23,9 @@ from openmsd.crashpoint import ENV
 from openmsd.index import FactoryParams, build_index, index_dir, load_index
 from openmsd.index.factory_index import (
     IVFDATA_FILE,
+    VECTORS_FILE,
     FactorySettings,
+    RowFile,
     build_factory,
     open_vectors,
     search_factory,
@@ -181,6 +183,8 @@ def test_a_build_in_tiny_batches_and_shards_equals_the_one_batch_build(tmp_path:
     one = build(N, N, "one")
     tiny = build(37, 200, "tiny")
     assert tiny[1].equals(one[1]) and np.array_equal(tiny[3], one[3])
+    some = np.array([5, 0, 1199, 77])
+    assert np.array_equal(RowFile(tmp_path / "tiny" / VECTORS_FILE, DIM)[some], vectors[some])
     assert tiny[2] == one[2]
     full = FactorySettings("IVF16,PQ8", 16, 0, 1.0, 10, 0, 0)  # all lists, PQ scores only
     assert [np.array_equal(a, b) for a, b in zip(

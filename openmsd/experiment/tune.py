@@ -1,9 +1,10 @@
 """``openmsd tune CORPUS``: fusion weights fitted on a split that is not test.
 
-``hybrid`` (words and vectors: what ``search`` ranks free text with) is fitted on the train
-and dev splits' SDSM tasks (the average MAP of the three tasks, as ``openmsd eval sdsm``
-computes it); ``hybrid-graph`` (``hybrid``, the papers' shared authors and year gap, and the
-citation graph: what ``related`` ranks a paper's related papers with) on the hidden-links
+``hybrid`` (words and vectors, and the papers' shared authors and year gap, with a fallback
+fitted on words and vectors alone for free text, which has neither: what ``search`` ranks
+with) is fitted on the train and dev splits' SDSM tasks (the average MAP of the three tasks, as
+``openmsd eval sdsm`` computes it); ``hybrid-graph`` (``hybrid`` and the citation graph, with
+``shared-references``: what ``related`` ranks a paper's related papers with) on the hidden-links
 protocol (:func:`openmsd.eval.sdsm.hide_links`) of the train and dev splits. Each member's
 scores of the whole pool are computed once; every weighting of a grid over the simplex (step
 ``step``), by weighted and by reciprocal-rank fusion, and a learned fusion, are then ranked and
@@ -278,9 +279,9 @@ def text_members(corpus: Corpus) -> list[str]:
     """The text members ``hybrid`` may weigh: BM25 within a language and on the English view,
     the corpus's dense model, each of the first and third with pseudo-relevance feedback
     (``~prf``), and an English-only model for English pairs where the corpus has its vectors.
-    No metadata: ``hybrid`` also ranks free text (``search``), which has no authors or year;
-    the papers' shared authors and year gap (:mod:`openmsd.rank.metadata`) enter
-    ``hybrid-graph``, which ranks a paper's related papers."""
+    No metadata: :func:`tune_fusion` adds ``authors`` and ``year``
+    (:mod:`openmsd.rank.metadata`) in a second fit and keeps this one as its fallback for free
+    text (``search``, citation contexts), which has neither."""
     dense = default_dense(corpus)
     members = ["bm25@same", f"bm25@same{FEEDBACK}", "bm25-en", dense, f"{dense}{FEEDBACK}"]
     have = dense_models(corpus)

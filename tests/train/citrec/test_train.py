@@ -66,7 +66,12 @@ def test_trained_model_is_written_and_loads_as_an_encoder(citrec_model) -> None:
 
 def test_bad_settings_name_the_key(tmp_path) -> None:
     with pytest.raises(CitrecConfigError, match="loss"):
-        CitrecConfig(corpus="c", out="o", loss="contrastive")
+        CitrecConfig(corpus="c", out="o", loss="cross-entropy")
+    with pytest.raises(CitrecConfigError, match="contrastive_weight"):
+        CitrecConfig(corpus="c", out="o", loss="contrastive", contrastive_weight=0)
+    with pytest.raises(CitrecConfigError, match="temperature"):
+        CitrecConfig(corpus="c", out="o", temperature=0)
+    assert CitrecConfig(corpus="c", out="o", train_encoder=True).train_layers is None
     with pytest.raises(CitrecConfigError, match="test_fraction"):
         CitrecConfig(corpus="c", out="o", test_fraction=1.0)
     ablation = CitrecConfig(corpus="c", out="o", dynamic_sampling=False)

@@ -6,7 +6,12 @@ held-out set: the manuscript context (dynamic sampling, a new draw every time), 
 paper context, up to ``positives`` extra positives from the target's co-citations and
 ``negatives`` negatives (:mod:`openmsd.train.citrec.samplers`), all drawn with one seeded
 ``random.Random``. The manuscript encoder embeds the location, the citation encoder the papers;
-the loss is one of :data:`openmsd.train.citrec.losses.LOSSES`; AdamW with gradient clipping.
+the loss is one of :data:`openmsd.train.citrec.losses.LOSSES` plus ``contrastive_weight`` × an
+in-batch multi-positive InfoNCE at a cosine temperature (every other document of the batch is a
+negative: :class:`~openmsd.train.citrec.losses.ContrastiveLoss`), or that InfoNCE alone
+(``loss = "contrastive"``); AdamW with gradient clipping. ``also``: more corpora (every context
+source a user has) whose training locations join training and whose dev locations join model
+selection and the fusion weight.
 The model directory is written whole, then moved into place, with ``citrec_train.json``: the
 config, the data counts (per context source), the held-out citing papers, the loss history and
 the dev history.
@@ -18,9 +23,11 @@ trained model never ships worse on dev than where it started.
 
 Training geometry: the hinge losses take cosine distances by default (``distance``), what the
 index ranks by; see :mod:`openmsd.train.citrec.losses.base` for why Euclidean ones collapsed.
-On a CPU, ``train_layers = 0`` (the default) freezes the transformer, caches its sentence vectors
-and trains each side's layer norm and projection (thousands of steps in minutes); ``train_layers
-= N`` fine-tunes the top N transformer layers as well (a GPU's job).
+On a CPU, ``train_layers = 0`` (the default) freezes the transformer, encodes every sentence
+training can draw once (:meth:`~openmsd.models.citrec.model.HierarchicalEncoder.warm`, with a
+progress bar) and trains each side's layer norm, projection and supplemental weight on the
+cached vectors (thousands of steps in minutes); ``train_layers = N`` fine-tunes the top N
+transformer layers as well, ``train_encoder`` (``--train-encoder``) all of them (a GPU's job).
 """
 
 from __future__ import annotations

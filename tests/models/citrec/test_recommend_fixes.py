@@ -87,3 +87,36 @@ def test_cited_count_and_cocited_set(jats_corpus) -> None:
                                 model, 5)
     assert found[0]["cites"] == 2 and len(found[0]["cocited_set"]) == 2
     assert found[0]["cocited_set"][0] == found[0]["results"][0]["paper_id"]
+
+
+@pytest.mark.slow
+def test_results_say_what_they_are_co_cited_with(tiny_model, taln_corpus, tmp_path) -> None:
+    """On TALN (real co-citations): a location whose results hold two papers co-cited in the
+    corpus says so in each one's ``co_cited_with`` and ``why``, and its co-cited set keeps
+    them together."""
+    import shutil
+    from collections import Counter
+    from itertools import combinations
+
+    import pyarrow.parquet as pq
+
+    corpus = Corpus(shutil.copytree(taln_corpus, tmp_path / "corpus"))
+    rows = pq.read_table(corpus.root / "citations.parquet").to_pylist()
+    cited_by: dict[str, set[str]] = {}
+    for row in rows:
+        cited_by.setdefault(row["citing_id"], set()).add(row["cited_id"])
+    pairs = Counter(pair for cited in cited_by.values() for pair in combinations(sorted(cited), 2))
+    (a, b), _ = pairs.most_common(1)[0]
+    papers = pq.read_table(corpus.root / "papers.parquet", columns=["paper_id", "title"])
+    titles = dict(zip(*papers.to_pydict().values(), strict=True))
+    encoder = load_model(str(tiny_model))
+    embed_corpus(corpus, encoder, str(tiny_model))
+    build_index(corpus, str(tiny_model))
+    text = f"{titles[a]} {titles[b]} [1, 2]."
+    found = recommend_citations(corpus, text, encoder, str(tiny_model), 20)[0]
+    ids = [r["paper_id"] for r in found["results"]]
+    assert a in ids and b in ids
+    by_id = {r["paper_id"]: r for r in found["results"]}
+    assert b in by_id[a]["co_cited_with"] and a in by_id[b]["co_cited_with"]
+    assert f"co-cited with {b} in the corpus" in by_id[a]["why"]
+    assert found["cites"] == 2 and len(found["cocited_set"]) == 2

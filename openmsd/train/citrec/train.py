@@ -231,6 +231,11 @@ class PaperContexts:
                                     split_sentences(body) if body else [])
         return self.cache[paper_id]
 
+    def drawable(self, paper_id: str, fundamental: int, supplemental: int) -> list[str]:
+        """Every sentence a context of the paper can hold."""
+        head, body = self.sentences(paper_id)
+        return head[:fundamental] + (body if supplemental else [])
+
     def context(self, paper_id: str, fundamental: int, supplemental: int,
                 rng: random.Random | None = None) -> list[str]:
         head, body = self.sentences(paper_id)
@@ -470,13 +475,17 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
         model.citation.freeze(cache_key(settings, "citation"))
     contexts = PaperContexts({p: text for part in parts for p, text in part.data.papers.items()})
     if config.train_layers == 0:  # every sentence training can draw, once, with progress
-        model.manuscript.warm([s for loc in train_locations for s in loc.sentences]
+        model.manuscript.warm([s for loc in train_locations for s in (
+                                  loc.sentences if settings.manuscript_supplemental
+                                  else manuscript_context(loc.sentences, loc.at, 0))]
                               + [s for part in parts for loc in part.dev
                                  for s in manuscript_context(loc.sentences, loc.at,
                                                              settings.manuscript_supplemental)],
                               progress)
         model.citation.warm([s for part in parts for p in part.candidates
-                             for text in contexts.sentences(p) for s in text], progress)
+                             for s in contexts.drawable(p, settings.citation_fundamental,
+                                                        settings.citation_supplemental)],
+                            progress)
     # the centres: the main corpus's (the one the model is for)
     model.manuscript.fit_centre([s for loc in main.learn for s in manuscript_context(
         loc.sentences, loc.at, settings.manuscript_supplemental)], limit=2000)

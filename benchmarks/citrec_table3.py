@@ -39,6 +39,8 @@ from openmsd.experiment import prefetch_matrix
 from openmsd.models import load_sentence_caches, save_sentence_caches
 from openmsd.train import CitrecConfig, CitrecData, load, train
 
+BASELINES = ("bm25", "e5-small-multilingual", "prefetch")
+"""The rankers each seed's table starts with (``--baselines``)."""
 ABLATIONS: dict[str, dict[str, Any]] = {
     "start": {"max_steps": 0},
     "mpt-src-tgt": {},
@@ -86,8 +88,8 @@ def prepared(corpus: Path, out: Path, split: str, outside: bool
 
 
 def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
-        runs: list[str], common: dict[str, Any], also: dict[Path, Path] | None = None
-        ) -> dict[str, Any]:
+        runs: list[str], common: dict[str, Any], also: dict[Path, Path] | None = None,
+        baselines: tuple[str, ...] = BASELINES) -> dict[str, Any]:
     """``also``: more corpora to train on (``train citrec --also``), each with the output
     directory of its own run of this benchmark (its data and prefetch kept there)."""
     results: dict[str, Any] = {"seeds": {}, "training": {}}
@@ -101,7 +103,7 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
     memo: dict[str, dict[str, np.ndarray]] = (pickle.loads(memo_file.read_bytes())
                                               if memo_file.is_file() else {})
     for seed in seeds:
-        names = ["bm25", "e5-small-multilingual", "prefetch"]
+        names = list(baselines)
         for run_name in runs:
             model_dir = out / f"seed{seed}" / run_name
             if not model_dir.is_dir():
@@ -195,6 +197,8 @@ def main() -> None:
     parser.add_argument("--runs", nargs="+", default=list(ABLATIONS), choices=list(ABLATIONS))
     parser.add_argument("--steps", type=int, default=600)
     parser.add_argument("--config", default="{}", help="JSON of extra CitrecConfig keys")
+    parser.add_argument("--baselines", nargs="*", default=list(BASELINES),
+                        help="baseline rows (fewer: a cheaper rerun whose baselines are known)")
     parser.add_argument("--also", nargs=2, action="append", default=[],
                         metavar=("CORPUS", "DIR"), help="another corpus to train on, with "
                         "the --out directory of this benchmark's run on it")
@@ -202,7 +206,8 @@ def main() -> None:
     common = {"max_steps": args.steps, "max_seq_length": 32, "eval_every": 100,
               **json.loads(args.config)}
     results = run(args.corpus, args.out, args.seeds, args.split, args.outside_references,
-                  args.runs, common, {Path(c): Path(d) for c, d in args.also})
+                  args.runs, common, {Path(c): Path(d) for c, d in args.also},
+                  tuple(args.baselines))
     results["config"] = common
     (args.out / "table3.json").write_text(json.dumps(results, indent=1))
     text = markdown(results)

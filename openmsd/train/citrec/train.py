@@ -163,6 +163,9 @@ class CitrecConfig:
                                     f"{CONTRASTIVE}), got {self.contrastive_weight}")
         if self.temperature <= 0:
             raise CitrecConfigError(f"temperature: must be above 0, got {self.temperature}")
+        if not isinstance(self.also, list) or not all(isinstance(c, str) for c in self.also):
+            raise CitrecConfigError(f"also: expected a list of corpus directories, got "
+                                    f"{self.also!r}")
         if self.train_encoder and self.train_layers == 0:
             self.train_layers = None
         for name in ("negatives", "epochs", "batch_size", "max_seq_length",

@@ -72,6 +72,8 @@ def test_bad_settings_name_the_key(tmp_path) -> None:
     with pytest.raises(CitrecConfigError, match="temperature"):
         CitrecConfig(corpus="c", out="o", temperature=0)
     assert CitrecConfig(corpus="c", out="o", train_encoder=True).train_layers is None
+    with pytest.raises(CitrecConfigError, match="also"):
+        CitrecConfig(corpus="c", out="o", also="other")  # type: ignore[arg-type]
     with pytest.raises(CitrecConfigError, match="test_fraction"):
         CitrecConfig(corpus="c", out="o", test_fraction=1.0)
     ablation = CitrecConfig(corpus="c", out="o", dynamic_sampling=False)

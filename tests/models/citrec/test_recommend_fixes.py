@@ -91,9 +91,8 @@ def test_cited_count_and_cocited_set(jats_corpus) -> None:
 
 @pytest.mark.slow
 def test_results_say_what_they_are_co_cited_with(tiny_model, taln_corpus, tmp_path) -> None:
-    """On TALN (real co-citations): a location whose results hold two papers co-cited in the
-    corpus says so in each one's ``co_cited_with`` and ``why``, and its co-cited set keeps
-    them together."""
+    """On TALN (real co-citations): each result's ``co_cited_with`` is exactly the other
+    results it is co-cited with in the corpus, each also said in ``why``."""
     import shutil
     from collections import Counter
     from itertools import combinations
@@ -112,11 +111,15 @@ def test_results_say_what_they_are_co_cited_with(tiny_model, taln_corpus, tmp_pa
     encoder = load_model(str(tiny_model))
     embed_corpus(corpus, encoder, str(tiny_model))
     build_index(corpus, str(tiny_model))
-    text = f"{titles[a]} {titles[b]} [1, 2]."
-    found = recommend_citations(corpus, text, encoder, str(tiny_model), 20)[0]
+    found = recommend_citations(corpus, f"{titles[a]} {titles[b]} [1, 2].", encoder,
+                                str(tiny_model), 100)[0]
     ids = [r["paper_id"] for r in found["results"]]
-    assert a in ids and b in ids
-    by_id = {r["paper_id"]: r for r in found["results"]}
-    assert b in by_id[a]["co_cited_with"] and a in by_id[b]["co_cited_with"]
-    assert f"co-cited with {b} in the corpus" in by_id[a]["why"]
+    said = 0
+    for result in found["results"]:
+        partners = {p for p in ids if p != result["paper_id"]
+                    and tuple(sorted((p, result["paper_id"]))) in pairs}
+        assert set(result["co_cited_with"]) == partners
+        assert all(f"co-cited with {p} in the corpus" in result["why"] for p in partners)
+        said += len(partners)
+    assert said >= 2  # at least one co-cited pair among the 100 results, said on both sides
     assert found["cites"] == 2 and len(found["cocited_set"]) == 2

@@ -48,9 +48,13 @@ def real_abstracts() -> list[tuple[str, str]]:
 
 
 def corpus(work: Path, n: int) -> Path:
-    """A corpus of ``n`` papers with real titles and abstracts (cycled, distinct ids)."""
-    from openmsd.corpus import ingest
+    """A corpus of ``n`` papers with real titles and abstracts (cycled, distinct ids); reused
+    when a complete one is there (``--prepare`` builds it outside the timed run)."""
+    from openmsd.corpus import MANIFEST, ingest
 
+    target = work / f"corpus-{n}"
+    if (target / MANIFEST).is_file():
+        return target
     texts = real_abstracts()
     source = work / f"papers-{n}.jsonl"
     with open(source, "wb") as out:
@@ -58,7 +62,6 @@ def corpus(work: Path, n: int) -> Path:
             title, abstract = texts[i % len(texts)]
             out.write(orjson.dumps({"id": f"bench-{i:07d}", "title": title,
                                     "abstract": abstract}) + b"\n")
-    target = work / f"corpus-{n}"
     shutil.rmtree(target, ignore_errors=True)
     ingest([source], target)
     return target
@@ -71,9 +74,13 @@ def main() -> None:
     parser.add_argument("--model", default="e5-small-multilingual")
     parser.add_argument("--work", type=Path, default=Path("/tmp/spark19/embed_bench"))
     parser.add_argument("--out", type=Path, default=None, help="JSON results file")
+    parser.add_argument("--prepare", action="store_true",
+                        help="only build the corpus of --texts papers (run it niced, untimed)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     base = corpus(args.work, args.texts)
+    if args.prepare:
+        return
     single, spark = args.work / "single", args.work / "spark"
     for copy in (single, spark):
         shutil.rmtree(copy, ignore_errors=True)
@@ -104,6 +111,9 @@ def main() -> None:
            "spark_texts_cpu_s": args.texts / many["cpu_s"],
            "ratio_cpu": one["cpu_s"] / many["cpu_s"],
            "single_peak_mib": one["peak_mib"], "spark_peak_mib": many["peak_mib"],
+           "threads": {"single": f"1 process, ONNX Runtime intra-op {args.cores}, inter-op 1",
+                       "spark": f"local[{args.cores}]: {args.cores} Python workers, "
+                                "ONNX Runtime intra-op 1 (spark.task.cpus), inter-op 1"},
            "load_average": os.getloadavg(), "same_ids": ids_a == ids_b,
            "min_cosine": float(np.min((a * b).sum(axis=1))) if ids_a == ids_b else None}
     print(json.dumps(row, indent=2))

@@ -30,14 +30,17 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import faiss
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from search_index import generate_chunks, recall, size_mib, timed
+from search_index import Clusters, recall, rss_mib, size_mib, timed
 
 from openmsd.index import (
     META,
@@ -50,6 +53,7 @@ from openmsd.index import (
 )
 
 K = 10
+STEPS = ("generate", "build", "truth", "measure", "compare")
 LANGUAGES = ["en", "fr", "pt", "es"]
 
 
@@ -59,51 +63,62 @@ def schema(dim: int) -> pa.Schema:
 
 def write_vectors(args: argparse.Namespace) -> tuple[list[Path], np.ndarray]:
     """The base vectors as Parquet parts of ``--part-rows`` (with a paper id, a language and a
-    year each), and the held-out queries (the first ``--queries`` generated)."""
+    year each), and ``--queries`` held-out queries of the same distribution. Each part is drawn
+    from its own seed (``[seed, part]``), ``--chunk`` rows at a time, by ``--jobs`` processes;
+    a part is written under a temporary name and renamed, so a rerun keeps the finished ones."""
     data = args.work / "vectors"
     done = data / "_SUCCESS"
     queries_file = args.work / "queries.npy"
     if not done.exists():
-        shutil.rmtree(data, ignore_errors=True)
-        data.mkdir(parents=True)
+        data.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
-        rng = np.random.default_rng(args.seed + 7)
-        queries, row, part, in_part, writer = [], 0, 0, 0, None
-        chunks = generate_chunks(args.vectors + args.queries, args.dim, args.clusters,
-                                 args.groups, args.noise, args.seed, chunk=args.part_rows // 4)
-        for chunk in chunks:
-            need = args.queries - sum(len(q) for q in queries)
-            if need > 0:
-                queries.append(chunk[:need])
-                chunk = chunk[need:]
-            if not len(chunk):
-                continue
-            table = pa.table({
-                "paper_id": [f"v{i:09d}" for i in range(row, row + len(chunk))],
-                "text_hash": pa.nulls(len(chunk), pa.string()),
-                "language": pa.array(LANGUAGES, pa.string()).take(
-                    rng.integers(len(LANGUAGES), size=len(chunk))),
-                "year": pa.array(rng.integers(1950, 2025, size=len(chunk)), pa.int32()),
-                "vector": pa.FixedSizeListArray.from_arrays(chunk.reshape(-1), args.dim)},
-                schema=schema(args.dim))
-            if writer is None:
-                writer = pq.ParquetWriter(data / f"part-{part:05d}.parquet", table.schema,
-                                          compression="none")
-            writer.write_table(table, row_group_size=65_536)
-            row += len(chunk)
-            in_part += len(chunk)
-            if in_part >= args.part_rows:
-                writer.close()
-                writer, part, in_part = None, part + 1, 0
-                print(f"  generated {row:,} vectors, {time.perf_counter() - start:.0f} s",
-                      flush=True)
-        if writer is not None:
-            writer.close()
-        np.save(queries_file, np.vstack(queries))
+        parts = [(part, part * args.part_rows, min(args.vectors, (part + 1) * args.part_rows))
+                 for part in range(-(-args.vectors // args.part_rows))]
+        todo = [p for p in parts if not (data / f"part-{p[0]:05d}.parquet").exists()]
+        with ProcessPoolExecutor(max(1, args.jobs)) as pool:
+            for part, rows, seconds in pool.map(write_part, [args] * len(todo), todo):
+                print(f"  part {part}: {rows:,} vectors in {seconds:.0f} s "
+                      f"({time.perf_counter() - start:.0f} s)", flush=True)
+        rng = np.random.default_rng([args.seed, QUERY_STREAM])
+        np.save(queries_file, model(args).points(rng, model(args).labels(rng, args.queries)))
         done.touch()
-        print(f"generated {row:,} + {args.queries:,} vectors in "
+        print(f"generated {args.vectors:,} + {args.queries:,} vectors in "
               f"{time.perf_counter() - start:.0f} s", flush=True)
     return sorted(data.glob("part-*.parquet")), np.load(queries_file)
+
+
+QUERY_STREAM = 2**31
+"""The seed stream of the held-out queries (parts use their number)."""
+
+
+def model(args: argparse.Namespace) -> Clusters:
+    """The generating model of ``--seed`` (the same in every process)."""
+    return Clusters.make(np.random.default_rng(args.seed), args.dim, args.clusters,
+                         args.groups, args.noise)[0]
+
+
+def write_part(args: argparse.Namespace, part: tuple[int, int, int]) -> tuple[int, int, float]:
+    """Rows ``first:stop`` as ``part-NNNNN.parquet``, drawn from seed ``[seed, number]``."""
+    number, first, stop = part
+    started = time.perf_counter()
+    clusters, rng = model(args), np.random.default_rng([args.seed, number])
+    path = args.work / "vectors" / f"part-{number:05d}.parquet"
+    tmp = path.with_suffix(".tmp")
+    with pq.ParquetWriter(tmp, schema(args.dim), compression="none") as writer:
+        for row in range(first, stop, args.chunk):
+            n = min(args.chunk, stop - row)
+            chunk = clusters.points(rng, clusters.labels(rng, n))
+            ids = pc.utf8_lpad(pa.array(np.arange(row, row + n)).cast(pa.string()), 9, "0")
+            writer.write_table(pa.table({
+                "paper_id": pc.binary_join_element_wise("v", ids, ""),
+                "text_hash": pa.nulls(n, pa.string()),
+                "language": pa.array(LANGUAGES, pa.string()).take(
+                    rng.integers(len(LANGUAGES), size=n)),
+                "year": pa.array(rng.integers(1950, 2025, size=n), pa.int32()),
+                "vector": pa.FixedSizeListArray.from_arrays(chunk.reshape(-1), args.dim)},
+                schema=schema(args.dim)), row_group_size=args.chunk)
+    os.replace(tmp, path)
+    return number, stop - first, time.perf_counter() - started
 
 
 def batches_of(parts: list[Path], limit: int | None = None):
@@ -123,24 +138,36 @@ def batches_of(parts: list[Path], limit: int | None = None):
 
 
 def build_child(args: argparse.Namespace) -> None:
-    """In the child process: build the factory index of the first ``--limit`` rows."""
+    """In the child process: build the factory index of the first ``--limit`` rows, sampling
+    its memory (:class:`MemorySampler`) through the stages."""
     parts = sorted((args.work / "vectors").glob("part-*.parquet"))
     params = FactoryParams(args.factory, train=args.train, calibration=args.calibration,
                            seed=args.seed, rerank=args.rerank, target_recall=args.target,
                            niter=args.niter)
     stages: dict[str, float] = {}
     start = time.perf_counter()
+    sampler = MemorySampler()
+
+    added = [0]
 
     def progress(stage: str, rows: int) -> None:
+        sampler.stage = stage
+        if stage == "add":
+            added[0] += rows
+            if added[0] // 1_000_000 != (added[0] - rows) // 1_000_000:
+                print(f"  added {added[0]:,} at {time.perf_counter() - start:.0f} s, "
+                      f"{os.getloadavg()[0]:.1f} load, RSS {sampler.peaks()}", flush=True)
         if stage not in stages:
             stages[stage] = time.perf_counter() - start
-            print(f"  [{stage}] at {stages[stage]:.0f} s", flush=True)
+            print(f"  [{stage}] at {stages[stage]:.0f} s, {os.getloadavg()[0]:.1f} load, "
+                  f"RSS {sampler.peaks()}", flush=True)
 
-    built = publish_factory(batches_of(parts, args.limit), params,
-                            args.out / "index" / "scale", progress)
-    peak = vm_hwm_mib()
-    print(json.dumps({"stages": stages, "peak_rss_mib": peak,
-                      "settings": built.settings.__dict__}), flush=True)
+    with sampler:
+        built = publish_factory(batches_of(parts, args.limit), params,
+                                args.out / "index" / "scale", progress)
+    print(json.dumps({"stages": stages, "peak_rss_mib": vm_hwm_mib(),
+                      "memory": sampler.peaks(), "settings": built.settings.__dict__}),
+          flush=True)
 
 
 def vm_hwm_mib() -> float:
@@ -151,6 +178,45 @@ def vm_hwm_mib() -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+class MemorySampler:
+    """Polls this process's ``/proc/self/status`` every ``interval`` s in a thread: the peak of
+    ``VmRSS`` and of its parts, ``RssAnon`` (heap, arrays: what the process allocated) and
+    ``RssFile`` (pages of mapped files: the on-disk lists, ``vectors.f32``; clean ones the
+    kernel drops under pressure), each with the stage it was seen in."""
+
+    FIELDS = ("VmRSS", "RssAnon", "RssFile")
+
+    def __init__(self, interval: float = 0.2):
+        self.interval, self.stage = interval, "start"
+        self.peak = {f: (0.0, "") for f in self.FIELDS}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> MemorySampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.sample()
+
+    def sample(self) -> None:
+        with open("/proc/self/status") as status:
+            for line in status:
+                name, _, value = line.partition(":")
+                if name in self.peak and int(value.split()[0]) / 1024 > self.peak[name][0]:
+                    self.peak[name] = (int(value.split()[0]) / 1024, self.stage)
+
+    def peaks(self) -> dict[str, str]:
+        """Each field's peak in MiB, with its stage."""
+        return {f"{name}_mib": f"{mib:.0f} ({stage})" for name, (mib, stage) in self.peak.items()}
 
 
 def build(args: argparse.Namespace, limit: int, out: Path) -> dict:
@@ -202,12 +268,13 @@ def factory_search(index: VectorIndex):
     return search
 
 
-def measure_index(args: argparse.Namespace, out: Path, queries: np.ndarray, truth: np.ndarray
-                  ) -> dict:
+def measure_index(args: argparse.Namespace, out: Path, queries: np.ndarray,
+                  truth: np.ndarray | None) -> dict:
     """recall@10 and queries/s of a built factory index, searched as ``VectorIndex`` does."""
     index = load_index_at(out)
     found, qps, single = timed(factory_search(index), queries, args.single, args.repeats)
-    return {"recall": recall(found, truth), "qps_batch": qps[0], "qps_single": single}
+    return {"recall": recall(found, truth) if truth is not None else None,
+            "qps_batch": qps[0], "qps_single": single}
 
 
 def load_index_at(out: Path) -> VectorIndex:
@@ -229,13 +296,13 @@ def compare(args: argparse.Namespace, parts: list[Path], queries: np.ndarray) ->
     meta = pa.concat_tables(papers)
     rows = []
     flat = new_index(args.dim, "flat")
-    start = time.perf_counter()
+    start, before = time.perf_counter(), rss_mib()
     flat.add(base)
-    flat_build = time.perf_counter() - start
+    flat_build, flat_rss = time.perf_counter() - start, rss_mib() - before
     truth, qps, single = timed(lambda q: flat.search(q, K), queries, args.single_flat,
                                args.repeats)
     rows.append({"method": "flat", "vectors": n, "recall": 1.0, "qps_batch": qps[0],
-                 "qps_single": single, "build_s": flat_build,
+                 "qps_single": single, "build_s": flat_build, "rss_mib": flat_rss,
                  "bytes_per_vector": size_mib(flat) * 2**20 / n})
     print(f"  flat: {rows[-1]}", flush=True)
     built = build(args, n, args.work / "compare")
@@ -266,14 +333,15 @@ def compare(args: argparse.Namespace, parts: list[Path], queries: np.ndarray) ->
         partial(args, rows)
     if not args.skip_hnsw:
         hnsw = new_index(args.dim, "hnsw")
-        start = time.perf_counter()
+        start, before = time.perf_counter(), rss_mib()
         for s in range(0, n, 100_000):
             hnsw.add(base[s:s + 100_000])
-        hnsw_build = time.perf_counter() - start
+        hnsw_build, hnsw_rss = time.perf_counter() - start, rss_mib() - before
         found, qps, single = timed(lambda q: hnsw.search(q, K), queries, args.single,
                                    args.repeats)
         rows.append({"method": "hnsw M=32 ef=128", "vectors": n, "recall": recall(found, truth),
                      "qps_batch": qps[0], "qps_single": single, "build_s": hnsw_build,
+                     "rss_mib": hnsw_rss,
                      "bytes_per_vector": size_mib(hnsw) * 2**20 / n})
         print(f"  hnsw: {rows[-1]}", flush=True)
     return rows
@@ -302,9 +370,14 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=50)
     parser.add_argument("--noise", type=float, default=0.8)
     parser.add_argument("--part-rows", type=int, default=1_000_000)
+    parser.add_argument("--chunk", type=int, default=100_000, help="rows generated at a time")
+    parser.add_argument("--jobs", type=int, default=2, help="processes generating the parts")
     parser.add_argument("--single", type=int, default=200)
     parser.add_argument("--single-flat", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--steps", default=",".join(STEPS),
+                        help=f"comma-separated, of {','.join(STEPS)}: the builds niced, the "
+                        "timed steps under the timing lock, in separate runs")
     parser.add_argument("--skip-hnsw", action="store_true")
     parser.add_argument("--skip-compare", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
@@ -320,24 +393,60 @@ def main() -> None:
     args.part_rows = min(args.part_rows, args.vectors)
     print(f"faiss {faiss.__version__}, {faiss.omp_get_max_threads()} OpenMP threads, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}", flush=True)
+    steps = args.steps.split(",")
+    if set(steps) - set(STEPS):
+        raise SystemExit(f"--steps: {','.join(sorted(set(steps) - set(STEPS)))} is not one of "
+                         f"{','.join(STEPS)}")
     parts, queries = write_vectors(args)
-    result: dict = {"args": {k: str(v) for k, v in vars(args).items()}}
-    print(f"building {args.factory} over {args.vectors:,} vectors", flush=True)
-    result["full"] = build(args, args.vectors, args.work / "full")
-    start = time.perf_counter()
-    truth = exact_truth(parts, queries, args.vectors)
-    result["full"]["exact_truth_s"] = time.perf_counter() - start
-    result["full"].update(measure_index(args, args.work / "full", queries, truth))
-    print(f"full: {json.dumps(result['full'])}", flush=True)
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1))
-    if not args.skip_compare:
-        result["compare"] = compare(args, parts, queries)
-    result["load_average_end"] = os.getloadavg()[0]
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1))
-    print(json.dumps(result, indent=1))
+    saved = args.work / "result.json"
+    result: dict = json.loads(saved.read_text()) if saved.exists() else {}
+    result.setdefault("runs", []).append({"steps": steps, "argv": sys.argv[1:],
+                                          "load_start": os.getloadavg()[0]})
 
+    def save() -> None:
+        result["runs"][-1]["load_end"] = os.getloadavg()[0]
+        saved.write_text(json.dumps(result, indent=1))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=1))
+
+    truth_file = args.work / "truth-full.npy"
+    if "build" in steps:
+        print(f"building {args.factory} over {args.vectors:,} vectors", flush=True)
+        result["full"] = build(args, args.vectors, args.work / "full")
+        save()
+    if "truth" in steps:  # exact top-10 over all the vectors, streamed (not a timing)
+        start = time.perf_counter()
+        np.save(truth_file, exact_truth(parts, queries, args.vectors))
+        result["full"]["exact_truth_s"] = time.perf_counter() - start
+        save()
+    if "measure" in steps:
+        truth = np.load(truth_file) if truth_file.exists() else None
+        result["full"].update(measure_index(args, args.work / "full", queries, truth))
+        print(f"full: {json.dumps(result['full'])}", flush=True)
+        save()
+    if "compare" in steps and not args.skip_compare:
+        result["compare"] = compare(args, parts, queries)
+        save()
+    print(table(result))
+
+
+def table(result: dict) -> str:
+    """The figures as a Markdown table: the full-size factory index, then the comparison."""
+    lines = ["| index | vectors | recall@10 | q/s batched | q/s one at a time | build s | "
+             "B/vector | peak RSS MiB (anon) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    full = [{"method": f"{result['full']['settings']['factory']} (full size)",
+             **result["full"]}] if "full" in result else []
+    for row in [*full, *result.get("compare", [])]:
+        memory = row.get("memory", {})
+        peak = (f"{row['peak_rss_mib']:.0f} ({memory['RssAnon_mib'].split()[0]})"
+                if "memory" in row else f"{row['rss_mib']:.0f}" if "rss_mib" in row else "")
+        cells = [row["method"], f"{row.get('vectors', 0):,}",
+                 *(f"{row[key]:{form}}" if row.get(key) is not None else ""
+                   for key, form in (("recall", ".3f"), ("qps_batch", ",.1f"),
+                                     ("qps_single", ",.1f"), ("build_s", ",.0f"),
+                                     ("bytes_per_vector", ",.1f"))), peak]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 if __name__ == "__main__":
     main()

@@ -33,7 +33,8 @@ from openmsd.eval import evaluate_sdsm, markdown
 from openmsd.experiment import tune_fusion
 from openmsd.rank import HYBRID, HYBRID_GRAPH, dense_models, tuned
 
-GRAPH = ["adamic-adar", "ppr", "co-citation", "coupling", "scincl-graph", f"{HYBRID}~links"]
+GRAPH = ["adamic-adar", "ppr", "co-citation", "coupling", "shared-references", "scincl-graph",
+         f"{HYBRID}~links"]
 
 
 def pooled_t_test(a: Any, b: Any) -> dict[str, float]:

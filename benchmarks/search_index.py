@@ -81,26 +81,53 @@ def generate(n: int, dim: int, clusters: int, groups: int, noise: float, seed: i
     return out
 
 
+@dataclass
+class Clusters:
+    """The generating model: cluster centres around topic directions, their lognormal weights
+    and the anisotropic noise (a decaying spectrum, rotated)."""
+
+    centres: np.ndarray
+    weights: np.ndarray
+    spectrum: np.ndarray
+    rotation: np.ndarray
+
+    @classmethod
+    def make(cls, rng: np.random.Generator, dim: int, clusters: int, groups: int, noise: float,
+             n: int = 0) -> tuple[Clusters, np.ndarray]:
+        """The model drawn from ``rng``, and ``n`` labels drawn in the middle of it (the
+        order :func:`generate` has always drawn them in, so its vectors stay the same)."""
+        topics = unit(rng.standard_normal((groups, dim), dtype=np.float32))
+        centres = unit(topics[rng.integers(groups, size=clusters)]
+                       + unit(rng.standard_normal((clusters, dim), dtype=np.float32)))
+        weights = rng.lognormal(0.0, 1.0, clusters)
+        labels = rng.choice(clusters, size=n, p=weights / weights.sum())
+        spectrum = np.arange(1, dim + 1, dtype=np.float32) ** -0.5  # effective dimension ~26
+        spectrum *= noise / np.sqrt((spectrum**2).sum())  # expected noise norm = ``noise``
+        rotation = np.linalg.qr(rng.standard_normal((dim, dim)))[0].astype(np.float32)
+        return cls(centres, weights / weights.sum(), spectrum, rotation), labels
+
+    def labels(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` cluster numbers drawn by weight."""
+        return rng.choice(len(self.centres), size=n, p=self.weights)
+
+    def points(self, rng: np.random.Generator, labels: np.ndarray) -> np.ndarray:
+        """One unit vector (float32) around each labelled centre."""
+        z = rng.standard_normal((len(labels), len(self.spectrum)), dtype=np.float32)
+        return unit(self.centres[labels] + (z * self.spectrum) @ self.rotation)
+
+
+def unit(a: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length."""
+    return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+
 def generate_chunks(n: int, dim: int, clusters: int, groups: int, noise: float, seed: int,
                     chunk: int = 100_000) -> Iterator[np.ndarray]:
     """:func:`generate`'s vectors, ``chunk`` rows at a time (never all in memory)."""
     rng = np.random.default_rng(seed)
-
-    def unit(a: np.ndarray) -> np.ndarray:
-        return a / np.linalg.norm(a, axis=1, keepdims=True)
-
-    topics = unit(rng.standard_normal((groups, dim), dtype=np.float32))
-    centres = unit(topics[rng.integers(groups, size=clusters)]
-                   + unit(rng.standard_normal((clusters, dim), dtype=np.float32)))
-    weights = rng.lognormal(0.0, 1.0, clusters)
-    labels = rng.choice(clusters, size=n, p=weights / weights.sum())
-    spectrum = np.arange(1, dim + 1, dtype=np.float32) ** -0.5  # effective dimension ~26
-    spectrum *= noise / np.sqrt((spectrum**2).sum())  # expected noise norm = ``noise``
-    rotation = np.linalg.qr(rng.standard_normal((dim, dim)))[0].astype(np.float32)
+    model, labels = Clusters.make(rng, dim, clusters, groups, noise, n)
     for start in range(0, n, chunk):
-        stop = min(n, start + chunk)
-        z = rng.standard_normal((stop - start, dim), dtype=np.float32) * spectrum
-        yield unit(centres[labels[start:stop]] + z @ rotation)
+        yield model.points(rng, labels[start:start + chunk])
 
 
 def rss_mib() -> float:

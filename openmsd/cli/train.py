@@ -109,6 +109,11 @@ def _tuned_lines(spec: dict[str, Any]) -> str:
                      f"{entry['split']} ({entry['queries']} queries): "
                      f"{entry['objective_value']:.2f} (best single: {best_single[0]} "
                      f"{best_single[1]:.2f})")
+        for fallback in entry.get("fallbacks", []):
+            lines.append(f"  when {' and '.join(fallback['silent'])} are silent (free text): "
+                         f"{fallback['method']}, " + " + ".join(
+                             f"{w:g}×{m}" for m, w in zip(fallback["members"],
+                                                          fallback["weights"], strict=True)))
     return "\n".join(lines)
 
 

@@ -1,9 +1,10 @@
 """``openmsd tune CORPUS``: fusion weights fitted on a split that is not test.
 
-``hybrid`` (words and vectors: what ``search`` ranks free text with) is fitted on the train
-and dev splits' SDSM tasks (the average MAP of the three tasks, as ``openmsd eval sdsm``
-computes it); ``hybrid-graph`` (``hybrid``, the papers' shared authors and year gap, and the
-citation graph: what ``related`` ranks a paper's related papers with) on the hidden-links
+``hybrid`` (words and vectors, and the papers' shared authors and year gap, with a fallback
+fitted on words and vectors alone for free text, which has neither: what ``search`` ranks
+with) is fitted on the train and dev splits' SDSM tasks (the average MAP of the three tasks, as
+``openmsd eval sdsm`` computes it); ``hybrid-graph`` (``hybrid`` and the citation graph, with
+``shared-references``: what ``related`` ranks a paper's related papers with) on the hidden-links
 protocol (:func:`openmsd.eval.sdsm.hide_links`) of the train and dev splits. Each member's
 scores of the whole pool are computed once; every weighting of a grid over the simplex (step
 ``step``), by weighted and by reciprocal-rank fusion, and a learned fusion, are then ranked and
@@ -36,13 +37,16 @@ from openmsd.rank import (
     combine,
     default_dense,
     dense_models,
+    fallbacks,
     features,
+    fuse,
     load_scorer,
     ranker_path,
 )
 
 #: Graph members ``hybrid-graph`` may give weight to.
-GRAPH_MEMBERS = ("adamic-adar", "ppr", "coupling", "co-citation", f"{HYBRID}{LINKS}")
+GRAPH_MEMBERS = ("adamic-adar", "ppr", "coupling", "co-citation", "shared-references",
+                 f"{HYBRID}{LINKS}")
 
 
 class TuneError(ValueError):
@@ -134,21 +138,24 @@ class Judged:
         return 100 * float(per_task.mean())
 
 
-def _matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any]
-              ) -> list[np.ndarray]:
-    """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``)."""
-    cache: dict = {}
-    papers = pool_papers(corpus, pool)
-    scorers = [check_protocol(load_scorer(m, papers, hidden=links, cache=cache),
-                              "hidden-links" if links else "text-only") for m in members]
-    queries = Queries.of_rows(scorers[0].papers, np.arange(len(pool.ids)))
-    everything = np.arange(len(pool.ids))
-    rows = []
-    for scorer in scorers:
-        matrix = np.array(scorer.score(queries, everything), np.float32)
-        np.fill_diagonal(matrix, -np.inf)
-        rows.append(matrix)
-    return rows
+def _matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any],
+              store: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
+    """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``);
+    ``store`` keeps them by member name between calls on the same pool and links."""
+    store = {} if store is None else store
+    todo = [m for m in dict.fromkeys(members) if m not in store]
+    if todo:
+        cache: dict = {}
+        papers = pool_papers(corpus, pool)
+        scorers = [check_protocol(load_scorer(m, papers, hidden=links, cache=cache),
+                                  "hidden-links" if links else "text-only") for m in todo]
+        queries = Queries.of_rows(scorers[0].papers, np.arange(len(pool.ids)))
+        everything = np.arange(len(pool.ids))
+        for name, scorer in zip(todo, scorers, strict=True):
+            matrix = np.array(scorer.score(queries, everything), np.float32)
+            np.fill_diagonal(matrix, -np.inf)
+            store[name] = matrix
+    return [store[m] for m in members]
 
 
 def learn(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]], task: str | None,
@@ -185,12 +192,15 @@ def learn(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]], task: str
 
 def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Sequence[Any],
         task: str | None, step: float,
-        progress: Callable[[int], None] | None = None, seed: int = 0) -> dict[str, Any]:
+        progress: Callable[[int], None] | None = None, seed: int = 0,
+        stores: Sequence[dict[str, np.ndarray]] | None = None) -> dict[str, Any]:
     """The best fusion of ``members`` over ``pools``: every weighting of the grid by weighted
     and by reciprocal-rank fusion, and the learned fusion (:func:`learn`); the objective is
-    the mean over the pools weighted by their number of queries."""
-    parts = [_matrices(corpus, pool, members, links)
-             for pool, links in zip(pools, hidden, strict=True)]
+    the mean over the pools weighted by their number of queries. ``stores``: per pool, the
+    members' score matrices already computed (filled here)."""
+    stores = [{} for _ in pools] if stores is None else stores
+    parts = [_matrices(corpus, pool, members, links, store)
+             for pool, links, store in zip(pools, hidden, stores, strict=True)]
     sizes = np.array([len(set(p.judgements["query"].to_pylist())) for p in pools], float)
     judged = [Judged(p, task) for p in pools]
 
@@ -225,13 +235,53 @@ def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Se
             "best_by_method": {k: round(v, 4) for k, v in by_method.items()}}
 
 
+def value_of(pools: Sequence[Any], spec: dict[str, Any], stores: Sequence[dict[str, np.ndarray]],
+             task: str | None) -> float:
+    """The objective (as :func:`fit` computes it) of a spec with its fallbacks, from the
+    members' stored score matrices."""
+    sizes = np.array([len(set(p.judgements["query"].to_pylist())) for p in pools], float)
+    found = [Judged(pool, task).objective(fuse([store[m] for m in spec["members"]],
+                                               spec["weights"], spec["method"],
+                                               fallbacks(HYBRID, spec)))
+             for pool, store in zip(pools, stores, strict=True)]
+    return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
+
+
+def with_fallback(full: dict[str, Any], text: dict[str, Any], silent: Sequence[str]
+                  ) -> dict[str, Any]:
+    """The spec ``full`` (text and metadata members) with ``text`` as its fallback for the
+    queries on which the metadata members ``silent`` (those ``full`` holds) are all silent;
+    a text member the fallback needs and ``full`` dropped is added to it with weight 0.
+
+    >>> spec = with_fallback({"members": ["bm25", "year"], "weights": [0.5, 0.5],
+    ...                       "method": "weighted"},
+    ...                      {"members": ["e5"], "weights": [1.0], "method": "rrf"},
+    ...                      ["authors", "year"])
+    >>> spec["members"], spec["weights"], spec["fallbacks"][0]["silent"]
+    (['bm25', 'year', 'e5'], [0.5, 0.5, 0.0], ['year'])
+    """
+    members, weights = list(full["members"]), list(full["weights"])
+    per_member = len(weights) // len(members)
+    for member in text["members"]:
+        if member not in members:
+            members.append(member)
+            weights += [0.0] * per_member
+    heard = [m for m in silent if m in full["members"]]
+    out = {**full, "members": members, "weights": weights}
+    if heard:
+        out["fallbacks"] = [{"silent": heard, "members": list(text["members"]),
+                             "weights": list(text["weights"]), "method": text["method"],
+                             "objective_value": text.get("objective_value")}]
+    return out
+
+
 def text_members(corpus: Corpus) -> list[str]:
     """The text members ``hybrid`` may weigh: BM25 within a language and on the English view,
     the corpus's dense model, each of the first and third with pseudo-relevance feedback
     (``~prf``), and an English-only model for English pairs where the corpus has its vectors.
-    No metadata: ``hybrid`` also ranks free text (``search``), which has no authors or year;
-    the papers' shared authors and year gap (:mod:`openmsd.rank.metadata`) enter
-    ``hybrid-graph``, which ranks a paper's related papers."""
+    No metadata: :func:`tune_fusion` adds ``authors`` and ``year``
+    (:mod:`openmsd.rank.metadata`) in a second fit and keeps this one as its fallback for free
+    text (``search``, citation contexts), which has neither."""
     dense = default_dense(corpus)
     members = ["bm25@same", f"bm25@same{FEEDBACK}", "bm25-en", dense, f"{dense}{FEEDBACK}"]
     have = dense_models(corpus)
@@ -265,9 +315,12 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool) -> tuple[list[Any], li
 
 def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
                 progress: Callable[[str, int], Callable[[int], None]] | None = None,
-                members: Sequence[str] | None = None) -> dict[str, Any]:
+                members: Sequence[str] | None = None, metadata: bool = True) -> dict[str, Any]:
     """Fit ``hybrid`` (over ``members``, default :func:`text_members`) and ``hybrid-graph``
-    and save them (see the module)."""
+    and save them (see the module). With ``metadata`` (or metadata among ``members``),
+    ``hybrid`` is fitted twice, on words and vectors and with the papers' ``authors`` and
+    ``year`` too; if the second is better it is kept, with the first as its fallback for
+    queries that have no metadata (free text)."""
     text = list(members) if members else text_members(corpus)
     try:
         dev = load_pool(corpus, "dev")
@@ -283,18 +336,33 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
                         "another dev paper): nothing to tune on; rebuild the relations with a "
                         "larger --dev fraction")
     pools, _ = tuning_pools(corpus, seed, hidden=False)
-    step = grid_step(len(text), step)
-    grid = len(simplex(len(text), step)) * 2 + 1
-    spec = {HYBRID: fit(corpus, pools, text, [[] for _ in pools], None, step,
-                        progress("hybrid (train+dev, text-only)", grid) if progress else None,
-                        seed)}
+    stores: list[dict[str, np.ndarray]] = [{} for _ in pools]
+    words = [m for m in text if m not in METADATA_SCORERS]
+    extra = [m for m in text if m in METADATA_SCORERS] or (list(METADATA_SCORERS)
+                                                            if metadata else [])
+
+    def fitted(chosen: list[str], label: str) -> dict[str, Any]:
+        chosen_step = grid_step(len(chosen), step)
+        grid = len(simplex(len(chosen), chosen_step)) * 2 + 1
+        return fit(corpus, pools, chosen, [[] for _ in pools], None, chosen_step,
+                   progress(f"hybrid (train+dev, text-only, {label})", grid) if progress
+                   else None, seed, stores)
+
+    spec = {HYBRID: fitted(words, "words and vectors")}
+    if extra:
+        full = fitted([*words, *extra], "and metadata")
+        if full["objective_value"] > spec[HYBRID]["objective_value"]:
+            combined = with_fallback(full, spec[HYBRID], extra)
+            combined["objective_value"] = round(value_of(pools, combined, stores, None), 4)
+            spec[HYBRID] = combined
     spec[HYBRID].update(split="+".join(p.split for p in pools),
                         objective="average MAP of the SDSM tasks, text-only protocol",
                         queries=sum(len(set(p.judgements["query"].to_pylist())) for p in pools))
     graph_pools, graph_hidden = tuning_pools(corpus, seed, hidden=True)
     _save(corpus, spec)  # hybrid-graph weighs the tuned hybrid against the graph scorers
     if graph_pools:
-        members = [HYBRID, *METADATA_SCORERS, *GRAPH_MEMBERS]
+        members = [HYBRID, *[m for m in METADATA_SCORERS if m not in spec[HYBRID]["members"]],
+                   *GRAPH_MEMBERS]
         graph_step = grid_step(len(members), max(step, 0.2))
         grid = len(simplex(len(members), graph_step)) * 2 + 1
         spec[HYBRID_GRAPH] = fit(corpus, graph_pools, members, graph_hidden, "citation",

@@ -25,6 +25,7 @@ the manifest), and is published by the caller's one-rename swap, as every index 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 import sys
@@ -41,7 +42,7 @@ from faiss.contrib.ondisk import merge_ondisk
 from openmsd.crashpoint import crash_point
 
 __all__ = ["EXAMPLES", "IVFDATA_FILE", "VECTORS_FILE", "FactoryParams", "FactorySettings",
-           "build_factory", "check_factory", "open_vectors", "parquet_batches",
+           "RowFile", "build_factory", "check_factory", "open_vectors", "parquet_batches",
            "read_ondisk", "search_factory"]
 
 EXAMPLES = ("IVF4096,PQ48", "IVF65536,PQ48", "IVF16384_HNSW32,PQ48", "OPQ48,IVF8192,PQ48",
@@ -113,25 +114,30 @@ def _ivf(index: faiss.Index) -> faiss.IndexIVF | None:
 
 def _sample(batches: Batches, size: int, seed: int) -> tuple[int, int, np.ndarray, np.ndarray]:
     """One pass: (rows, dim, rows' numbers sorted by key, their vectors): the ``size`` rows with
-    the smallest seeded random keys, drawn without knowing the row count in advance."""
+    the smallest seeded random keys, drawn without knowing the row count in advance. Once
+    ``size`` rows are held, a batch's rows enter only below the largest key held, so memory
+    stays at ~``size`` rows and the pass copies few of them (``size / rows`` of a batch)."""
     rng = np.random.default_rng(seed)
     keys = np.zeros(0)
     rows = np.zeros(0, np.int64)
-    kept = np.zeros((0, 0), np.float32)
-    total = 0
+    kept: list[np.ndarray] = []
+    total, dim, limit = 0, 0, np.inf
     for _, matrix in batches():
+        dim = matrix.shape[1]
         batch_keys = rng.random(len(matrix))
-        if kept.size == 0:
-            kept = np.zeros((0, matrix.shape[1]), np.float32)
-        keys = np.concatenate([keys, batch_keys])
-        rows = np.concatenate([rows, np.arange(total, total + len(matrix))])
-        kept = np.vstack([kept, matrix])
+        enter = np.flatnonzero(batch_keys < limit)
+        keys = np.concatenate([keys, batch_keys[enter]])
+        rows = np.concatenate([rows, enter + total])
+        kept.append(np.array(matrix[enter], np.float32))
         if len(keys) > size:
-            keep = np.argpartition(keys, size)[:size]
-            keys, rows, kept = keys[keep], rows[keep], kept[keep]
+            keep = np.sort(np.argpartition(keys, size)[:size])
+            matrix_kept = np.vstack(kept)[keep]
+            keys, rows, kept = keys[keep], rows[keep], [matrix_kept]
+            limit = keys.max()
         total += len(matrix)
     order = np.argsort(keys)
-    return total, kept.shape[1] if kept.size else 0, rows[order], kept[order]
+    sample = np.vstack(kept)[order] if kept else np.zeros((0, dim), np.float32)
+    return total, dim, rows[order], sample
 
 
 class _TopK:
@@ -162,6 +168,7 @@ def build_factory(batches: Batches, params: FactoryParams, target: Path,
     ``target``; returns the loaded index, its papers rows and the settings chosen. Writes
     ``index.faiss``, ``index.ivfdata`` (IVF), ``vectors.f32``; not ``papers.parquet``."""
     progress = progress or (lambda stage, rows: None)
+    progress("sample", 0)
     total, dim, sample_rows, sample = _sample(batches, params.train + params.calibration,
                                               params.seed)
     if total == 0:
@@ -216,8 +223,10 @@ def build_factory(batches: Batches, params: FactoryParams, target: Path,
         progress("merge", len(shards))
         merge_ondisk(index, shards, str(target / IVFDATA_FILE))
         shutil.rmtree(shards_dir, ignore_errors=True)
-    vectors = open_vectors(target, dim)
+    vectors = RowFile(target / VECTORS_FILE, dim)  # read, not mapped: see RowFile
+    progress("calibrate", len(held))
     settings = _calibrate(index, vectors, held, held_rows, truth.rows, params, len(sample_rows))
+    progress("write", row)
     return index, pa.concat_tables(papers), settings
 
 
@@ -228,8 +237,9 @@ def _write_shard(shard: faiss.Index, directory: Path, number: int) -> str:
     return str(path)
 
 
-def _calibrate(index: faiss.Index, vectors: np.ndarray, held: np.ndarray, held_rows: np.ndarray,
-               truth: np.ndarray, params: FactoryParams, sampled: int) -> FactorySettings:
+def _calibrate(index: faiss.Index, vectors: np.ndarray | RowFile, held: np.ndarray,
+               held_rows: np.ndarray, truth: np.ndarray, params: FactoryParams, sampled: int
+               ) -> FactorySettings:
     """nprobe (powers of two) and the re-ranking depth reaching ``params.target_recall``: nprobe
     grows while recall@k does; where it stops growing (the re-ranking depth limits: the true
     neighbours are not among the candidates) the depth doubles, up to 8x ``params.rerank``. The
@@ -287,17 +297,46 @@ def read_ondisk(path: Path) -> faiss.Index:
         os.close(saved)
 
 
+class RowFile:
+    """Rows of a float32 matrix file read on demand with ``pread`` (``rows[indices]``): the
+    build's calibration reads its candidates this way rather than through a map, whose
+    fault-around maps ~64 KiB of page cache around every row read, which counts in the
+    process's RSS (at 1M vectors the calibration's re-ranking had mapped the whole 1.5 GB file)."""
+
+    def __init__(self, path: Path, dim: int):
+        self.path, self.dim = path, dim
+        self.shape = (path.stat().st_size // (4 * dim), dim)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        size = 4 * self.dim
+        out = np.empty((len(rows), self.dim), np.float32)
+        view = memoryview(out).cast("B")
+        with open(self.path, "rb", buffering=0) as file:
+            for i, row in enumerate(np.asarray(rows, np.int64).tolist()):
+                if os.preadv(file.fileno(), [view[i * size:(i + 1) * size]], row * size) != size:
+                    raise IndexError(f"{self.path}: row {row} is past the end")
+        return out
+
+
 def open_vectors(directory: Path, dim: int) -> np.ndarray:
-    """The full vectors of a factory build, memory-mapped read-only (rows x dim float32)."""
+    """The full vectors of a factory build, memory-mapped read-only (rows x dim float32) and
+    advised random access (re-ranking reads scattered rows: no read-ahead from disk around
+    them; the pages already cached around a row are still mapped, see :class:`RowFile`)."""
     path = directory / VECTORS_FILE
     rows = path.stat().st_size // (4 * dim)
     if rows == 0:
         return np.zeros((0, dim), np.float32)
-    return np.memmap(path, np.float32, "r", shape=(rows, dim))
+    with open(path, "rb") as file:
+        mapped = mmap.mmap(file.fileno(), rows * dim * 4, access=mmap.ACCESS_READ)
+    mapped.madvise(mmap.MADV_RANDOM)
+    return np.frombuffer(mapped, np.float32).reshape(rows, dim)
 
 
 def search_factory(index: faiss.Index, queries: np.ndarray, k: int, settings: FactorySettings,
-                   vectors: np.ndarray | None, allowed: np.ndarray | None = None
+                   vectors: np.ndarray | RowFile | None, allowed: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` (scores, rows) of each query among the ``allowed`` rows (all when None):
     ``settings.rerank`` candidates from the index at ``settings.nprobe`` (raised while a
@@ -328,7 +367,7 @@ def search_factory(index: faiss.Index, queries: np.ndarray, k: int, settings: Fa
     return scores[:, :k], rows[:, :k]
 
 
-def _exact(queries: np.ndarray, chosen: np.ndarray, vectors: np.ndarray, k: int
+def _exact(queries: np.ndarray, chosen: np.ndarray, vectors: np.ndarray | RowFile, k: int
            ) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-``k`` among the ``chosen`` rows (padded with -1 rows)."""
     scores = queries @ np.asarray(vectors[chosen]).T
@@ -351,7 +390,7 @@ def _params(ivf: faiss.IndexIVF | None, nprobe: int, selector: faiss.IDSelector 
     return params
 
 
-def _rerank(queries: np.ndarray, rows: np.ndarray, vectors: np.ndarray, k: int
+def _rerank(queries: np.ndarray, rows: np.ndarray, vectors: np.ndarray | RowFile, k: int
             ) -> tuple[np.ndarray, np.ndarray]:
     """Rows re-ordered by their exact inner product with the query (read from ``vectors``)."""
     wanted = np.unique(rows[rows >= 0])

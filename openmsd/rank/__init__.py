@@ -18,7 +18,7 @@ from openmsd.faces import lazy_getattr
 if TYPE_CHECKING:
     from openmsd.rank.dense import DenseScorer, load_encoder
     from openmsd.rank.feedback import FEEDBACK, LINKS
-    from openmsd.rank.fusion import Contribution, Fusion, combine, features
+    from openmsd.rank.fusion import Contribution, Fallback, Fusion, combine, features, fuse
     from openmsd.rank.load import (
         BACKENDS,
         FUSIONS,
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         available,
         default_dense,
         dense_models,
+        fallbacks,
         is_builtin,
         is_dense,
         leaves,
@@ -46,6 +47,7 @@ _WHERE: dict[str, str] = {
     "DenseScorer": "dense",
     "FEEDBACK": "feedback",
     "FUSIONS": "load",
+    "Fallback": "fusion",
     "Fusion": "fusion",
     "HYBRID": "load",
     "HYBRID_GRAPH": "load",
@@ -62,7 +64,9 @@ _WHERE: dict[str, str] = {
     "default_dense": "load",
     "dense_models": "load",
     "english_texts": "papers",
+    "fallbacks": "load",
     "features": "fusion",
+    "fuse": "fusion",
     "is_builtin": "load",
     "is_dense": "load",
     "leaves": "load",
@@ -76,10 +80,10 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "BACKENDS", "FEEDBACK", "FUSIONS", "HYBRID", "HYBRID_GRAPH", "LINKS", "METADATA_SCORERS",
-    "PAPERS_SQL", "Contribution", "DenseScorer", "Fusion", "Papers", "Queries", "Scorer",
-    "UnknownScorerError", "available", "combine", "corpus_papers", "default_dense", "dense_models",
-    "english_texts", "features", "is_builtin", "is_dense", "leaves", "load_encoder", "load_scorer",
-    "ranker_path", "top_k", "top_k_of_scores", "tuned",
+    "PAPERS_SQL", "Contribution", "DenseScorer", "Fallback", "Fusion", "Papers", "Queries",
+    "Scorer", "UnknownScorerError", "available", "combine", "corpus_papers", "default_dense",
+    "dense_models", "english_texts", "fallbacks", "features", "fuse", "is_builtin", "is_dense",
+    "leaves", "load_encoder", "load_scorer", "ranker_path", "top_k", "top_k_of_scores", "tuned",
 ]
 
 

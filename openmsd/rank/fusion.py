@@ -16,6 +16,12 @@ only those candidates), and the members' scores are combined:
   on relevant and other candidates of tuning queries (:mod:`openmsd.experiment.tune`); three weights
   per member.
 
+A fusion may hold **fallbacks** (:class:`Fallback`): another weighting of some of its members,
+used for a query for which given members are silent (no score for any candidate), e.g. the
+weights fitted without ``authors`` and ``year`` for a free-text query (a citation context,
+``search``), which has neither. A member silent for a whole query adds a constant to every
+candidate and so changes no order, but the other members' weights were fitted beside it.
+
 >>> import numpy as np
 >>> minmax(np.array([[1.0, 3.0, -np.inf]], np.float32)).tolist()
 [[0.0, 1.0, 0.0]]
@@ -92,6 +98,43 @@ def combine(parts: Sequence[np.ndarray], weights: Sequence[float], method: str) 
     return np.where(anything, fused, -np.inf).astype(np.float32)
 
 
+@dataclass(frozen=True)
+class Fallback:
+    """Weights of the members ``members`` (indices into a fusion's members), for the queries
+    for which every member in ``silent`` has no score."""
+
+    silent: tuple[int, ...]
+    members: tuple[int, ...]
+    weights: tuple[float, ...]
+    method: str
+
+
+def fuse(parts: Sequence[np.ndarray], weights: Sequence[float], method: str,
+         fallbacks: Sequence[Fallback] = ()) -> np.ndarray:
+    """:func:`combine`, each query (row) whose members ``silent`` of a :class:`Fallback` are
+    all silent combined by that fallback instead (the first that applies).
+
+    >>> a = np.array([[3.0, 1.0], [1.0, 2.0]], np.float32)
+    >>> b = np.array([[1.0, 2.0], [-np.inf, -np.inf]], np.float32)
+    >>> c = np.array([[0.0, 1.0], [2.0, 1.0]], np.float32)
+    >>> fuse([a, b, c], [0.0, 1.0, 1.0], "weighted").tolist()  # row 1: only c speaks
+    [[0.0, 2.0], [1.0, 0.0]]
+    >>> fuse([a, b, c], [0.0, 1.0, 1.0], "weighted", [Fallback((1,), (0,), (1.0,), "weighted")]
+    ...      ).tolist()  # row 1: b is silent, so a alone ranks it
+    [[0.0, 2.0], [0.0, 1.0]]
+    """
+    fused = combine(parts, weights, method)
+    done = np.zeros(len(fused), bool)
+    for fallback in fallbacks:
+        quiet = ~done & np.all([~np.isfinite(parts[i]).any(axis=1) for i in fallback.silent],
+                               axis=0)
+        if quiet.any():
+            fused[quiet] = combine([parts[i][quiet] for i in fallback.members],
+                                   fallback.weights, fallback.method)
+            done |= quiet
+    return fused
+
+
 @dataclass
 class Contribution:
     """What a member said about one result."""
@@ -107,7 +150,7 @@ class Fusion(ExactScorer):
 
     def __init__(self, name: str, members: Sequence[Scorer], weights: Sequence[float] | None = None,
                  method: str = "rrf", depth: int = DEPTH, pool: str = "cheap",
-                 pool_depth: int = POOL):
+                 pool_depth: int = POOL, fallbacks: Sequence[Fallback] = ()):
         if not members:
             raise ValueError(f"fusion {name!r}: no member")
         if method not in METHODS:
@@ -125,6 +168,12 @@ class Fusion(ExactScorer):
         if len(self.weights) != per_member * len(members):
             raise ValueError(f"fusion {name!r} ({method}): {len(self.weights)} weights for "
                              f"{len(members)} members; expected {per_member * len(members)}")
+        self.fallbacks = list(fallbacks)
+        for fallback in self.fallbacks:
+            if max((*fallback.silent, *fallback.members), default=0) >= len(members):
+                raise ValueError(f"fusion {name!r}: a fallback names member "
+                                 f"{max((*fallback.silent, *fallback.members))} of "
+                                 f"{len(members)}")
         self.papers = members[0].papers
         self.signal = "graph" if any(m.signal == "graph" for m in members) else "text"
 
@@ -134,7 +183,8 @@ class Fusion(ExactScorer):
                              candidates) for m in self.members]
 
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
-        return combine(self.member_scores(queries, candidates), self.weights, self.method)
+        return fuse(self.member_scores(queries, candidates), self.weights, self.method,
+                    self.fallbacks)
 
     def candidates(self, queries: Queries, filters: np.ndarray | None = None) -> list[np.ndarray]:
         """Per query, the union of the cheap members' top ``pool_depth`` rows
@@ -161,7 +211,8 @@ class Fusion(ExactScorer):
         said: list[list[list[Contribution]]] = []
         for i, pool in enumerate(self.candidates(queries, filters)):
             parts = self.member_scores(queries.subset([i]), pool)
-            best, value = best_of(combine(parts, self.weights, self.method), pool, k)
+            best, value = best_of(fuse(parts, self.weights, self.method, self.fallbacks), pool,
+                                  k)
             rows[i, :best.shape[1]], scores[i, :best.shape[1]] = best[0], value[0]
             found = np.searchsorted(pool, best[0][best[0] >= 0])  # the pool is sorted
             said.append([[Contribution(m.name, m.signal, float(p[0, j]),

@@ -34,7 +34,7 @@ import pyarrow as pa
 from openmsd.corpus import Corpus
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.feedback import FEEDBACK, Feedback, Propagated, split_suffix
-from openmsd.rank.fusion import Fusion
+from openmsd.rank.fusion import Fallback, Fusion
 from openmsd.rank.graph import GRAPH_SCORERS, GraphScorer
 from openmsd.rank.lexical import VIEWS, LexicalScorer
 from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
@@ -154,6 +154,27 @@ def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> d
             "tuned": False}
 
 
+def fallbacks(name: str, spec: dict[str, Any]) -> list[Fallback]:
+    """A tuned spec's ``fallbacks`` (``{"silent", "members", "weights", "method"}``, members
+    by name) as :class:`Fallback` over the spec's members.
+
+    >>> fallbacks("hybrid", {"members": ["bm25", "authors"], "fallbacks": [
+    ...     {"silent": ["authors"], "members": ["bm25"], "weights": [1.0], "method": "rrf"}]})
+    [Fallback(silent=(1,), members=(0,), weights=(1.0,), method='rrf')]
+    """
+    where = {member: i for i, member in enumerate(spec["members"])}
+    out = []
+    for entry in spec.get("fallbacks", []):
+        unknown = [m for m in (*entry["silent"], *entry["members"]) if m not in where]
+        if unknown:
+            raise ValueError(f"{name}: a fallback names {', '.join(unknown)}, which "
+                             f"{name} does not hold ({', '.join(spec['members'])})")
+        out.append(Fallback(tuple(where[m] for m in entry["silent"]),
+                            tuple(where[m] for m in entry["members"]),
+                            tuple(entry["weights"]), entry.get("method", "weighted")))
+    return out
+
+
 def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int = 0,
                 citations: pa.Table | None = None,
                 hidden: Collection[tuple[str, str]] = (),
@@ -202,7 +223,8 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
                 else {"members": split_fusion(name), "method": "rrf", "weights": None})
         members = [load_scorer(m, papers, backend=backend, seed=seed, citations=citations,
                                hidden=hidden, cache=cache) for m in spec["members"]]
-        scorer = Fusion(name, members, spec.get("weights"), spec.get("method", "rrf"))
+        scorer = Fusion(name, members, spec.get("weights"), spec.get("method", "rrf"),
+                        fallbacks=fallbacks(name, spec))
     elif _is_dense(name) or _stored_dense(name, corpus):
         scorer = _dense(name, papers, backend)
     else:

@@ -223,3 +223,35 @@ def test_tune_fits_on_dev_and_the_tuned_hybrid_is_used(corpus, tmp_path):
     assert saved["hybrid"]["members"] == spec["members"]
     figures = evaluate_sdsm(copy, ["hybrid"], split="test").summary["models"]["hybrid"]
     assert figures["average"]["MAP"] > 10
+
+
+def test_a_tuned_fallback_ranks_free_text_by_the_weights_fitted_without_metadata(corpus,
+                                                                                  tmp_path):
+    from openmsd.rank import Queries, combine, corpus_papers, load_scorer
+
+    copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
+    members = ["bm25", "bm25-en", "authors", "year"]
+    spec = {"members": members, "weights": [0.1, 0.1, 0.6, 0.2], "method": "weighted",
+            "tuned": True, "fallbacks": [{"silent": ["authors", "year"],
+                                          "members": ["bm25-en", "bm25"],
+                                          "weights": [0.3, 0.7], "method": "weighted"}]}
+    (copy.root / "index").mkdir(exist_ok=True)
+    (copy.root / "index" / "ranker.json").write_text(json.dumps({"hybrid": spec}))
+    papers = corpus_papers(copy)
+    cache: dict = {}
+    hybrid = load_scorer("hybrid", papers, cache=cache)
+    everything = np.arange(len(papers))
+    bm25, english = cache["bm25"], cache["bm25-en"]
+    text = Queries.of_texts(["analyse syntaxique du français"], ["fr"])
+    alone = combine([english.score(text, everything), bm25.score(text, everything)],
+                    [0.3, 0.7], "weighted")
+    assert np.array_equal(hybrid.score(text, everything), alone)  # free text: the fallback
+    paper = Queries.of_rows(papers, [0])
+    parts = [cache[m].score(paper, everything) for m in members]
+    parts = [np.where(everything == 0, -np.inf, p) for p in parts]
+    assert np.allclose(hybrid.score(paper, everything), combine(parts, spec["weights"],
+                                                                "weighted"))
+    (copy.root / "index" / "ranker.json").write_text(json.dumps({"hybrid": {
+        **spec, "fallbacks": [{**spec["fallbacks"][0], "members": ["e5"]}]}}))
+    with pytest.raises(ValueError, match="does not hold"):
+        load_scorer("hybrid", corpus_papers(copy))

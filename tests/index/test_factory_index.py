@@ -21,7 +21,15 @@ from openmsd.cli import app
 from openmsd.corpus import Corpus, ingest
 from openmsd.crashpoint import ENV
 from openmsd.index import FactoryParams, build_index, index_dir, load_index
-from openmsd.index.factory_index import IVFDATA_FILE
+from openmsd.index.factory_index import (
+    IVFDATA_FILE,
+    VECTORS_FILE,
+    FactorySettings,
+    RowFile,
+    build_factory,
+    open_vectors,
+    search_factory,
+)
 from openmsd.index.vector_index import FACTORY_KEY
 from openmsd.models import current_hashes, vector_schema, vectors_dir
 from openmsd.search import related_papers
@@ -149,3 +157,36 @@ def test_calibration_deepens_the_reranking_when_nprobe_stops_helping(built: Corp
         assert settings.recall == max(settings.curve.values())
     finally:
         build_index(built, MODEL, factory=PARAMS)
+
+
+def test_a_build_in_tiny_batches_and_shards_equals_the_one_batch_build(tmp_path: Path) -> None:
+    """The bounded-memory path (the sample kept across batches, one shard at a time on disk)
+    builds the same index as one batch in one shard: same training, codes and calibration."""
+    rng = np.random.default_rng(1)
+    centres = rng.standard_normal((30, DIM)).astype(np.float32)
+    vectors = centres[rng.integers(30, size=N)] + 0.5 * rng.standard_normal(
+        (N, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = pa.table({"paper_id": [f"p{i:04d}" for i in range(N)]})
+
+    def build(batch: int, shard_rows: int, name: str):
+        def batches():
+            for start in range(0, N, batch):
+                yield rows.slice(start, batch), vectors[start:start + batch]
+        target = tmp_path / name
+        target.mkdir()
+        params = FactoryParams("IVF16,PQ8", train=900, calibration=100, shard_rows=shard_rows,
+                               rerank=50, target_recall=0.9)
+        index, papers, settings = build_factory(batches, params, target)
+        return index, papers, settings, open_vectors(target, DIM)
+
+    one = build(N, N, "one")
+    tiny = build(37, 200, "tiny")
+    assert tiny[1].equals(one[1]) and np.array_equal(tiny[3], one[3])
+    some = np.array([5, 0, 1199, 77])
+    assert np.array_equal(RowFile(tmp_path / "tiny" / VECTORS_FILE, DIM)[some], vectors[some])
+    assert tiny[2] == one[2]
+    full = FactorySettings("IVF16,PQ8", 16, 0, 1.0, 10, 0, 0)  # all lists, PQ scores only
+    assert [np.array_equal(a, b) for a, b in zip(
+        search_factory(tiny[0], vectors[:200], 10, full, None),
+        search_factory(one[0], vectors[:200], 10, full, None), strict=True)] == [True, True]

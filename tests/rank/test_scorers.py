@@ -111,3 +111,45 @@ def test_language_pair_scorer_and_unknown_names():
         load_scorer("bm52", PAPERS)
     with pytest.raises(UnknownScorerError, match="needs a corpus"):
         load_scorer("ppr", PAPERS)
+
+
+def test_shared_references_couple_through_works_outside_the_corpus(tmp_path):
+    from openmsd.rank.graph import reference_matrix
+
+    references = pa.table({
+        "citing_id": ["fr1", "fr3", "fr1", "en1", "fr3"],
+        "cited_id": [None, None, "fr2", None, "fr2"],
+        "title": ["Introduction to WordNet: an on-line lexical database",
+                  "introduction to wordnet, an on-line lexical DATABASE", None,
+                  "Introduction", None]})
+    works = reference_matrix(PAPERS, references)
+    coupled = (works @ (works > 0).astype(np.float32).T).toarray()
+    # fr1 and fr3 share an outside work (the same title, written differently) and fr2
+    assert coupled[0, 4] == pytest.approx(2 / np.log(3))
+    assert coupled[0, 2] == 0  # "Introduction" names no work
+    # hiding fr1 → fr2 removes that reference (and only it) before the weights are counted
+    left = reference_matrix(PAPERS, references, [("fr2", "fr1")])
+    hidden = (left @ (left > 0).astype(np.float32).T).toarray()
+    assert hidden[0, 4] == pytest.approx(1 / np.log(3)) and hidden[4, 4] > hidden[0, 4]
+    # over given citations (no corpus): coupling through the cited papers
+    scorer = load_scorer("shared-references", PAPERS, citations=CITATIONS)
+    rows, _ = scorer.top_k(Queries.of_rows(PAPERS, [0]), 3)
+    assert rows[0][0] == 4 and (rows[0][1:] == -1).all()
+
+
+def test_fallback_weights_rank_queries_a_member_is_silent_for():
+    from openmsd.rank import Fallback, fuse
+
+    words = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], np.float32)
+    dense = np.array([[3.0, 2.0, 1.0], [1.0, 2.0, 3.0]], np.float32)
+    authors = np.array([[2.0, -np.inf, -np.inf], [-np.inf, -np.inf, -np.inf]], np.float32)
+    # the main weights trust dense; without authors the fallback trusts words
+    fallback = Fallback(silent=(2,), members=(0,), weights=(1.0,), method="weighted")
+    fused = fuse([words, dense, authors], [0.1, 0.5, 0.4], "weighted", [fallback])
+    assert fused[0].argmax() == 0  # authors spoke: the main weights (dense and authors)
+    assert fused[1].argmax() == 0 and fused[1].tolist() == pytest.approx([1, 0.5, 0])
+    plain = combine([words, dense, authors], [0.1, 0.5, 0.4], "weighted")
+    assert plain[1].argmax() == 2  # without the fallback dense would rank the free text
+    with pytest.raises(ValueError, match="fallback"):
+        Fusion("f", [load_scorer("bm25", PAPERS)], [1.0], "weighted",
+               fallbacks=[Fallback((3,), (0,), (1.0,), "weighted")])

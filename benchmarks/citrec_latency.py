@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--citrec", type=Path, action="append", default=[])
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    corpus = Corpus(build_corpus(args.cache, args.papers, args.kind))
+    corpus = Corpus(build_corpus(args.cache / f"n{args.papers}", args.papers, args.kind, MODEL))
     index = load_index(corpus, MODEL)
     encoder = load_model(MODEL)
     result = {"papers": index.index.ntotal, "index": args.kind, "sentences": 5, "locations": 2,

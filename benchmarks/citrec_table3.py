@@ -8,7 +8,8 @@ candidates are no later than their citing paper). Rows: ``bm25``, the untrained 
 fundamental context, ``prefetch`` (RRF of both), ``start`` (MP-BERT4CR untrained), each loss,
 the ablations (``no-dyn``: no dynamic sampling; ``no-cocite``: no co-citation positives;
 ``uniform-neg``: negatives drawn uniformly; ``euclidean``: the paper's raw Euclidean hinge),
-``no-hard``: no hard negatives from the prefetch), ``two-stage:mpt-src-tgt`` (it reranks the
+``no-hard``: no hard negatives from the prefetch; ``hinge-only``: no InfoNCE; ``contrastive``:
+the InfoNCE alone), ``two-stage:mpt-src-tgt`` (it reranks the
 prefetch's top 200) and ``fused:mpt-src-tgt`` (its rank and the prefetch's, weighted as chosen
 on dev). The prefetch's scores of every location are computed once and shared by training (hard
 negatives, the fusion weight) and evaluation.
@@ -36,28 +37,38 @@ from openmsd.corpus import Corpus
 from openmsd.eval import GROUPS, evaluate
 from openmsd.experiment import prefetch_matrix
 from openmsd.models import load_sentence_caches, save_sentence_caches
-from openmsd.train import CitrecConfig, load, train
+from openmsd.train import CitrecConfig, CitrecData, load, train
 
+BASELINES = ("bm25", "e5-small-multilingual", "prefetch")
+"""The rankers each seed's table starts with (``--baselines``)."""
 ABLATIONS: dict[str, dict[str, Any]] = {
     "start": {"max_steps": 0},
     "mpt-src-tgt": {},
+    "hinge-only": {"contrastive_weight": 0.0},
+    "contrastive": {"loss": "contrastive"},
     "triplet": {"loss": "triplet"},
     "mpt-src": {"loss": "mpt-src"},
     "mpt-tgt": {"loss": "mpt-tgt"},
     "no-dyn": {"dynamic_sampling": False},
     "no-cocite": {"positives": 0},
     "uniform-neg": {"power": 0.0},
-    "euclidean": {"distance": "euclidean", "margin": 1.0},
     "no-hard": {"hard_negatives": 0},
+    "euclidean": {"distance": "euclidean", "margin": 1.0, "contrastive_weight": 0.0},
 }
+"""Each run changes one thing of the default (``mpt-src-tgt``: the paper's multi-positive
+hinge + the in-batch InfoNCE, dynamic sampling, co-citation positives, negatives ∝ citation
+count with 2 of 4 from the prefetch); ``hinge-only`` and ``euclidean`` are the paper's loss
+alone (cosine, or raw Euclidean as it first collapsed)."""
 
 
-def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
-        runs: list[str], common: dict[str, Any]) -> dict[str, Any]:
-    results: dict[str, Any] = {"seeds": {}, "training": {}}
+def prepared(corpus: Path, out: Path, split: str, outside: bool
+             ) -> tuple[CitrecData, np.ndarray]:
+    """The corpus's locations and the prefetch's scores, computed once and kept in ``out``
+    (sentence splitting and the prefetch are most of a small run); the sentence vectors kept
+    there are loaded too."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    data_file = out / "data.pickle"  # once: sentence splitting is most of a small run
+    data_file = out / "data.pickle"
     if data_file.is_file():
         data = pickle.loads(data_file.read_bytes())
     else:
@@ -69,22 +80,38 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
     else:
         prefetch = prefetch_matrix(data, data.locations, sorted(data.papers), split)
         np.save(prefetch_file, prefetch)
+    print(f"{corpus}: data and prefetch of {len(data.locations)} locations: "
+          f"{time.perf_counter() - started:.0f} s; "
+          f"{load_sentence_caches(out / 'sentence_vectors.pt')} cached sentence vectors",
+          file=sys.stderr, flush=True)
+    return data, prefetch
+
+
+def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
+        runs: list[str], common: dict[str, Any], also: dict[Path, Path] | None = None,
+        baselines: tuple[str, ...] = BASELINES) -> dict[str, Any]:
+    """``also``: more corpora to train on (``train citrec --also``), each with the output
+    directory of its own run of this benchmark (its data and prefetch kept there)."""
+    results: dict[str, Any] = {"seeds": {}, "training": {}}
+    data, prefetch = prepared(corpus, out, split, outside)
     caches = out / "sentence_vectors.pt"
-    print(f"data and prefetch of {len(data.locations)} locations: "
-          f"{time.perf_counter() - started:.0f} s; {load_sentence_caches(caches)} cached "
-          "sentence vectors", file=sys.stderr, flush=True)
+    extra = [prepared(c, d, split, outside) for c, d in (also or {}).items()]
+    matrices = {id(d): m for d, m in [(data, prefetch), *extra]}
+    if also:
+        common = {**common, "also": [str(c) for c in also]}
     memo_file = out / "scores.pickle"  # baseline rows of earlier runs (the same test sets)
     memo: dict[str, dict[str, np.ndarray]] = (pickle.loads(memo_file.read_bytes())
                                               if memo_file.is_file() else {})
     for seed in seeds:
-        names = ["bm25", "e5-small-multilingual", "prefetch"]
+        names = list(baselines)
         for run_name in runs:
             model_dir = out / f"seed{seed}" / run_name
             if not model_dir.is_dir():
                 train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
                                    split=split, outside_references=outside,
                                    **{**common, **ABLATIONS[run_name]}),
-                      lambda *_: prefetch, progress=False, data=data)
+                      lambda d, *_: matrices[id(d)], progress=False, data=data,
+                      also_data=[d for d, _ in extra])
                 save_sentence_caches(caches)
             manifest = json.loads((model_dir / "citrec_train.json").read_text())
             metrics = manifest["metrics"]
@@ -170,11 +197,17 @@ def main() -> None:
     parser.add_argument("--runs", nargs="+", default=list(ABLATIONS), choices=list(ABLATIONS))
     parser.add_argument("--steps", type=int, default=600)
     parser.add_argument("--config", default="{}", help="JSON of extra CitrecConfig keys")
+    parser.add_argument("--baselines", nargs="*", default=list(BASELINES),
+                        help="baseline rows (fewer: a cheaper rerun whose baselines are known)")
+    parser.add_argument("--also", nargs=2, action="append", default=[],
+                        metavar=("CORPUS", "DIR"), help="another corpus to train on, with "
+                        "the --out directory of this benchmark's run on it")
     args = parser.parse_args()
     common = {"max_steps": args.steps, "max_seq_length": 32, "eval_every": 100,
               **json.loads(args.config)}
     results = run(args.corpus, args.out, args.seeds, args.split, args.outside_references,
-                  args.runs, common)
+                  args.runs, common, {Path(c): Path(d) for c, d in args.also},
+                  tuple(args.baselines))
     results["config"] = common
     (args.out / "table3.json").write_text(json.dumps(results, indent=1))
     text = markdown(results)

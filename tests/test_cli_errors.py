@@ -87,3 +87,21 @@ def test_control_characters_never_reach_the_terminal(corpus: Path) -> None:
         assert "Screen clearing title" in result.output.replace("\n", " ") or \
             "Screen clearing" in result.output, result.output
         assert not any(c in result.output for c in "\x1b\x07\x9b"), repr(result.output)
+
+
+def test_recommend_says_when_it_guesses_locations_or_the_language(corpus: Path,
+                                                                   tmp_path: Path) -> None:
+    """A manuscript without a marker gets one location per paragraph and a note saying so; a
+    manuscript in a language the model was not trained on gets a warning naming it."""
+    plain = tmp_path / "plain.txt"
+    plain.write_text("Screen readers speak the text of a page.\n\n"
+                     "Clearing a screen erases what it shows.\n")
+    result = _invoke("recommend", corpus, "--manuscript", plain, "-k", "1")
+    assert result.exit_code == 0
+    assert "no citation marker: one location per paragraph (2)" in result.output
+    greek = tmp_path / "greek.txt"
+    greek.write_text("Οι αναγνώστες οθόνης διαβάζουν φωναχτά το κείμενο μιας σελίδας [1]. "
+                     "Η εκκαθάριση της οθόνης σβήνει ό,τι δείχνει.\n")
+    result = _invoke("recommend", corpus, "--manuscript", greek, "-k", "1")
+    assert result.exit_code == 0
+    assert "language (el) is not one that" in result.output

@@ -48,6 +48,12 @@ def train_command(
     outside_references: Annotated[bool | None, typer.Option(
         "--outside-references", help="citrec: references outside the corpus are candidates "
         "too (their title or raw string).")] = None,
+    also: Annotated[list[Path] | None, typer.Option(
+        "--also", help="citrec: another corpus to train on (repeatable): its training "
+        "locations join training, its dev ones model selection.")] = None,
+    train_encoder: Annotated[bool | None, typer.Option(
+        "--train-encoder", help="citrec: fine-tune the transformer too (a GPU's setting; "
+        "default: frozen, its sentence vectors cached, the heads trained).")] = None,
     enrich: Annotated[str | None, typer.Option(
         help="Train on text enriched with these English summaries (author64, topn128, "
              "llm64...: 'openmsd enrich').")] = None,
@@ -64,7 +70,8 @@ def train_command(
                "batch_size": batch_size, "mini_batch_size": mini_batch_size,
                "learning_rate": learning_rate, "eval_steps": eval_steps, "seed": seed,
                "enrich": enrich, "epochs": epochs, "dynamic_sampling": dynamic_sampling,
-               "outside_references": outside_references}
+               "outside_references": outside_references, "train_encoder": train_encoder,
+               "also": [str(p) for p in also] if also else None}
     try:
         manifest = train_model(load_config(config, **options))
     except TRAIN_ERRORS as error:

@@ -163,6 +163,20 @@ class HierarchicalEncoder(nn.Module):
             self.transformer.train(mode)
         return torch.stack([self.cache[s] for s in sentences])
 
+    def warm(self, sentences: Sequence[str], progress: bool = True) -> int:
+        """Encode into the cache (a frozen encoder's) every one of ``sentences`` not yet in it,
+        64 at a time with a progress bar; how many were encoded. Training then draws its
+        contexts from cached vectors only (seconds per epoch)."""
+        if self.cache is None:
+            return 0
+        from tqdm.auto import tqdm
+
+        missing = list(dict.fromkeys(s for s in sentences if s not in self.cache))
+        for i in tqdm(range(0, len(missing), 64), desc="sentence vectors",
+                      disable=not progress or not missing):
+            self.sentence_vectors(missing[i:i + 64])
+        return len(missing)
+
     def forward(self, documents: Sequence[Sequence[str]], batch_size: int | None = None
                 ) -> Tensor:
         empty = [i for i, d in enumerate(documents) if not d]

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 
@@ -21,11 +21,16 @@ def _segmenter(language: str) -> Any:
 
 def split_sentences(text: str, language: str | None = None) -> list[str]:
     """The sentences of ``text`` (pySBD, in ``language`` when it has rules for it, else
-    English), stripped, empty ones left out."""
+    English), stripped, empty ones left out. Remembered (the last 200,000 texts): pySBD is
+    slow, and every training run of a process splits the same candidates again."""
     from pysbd.languages import LANGUAGE_CODES
 
-    language = language if language in LANGUAGE_CODES else "en"
-    return [s.strip() for s in _segmenter(language).segment(text) if s.strip()]
+    return list(_split(text, language if language in LANGUAGE_CODES else "en"))
+
+
+@lru_cache(maxsize=200_000)
+def _split(text: str, language: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in _segmenter(language).segment(text) if s.strip())
 
 
 def document_sentences(text: str, language: str | None = None) -> list[str]:

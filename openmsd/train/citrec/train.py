@@ -6,7 +6,12 @@ held-out set: the manuscript context (dynamic sampling, a new draw every time), 
 paper context, up to ``positives`` extra positives from the target's co-citations and
 ``negatives`` negatives (:mod:`openmsd.train.citrec.samplers`), all drawn with one seeded
 ``random.Random``. The manuscript encoder embeds the location, the citation encoder the papers;
-the loss is one of :data:`openmsd.train.citrec.losses.LOSSES`; AdamW with gradient clipping.
+the loss is one of :data:`openmsd.train.citrec.losses.LOSSES` plus ``contrastive_weight`` × an
+in-batch multi-positive InfoNCE at a cosine temperature (every other document of the batch is a
+negative: :class:`~openmsd.train.citrec.losses.ContrastiveLoss`), or that InfoNCE alone
+(``loss = "contrastive"``); AdamW with gradient clipping. ``also``: more corpora (every context
+source a user has) whose training locations join training and whose dev locations join model
+selection and the fusion weight.
 The model directory is written whole, then moved into place, with ``citrec_train.json``: the
 config, the data counts (per context source), the held-out citing papers, the loss history and
 the dev history.
@@ -18,9 +23,11 @@ trained model never ships worse on dev than where it started.
 
 Training geometry: the hinge losses take cosine distances by default (``distance``), what the
 index ranks by; see :mod:`openmsd.train.citrec.losses.base` for why Euclidean ones collapsed.
-On a CPU, ``train_layers = 0`` (the default) freezes the transformer, caches its sentence vectors
-and trains each side's layer norm and projection (thousands of steps in minutes); ``train_layers
-= N`` fine-tunes the top N transformer layers as well (a GPU's job).
+On a CPU, ``train_layers = 0`` (the default) freezes the transformer, encodes every sentence
+training can draw once (:meth:`~openmsd.models.citrec.model.HierarchicalEncoder.warm`, with a
+progress bar) and trains each side's layer norm, projection and supplemental weight on the
+cached vectors (thousands of steps in minutes); ``train_layers = N`` fine-tunes the top N
+transformer layers as well, ``train_encoder`` (``--train-encoder``) all of them (a GPU's job).
 """
 
 from __future__ import annotations
@@ -51,7 +58,7 @@ from openmsd.models import (
     split_sentences,
 )
 from openmsd.train.citrec.data import SPLITS, CitrecData, Location, held_out, load
-from openmsd.train.citrec.losses import LOSSES
+from openmsd.train.citrec.losses import LOSSES, ContrastiveLoss
 from openmsd.train.citrec.samplers import (
     NEGATIVES,
     POSITIVES,
@@ -65,6 +72,8 @@ from openmsd.train.config import ConfigError, config_from
 from openmsd.train.recipes import base_path
 
 TRAIN_MANIFEST = "citrec_train.json"
+CONTRASTIVE = "contrastive"
+"""The loss name of the in-batch InfoNCE alone (no hinge loss)."""
 HEAD_LEARNING_RATE = 1e-3
 """The learning rate when only the heads train (``train_layers = 0``)."""
 FINE_TUNE_LEARNING_RATE = 2e-5
@@ -83,7 +92,13 @@ class CitrecConfig:
     out: str
     base: str = "e5-small-multilingual"
     loss: str = "mpt-src-tgt"
+    """A hinge loss of :data:`LOSSES`, or ``contrastive`` (the in-batch InfoNCE alone)."""
     margin: float = 0.2
+    contrastive_weight: float = 1.0
+    """Weight of the in-batch multi-positive InfoNCE (:class:`ContrastiveLoss`) added to the
+    hinge loss; 0: the paper's hinge loss alone."""
+    temperature: float = 0.05
+    """The InfoNCE's cosine temperature."""
     distance: str = "cosine"
     """``cosine`` (distances between L2-normalised vectors, as the index ranks) or
     ``euclidean`` (the paper's, on raw vectors: collapses here, kept for the ablation)."""
@@ -97,7 +112,8 @@ class CitrecConfig:
     citation_supplemental: int = CITATION_SUPPLEMENTAL
     epochs: int = 1
     max_steps: int | None = None
-    batch_size: int = 8
+    batch_size: int = 32
+    """Examples a step (the InfoNCE's in-batch negatives grow with it)."""
     learning_rate: float | None = None
     """None: 1e-3 with ``train_layers = 0`` (heads only), else 2e-5."""
     max_seq_length: int = 64
@@ -108,6 +124,9 @@ class CitrecConfig:
     train_layers: int | None = 0
     """Train only the top N transformer layers (and the heads); None: all of them; 0: none
     (the transformer frozen, its sentence vectors cached: a CPU's setting)."""
+    train_encoder: bool = False
+    """Fine-tune the whole transformer too (``train_layers`` None unless set above 0; learning
+    rate 2e-5): the paper's setting, a GPU's job (``--train-encoder``)."""
     test_fraction: float = 0.3
     split: str = "random"
     """``random`` held-out citing papers, or ``time``: the newest are test (and dev)."""
@@ -127,13 +146,28 @@ class CitrecConfig:
     """Choose on dev the weight of this model's rank against the prefetch's in the two-stage
     ranker (``fusion_weight`` in ``citrec.json``)."""
     outside_references: bool = False
+    also: list[str] = dataclasses.field(default_factory=list)
+    """More corpora to train on (every source's contexts: ``--also``): their training
+    locations join the training set, their dev locations model selection and the fusion
+    weight; the model is for ``corpus`` (its centres, its test set)."""
     seed: int = 0
     device: str | None = None
 
     def __post_init__(self) -> None:
-        if self.loss not in LOSSES:
+        if self.loss not in (*LOSSES, CONTRASTIVE):
             raise CitrecConfigError(f"loss: unknown citrec loss {self.loss!r}: expected one of "
-                                    f"{', '.join(LOSSES)}")
+                                    f"{', '.join((*LOSSES, CONTRASTIVE))}")
+        if self.contrastive_weight < 0 or (self.loss == CONTRASTIVE
+                                           and self.contrastive_weight == 0):
+            raise CitrecConfigError(f"contrastive_weight: must be at least 0 (above 0 with loss "
+                                    f"{CONTRASTIVE}), got {self.contrastive_weight}")
+        if self.temperature <= 0:
+            raise CitrecConfigError(f"temperature: must be above 0, got {self.temperature}")
+        if not isinstance(self.also, list) or not all(isinstance(c, str) for c in self.also):
+            raise CitrecConfigError(f"also: expected a list of corpus directories, got "
+                                    f"{self.also!r}")
+        if self.train_encoder and self.train_layers == 0:
+            self.train_layers = None
         for name in ("negatives", "epochs", "batch_size", "max_seq_length",
                      "citation_fundamental"):
             if getattr(self, name) < 1:
@@ -199,6 +233,11 @@ class PaperContexts:
             self.cache[paper_id] = (split_sentences(head) or [head],
                                     split_sentences(body) if body else [])
         return self.cache[paper_id]
+
+    def drawable(self, paper_id: str, fundamental: int, supplemental: int) -> list[str]:
+        """Every sentence a context of the paper can hold."""
+        head, body = self.sentences(paper_id)
+        return head[:fundamental] + (body if supplemental else [])
 
     def context(self, paper_id: str, fundamental: int, supplemental: int,
                 rng: random.Random | None = None) -> list[str]:
@@ -328,40 +367,108 @@ scores of all of ``data.locations`` over ``candidates`` (queries × candidates, 
 −inf), e.g. :func:`openmsd.experiment.dev.prefetch_matrix`."""
 
 
+@dataclass
+class _Part:
+    """One corpus's share of a run: its training and dev locations, held-out citing papers,
+    candidates and prefetch scores (all of its locations × candidates)."""
+
+    root: str
+    data: CitrecData
+    learn: list[Location]
+    train: list[Location]
+    dev: list[Location]
+    test: set[str]
+    dev_papers: set[str]
+    test_locations: int
+    candidates: list[str]
+    dev_mask: np.ndarray
+    scores: np.ndarray | None
+
+    @classmethod
+    def of(cls, root: str, data: CitrecData, config: CitrecConfig, prefetch: Prefetch | None
+           ) -> _Part:
+        learn, test_locations, test = split_locations(data, config.test_fraction, config.seed,
+                                                      config.split)
+        train_locations, dev_locations, dev = split_locations(
+            data, config.dev_fraction, config.seed, config.split, learn)
+        candidates = sorted(data.papers)
+        scores = (prefetch(data, candidates, config.split)
+                  if prefetch is not None and (config.hard_negatives or config.fuse) else None)
+        return cls(root, data, learn, train_locations, dev_locations, test, dev,
+                   len(test_locations), candidates,
+                   candidate_mask(data, dev_locations, candidates, config.split), scores)
+
+    def prefetch_rows(self, locations: list[Location]) -> np.ndarray:
+        """The prefetch's scores of ``locations`` (of this part)."""
+        assert self.scores is not None
+        row_of = {id(loc): i for i, loc in enumerate(self.data.locations)}
+        return self.scores[[row_of[id(loc)] for loc in locations]]
+
+    def counts(self) -> dict[str, Any]:
+        return {"corpus": self.root, "locations": len(self.data.locations),
+                "train_locations": len(self.train), "dev_locations": len(self.dev),
+                "test_locations": self.test_locations, "candidates": len(self.data.papers),
+                "locations_per_source": self.data.sources()}
+
+
+def _pooled(values: list[tuple[float, int]]) -> float:
+    """The mean of per-part recalls weighted by their number of locations."""
+    total = sum(n for _, n in values)
+    return sum(v * n for v, n in values) / total if total else 0.0
+
+
 def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool = True,
-          data: CitrecData | None = None) -> dict[str, Any]:
+          data: CitrecData | None = None, also_data: list[CitrecData] | None = None
+          ) -> dict[str, Any]:
     """Train as ``config`` says; write the best model on dev (the untrained start included) to
     ``config.out``; return the manifest. ``prefetch``: the caller's prefetch ranker
-    (:data:`Prefetch`), needed when hard negatives or fusion are on; ``data``: the corpus's
-    locations and candidates when already loaded (:func:`openmsd.train.citrec.data.load` with
-    ``config``'s ``outside_references``)."""
+    (:data:`Prefetch`), needed when hard negatives or fusion are on; ``data`` (and
+    ``also_data``, one per ``config.also``): the corpora's locations and candidates when already
+    loaded (:func:`openmsd.train.citrec.data.load` with ``config``'s ``outside_references``).
+
+    ``config.also``: more corpora whose training locations join the training set and whose dev
+    locations join model selection and the fusion weight (pooled: each ranked among its own
+    corpus's candidates); their test citing papers are never seen either."""
     import torch
     from tqdm.auto import tqdm
 
     if prefetch is None and (config.hard_negatives or config.fuse):
         raise CitrecConfigError("hard_negatives / fuse: they need a prefetch ranker (set "
                                 "hard_negatives = 0 and fuse = false to train without one)")
-    corpus = Corpus(config.corpus)
-    corpus.check()
-    data = data or load(corpus, config.outside_references)
-    learn_locations, test_locations, test = split_locations(
-        data, config.test_fraction, config.seed, config.split)
-    train_locations, dev_locations, dev = split_locations(
-        data, config.dev_fraction, config.seed, config.split, learn_locations)
+    roots = [config.corpus, *config.also]
+    given = [data, *(also_data or [None] * len(config.also))]
+    if len(given) != len(roots):
+        raise CitrecConfigError(f"also: {len(config.also)} corpora but {len(given) - 1} data sets")
+    parts = []
+    for root, loaded in zip(roots, given, strict=True):
+        corpus = Corpus(root)
+        corpus.check()
+        parts.append(_Part.of(str(corpus.root), loaded or load(corpus, config.outside_references),
+                              config, prefetch))
+    main = parts[0]
+    train_locations = [loc for part in parts for loc in part.train]
+    dev_count = sum(len(part.dev) for part in parts)
     if len(train_locations) < config.min_locations:
         raise CitrecConfigError(
-            f"{corpus.root}: {len(train_locations)} training locations (of "
-            f"{len(data.locations)}; {len(test)} test and {len(dev)} dev citing papers held "
-            f"out), fewer than min_locations = {config.min_locations}")
-    if not dev_locations:
-        raise CitrecConfigError(f"{corpus.root}: no dev citing paper left for model selection "
-                                f"({len({loc.citing_id for loc in learn_locations})} training "
+            "; ".join(f"{part.root}: {len(part.train)} training locations (of "
+                      f"{len(part.data.locations)}; {len(part.test)} test and "
+                      f"{len(part.dev_papers)} dev citing papers held out)" for part in parts)
+            + f": {len(train_locations)} in all, fewer than min_locations = "
+            f"{config.min_locations}")
+    if not dev_count:
+        raise CitrecConfigError(f"{main.root}: no dev citing paper left for model selection "
+                                f"({len({loc.citing_id for loc in main.learn})} training "
                                 "citing papers); add citing papers or raise dev_fraction")
-    history_lists = [cited for citing, cited in data.reference_lists.items()
-                     if citing not in test and citing not in dev]
-    positive_sampler = PositiveSampler(cocitation_counts(history_lists), config.power)
-    negative_sampler = NegativeSampler(sorted(data.papers), citation_counts(history_lists),
-                                       config.power)
+    history_lists = {id(part): [cited for citing, cited in part.data.reference_lists.items()
+                                if citing not in part.test and citing not in part.dev_papers]
+                     for part in parts}
+    positive_sampler = PositiveSampler(cocitation_counts(
+        [cited for lists in history_lists.values() for cited in lists]), config.power)
+    sampler_of: dict[int, NegativeSampler] = {}
+    for part in parts:
+        sampler = NegativeSampler(part.candidates, citation_counts(history_lists[id(part)]),
+                                  config.power)
+        sampler_of.update((id(loc), sampler) for loc in part.train)
     settings = config.settings()
     torch.manual_seed(config.seed)
     model = CitrecModel.from_base(base_path(config.base), settings, config.device)
@@ -369,22 +476,34 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
     if config.train_layers == 0:
         model.manuscript.freeze(cache_key(settings, "manuscript"))
         model.citation.freeze(cache_key(settings, "citation"))
-    contexts = PaperContexts(data.papers)
-    candidates = sorted(data.papers)
-    model.manuscript.fit_centre([s for loc in learn_locations for s in manuscript_context(
+    contexts = PaperContexts({p: text for part in parts for p, text in part.data.papers.items()})
+    if config.train_layers == 0:  # every sentence training can draw, once, with progress
+        model.manuscript.warm([s for loc in train_locations for s in (
+                                  loc.sentences if settings.manuscript_supplemental
+                                  else manuscript_context(loc.sentences, loc.at, 0))]
+                              + [s for part in parts for loc in part.dev
+                                 for s in manuscript_context(loc.sentences, loc.at,
+                                                             settings.manuscript_supplemental)],
+                              progress)
+        model.citation.warm([s for part in parts for p in part.candidates
+                             for s in contexts.drawable(p, settings.citation_fundamental,
+                                                        settings.citation_supplemental)],
+                            progress)
+    # the centres: the main corpus's (the one the model is for)
+    model.manuscript.fit_centre([s for loc in main.learn for s in manuscript_context(
         loc.sentences, loc.at, settings.manuscript_supplemental)], limit=2000)
-    model.citation.fit_centre([s for p in candidates for s in contexts.context(
+    model.citation.fit_centre([s for p in main.candidates for s in contexts.context(
         p, settings.citation_fundamental, settings.citation_supplemental)], limit=2000)
-    row_of = {id(loc): i for i, loc in enumerate(data.locations)}
-    scores = (prefetch(data, candidates, config.split)
-              if prefetch is not None and (config.hard_negatives or config.fuse) else None)
     hard: dict[int, list[str]] = {}
-    if scores is not None and config.hard_negatives:
-        for loc in train_locations:
-            top = np.argsort(-scores[row_of[id(loc)]], kind="stable")[:config.prefetch_depth]
-            hard[id(loc)] = [candidates[j] for j in top if candidates[j] not in loc.cited
-                             and np.isfinite(scores[row_of[id(loc)], j])]
-    else:
+    for part in parts:
+        if part.scores is None or not config.hard_negatives:
+            continue
+        rows = part.prefetch_rows(part.train)
+        for loc, row in zip(part.train, rows, strict=True):
+            top = np.argsort(-row, kind="stable")[:config.prefetch_depth]
+            hard[id(loc)] = [part.candidates[j] for j in top
+                             if part.candidates[j] not in loc.cited and np.isfinite(row[j])]
+    if config.train_layers != 0:
         if config.freeze_embeddings:
             for encoder in (model.manuscript, model.citation):
                 for parameter in (encoder.transformer.auto_model.get_input_embeddings()
@@ -393,10 +512,9 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
         if config.train_layers is not None:
             for encoder in (model.manuscript, model.citation):
                 _freeze_lower_layers(encoder.transformer.auto_model, config.train_layers)
-    loss_fn = LOSSES[config.loss](config.margin, config.distance)
+    loss_fn = Objective(config)
     trainable = {n: p for n, p in model.named_parameters() if p.requires_grad}
     optimizer = torch.optim.AdamW(list(trainable.values()), lr=config.learning_rate)
-    dev_mask = candidate_mask(data, dev_locations, candidates, config.split)
     rng = random.Random(config.seed)
     examples = [(loc, target) for loc in train_locations for target in loc.cited]
     per_epoch = -(-len(examples) // config.batch_size)
@@ -408,9 +526,16 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
     best: dict[str, Any] = {"step": 0, "recall": -1.0, "state": None}
 
     def evaluate_dev(step: int) -> None:
-        scores = citrec_scores(model, dev_locations, candidates, contexts, dev_mask)
-        recall = recall_at(scores, dev_locations, candidates)
-        dev_history.append({"step": step, "dev_recall@10": round(recall, 5)})
+        scores = [citrec_scores(model, part.dev, part.candidates, contexts, part.dev_mask)
+                  if part.dev else None for part in parts]
+        recalls = [(recall_at(s, part.dev, part.candidates), len(part.dev))
+                   for s, part in zip(scores, parts, strict=True) if s is not None]
+        recall = _pooled(recalls)
+        dev_history.append({"step": step, "dev_recall@10": round(recall, 5),
+                            **({f"dev_recall@10/{part.root}": round(r, 5)
+                                for part, (r, _) in zip([p for p in parts if p.dev], recalls,
+                                                         strict=True)}
+                               if len(parts) > 1 else {})})
         if recall > best["recall"]:
             best.update(step=step, recall=recall, scores=scores,
                         state={n: p.detach().clone() for n, p in trainable.items()})
@@ -421,7 +546,7 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
     order = [e for _ in range(epochs) for e in rng.sample(examples, len(examples))]
     for step in range(steps):
         batch = order[step * config.batch_size:(step + 1) * config.batch_size]
-        loss = _step_loss(model, loss_fn, batch, contexts, positive_sampler, negative_sampler,
+        loss = _step_loss(model, loss_fn, batch, contexts, positive_sampler, sampler_of,
                           config, rng, hard)
         optimizer.zero_grad()
         loss.backward()
@@ -439,20 +564,21 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
         for name, value in best["state"].items():
             trainable[name].copy_(value)
     fusion: dict[str, Any] = {}
-    if config.fuse and scores is not None:
-        dev_prefetch = scores[[row_of[id(loc)] for loc in dev_locations]]
-        weight, recalls = choose_fusion_weight(best["scores"], dev_prefetch, dev_locations,
-                                               candidates)
+    if config.fuse and all(part.scores is not None for part in parts):
+        curves = [(choose_fusion_weight(scores, part.prefetch_rows(part.dev), part.dev,
+                                        part.candidates)[1], len(part.dev))
+                  for scores, part in zip(best["scores"], parts, strict=True) if part.dev]
+        recalls = {w: _pooled([(curve[w], n) for curve, n in curves]) for w in FUSION_WEIGHTS}
+        weight = max(FUSION_WEIGHTS, key=lambda w: (recalls[w], -w))
         settings.fusion_weight = weight
         fusion = {"fusion_weight": weight, "dev_two_stage_recall@10": {
             str(w): round(r, 5) for w, r in recalls.items()}}
     manifest = {"config": config.as_dict(), "data": {
-        "locations": len(data.locations), "train_locations": len(train_locations),
-        "dev_locations": len(dev_locations), "test_locations": len(test_locations),
-        "train_examples": len(examples), "candidates": len(data.papers),
-        "locations_per_source": data.sources(),
-        "held_out_citing_papers": sorted(test), "held_out_digest": _digest(test),
-        "dev_citing_papers": sorted(dev), "left_out": data.left_out},
+        **main.counts(), "train_locations": len(train_locations), "dev_locations": dev_count,
+        "train_examples": len(examples),
+        "held_out_citing_papers": sorted(main.test), "held_out_digest": _digest(main.test),
+        "dev_citing_papers": sorted(main.dev_papers), "left_out": main.data.left_out,
+        **({"corpora": [part.counts() for part in parts]} if len(parts) > 1 else {})},
         "metrics": {"steps": steps, "train_seconds": round(seconds, 1),
                     "examples_per_second": round(steps * config.batch_size / max(seconds, 1e-9),
                                                  3),
@@ -483,9 +609,31 @@ def _freeze_lower_layers(transformer: Any, keep: int) -> None:
                 parameter.requires_grad_(False)
 
 
-def _step_loss(model: CitrecModel, loss_fn: Any, batch: list[tuple[Location, str]],
+class Objective:
+    """``config``'s training loss of one batch: its hinge loss (none with ``contrastive``) +
+    ``contrastive_weight`` × the in-batch InfoNCE."""
+
+    def __init__(self, config: CitrecConfig):
+        self.hinge = (LOSSES[config.loss](config.margin, config.distance)
+                      if config.loss in LOSSES else None)
+        self.weight = config.contrastive_weight
+        self.contrastive = ContrastiveLoss(config.temperature)
+
+    def __call__(self, source: Any, target: Any, positive: Any, negative: Any, mask: Any,
+                 documents: Any, in_batch: Any, ignore: Any) -> Any:
+        """``source`` … ``mask``: the hinge loss's inputs; ``documents`` (N, d) every
+        citation-side vector of the batch, ``in_batch`` / ``ignore`` (B, N) its positives and
+        the papers to leave out of a row's negatives."""
+        loss = self.hinge(source, target, positive, negative, mask) if self.hinge else 0.0
+        if self.weight:
+            loss = loss + self.weight * self.contrastive(source, documents, in_batch, ignore)
+        return loss
+
+
+def _step_loss(model: CitrecModel, loss_fn: Objective, batch: list[tuple[Location, str]],
                contexts: PaperContexts, positives: PositiveSampler,
-               negatives: NegativeSampler, config: CitrecConfig, rng: random.Random,
+               negatives: dict[int, NegativeSampler], config: CitrecConfig,
+               rng: random.Random,
                hard: dict[int, list[str]] | None = None) -> Any:
     """The loss of one batch of (location, target) examples; ``hard``: per location
     (``id``), the prefetch's top candidates it does not cite, to draw hard negatives from."""
@@ -500,7 +648,7 @@ def _step_loss(model: CitrecModel, loss_fn: Any, batch: list[tuple[Location, str
         extra.append(chosen)
         pool = [p for p in (hard or {}).get(id(location), []) if p not in chosen]
         drawn = rng.sample(pool, min(config.hard_negatives, len(pool)))
-        drawn += negatives.sample(config.negatives - len(drawn), rng,
+        drawn += negatives[id(location)].sample(config.negatives - len(drawn), rng,
                                   exclude={*location.cited, *chosen, *drawn,
                                            location.citing_id})
         negative.append(drawn)
@@ -524,4 +672,8 @@ def _step_loss(model: CitrecModel, loss_fn: Any, batch: list[tuple[Location, str
         mask[i, :len(row)] = True
         cursor += len(row)
     negative_vectors = vectors[cursor:].reshape(b, config.negatives, dim)
-    return loss_fn(source, target, positive, negative_vectors, mask)
+    in_batch = torch.tensor([[p == t or p in row for p in ids]
+                             for t, row in zip(papers, extra, strict=True)])
+    ignore = torch.tensor([[p in location.cited or p == location.citing_id for p in ids]
+                           for location, _ in batch])
+    return loss_fn(source, target, positive, negative_vectors, mask, vectors, in_batch, ignore)

@@ -87,3 +87,39 @@ def test_cited_count_and_cocited_set(jats_corpus) -> None:
                                 model, 5)
     assert found[0]["cites"] == 2 and len(found[0]["cocited_set"]) == 2
     assert found[0]["cocited_set"][0] == found[0]["results"][0]["paper_id"]
+
+
+@pytest.mark.slow
+def test_results_say_what_they_are_co_cited_with(tiny_model, taln_corpus, tmp_path) -> None:
+    """On TALN (real co-citations): each result's ``co_cited_with`` is exactly the other
+    results it is co-cited with in the corpus, each also said in ``why``."""
+    import shutil
+    from collections import Counter
+    from itertools import combinations
+
+    import pyarrow.parquet as pq
+
+    corpus = Corpus(shutil.copytree(taln_corpus, tmp_path / "corpus"))
+    rows = pq.read_table(corpus.root / "citations.parquet").to_pylist()
+    cited_by: dict[str, set[str]] = {}
+    for row in rows:
+        cited_by.setdefault(row["citing_id"], set()).add(row["cited_id"])
+    pairs = Counter(pair for cited in cited_by.values() for pair in combinations(sorted(cited), 2))
+    (a, b), _ = pairs.most_common(1)[0]
+    papers = pq.read_table(corpus.root / "papers.parquet", columns=["paper_id", "title"])
+    titles = dict(zip(*papers.to_pydict().values(), strict=True))
+    encoder = load_model(str(tiny_model))
+    embed_corpus(corpus, encoder, str(tiny_model))
+    build_index(corpus, str(tiny_model))
+    found = recommend_citations(corpus, f"{titles[a]} {titles[b]} [1, 2].", encoder,
+                                str(tiny_model), 100)[0]
+    ids = [r["paper_id"] for r in found["results"]]
+    said = 0
+    for result in found["results"]:
+        partners = {p for p in ids if p != result["paper_id"]
+                    and tuple(sorted((p, result["paper_id"]))) in pairs}
+        assert set(result["co_cited_with"]) == partners
+        assert all(f"co-cited with {p} in the corpus" in result["why"] for p in partners)
+        said += len(partners)
+    assert said >= 2  # at least one co-cited pair among the 100 results, said on both sides
+    assert found["cites"] == 2 and len(found["cocited_set"]) == 2

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from openmsd.train.citrec.losses import LOSSES
+from openmsd.train.citrec.losses import LOSSES, ContrastiveLoss
 
 
 def _task(seed: int = 0) -> tuple[torch.Tensor, ...]:
@@ -59,6 +59,55 @@ def test_cosine_hinge_learns_and_separates(loss_name: str) -> None:
     # each context's own paper is its nearest one under cosine for most topics
     cos = torch.nn.functional.normalize(s, dim=-1) @ torch.nn.functional.normalize(p, dim=-1).T
     assert (cos.argmax(dim=1) == torch.arange(20)).float().mean() >= 0.8
+
+
+def test_in_batch_contrastive_learns_and_separates() -> None:
+    """The InfoNCE over a batch's documents (targets, co-cited positives, sampled negatives;
+    other rows' targets are in-batch negatives) on the same synthetic task: the loss falls, the
+    cosine gap grows and each context finds its own paper."""
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    contexts, papers, cocited = _task()
+    manuscript = torch.nn.Sequential(torch.nn.LayerNorm(16), torch.nn.Linear(16, 16))
+    citation = torch.nn.Sequential(torch.nn.LayerNorm(16), torch.nn.Linear(16, 16))
+    loss_fn = ContrastiveLoss(temperature=0.1)
+    optimizer = torch.optim.AdamW([*manuscript.parameters(), *citation.parameters()], lr=1e-2)
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        start_gap = _gap(manuscript(contexts), citation(papers))
+    losses = []
+    for _ in range(200):
+        i = torch.randperm(20, generator=g)[:8]
+        negatives = ((i[:, None] + torch.randint(1, 20, (8, 2), generator=g)) % 20).flatten()
+        topics = torch.cat([i, i, negatives])  # the topic of each document
+        documents = citation(torch.cat([papers[i], cocited[i], papers[negatives]]))
+        positive = topics[None, :] == i[:, None]
+        loss = loss_fn(manuscript(contexts[i]), documents, positive)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        s, p = manuscript(contexts), citation(papers)
+    assert sum(losses[-20:]) / 20 < 0.5 * sum(losses[:20]) / 20
+    assert _gap(s, p) > start_gap + 0.1
+    cos = torch.nn.functional.normalize(s, dim=-1) @ torch.nn.functional.normalize(p, dim=-1).T
+    assert (cos.argmax(dim=1) == torch.arange(20)).float().mean() >= 0.8
+
+
+def test_contrastive_ignores_what_the_location_also_cites() -> None:
+    """A paper the location also cites (``ignore``) is no negative: the loss is that of the
+    batch without it; a row without a positive is refused."""
+    s = torch.tensor([[1.0, 0.0]])
+    documents = torch.tensor([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]])
+    loss = ContrastiveLoss(temperature=0.5)
+    positive = torch.tensor([[True, False, False]])
+    ignored = loss(s, documents, positive, torch.tensor([[False, True, False]]))
+    assert ignored.item() == pytest.approx(loss(s, documents[[0, 2]],
+                                                torch.tensor([[True, False]])).item())
+    assert ignored < loss(s, documents, positive)
+    with pytest.raises(ValueError, match="positive"):
+        loss(s, documents, torch.zeros(1, 3, dtype=torch.bool))
 
 
 def test_unknown_distance_is_refused() -> None:

@@ -66,7 +66,14 @@ def test_trained_model_is_written_and_loads_as_an_encoder(citrec_model) -> None:
 
 def test_bad_settings_name_the_key(tmp_path) -> None:
     with pytest.raises(CitrecConfigError, match="loss"):
-        CitrecConfig(corpus="c", out="o", loss="contrastive")
+        CitrecConfig(corpus="c", out="o", loss="cross-entropy")
+    with pytest.raises(CitrecConfigError, match="contrastive_weight"):
+        CitrecConfig(corpus="c", out="o", loss="contrastive", contrastive_weight=0)
+    with pytest.raises(CitrecConfigError, match="temperature"):
+        CitrecConfig(corpus="c", out="o", temperature=0)
+    assert CitrecConfig(corpus="c", out="o", train_encoder=True).train_layers is None
+    with pytest.raises(CitrecConfigError, match="also"):
+        CitrecConfig(corpus="c", out="o", also="other")  # type: ignore[arg-type]
     with pytest.raises(CitrecConfigError, match="test_fraction"):
         CitrecConfig(corpus="c", out="o", test_fraction=1.0)
     ablation = CitrecConfig(corpus="c", out="o", dynamic_sampling=False)
@@ -84,6 +91,32 @@ def test_too_few_locations_and_no_dev_paper_name_the_count(tiny_model, unarxive_
                                                 r"min_locations = 10000"):
         train_model(config, progress=False)
     assert not (tmp_path / "m").exists()
+
+
+def test_also_pools_training_and_dev_locations(tiny_model, unarxive_corpus, tmp_path) -> None:
+    """``also``: a second corpus's training locations join training, its dev locations model
+    selection (pooled; each corpus's recall in the history); the held-out set is the main
+    corpus's."""
+    import shutil
+
+    from openmsd.experiment import train_model
+
+    other = shutil.copytree(unarxive_corpus, tmp_path / "other")
+    config = CitrecConfig(corpus=str(unarxive_corpus), out=str(tmp_path / "m"),
+                          base=str(tiny_model), outside_references=True, max_steps=2,
+                          eval_every=1, also=[str(other)], manuscript_supplemental=1,
+                          citation_supplemental=1, max_seq_length=16)
+    manifest = train_model(config, progress=False)
+    first, second = manifest["data"]["corpora"]
+    assert second["corpus"] == str(other)
+    assert manifest["data"]["dev_locations"] == first["dev_locations"] + second["dev_locations"]
+    assert manifest["data"]["train_locations"] == (first["train_locations"]
+                                                   + second["train_locations"])
+    start = manifest["metrics"]["dev_history"][0]
+    assert start["dev_recall@10"] == pytest.approx(
+        (start[f"dev_recall@10/{first['corpus']}"] * first["dev_locations"]
+         + start[f"dev_recall@10/{other}"] * second["dev_locations"])
+        / manifest["data"]["dev_locations"], abs=1e-4)
 
 
 def test_time_split_holds_out_the_newest_papers(unarxive_corpus) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,7 @@ def spark():
         pytest.skip("no Java runtime for Spark")
     from pyspark.sql import SparkSession
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers run this interpreter
     session = (SparkSession.builder.master("local[2,3]").appName("openmsd-tests")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "2").getOrCreate())

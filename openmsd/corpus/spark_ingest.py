@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,13 +56,15 @@ STAGED = "_staged"
 
 def local_spark(cores: int | None = None, retries: int = 2) -> Any:
     """The active SparkSession, or a local one on ``cores`` cores whose failed tasks are
-    retried ``retries`` times (no UI, few shuffle partitions)."""
+    retried ``retries`` times (no UI, few shuffle partitions). Its Python workers run this
+    interpreter (``PYSPARK_PYTHON`` where set), so an unactivated virtual environment works."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
     cores = cores or os.cpu_count() or 1
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # PySpark reads only the variable
     return (SparkSession.builder.master(f"local[{cores},{retries + 1}]")
             .appName("openmsd")
             .config("spark.ui.enabled", "false")

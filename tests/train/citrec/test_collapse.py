@@ -29,15 +29,21 @@ def _gap(source: torch.Tensor, papers: torch.Tensor) -> float:
     return float(own - others)
 
 
-@pytest.mark.parametrize("loss_name", sorted(LOSSES))
-def test_cosine_hinge_learns_and_separates(loss_name: str) -> None:
+def _heads() -> tuple[torch.nn.Module, torch.nn.Module, torch.optim.Optimizer]:
+    """Seeded manuscript and citation heads (LayerNorm + linear) and one optimiser for both."""
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    contexts, papers, cocited = _task()
     manuscript = torch.nn.Sequential(torch.nn.LayerNorm(16), torch.nn.Linear(16, 16))
     citation = torch.nn.Sequential(torch.nn.LayerNorm(16), torch.nn.Linear(16, 16))
-    loss_fn = LOSSES[loss_name](0.2, "cosine")
     optimizer = torch.optim.AdamW([*manuscript.parameters(), *citation.parameters()], lr=1e-2)
+    return manuscript, citation, optimizer
+
+
+@pytest.mark.parametrize("loss_name", sorted(LOSSES))
+def test_cosine_hinge_learns_and_separates(loss_name: str) -> None:
+    manuscript, citation, optimizer = _heads()
+    contexts, papers, cocited = _task()
+    loss_fn = LOSSES[loss_name](0.2, "cosine")
     g = torch.Generator().manual_seed(1)
     with torch.no_grad():
         start_gap = _gap(manuscript(contexts), citation(papers))
@@ -65,13 +71,9 @@ def test_in_batch_contrastive_learns_and_separates() -> None:
     """The InfoNCE over a batch's documents (targets, co-cited positives, sampled negatives;
     other rows' targets are in-batch negatives) on the same synthetic task: the loss falls, the
     cosine gap grows and each context finds its own paper."""
-    torch.manual_seed(0)
-    torch.set_num_threads(1)
+    manuscript, citation, optimizer = _heads()
     contexts, papers, cocited = _task()
-    manuscript = torch.nn.Sequential(torch.nn.LayerNorm(16), torch.nn.Linear(16, 16))
-    citation = torch.nn.Sequential(torch.nn.LayerNorm(16), torch.nn.Linear(16, 16))
     loss_fn = ContrastiveLoss(temperature=0.1)
-    optimizer = torch.optim.AdamW([*manuscript.parameters(), *citation.parameters()], lr=1e-2)
     g = torch.Generator().manual_seed(1)
     with torch.no_grad():
         start_gap = _gap(manuscript(contexts), citation(papers))

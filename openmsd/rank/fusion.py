@@ -214,9 +214,9 @@ class Fusion(ExactScorer):
         # each member's scores of every query's own candidates, computed for all queries at once
         by_member = [score_pools(m, queries, pools) for m in self.members]
         for i, pool in enumerate(pools):
-            one = queries.rows[i:i + 1]
-            parts = [exclude_self(p[i][None, :].astype(np.float32, copy=True),
-                                  Queries([], [], [], one), pool) for p in by_member]
+            one = queries.subset([i])
+            parts = [exclude_self(p[i][None, :].astype(np.float32, copy=True), one, pool)
+                     for p in by_member]
             fused = fuse(parts, self.weights, self.method, self.fallbacks)[0]
             order = np.argsort(-fused, kind="stable")[:k]
             order = order[np.isfinite(fused[order])]

@@ -24,14 +24,13 @@ for every pair without a shared link): fusion then ranks it by text alone. ``hid
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Collection
 
 import numpy as np
 import pyarrow as pa
 from scipy import sparse
 
+from openmsd.identifiers import normalize_title
 from openmsd.rank.scorer import ExactScorer, Papers, Queries, best_of
 
 GRAPH_SCORERS = ("citation", "co-citation", "coupling", "adamic-adar", "ppr", "scincl-graph",
@@ -76,8 +75,8 @@ def adjacency(papers: Papers, citations: pa.Table,
 
 def work_key(cited_id: str | None, title: str | None) -> str | None:
     """The work a reference names: the corpus paper it resolved to, else its title folded
-    (case, accents, punctuation), ``None`` when it has neither (or a title too short to name a
-    work).
+    (:func:`openmsd.identifiers.normalize_title`), ``None`` when it has neither (or a title
+    too short to name a work).
 
     >>> work_key(None, "Introduction to WordNet: an on-line lexical database")
     't:introduction to wordnet an on line lexical database'
@@ -88,9 +87,7 @@ def work_key(cited_id: str | None, title: str | None) -> str | None:
         return f"p:{cited_id}"
     if not title:
         return None
-    folded = unicodedata.normalize("NFKD", title.casefold())
-    words = re.findall(r"\w+", "".join(c for c in folded if not unicodedata.combining(c)))
-    key = " ".join(words)
+    key = normalize_title(title)
     return f"t:{key}" if len(key) >= MIN_TITLE else None
 
 

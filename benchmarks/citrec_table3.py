@@ -36,7 +36,7 @@ import numpy as np
 from openmsd.corpus import Corpus
 from openmsd.eval import GROUPS, evaluate
 from openmsd.experiment import prefetch_matrix
-from openmsd.models import load_sentence_caches, save_sentence_caches
+from openmsd.models import load_sentence_caches, load_splits, save_sentence_caches, save_splits
 from openmsd.train import CitrecConfig, CitrecData, load, train
 
 BASELINES = ("bm25", "e5-small-multilingual", "prefetch")
@@ -64,8 +64,9 @@ alone (cosine, or raw Euclidean as it first collapsed)."""
 def prepared(corpus: Path, out: Path, split: str, outside: bool
              ) -> tuple[CitrecData, np.ndarray]:
     """The corpus's locations and the prefetch's scores, computed once and kept in ``out``
-    (sentence splitting and the prefetch are most of a small run); the sentence vectors kept
-    there are loaded too."""
+    (sentence splitting and the prefetch are most of a small run); the sentence vectors and
+    the sentence splits (pySBD: minutes for the candidates of a corpus) kept there are loaded
+    too."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     data_file = out / "data.pickle"
@@ -82,16 +83,21 @@ def prepared(corpus: Path, out: Path, split: str, outside: bool
         np.save(prefetch_file, prefetch)
     print(f"{corpus}: data and prefetch of {len(data.locations)} locations: "
           f"{time.perf_counter() - started:.0f} s; "
-          f"{load_sentence_caches(out / 'sentence_vectors.pt')} cached sentence vectors",
+          f"{load_sentence_caches(out / 'sentence_vectors.pt')} cached sentence vectors, "
+          f"{load_splits(out / 'splits.pickle')} split texts",
           file=sys.stderr, flush=True)
     return data, prefetch
 
 
 def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
         runs: list[str], common: dict[str, Any], also: dict[Path, Path] | None = None,
-        baselines: tuple[str, ...] = BASELINES) -> dict[str, Any]:
+        baselines: tuple[str, ...] = BASELINES, variants: dict[str, dict[str, Any]] | None = None,
+        dev_only: bool = False) -> dict[str, Any]:
     """``also``: more corpora to train on (``train citrec --also``), each with the output
-    directory of its own run of this benchmark (its data and prefetch kept there)."""
+    directory of its own run of this benchmark (its data and prefetch kept there);
+    ``variants``: more runs (name → config changes) beside :data:`ABLATIONS`; ``dev_only``:
+    train and report the dev histories, no test evaluation (choosing a setting)."""
+    changes = {**ABLATIONS, **(variants or {})}
     results: dict[str, Any] = {"seeds": {}, "training": {}}
     data, prefetch = prepared(corpus, out, split, outside)
     caches = out / "sentence_vectors.pt"
@@ -109,10 +115,11 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
             if not model_dir.is_dir():
                 train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
                                    split=split, outside_references=outside,
-                                   **{**common, **ABLATIONS[run_name]}),
+                                   **{**common, **changes[run_name]}),
                       lambda d, *_: matrices[id(d)], progress=False, data=data,
                       also_data=[d for d, _ in extra])
                 save_sentence_caches(caches)
+                save_splits(out / "splits.pickle")
             manifest = json.loads((model_dir / "citrec_train.json").read_text())
             metrics = manifest["metrics"]
             results["training"][f"{run_name}/{seed}"] = {
@@ -120,10 +127,16 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
                 "best_step": metrics["best_step"], "start_dev": metrics["start_dev_recall@10"],
                 "best_dev": metrics["best_dev_recall@10"],
                 "fusion_weight": metrics.get("fusion_weight"),
-                "sources": manifest["data"]["locations_per_source"]}
+                "sources": manifest["data"]["locations_per_source"],
+                "dev_history": [(h["step"], h["dev_recall@10"], h.get("train_recall@10"))
+                                for h in metrics["dev_history"]],
+                "loss": [round(float(np.mean([h["loss"] for h in metrics["history"][i:i + 25]])), 3)
+                         for i in range(0, len(metrics["history"]), 25)]}
             print(run_name, seed, results["training"][f"{run_name}/{seed}"], file=sys.stderr,
                   flush=True)
             names.append(str(model_dir))
+        if dev_only:
+            continue
         if "mpt-src-tgt" in runs:
             best = str(out / f"seed{seed}" / "mpt-src-tgt")
             names += [f"two-stage:{best}", f"fused:{best}"]
@@ -194,7 +207,12 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--split", choices=["random", "time"], default="time")
     parser.add_argument("--outside-references", action="store_true")
-    parser.add_argument("--runs", nargs="+", default=list(ABLATIONS), choices=list(ABLATIONS))
+    parser.add_argument("--runs", nargs="+", default=list(ABLATIONS),
+                        help=f"runs of {', '.join(ABLATIONS)} or a --variant")
+    parser.add_argument("--variant", nargs=2, action="append", default=[],
+                        metavar=("NAME", "JSON"), help="one more run: its config changes")
+    parser.add_argument("--dev-only", action="store_true",
+                        help="train and print the dev histories only (choose on dev)")
     parser.add_argument("--steps", type=int, default=600)
     parser.add_argument("--config", default="{}", help="JSON of extra CitrecConfig keys")
     parser.add_argument("--baselines", nargs="*", default=list(BASELINES),
@@ -205,10 +223,20 @@ def main() -> None:
     args = parser.parse_args()
     common = {"max_steps": args.steps, "max_seq_length": 32, "eval_every": 100,
               **json.loads(args.config)}
+    variants = {name: json.loads(changes) for name, changes in args.variant}
+    unknown = sorted(set(args.runs) - set(ABLATIONS) - set(variants))
+    if unknown:
+        parser.error(f"--runs: unknown {', '.join(unknown)}: expected one of "
+                     f"{', '.join([*ABLATIONS, *variants])}")
     results = run(args.corpus, args.out, args.seeds, args.split, args.outside_references,
                   args.runs, common, {Path(c): Path(d) for c, d in args.also},
-                  tuple(args.baselines))
-    results["config"] = common
+                  tuple(args.baselines), variants, args.dev_only)
+    results["config"] = {**common, "variants": variants}
+    if args.dev_only:
+        (args.out / "dev.json").write_text(json.dumps(results["training"], indent=1))
+        for name, row in results["training"].items():
+            print(name, "dev/train R@10 by step:", row["dev_history"], "loss:", row["loss"])
+        return
     (args.out / "table3.json").write_text(json.dumps(results, indent=1))
     text = markdown(results)
     (args.out / "table3.md").write_text(text + "\n")

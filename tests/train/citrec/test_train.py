@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 import torch
 
 from openmsd.corpus import Corpus
-from openmsd.models import load_model
+from openmsd.models import load_model, load_splits, save_splits, split_sentences
 from openmsd.train import CitrecConfig, load
 from openmsd.train.citrec.data import held_out
 from openmsd.train.citrec.train import CitrecConfigError
@@ -27,6 +28,17 @@ def test_locations_of_real_unarxive_papers(unarxive_corpus) -> None:
     assert all(c in data.papers for loc in data.locations for c in loc.cited)
     with pytest.raises(ValueError, match="no citation context"):
         load(Corpus(unarxive_corpus), outside=False)  # no reference resolves inside it
+
+
+def test_sentence_splits_are_carried_to_the_next_process(tmp_path) -> None:
+    text = "Splits are remembered. A second sentence follows."
+    assert split_sentences(text) == ["Splits are remembered.", "A second sentence follows."]
+    assert save_splits(tmp_path / "splits.pickle") >= 1
+    assert load_splits(tmp_path / "none.pickle") == 0
+    stored = tmp_path / "stored.pickle"  # what another process remembered is used as it is
+    stored.write_bytes(pickle.dumps({("Not split. Here.", "en"): ("Not split. Here.",)}))
+    assert load_splits(stored) == 1
+    assert split_sentences("Not split. Here.") == ["Not split. Here."]
 
 
 def test_held_out_is_seeded() -> None:
@@ -52,6 +64,8 @@ def test_trained_model_is_written_and_loads_as_an_encoder(citrec_model) -> None:
     # best of them, and the two sides are separate encoders once a trained step was kept
     metrics = manifest["metrics"]
     assert metrics["dev_history"][0]["step"] == 0
+    # beside dev, the recall on a sample of the training locations (do positives separate?)
+    assert all(0 <= h["train_recall@10"] <= 1 for h in metrics["dev_history"])
     assert metrics["best_dev_recall@10"] == max(h["dev_recall@10"]
                                                 for h in metrics["dev_history"])
     assert metrics["best_dev_recall@10"] >= metrics["start_dev_recall@10"]

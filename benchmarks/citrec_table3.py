@@ -92,11 +92,12 @@ def prepared(corpus: Path, out: Path, split: str, outside: bool
 def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
         runs: list[str], common: dict[str, Any], also: dict[Path, Path] | None = None,
         baselines: tuple[str, ...] = BASELINES, variants: dict[str, dict[str, Any]] | None = None,
-        dev_only: bool = False) -> dict[str, Any]:
+        dev_only: bool = False, rerank: str = "mpt-src-tgt") -> dict[str, Any]:
     """``also``: more corpora to train on (``train citrec --also``), each with the output
     directory of its own run of this benchmark (its data and prefetch kept there);
     ``variants``: more runs (name → config changes) beside :data:`ABLATIONS`; ``dev_only``:
-    train and report the dev histories, no test evaluation (choosing a setting)."""
+    train and report the dev histories, no test evaluation (choosing a setting); ``rerank``:
+    the run whose two-stage and fused rows are given."""
     changes = {**ABLATIONS, **(variants or {})}
     results: dict[str, Any] = {"seeds": {}, "training": {}}
     data, prefetch = prepared(corpus, out, split, outside)
@@ -128,7 +129,8 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
                 "best_dev": metrics["best_dev_recall@10"],
                 "fusion_weight": metrics.get("fusion_weight"),
                 "sources": manifest["data"]["locations_per_source"],
-                "dev_history": [(h["step"], h["dev_recall@10"], h.get("train_recall@10"))
+                "dev_history": [(h["step"], h["dev_recall@10"], h.get("train_recall@10"),
+                                 h.get("dev_top10_train_cited"))
                                 for h in metrics["dev_history"]],
                 "loss": [round(float(np.mean([h["loss"] for h in metrics["history"][i:i + 25]])), 3)
                          for i in range(0, len(metrics["history"]), 25)]}
@@ -137,12 +139,13 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
             names.append(str(model_dir))
         if dev_only:
             continue
-        if "mpt-src-tgt" in runs:
-            best = str(out / f"seed{seed}" / "mpt-src-tgt")
+        if rerank in runs:
+            best = str(out / f"seed{seed}" / rerank)
             names += [f"two-stage:{best}", f"fused:{best}"]
         results["seeds"][seed] = evaluate(Corpus(corpus), names, seed=seed, outside=outside,
                                           split=split, data=data, prefetch=prefetch,
                                           memo=memo)
+        save_sentence_caches(caches)  # the test contexts' vectors, for the next process
         memo_file.write_bytes(pickle.dumps({test: {name: scores for name, scores in rows.items()
                                                    if not Path(name).is_dir()}
                                             for test, rows in memo.items()}))
@@ -211,6 +214,11 @@ def main() -> None:
                         help=f"runs of {', '.join(ABLATIONS)} or a --variant")
     parser.add_argument("--variant", nargs=2, action="append", default=[],
                         metavar=("NAME", "JSON"), help="one more run: its config changes")
+    parser.add_argument("--rerank", default="mpt-src-tgt",
+                        help="the run whose two-stage and fused rows are given")
+    parser.add_argument("--combine", nargs="+", type=Path, default=[], metavar="DIR",
+                        help="merge the table3.json of these --out directories (one seed "
+                        "each, run side by side) into --out's table; no run")
     parser.add_argument("--dev-only", action="store_true",
                         help="train and print the dev histories only (choose on dev)")
     parser.add_argument("--steps", type=int, default=600)
@@ -223,6 +231,16 @@ def main() -> None:
     args = parser.parse_args()
     common = {"max_steps": args.steps, "max_seq_length": 32, "eval_every": 100,
               **json.loads(args.config)}
+    if args.combine:
+        merged: dict[str, Any] = {"seeds": {}, "training": {}}
+        for directory in args.combine:
+            part = json.loads((directory / "table3.json").read_text())
+            merged["seeds"].update(part["seeds"])
+            merged["training"].update(part["training"])
+        (args.out / "table3.json").write_text(json.dumps(merged, indent=1))
+        (args.out / "table3.md").write_text(markdown(merged) + "\n")
+        print(markdown(merged))
+        return
     variants = {name: json.loads(changes) for name, changes in args.variant}
     unknown = sorted(set(args.runs) - set(ABLATIONS) - set(variants))
     if unknown:
@@ -230,12 +248,13 @@ def main() -> None:
                      f"{', '.join([*ABLATIONS, *variants])}")
     results = run(args.corpus, args.out, args.seeds, args.split, args.outside_references,
                   args.runs, common, {Path(c): Path(d) for c, d in args.also},
-                  tuple(args.baselines), variants, args.dev_only)
+                  tuple(args.baselines), variants, args.dev_only, args.rerank)
     results["config"] = {**common, "variants": variants}
     if args.dev_only:
         (args.out / "dev.json").write_text(json.dumps(results["training"], indent=1))
         for name, row in results["training"].items():
-            print(name, "dev/train R@10 by step:", row["dev_history"], "loss:", row["loss"])
+            print(name, "(step, dev R@10, train R@10, dev top-10 cited in training):",
+                  row["dev_history"], "loss:", row["loss"])
         return
     (args.out / "table3.json").write_text(json.dumps(results, indent=1))
     text = markdown(results)

@@ -291,6 +291,20 @@ def recall_at(scores: np.ndarray, locations: list[Location], candidates: list[st
     return float(np.mean(values)) if values else 0.0
 
 
+def seen_share(scores: np.ndarray, seen: np.ndarray, k: int = 10) -> float:
+    """The share of the top-``k`` slots of ``scores`` (queries × candidates) taken by the
+    candidates ``seen`` marks (bool per candidate), e.g. the papers training cited: near the
+    share of such papers among the candidates when a model has not learnt who was cited.
+
+    >>> seen_share(np.array([[3.0, 2.0, 1.0]]), np.array([True, False, False]), k=2)
+    0.5
+    """
+    if not len(scores):
+        return 0.0
+    top = np.argpartition(-scores, min(k, scores.shape[1] - 1), axis=1)[:, :k]
+    return float(seen[top].mean())
+
+
 def citrec_scores(model: CitrecModel, locations: list[Location], candidates: list[str],
                   contexts: PaperContexts, mask: np.ndarray | None = None,
                   batch_size: int = 64) -> np.ndarray:
@@ -555,6 +569,8 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
                    for s, part in zip(scores, parts, strict=True) if s is not None]
         recall = _pooled(recalls)
         dev_history.append({"step": step, "dev_recall@10": round(recall, 5),
+                            "dev_top10_train_cited": round(seen_share(both[:len(main.dev)],
+                                                                      train_cited), 5),
                             "train_recall@10": round(recall_at(  # 0.0 without a probe
                                 both[len(main.dev):], main.probe, main.candidates), 5),
                             **({f"dev_recall@10/{part.root}": round(r, 5)
@@ -565,6 +581,8 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
             best.update(step=step, recall=recall, scores=scores,
                         state={n: p.detach().clone() for n, p in trainable.items()})
 
+    cited_in_training = {c for loc in main.train for c in loc.cited}
+    train_cited = np.array([p in cited_in_training for p in main.candidates])
     start = time.perf_counter()
     evaluate_dev(0)
     bar = tqdm(total=steps, desc="citrec", disable=not progress)

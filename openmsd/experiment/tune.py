@@ -270,6 +270,8 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
                 progress(1)
         # then finer, one weight at a time, from the grid's best
         weights, found = ascend(lambda w, m=method: weighted(w, m), grid_best[1])
+        total = sum(weights)  # either method ranks the same by weights scaled to sum to 1
+        weights = [round(w / total, 6) for w in weights] if total > 0 else grid_best[1]
         by_method[method] = found
         if found > best["value"] + 1e-9:
             best = {"value": found, "weights": weights, "method": method}
@@ -476,19 +478,8 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
     if unknown:
         raise TuneError(f"cannot tune {', '.join(unknown)}: expected some of {', '.join(STEPS)}")
     text = list(members) if members else text_members(corpus)
-    try:
-        dev = load_pool(corpus, "dev")
-    except SDSMError as error:
-        raise TuneError(f"{corpus.root}: cannot tune: {error}") from None
-    dev, _ = common_pool(corpus, dev, [default_dense(corpus)])
-    if dev.judgements.num_rows == 0 and dev.left_out.get("missing_vectors"):
-        raise TuneError(f"{corpus.root}: {dev.left_out['missing_vectors']} dev papers have no "
-                        f"vectors of {default_dense(corpus)}: run 'openmsd embed {corpus.root} "
-                        f"--model {default_dense(corpus)} --split dev' first")
-    if dev.judgements.num_rows == 0:
-        raise TuneError(f"{corpus.root}: the dev split has no query (no paper with a link to "
-                        "another dev paper): nothing to tune on; rebuild the relations with a "
-                        "larger --dev fraction")
+    if HYBRID in only or HYBRID_GRAPH in only:
+        _check_dev(corpus)
     spec = tuned(corpus)
     if HYBRID not in only and HYBRID not in spec:
         raise TuneError(f"{corpus.root}: no tuned {HYBRID} to keep: tune it too (--only {HYBRID})")
@@ -519,6 +510,23 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
             queries=sum(len(set(p.judgements["query"].to_pylist())) for p in graph_pools))
         _save(corpus, spec)
     return spec
+
+
+def _check_dev(corpus: Corpus) -> None:
+    """:class:`TuneError` when the dev split has no query the SDSM fits can use."""
+    try:
+        dev = load_pool(corpus, "dev")
+    except SDSMError as error:
+        raise TuneError(f"{corpus.root}: cannot tune: {error}") from None
+    dev, _ = common_pool(corpus, dev, [default_dense(corpus)])
+    if dev.judgements.num_rows == 0 and dev.left_out.get("missing_vectors"):
+        raise TuneError(f"{corpus.root}: {dev.left_out['missing_vectors']} dev papers have no "
+                        f"vectors of {default_dense(corpus)}: run 'openmsd embed {corpus.root} "
+                        f"--model {default_dense(corpus)} --split dev' first")
+    if dev.judgements.num_rows == 0:
+        raise TuneError(f"{corpus.root}: the dev split has no query (no paper with a link to "
+                        "another dev paper): nothing to tune on; rebuild the relations with a "
+                        "larger --dev fraction")
 
 
 def _fit_hybrid(corpus: Corpus, text: list[str], metadata: bool, step: float, seed: int,

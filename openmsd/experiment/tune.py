@@ -353,7 +353,7 @@ def with_fallback(full: dict[str, Any], text: dict[str, Any], silent: Sequence[s
     entry = {"silent": said, "members": list(text["members"]),
              "weights": list(text["weights"]), "method": text["method"],
              "objective_value": text.get("objective_value")}
-    entry.update({k: text[k] for k in ("fitted_on", "fitted") if k in text})
+    entry.update({k: text[k] for k in ("fitted_on", "fitted", "single_values") if k in text})
     kept = [f for f in full.get("fallbacks", []) if not replace or f["silent"] != said]
     out["fallbacks"] = [entry, *kept] if replace else [entry]
     return out

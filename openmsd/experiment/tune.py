@@ -268,8 +268,11 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
                 grid_best = (found, list(weights))
             if progress:
                 progress(1)
-        # then finer, one weight at a time, from the grid's best
-        weights, found = ascend(lambda w, m=method: weighted(w, m), grid_best[1])
+        # then finer, one weight at a time, from the grid's best and from the best single
+        # member alone (two local optima; the better is kept)
+        alone = [float(m == max(singles, key=singles.__getitem__)) for m in members]
+        weights, found = max((ascend(lambda w, m=method: weighted(w, m), start)
+                              for start in (grid_best[1], alone)), key=lambda wf: wf[1])
         total = sum(weights)  # either method ranks the same by weights scaled to sum to 1
         weights = [round(w / total, 6) for w in weights] if total > 0 else grid_best[1]
         by_method[method] = found

@@ -441,8 +441,9 @@ def fit_contexts(corpus: Corpus, members: Sequence[str], step: float,
     """The free-text fallback of ``hybrid``: the best weighting (:func:`search`) of the words
     and vectors ``members`` for ranking the cited paper of a citation context of the train
     and dev papers among every corpus paper with text (MAP); None with fewer than
-    :data:`MIN_CONTEXTS` contexts. Fitted on paper-to-paper queries, the fallback weighs the
-    English view and feedback members more than one sentence of free text bears."""
+    :data:`MIN_CONTEXTS` contexts (a fallback fitted on whole abstracts as queries weighed
+    the English view and the feedback members more than one sentence bears; on TALN's 54
+    contexts this fit does not transfer either: docs/ranking.md, session 8)."""
     from openmsd.rank import corpus_papers
 
     every = corpus_papers(corpus)

@@ -8,9 +8,12 @@ peer first; the figure is texts/s of the whole command (model load and, for Spar
 included) and per core, and the ratio Spark / single process (target ≥ 0.8); and texts per
 CPU-second of each engine's whole process tree (JVM and Python workers included), the fair
 measure on a shared machine where wall time counts the other jobs. Vectors are compared per
-paper (minimum cosine). Run niced on a shared machine::
+paper (minimum cosine). A size too long for one sitting runs one engine per call (each
+engine's result is kept in ``--work``; the row is printed once both are there)::
 
-    nice -n 10 python benchmarks/embed_spark.py --texts 20000 --cores 2
+    nice -n 19 python benchmarks/embed_spark.py --texts 20000 --prepare
+    python benchmarks/embed_spark.py --texts 20000 --cores 2 --engines single
+    python benchmarks/embed_spark.py --texts 20000 --cores 2 --engines spark
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import orjson
-from ingest_spark import run
+from ingest_spark import ENGINES, run
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -76,31 +79,43 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="JSON results file")
     parser.add_argument("--prepare", action="store_true",
                         help="only build the corpus of --texts papers (run it niced, untimed)")
+    parser.add_argument("--engines", nargs="*", choices=ENGINES, default=list(ENGINES),
+                        help="engines to run now (each result is kept in --work; the row is "
+                             "printed once both have run, in this call or an earlier one)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     base = corpus(args.work, args.texts)
     if args.prepare:
         return
-    single, spark = args.work / "single", args.work / "spark"
-    for copy in (single, spark):
+    commands = {
+        "single": [sys.executable, "-m", "openmsd.cli", "embed", str(args.work / "single"),
+                   "--model", args.model, "--backend", "onnx", "--json"],
+        "spark": [sys.executable, "-c", "import sys; from openmsd.corpus import local_spark; "
+                  "from openmsd.models import embed_on_spark; "
+                  f"embed_on_spark(sys.argv[1], sys.argv[2], {args.model!r}, 'onnx', "
+                  f"spark=local_spark({args.cores}))",
+                  str(args.work / "spark" / "papers.parquet"),
+                  str(args.work / "spark" / "vectors")],
+    }
+    env = {**os.environ, "OPENMSD_THREADS": str(args.cores)}
+    for engine in args.engines:
+        copy = args.work / engine
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(base, copy)
-    env = {**os.environ, "OPENMSD_THREADS": str(args.cores)}
-    one = run([sys.executable, "-m", "openmsd.cli", "embed", str(single), "--model", args.model,
-               "--backend", "onnx", "--json"], env)
-    print(f"single process: {one}", flush=True)
-    many = run([sys.executable, "-c", "import sys; from openmsd.corpus import local_spark; "
-                "from openmsd.models import embed_on_spark; "
-                f"embed_on_spark(sys.argv[1], sys.argv[2], {args.model!r}, 'onnx', "
-                f"spark=local_spark({args.cores}))",
-                str(spark / "papers.parquet"), str(spark / "vectors")])
-    print(f"spark: {many}", flush=True)
+        result = run(commands[engine], env if engine == "single" else None)
+        result["load_average_after"] = list(os.getloadavg())
+        (args.work / f"result-{engine}-{args.texts}.json").write_text(json.dumps(result))
+        print(f"{engine}: {result}", flush=True)
+    found = {e: args.work / f"result-{e}-{args.texts}.json" for e in ENGINES}
+    if not all(path.is_file() for path in found.values()):
+        return
+    one, many = (json.loads(found[e].read_text()) for e in ENGINES)
     from openmsd.corpus import Corpus
     from openmsd.models import load_vectors, vector_key
 
     key = vector_key(args.model, "onnx")
-    ids_a, a = load_vectors(Corpus(single), key)
-    ids_b, b = load_vectors(Corpus(spark), key)
+    ids_a, a = load_vectors(Corpus(args.work / "single"), key)
+    ids_b, b = load_vectors(Corpus(args.work / "spark"), key)
     row = {"texts": args.texts, "cores": args.cores,
            "single_texts_s": args.texts / one["seconds"],
            "spark_texts_s": args.texts / many["seconds"],
@@ -114,7 +129,9 @@ def main() -> None:
            "threads": {"single": f"1 process, ONNX Runtime intra-op {args.cores}, inter-op 1",
                        "spark": f"local[{args.cores}]: {args.cores} Python workers, "
                                 "ONNX Runtime intra-op 1 (spark.task.cpus), inter-op 1"},
-           "load_average": os.getloadavg(), "same_ids": ids_a == ids_b,
+           "load_average_after": {"single": one["load_average_after"],
+                                  "spark": many["load_average_after"]},
+           "same_ids": ids_a == ids_b,
            "min_cosine": float(np.min((a * b).sum(axis=1))) if ids_a == ids_b else None}
     print(json.dumps(row, indent=2))
     if args.out:

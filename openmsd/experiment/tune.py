@@ -274,7 +274,7 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
         weights, found = max((ascend(lambda w, m=method: weighted(w, m), start)
                               for start in (grid_best[1], alone)), key=lambda wf: wf[1])
         total = sum(weights)  # either method ranks the same by weights scaled to sum to 1
-        weights = [round(w / total, 6) for w in weights] if total > 0 else grid_best[1]
+        weights = [w / total for w in weights] if total > 0 else grid_best[1]
         by_method[method] = found
         if found > best["value"] + 1e-9:
             best = {"value": found, "weights": weights, "method": method}

@@ -128,11 +128,13 @@ def tune(
              "others as saved.")] = None,
     json: JsonOpt = False,
 ) -> None:
-    """Fit 'hybrid' (text and metadata, on the train and dev splits), its fallback for free
-    text (on the train and dev papers' citation contexts) and 'hybrid-graph' (text and
-    citation graph, hidden links of the train and dev splits), never on test: a grid of
-    weights refined one weight at a time, and a learned fusion, the better kept; saved beside
-    the index (CORPUS/index/ranker.json) with their provenance."""
+    """Fit the fused rankers' weights on the train and dev splits, never on test.
+
+    'hybrid' (text and metadata, train and dev papers), its fallback for free text (the train
+    and dev papers' citation contexts) and 'hybrid-graph' (text and citation graph, hidden
+    links of the train and dev splits): a grid of weights refined one weight at a time, and a
+    learned fusion, the better kept; saved beside the index (CORPUS/index/ranker.json) with
+    their provenance."""
     from openmsd.experiment import TuneError
     from openmsd.experiment import tune_fusion as fit_weights
 

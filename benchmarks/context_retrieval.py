@@ -8,7 +8,11 @@ corpus such as the unarXive sample whose references mostly point outside it); th
 document is the cited one.
 
     python benchmarks/context_retrieval.py taln --rankers bm25 bm25-en e5-small-multilingual hybrid
+    python benchmarks/context_retrieval.py taln --splits idt odt   # the test papers' contexts
     python benchmarks/context_retrieval.py unarxive --targets references
+
+``--splits``: only the contexts of citing papers of these relation splits (``openmsd tune``
+fits ``hybrid``'s free-text fallback on those of ``train`` and ``dev``).
 """
 
 from __future__ import annotations
@@ -20,24 +24,20 @@ from pathlib import Path
 
 from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_retrieval
-from openmsd.io import arrow_table
-from openmsd.models import paper_input
+from openmsd.experiment import citation_contexts
 from openmsd.rank import Papers, Scorer, corpus_papers, load_scorer
 
 
-def task(corpus: Corpus, targets: str) -> tuple[dict, dict, dict]:
+def task(corpus: Corpus, targets: str, splits: list[str] | None = None
+         ) -> tuple[dict, dict, dict]:
     """queries ``{context_id: text}``, documents ``{id: text}``, qrels."""
     con = corpus.connect()
     if targets == "papers":
-        docs_table = arrow_table(con, "SELECT paper_id AS id, title, abstract FROM papers")
-        docs = {i: paper_input(t, a) for i, t, a in zip(
-            *(docs_table[c].to_pylist() for c in ("id", "title", "abstract")), strict=True)}
-        docs = {i: t for i, t in docs.items() if t}
-        rows = con.execute("SELECT citing_id, position, text, cited_id FROM contexts "
-                           "WHERE cited_id IS NOT NULL AND text IS NOT NULL "
-                           "ORDER BY ALL").fetchall()
-        pairs = [(f"{c}#{p}#{cited}", text, cited) for c, p, text, cited in rows
-                 if cited in docs]
+        every = corpus_papers(corpus)
+        docs = {i: t for i, t in zip(every.ids, every.texts, strict=True) if t}
+        texts, cited = citation_contexts(corpus, corpus_papers(corpus, docs), splits)
+        pairs = [(f"context{i}", text, paper)
+                 for i, (text, paper) in enumerate(zip(texts, cited, strict=True))]
     else:
         rows = con.execute("""
             SELECT c.citing_id, c.position, c.text, r.citing_id || '/' || r.ref_id,
@@ -65,10 +65,12 @@ def main() -> None:
     parser.add_argument("--targets", choices=["papers", "references"], default="papers")
     parser.add_argument("--rankers", nargs="+",
                         default=["bm25", "bm25-en", "e5-small-multilingual", "hybrid"])
+    parser.add_argument("--splits", nargs="+", default=None,
+                        help="only the contexts of these splits' citing papers (papers targets)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     corpus = Corpus(args.corpus)
-    queries, docs, qrels = task(corpus, args.targets)
+    queries, docs, qrels = task(corpus, args.targets, args.splits)
     print(f"{len(queries)} contexts, {len(docs)} candidate documents", flush=True)
     cache: dict = {}
     results = {}

@@ -2,7 +2,8 @@
 English translation. The French abstract is the query; the answer is the same paper's English
 abstract among all English abstracts. Every ranker is evaluated in one process over one
 collection, so that a dense model's vectors are encoded once and shared by the fusions that
-hold it (Recall@1, MRR, nDCG@10, Recall@10, as ``openmsd eval retrieval`` computes them).
+hold it, documents and queries alike (a query text is encoded once, whichever ranker asks
+first; Recall@1, MRR, nDCG@10, Recall@10, as ``openmsd eval retrieval`` computes them).
 
     python benchmarks/crosslingual_taln.py --models bm25 e5-small-multilingual hybrid \
         bm25+e5-small-multilingual --backend onnx
@@ -16,8 +17,11 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from openmsd.eval import evaluate_retrieval, text_papers
-from openmsd.rank import Scorer, load_scorer
+from openmsd.models import DenseEncoder
+from openmsd.rank import DenseScorer, Papers, Scorer, is_dense, load_encoder, load_scorer
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "taln" / "papers.jsonl"
 
@@ -36,6 +40,31 @@ def read_task(source: Path) -> tuple[dict[str, str], dict[str, str]]:
     return queries, documents
 
 
+class Remembered:
+    """A dense encoder that encodes each (text, kind) once: the rankers of one run holding the
+    same model get the same query vectors (no second encoding, no batch-dependent rounding)."""
+
+    def __init__(self, encoder: DenseEncoder):
+        self.inner, self.name, self.dim = encoder, encoder.name, encoder.dim
+        self.known: dict[tuple[str, str], np.ndarray] = {}
+
+    def encode(self, texts: list[str], kind: str = "passage", batch_size: int = 32
+               ) -> np.ndarray:
+        todo = list(dict.fromkeys(t for t in texts if (t, kind) not in self.known))
+        if todo:
+            for text, vector in zip(todo, self.inner.encode(todo, kind, batch_size),
+                                    strict=True):
+                self.known[(text, kind)] = vector
+        return np.stack([self.known[(t, kind)] for t in texts]) if texts else np.zeros((0, 1))
+
+
+def shared_dense(models: list[str], papers: Papers, backend: str) -> dict[str, Scorer]:
+    """The dense models among ``models`` (single names), each over ``papers`` with a
+    :class:`Remembered` encoder: the cache every ranker of the run is loaded with."""
+    return {m: DenseScorer.from_texts(papers, Remembered(load_encoder(m, backend)), m)
+            for m in models if "+" not in m and is_dense(m)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", nargs="+", default=["bm25", "e5-small-multilingual",
@@ -47,7 +76,7 @@ def main() -> None:
     queries, documents = read_task(args.papers)
     print(f"{len(queries)} French queries, {len(documents)} English abstracts", file=sys.stderr)
     papers = text_papers(list(documents), list(documents.values()))
-    cache: dict[str, Scorer] = {}
+    cache = shared_dense(args.models, papers, args.backend)
     qrels = {q: {q: 1} for q in queries}
     rows = {}
     for model in args.models:

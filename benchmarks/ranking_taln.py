@@ -55,6 +55,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="write figures.json and "
                         "tables.md here")
     parser.add_argument("--no-tune", action="store_true", help="use the saved weights")
+    parser.add_argument("--protocols", nargs="+", default=["text-only", "hidden-links"],
+                        choices=["text-only", "hidden-links"], help="which tables to measure")
     parser.add_argument("--text-members", nargs="+", default=None,
                         help="the members hybrid may weigh (default: openmsd.experiment.tune's)")
     args = parser.parse_args()
@@ -65,12 +67,12 @@ def main() -> None:
     dense = [m for m in dense_models(corpus) if "+" not in m]
     text_models = ["bm25", "bm25-en", *dense, "authors", HYBRID]
     figures: dict[str, Any] = {"dense": dense, "splits": {}}
+    figures["hybrid"] = {k: v for k, v in tuned(corpus).get(HYBRID, {}).items()
+                         if k in ("members", "weights", "method", "split", "queries")}
     tables = []
-    for split in ("idt", "odt", "test"):
+    for split in ("idt", "odt", "test") if "text-only" in args.protocols else ():
         result = evaluate_sdsm(corpus, text_models, split)
         models = result.summary["models"]
-        figures["hybrid"] = {k: v for k, v in tuned(corpus)[HYBRID].items()
-                             if k in ("members", "weights", "method", "split", "queries")}
         best_dense = max(dense, key=lambda m: models[m]["average"]["MAP"])
         reference = max(models["bm25"]["average"]["MAP"], models[best_dense]["average"]["MAP"])
         entry = {name: models[name]["average"]["MAP"] for name in text_models}
@@ -90,9 +92,13 @@ def main() -> None:
         figures["splits"][split] = entry
         tables.append(f"### {split}, text-only\n\n{markdown(result.summary)}\n")
         print(split, json.dumps(entry), flush=True)
+    if "hidden-links" not in args.protocols:
+        return write(args.out, figures, tables)
     hidden = evaluate_sdsm(corpus, ["bm25", HYBRID, *GRAPH, HYBRID_GRAPH], "test",
                            protocol="hidden-links")
     models = hidden.summary["models"]
+    figures["hybrid_graph"] = {k: v for k, v in tuned(corpus).get(HYBRID_GRAPH, {}).items()
+                               if k in ("members", "weights", "method", "split", "queries")}
     figures["hidden_links"] = {
         "hidden_links": hidden.summary["hidden_links"],
         "queries": models[HYBRID]["citation"]["n_queries"],
@@ -103,10 +109,15 @@ def main() -> None:
                                                        hidden.per_query[HYBRID])}
     tables.append(f"### test, hidden links\n\n{markdown(hidden.summary)}\n")
     print("hidden-links", json.dumps(figures["hidden_links"]), flush=True)
-    if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
-        (args.out / "tables.md").write_text("\n".join(tables))
+    write(args.out, figures, tables)
+
+
+def write(out: Path | None, figures: dict[str, Any], tables: list[str]) -> None:
+    """figures.json and tables.md in ``out`` (nothing without one)."""
+    if out:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
+        (out / "tables.md").write_text("\n".join(tables))
 
 
 if __name__ == "__main__":

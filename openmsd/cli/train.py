@@ -123,12 +123,18 @@ def tune(
                                                 "and vectors of its dense model.")],
     step: Annotated[float, typer.Option(help="Grid step of the weights (0.1: tenths).")] = 0.1,
     seed: Annotated[int, typer.Option(help="Seed of the hidden links.")] = 0,
+    only: Annotated[list[str] | None, typer.Option(
+        help="Fit only these steps (hybrid, contexts, hybrid-graph; repeatable), keeping the "
+             "others as saved.")] = None,
     json: JsonOpt = False,
 ) -> None:
-    """Fit 'hybrid' (text and metadata, on the train and dev splits) and 'hybrid-graph' (text
-    and citation graph, hidden links of the train and dev splits), never on test: a grid of
-    weights and a learned fusion, the better kept; saved beside the index
-    (CORPUS/index/ranker.json) with their provenance."""
+    """Fit the fused rankers' weights on the train and dev splits, never on test.
+
+    'hybrid' (text and metadata, train and dev papers), its fallback for free text (the train
+    and dev papers' citation contexts) and 'hybrid-graph' (text and citation graph, hidden
+    links of the train and dev splits): a grid of weights refined one weight at a time, and a
+    learned fusion, the better kept; saved beside the index (CORPUS/index/ranker.json) with
+    their provenance."""
     from openmsd.experiment import TuneError
     from openmsd.experiment import tune_fusion as fit_weights
 
@@ -136,7 +142,8 @@ def tune(
         fail(f"--step {step}: expected a value in (0, 0.5]")
     try:
         with progress() as start:
-            spec = fit_weights(Corpus(corpus), step, seed, start)
+            spec = fit_weights(Corpus(corpus), step, seed, start,
+                               **({"only": only} if only else {}))
     except (TuneError, CorpusError, FileNotFoundError, UnknownScorerError) as error:
         fail(str(error))
     emit(spec, json, _tuned_lines)

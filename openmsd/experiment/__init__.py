@@ -15,10 +15,11 @@ from openmsd.faces import lazy_getattr
 if TYPE_CHECKING:
     from openmsd.experiment.dev import dev_evaluator, prefetch_matrix, train_model
     from openmsd.experiment.grid import load_experiment, run_experiment
-    from openmsd.experiment.tune import TuneError, tune_fusion
+    from openmsd.experiment.tune import TuneError, citation_contexts, tune_fusion
 
 _WHERE: dict[str, str] = {
     "TuneError": "tune",
+    "citation_contexts": "tune",
     "dev_evaluator": "dev",
     "load_experiment": "grid",
     "prefetch_matrix": "dev",
@@ -28,8 +29,8 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "TuneError", "dev_evaluator", "load_experiment", "prefetch_matrix", "run_experiment",
-    "train_model", "tune_fusion",
+    "TuneError", "citation_contexts", "dev_evaluator", "load_experiment", "prefetch_matrix",
+    "run_experiment", "train_model", "tune_fusion",
 ]
 
 

@@ -33,15 +33,20 @@ from openmsd.rank import (
     HYBRID_GRAPH,
     LINKS,
     METADATA_SCORERS,
+    Papers,
     Queries,
+    blend,
     combine,
     default_dense,
     dense_models,
     fallbacks,
     features,
     fuse,
+    heard,
     load_scorer,
     ranker_path,
+    transformed,
+    tuned,
 )
 
 #: Graph members ``hybrid-graph`` may give weight to.
@@ -69,6 +74,35 @@ def simplex(members: int, step: float) -> list[tuple[float, ...]]:
     """
     units = round(1 / step)
     return [tuple(c / units for c in combo) for combo in _compositions(members, units)]
+
+
+#: The values coordinate ascent tries for each weight (:func:`ascend`).
+LADDER = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)
+
+
+def ascend(value: Callable[[list[float]], float], start: Sequence[float],
+           ladder: Sequence[float] = LADDER, rounds: int = 4) -> tuple[list[float], float]:
+    """Coordinate ascent: each weight in turn set to the value of ``ladder`` that raises
+    ``value`` most, the others kept, until a round changes nothing (at most ``rounds``).
+    Returns the weights and their value; finer than a grid over many members, which must be
+    coarse (a weight of 0.1 beside 1.0 is not on a grid of fifths).
+
+    >>> ascend(lambda w: -abs(w[0] - 0.3) - abs(w[1] - 0.05), [1.0, 1.0])
+    ([0.3, 0.05], -0.0)
+    """
+    weights = [float(w) for w in start]
+    best = value(weights)
+    for _ in range(rounds):
+        changed = False
+        for i in range(len(weights)):
+            for candidate in ladder:
+                trial = [*weights[:i], candidate, *weights[i + 1:]]
+                found = value(trial)
+                if found > best + 1e-9:
+                    best, weights, changed = found, trial, True
+        if not changed:
+            break
+    return weights, best
 
 
 #: The most weightings a grid may hold (each is ranked and scored on every tuning query).
@@ -108,6 +142,18 @@ class Judged:
         task_of = {key[0]: names.index(key[0]) for key in groups}
         self.group_task = np.array([task_of[key[0]] for key in groups], np.int64)
         self.tasks = len(names)
+
+    @classmethod
+    def of_pairs(cls, query: Sequence[int], doc: Sequence[int]) -> Judged:
+        """Relevant (query row, document column) pairs of one task, each query its own group
+        (free-text queries against a collection: citation contexts and their cited papers)."""
+        judged = cls.__new__(cls)
+        judged.query, judged.doc = np.asarray(query, np.int64), np.asarray(doc, np.int64)
+        keys = {q: i for i, q in enumerate(dict.fromkeys(judged.query.tolist()))}
+        judged.group = np.array([keys[q] for q in judged.query.tolist()], np.int64)
+        judged.group_task = np.zeros(len(keys), np.int64)
+        judged.tasks = 1
+        return judged
 
     def objective(self, matrix: np.ndarray) -> float:
         """MAP in % (the mean over the tasks of the mean AP of their queries) when the pool is
@@ -190,37 +236,70 @@ def learn(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]], task: str
     return [round(float(w), 6) for w in model.coef_[0]]
 
 
+def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
+           sizes: np.ndarray, members: Sequence[str], step: float,
+           progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """The best weighting of ``members`` over query sets (per set: the members' score
+    matrices ``parts`` and its :class:`Judged`; the objective is the mean over the sets
+    weighted by ``sizes``): every weighting of the grid (step ``step``) by weighted and by
+    reciprocal-rank fusion, then :func:`ascend` from each method's best. Returns ``value``,
+    ``weights``, ``method``, ``singles`` (each member alone) and ``by_method``."""
+
+    def average(found: list[float]) -> float:
+        return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
+
+    # each method's transformed scores, once per set: a weighting is then a weighted sum
+    terms = {method: [(transformed(rows, method), heard(rows)) for rows in parts]
+             for method in ("weighted", "rrf")}
+
+    def weighted(weights: Sequence[float], method: str) -> float:
+        return average([j.objective(blend(t, weights, where))
+                        for j, (t, where) in zip(judged, terms[method], strict=True)])
+
+    singles = {m: average([j.objective(rows[i]) for j, rows in zip(judged, parts, strict=True)])
+               for i, m in enumerate(members)}
+    best: dict[str, Any] = {"value": -1.0}
+    by_method: dict[str, float] = {}
+    for method in ("weighted", "rrf"):
+        grid_best: tuple[float, list[float]] = (-1.0, [])
+        for weights in simplex(len(members), step):
+            found = weighted(weights, method)
+            if found > grid_best[0] + 1e-9:
+                grid_best = (found, list(weights))
+            if progress:
+                progress(1)
+        # then finer, one weight at a time, from the grid's best and from the best single
+        # member alone (two local optima; the better is kept)
+        alone = [float(m == max(singles, key=singles.__getitem__)) for m in members]
+        weights, found = max((ascend(lambda w, m=method: weighted(w, m), start)
+                              for start in (grid_best[1], alone)), key=lambda wf: wf[1])
+        total = sum(weights)  # either method ranks the same by weights scaled to sum to 1
+        weights = [w / total for w in weights] if total > 0 else grid_best[1]
+        by_method[method] = found
+        if found > best["value"] + 1e-9:
+            best = {"value": found, "weights": weights, "method": method}
+    return {**best, "singles": singles, "by_method": by_method}
+
+
 def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Sequence[Any],
         task: str | None, step: float,
         progress: Callable[[int], None] | None = None, seed: int = 0,
         stores: Sequence[dict[str, np.ndarray]] | None = None) -> dict[str, Any]:
-    """The best fusion of ``members`` over ``pools``: every weighting of the grid by weighted
-    and by reciprocal-rank fusion, and the learned fusion (:func:`learn`); the objective is
-    the mean over the pools weighted by their number of queries. ``stores``: per pool, the
-    members' score matrices already computed (filled here)."""
+    """The best fusion of ``members`` over ``pools``: :func:`search`'s weighted and
+    reciprocal-rank fusions, and the learned fusion (:func:`learn`); the objective is the mean
+    over the pools weighted by their number of queries. ``stores``: per pool, the members'
+    score matrices already computed (filled here)."""
     stores = [{} for _ in pools] if stores is None else stores
     parts = [_matrices(corpus, pool, members, links, store)
              for pool, links, store in zip(pools, hidden, stores, strict=True)]
     sizes = np.array([len(set(p.judgements["query"].to_pylist())) for p in pools], float)
     judged = [Judged(p, task) for p in pools]
-
-    def value(fused: Callable[[Sequence[np.ndarray]], np.ndarray]) -> float:
-        found = [j.objective(fused(rows)) for j, rows in zip(judged, parts, strict=True)]
-        return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
-
-    singles = {m: value(lambda rows, i=i: rows[i]) for i, m in enumerate(members)}
-    best: dict[str, Any] = {"value": -1.0}
-    by_method: dict[str, float] = {}
-    for method in ("weighted", "rrf"):
-        for weights in simplex(len(members), step):
-            found = value(lambda rows, w=weights, m=method: combine(rows, w, m))
-            by_method[method] = max(by_method.get(method, -1.0), found)
-            if found > best["value"] + 1e-9:
-                best = {"value": found, "weights": list(weights), "method": method}
-            if progress:
-                progress(1)
+    best = search(parts, judged, sizes, members, step, progress)
+    by_method = best["by_method"]
     learned = learn(pools, parts, task, seed)
-    by_method["learned"] = value(lambda rows: combine(rows, learned, "learned"))
+    found = [j.objective(combine(rows, learned, "learned")) for j, rows in zip(judged, parts,
+                                                                               strict=True)]
+    by_method["learned"] = float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
     if progress:
         progress(1)
     if by_method["learned"] > best["value"] + 1e-9:
@@ -231,7 +310,8 @@ def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Se
         spec = {"members": [members[i] for i in kept],
                 "weights": [best["weights"][i] for i in kept], "method": best["method"]}
     return {**spec, "tuned": True, "objective_value": round(best["value"], 4), "step": step,
-            "members_tried": list(members), "single_values": singles,
+            "search": "grid, then coordinate ascent", "members_tried": list(members),
+            "single_values": best["singles"],
             "best_by_method": {k: round(v, 4) for k, v in by_method.items()}}
 
 
@@ -247,11 +327,14 @@ def value_of(pools: Sequence[Any], spec: dict[str, Any], stores: Sequence[dict[s
     return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
 
 
-def with_fallback(full: dict[str, Any], text: dict[str, Any], silent: Sequence[str]
-                  ) -> dict[str, Any]:
+def with_fallback(full: dict[str, Any], text: dict[str, Any], silent: Sequence[str],
+                  replace: bool = False) -> dict[str, Any]:
     """The spec ``full`` (text and metadata members) with ``text`` as its fallback for the
     queries on which the metadata members ``silent`` (those ``full`` holds) are all silent;
     a text member the fallback needs and ``full`` dropped is added to it with weight 0.
+    ``replace``: ``full``'s fallbacks for the same ``silent`` members give way (a spec with
+    no such member — nothing to be silent — gets no fallback: ``full`` then weighs the same
+    members itself, and is left as it is).
 
     >>> spec = with_fallback({"members": ["bm25", "year"], "weights": [0.5, 0.5],
     ...                       "method": "weighted"},
@@ -266,12 +349,16 @@ def with_fallback(full: dict[str, Any], text: dict[str, Any], silent: Sequence[s
         if member not in members:
             members.append(member)
             weights += [0.0] * per_member
-    heard = [m for m in silent if m in full["members"]]
+    said = [m for m in silent if m in full["members"]]
+    if not said:
+        return full
     out = {**full, "members": members, "weights": weights}
-    if heard:
-        out["fallbacks"] = [{"silent": heard, "members": list(text["members"]),
-                             "weights": list(text["weights"]), "method": text["method"],
-                             "objective_value": text.get("objective_value")}]
+    entry = {"silent": said, "members": list(text["members"]),
+             "weights": list(text["weights"]), "method": text["method"],
+             "objective_value": text.get("objective_value")}
+    entry.update({k: text[k] for k in ("fitted_on", "fitted", "single_values") if k in text})
+    kept = [f for f in full.get("fallbacks", []) if not replace or f["silent"] != said]
+    out["fallbacks"] = [entry, *kept] if replace else [entry]
     return out
 
 
@@ -313,15 +400,124 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool) -> tuple[list[Any], li
     return pools, links
 
 
+#: What ``openmsd tune`` fits, in order: ``hybrid`` on the SDSM tasks, its free-text fallback
+#: on citation contexts, ``hybrid-graph`` on hidden links (``only`` fits some, the others are
+#: kept as saved).
+STEPS = (HYBRID, "contexts", HYBRID_GRAPH)
+#: The fewest train + dev citation contexts the free-text fallback is fitted on.
+MIN_CONTEXTS = 20
+
+
+def citation_contexts(corpus: Corpus, papers: Papers, splits: Sequence[str] | None = None
+                      ) -> tuple[list[str], list[str]]:
+    """The citation contexts (texts) of ``corpus`` whose reference resolved to a paper of the
+    collection ``papers``, and the cited paper of each, in a stable order; with ``splits``,
+    only those of the citing papers of these relation splits (none when the corpus has no
+    contexts)."""
+    from openmsd.relations import RelationsError, read_split
+
+    con = corpus.connect()
+    if "contexts" not in {row[0] for row in con.execute("SHOW TABLES").fetchall()}:
+        return [], []
+    rows = con.execute("SELECT citing_id, text, cited_id FROM contexts WHERE cited_id IS NOT "
+                       "NULL AND text IS NOT NULL ORDER BY citing_id, position, cited_id"
+                       ).fetchall()
+    citing: set[str] | None = None
+    if splits is not None:
+        citing = set()
+        for split in splits:
+            try:
+                citing |= set(read_split(corpus, split)["paper_id"].to_pylist())
+            except RelationsError:
+                continue
+    kept = [(text, cited) for paper, text, cited in rows
+            if cited in papers.position and (citing is None or paper in citing)]
+    return [t for t, _ in kept], [c for _, c in kept]
+
+
+def fit_contexts(corpus: Corpus, members: Sequence[str], step: float,
+                 progress: Callable[[str, int], Callable[[int], None]] | None = None
+                 ) -> dict[str, Any] | None:
+    """The free-text fallback of ``hybrid``: the best weighting (:func:`search`) of the words
+    and vectors ``members`` for ranking the cited paper of a citation context of the train
+    and dev papers among every corpus paper with text (MAP); None with fewer than
+    :data:`MIN_CONTEXTS` contexts (a fallback fitted on whole abstracts as queries weighed
+    the English view and the feedback members more than one sentence bears; on TALN's 54
+    contexts this fit does not transfer either: docs/ranking.md, session 8)."""
+    from openmsd.rank import corpus_papers
+
+    every = corpus_papers(corpus)
+    papers = corpus_papers(corpus, [i for i, t in zip(every.ids, every.texts, strict=True) if t])
+    texts, cited = citation_contexts(corpus, papers, ("train", "dev"))
+    if len(texts) < MIN_CONTEXTS:
+        return None
+    queries, everything, cache = Queries.of_texts(texts), np.arange(len(papers)), {}
+    rows = [np.array(load_scorer(m, papers, cache=cache).score(queries, everything),
+                     np.float32) for m in members]
+    judged = Judged.of_pairs(np.arange(len(texts)), [papers.position[c] for c in cited])
+    chosen = grid_step(len(members), step)
+    best = search([rows], [judged], np.ones(1), members, chosen,
+                  progress("hybrid's fallback (train+dev citation contexts)",
+                           len(simplex(len(members), chosen)) * 2) if progress else None)
+    kept = [i for i, w in enumerate(best["weights"]) if w > 0]
+    return {"members": [members[i] for i in kept], "weights": [best["weights"][i] for i in kept],
+            "method": best["method"], "objective_value": round(best["value"], 4),
+            "fitted_on": f"{len(texts)} citation contexts of the train and dev papers (MAP %)",
+            "fitted": datetime.now(UTC).isoformat(timespec="seconds"),
+            "single_values": {m: round(v, 4) for m, v in best["singles"].items()}}
+
+
 def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
                 progress: Callable[[str, int], Callable[[int], None]] | None = None,
-                members: Sequence[str] | None = None, metadata: bool = True) -> dict[str, Any]:
-    """Fit ``hybrid`` (over ``members``, default :func:`text_members`) and ``hybrid-graph``
-    and save them (see the module). With ``metadata`` (or metadata among ``members``),
-    ``hybrid`` is fitted twice, on words and vectors and with the papers' ``authors`` and
-    ``year`` too; if the second is better it is kept, with the first as its fallback for
-    queries that have no metadata (free text)."""
+                members: Sequence[str] | None = None, metadata: bool = True,
+                only: Sequence[str] = STEPS) -> dict[str, Any]:
+    """Fit ``hybrid`` (over ``members``, default :func:`text_members`), its free-text fallback
+    on citation contexts (:func:`fit_contexts`) and ``hybrid-graph``, and save them (see the
+    module); ``only``: those of :data:`STEPS` to fit, the others kept as saved. With
+    ``metadata`` (or metadata among ``members``), ``hybrid`` is fitted twice, on words and
+    vectors and with the papers' ``authors`` and ``year`` too; if the second is better it is
+    kept, with the first as its fallback for queries that have no metadata (free text), unless
+    the corpus's citation contexts give one."""
+    unknown = [step_name for step_name in only if step_name not in STEPS]
+    if unknown:
+        raise TuneError(f"cannot tune {', '.join(unknown)}: expected some of {', '.join(STEPS)}")
     text = list(members) if members else text_members(corpus)
+    if HYBRID in only or HYBRID_GRAPH in only:
+        _check_dev(corpus)
+    spec = tuned(corpus)
+    if HYBRID not in only and HYBRID not in spec:
+        raise TuneError(f"{corpus.root}: no tuned {HYBRID} to keep: tune it too (--only {HYBRID})")
+    words = [m for m in text if m not in METADATA_SCORERS]
+    if HYBRID in only:
+        spec[HYBRID] = _fit_hybrid(corpus, text, metadata, step, seed, progress)
+    if "contexts" in only:
+        fallback = fit_contexts(corpus, words, step, progress)
+        if fallback is not None:
+            spec[HYBRID] = with_fallback(spec[HYBRID], fallback,
+                                         [m for m in METADATA_SCORERS
+                                          if m in spec[HYBRID]["members"]],
+                                         replace=True)
+    _save(corpus, spec)  # hybrid-graph weighs the tuned hybrid against the graph scorers
+    graph_pools, graph_hidden = tuning_pools(corpus, seed, hidden=True)
+    if HYBRID_GRAPH in only and graph_pools:
+        members = [HYBRID, *[m for m in METADATA_SCORERS if m not in spec[HYBRID]["members"]],
+                   *GRAPH_MEMBERS]
+        graph_step = grid_step(len(members), max(step, 0.2))
+        grid = len(simplex(len(members), graph_step)) * 2 + 1
+        spec[HYBRID_GRAPH] = fit(corpus, graph_pools, members, graph_hidden, "citation",
+                                 graph_step,
+                                 progress("hybrid-graph (train+dev, hidden links)", grid)
+                                 if progress else None, seed)
+        spec[HYBRID_GRAPH].update(
+            split="+".join(p.split for p in graph_pools),
+            objective=f"citation MAP, hidden-links protocol (seed {seed})",
+            queries=sum(len(set(p.judgements["query"].to_pylist())) for p in graph_pools))
+        _save(corpus, spec)
+    return spec
+
+
+def _check_dev(corpus: Corpus) -> None:
+    """:class:`TuneError` when the dev split has no query the SDSM fits can use."""
     try:
         dev = load_pool(corpus, "dev")
     except SDSMError as error:
@@ -335,6 +531,13 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
         raise TuneError(f"{corpus.root}: the dev split has no query (no paper with a link to "
                         "another dev paper): nothing to tune on; rebuild the relations with a "
                         "larger --dev fraction")
+
+
+def _fit_hybrid(corpus: Corpus, text: list[str], metadata: bool, step: float, seed: int,
+                progress: Callable[[str, int], Callable[[int], None]] | None
+                ) -> dict[str, Any]:
+    """``hybrid`` fitted on the SDSM tasks of the train and dev splits (see
+    :func:`tune_fusion`)."""
     pools, _ = tuning_pools(corpus, seed, hidden=False)
     stores: list[dict[str, np.ndarray]] = [{} for _ in pools]
     words = [m for m in text if m not in METADATA_SCORERS]
@@ -348,32 +551,16 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
                    progress(f"hybrid (train+dev, text-only, {label})", grid) if progress
                    else None, seed, stores)
 
-    spec = {HYBRID: fitted(words, "words and vectors")}
+    spec = fitted(words, "words and vectors")
     if extra:
         full = fitted([*words, *extra], "and metadata")
-        if full["objective_value"] > spec[HYBRID]["objective_value"]:
-            combined = with_fallback(full, spec[HYBRID], extra)
+        if full["objective_value"] > spec["objective_value"]:
+            combined = with_fallback(full, spec, extra)
             combined["objective_value"] = round(value_of(pools, combined, stores, None), 4)
-            spec[HYBRID] = combined
-    spec[HYBRID].update(split="+".join(p.split for p in pools),
-                        objective="average MAP of the SDSM tasks, text-only protocol",
-                        queries=sum(len(set(p.judgements["query"].to_pylist())) for p in pools))
-    graph_pools, graph_hidden = tuning_pools(corpus, seed, hidden=True)
-    _save(corpus, spec)  # hybrid-graph weighs the tuned hybrid against the graph scorers
-    if graph_pools:
-        members = [HYBRID, *[m for m in METADATA_SCORERS if m not in spec[HYBRID]["members"]],
-                   *GRAPH_MEMBERS]
-        graph_step = grid_step(len(members), max(step, 0.2))
-        grid = len(simplex(len(members), graph_step)) * 2 + 1
-        spec[HYBRID_GRAPH] = fit(corpus, graph_pools, members, graph_hidden, "citation",
-                                 graph_step,
-                                 progress("hybrid-graph (train+dev, hidden links)", grid)
-                                 if progress else None, seed)
-        spec[HYBRID_GRAPH].update(
-            split="+".join(p.split for p in graph_pools),
-            objective=f"citation MAP, hidden-links protocol (seed {seed})",
-            queries=sum(len(set(p.judgements["query"].to_pylist())) for p in graph_pools))
-    _save(corpus, spec)
+            spec = combined
+    spec.update(split="+".join(p.split for p in pools),
+                objective="average MAP of the SDSM tasks, text-only protocol",
+                queries=sum(len(set(p.judgements["query"].to_pylist())) for p in pools))
     return spec
 
 

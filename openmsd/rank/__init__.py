@@ -18,7 +18,17 @@ from openmsd.faces import lazy_getattr
 if TYPE_CHECKING:
     from openmsd.rank.dense import DenseScorer, load_encoder
     from openmsd.rank.feedback import FEEDBACK, LINKS
-    from openmsd.rank.fusion import Contribution, Fallback, Fusion, combine, features, fuse
+    from openmsd.rank.fusion import (
+        Contribution,
+        Fallback,
+        Fusion,
+        blend,
+        combine,
+        features,
+        fuse,
+        heard,
+        transformed,
+    )
     from openmsd.rank.load import (
         BACKENDS,
         FUSIONS,
@@ -49,6 +59,9 @@ _WHERE: dict[str, str] = {
     "FUSIONS": "load",
     "Fallback": "fusion",
     "Fusion": "fusion",
+    "blend": "fusion",
+    "heard": "fusion",
+    "transformed": "fusion",
     "HYBRID": "load",
     "HYBRID_GRAPH": "load",
     "LINKS": "feedback",
@@ -81,9 +94,10 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "BACKENDS", "FEEDBACK", "FUSIONS", "HYBRID", "HYBRID_GRAPH", "LINKS", "METADATA_SCORERS",
     "PAPERS_SQL", "Contribution", "DenseScorer", "Fallback", "Fusion", "Papers", "Queries",
-    "Scorer", "UnknownScorerError", "available", "combine", "corpus_papers", "default_dense",
-    "dense_models", "english_texts", "fallbacks", "features", "fuse", "is_builtin", "is_dense",
-    "leaves", "load_encoder", "load_scorer", "ranker_path", "top_k", "top_k_of_scores", "tuned",
+    "Scorer", "UnknownScorerError", "available", "blend", "combine", "corpus_papers",
+    "default_dense", "dense_models", "english_texts", "fallbacks", "features", "fuse", "heard",
+    "is_builtin", "is_dense", "leaves", "load_encoder", "load_scorer", "ranker_path", "top_k",
+    "top_k_of_scores", "transformed", "tuned",
 ]
 
 

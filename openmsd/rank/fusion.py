@@ -81,21 +81,40 @@ def features(parts: Sequence[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
-def combine(parts: Sequence[np.ndarray], weights: Sequence[float], method: str) -> np.ndarray:
-    """The fused scores of members' score matrices (same shape), ``-inf`` where no member has
-    a score. ``learned`` takes ``len(FEATURES)`` weights per member, the others one."""
+def transformed(parts: Sequence[np.ndarray], method: str) -> list[np.ndarray]:
+    """What a fusion ``method`` sums, weighted, of members' score matrices: each member's
+    min–max scores (``weighted``), reciprocal ranks (``rrf``) or :func:`features`
+    (``learned``), so that many weightings of the same scores transform them once."""
     if method not in METHODS:
         raise ValueError(f"fusion method must be one of {', '.join(METHODS)}, not {method!r}")
     if method == "learned":
-        if len(weights) != len(FEATURES) * len(parts):
-            raise ValueError(f"a learned fusion of {len(parts)} members takes "
-                             f"{len(FEATURES) * len(parts)} weights, not {len(weights)}")
-        fused = sum(w * f for w, f in zip(weights, features(parts), strict=True))
-    else:
-        transform = minmax if method == "weighted" else reciprocal_ranks
-        fused = sum(w * transform(p) for w, p in zip(weights, parts, strict=True))
-    anything = np.any([np.isfinite(p) for p in parts], axis=0)
-    return np.where(anything, fused, -np.inf).astype(np.float32)
+        return features(parts)
+    transform = minmax if method == "weighted" else reciprocal_ranks
+    return [transform(p) for p in parts]
+
+
+def heard(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """Where some member has a score (the fused score is ``-inf`` elsewhere)."""
+    return np.any([np.isfinite(p) for p in parts], axis=0)
+
+
+def blend(terms: Sequence[np.ndarray], weights: Sequence[float], where: np.ndarray
+          ) -> np.ndarray:
+    """The weighted sum of :func:`transformed` terms, ``-inf`` outside ``where``."""
+    if len(weights) != len(terms):
+        raise ValueError(f"{len(weights)} weights for {len(terms)} fused terms")
+    fused = sum((w * t for w, t in zip(weights, terms, strict=True) if w),
+                np.zeros(where.shape, np.float32))
+    return np.where(where, fused, -np.inf).astype(np.float32)
+
+
+def combine(parts: Sequence[np.ndarray], weights: Sequence[float], method: str) -> np.ndarray:
+    """The fused scores of members' score matrices (same shape), ``-inf`` where no member has
+    a score. ``learned`` takes ``len(FEATURES)`` weights per member, the others one."""
+    if method == "learned" and len(weights) != len(FEATURES) * len(parts):
+        raise ValueError(f"a learned fusion of {len(parts)} members takes "
+                         f"{len(FEATURES) * len(parts)} weights, not {len(weights)}")
+    return blend(transformed(parts, method), weights, heard(parts))
 
 
 @dataclass(frozen=True)
@@ -143,6 +162,7 @@ class Contribution:
     signal: str
     score: float
     rank: int | None  # its rank among the query's candidates by that member (1 = best)
+    detail: str | None = None  # what it saw, in words ("3 shared references, …"), if it says
 
 
 class Fusion(ExactScorer):
@@ -221,9 +241,12 @@ class Fusion(ExactScorer):
             order = np.argsort(-fused, kind="stable")[:k]
             order = order[np.isfinite(fused[order])]
             rows[i, :len(order)], scores[i, :len(order)] = pool[order], fused[order]
+            # a member that can say what it saw in words (shared references) says it
+            details = [m.describe(int(queries.rows[i]), pool[order])
+                       if hasattr(m, "describe") else [None] * len(order) for m in self.members]
             said.append([[Contribution(m.name, m.signal, float(p[0, j]),
                                        int((p[0] > p[0, j]).sum()) + 1
-                                       if np.isfinite(p[0, j]) else None)
-                          for m, p in zip(self.members, parts, strict=True)]
-                         for j in order])
+                                       if np.isfinite(p[0, j]) else None, detail[n])
+                          for m, p, detail in zip(self.members, parts, details, strict=True)]
+                         for n, j in enumerate(order)])
         return rows, scores, said

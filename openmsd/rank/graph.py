@@ -113,6 +113,14 @@ def reference_matrix(papers: Papers, references: pa.Table,
     """The collection's papers × the works they cite (:func:`work_key`), each work weighted by
     1 / log(1 + its number of citing corpus papers); a reference whose (citing, cited) pair is
     hidden (either direction) is left out, before the weights are counted."""
+    return reference_works(papers, references, hidden)[0]
+
+
+def reference_works(papers: Papers, references: pa.Table,
+                    hidden: Collection[tuple[str, str]] = ()
+                    ) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """:func:`reference_matrix`, and for each of its columns whether the work is outside the
+    corpus (named by its title: no reference to it resolved to a corpus paper)."""
     secret = {frozenset(pair) for pair in hidden}
     works: dict[str, int] = {}
     citing: dict[str, int] = {}
@@ -126,15 +134,42 @@ def reference_matrix(papers: Papers, references: pa.Table,
             continue
         pairs.add((citing.setdefault(a, len(citing)), works.setdefault(key, len(works))))
     if not pairs:
-        return sparse.csr_matrix((len(papers), 1), dtype=np.float32)
+        return sparse.csr_matrix((len(papers), 1), dtype=np.float32), np.zeros(1, bool)
     rows, columns = (np.array(x, np.int64) for x in zip(*sorted(pairs), strict=True))
     df = np.bincount(columns, minlength=len(works)).astype(np.float32)
     weight = (1 / np.log1p(df)).astype(np.float32)
     # re-index the citing papers to the collection's rows (others count only in the weights)
     row_of = np.array([papers.position.get(paper, -1) for paper in citing], np.int64)
     keep = row_of[rows] >= 0
+    outside = np.array([key.startswith("t:") for key in works], bool)
     return sparse.csr_matrix((weight[columns[keep]], (row_of[rows[keep]], columns[keep])),
-                             shape=(len(papers), len(works)))
+                             shape=(len(papers), len(works))), outside
+
+
+def describe_shared(count: int, outside: int) -> str:
+    """What a result's shared references say, in words.
+
+    >>> describe_shared(3, 2), describe_shared(1, 0)
+    ('3 shared references, 2 outside the corpus', '1 shared reference')
+    """
+    said = f"{count} shared reference{'s' if count > 1 else ''}"
+    return f"{said}, {outside} outside the corpus" if outside else said
+
+
+def shared_works(works: sparse.csr_matrix, outside: np.ndarray, row: int,
+                 candidates: np.ndarray) -> list[str | None]:
+    """What each candidate row shares with paper ``row`` through :func:`reference_works`'s
+    ``works`` and ``outside``, in words (:func:`describe_shared`); None where nothing, and for
+    the paper itself or a free-text query (row -1)."""
+    if row < 0:
+        return [None] * len(candidates)
+    mine = works[row].indices
+    out: list[str | None] = []
+    for candidate in np.asarray(candidates, np.int64):
+        both = np.intersect1d(mine, works[candidate].indices)
+        out.append(describe_shared(len(both), int(outside[both].sum()))
+                   if len(both) and candidate != row else None)
+    return out
 
 
 class GraphScorer(ExactScorer):
@@ -170,12 +205,14 @@ class GraphScorer(ExactScorer):
             self.inverse_log_degree = sparse.diags(
                 np.where(degree > 1, 1 / np.log(np.maximum(degree, 2)), 0.0).astype(np.float32))
         self.works: sparse.csr_matrix | None = None  # papers × cited works, weighted
+        self.outside = np.zeros(0, bool)  # per work: outside the corpus
         if kind == "shared-references":
-            shared = (like.works if like is not None and like.papers is papers
-                      and like.source == self.source else None)
-            self.works = shared if shared is not None else reference_matrix(
-                papers, corpus_references(papers) if given is None else given.append_column(
-                    "title", pa.nulls(given.num_rows, pa.string())), hidden)
+            shared = (like if like is not None and like.papers is papers
+                      and like.source == self.source and like.works is not None else None)
+            self.works, self.outside = (shared.works, shared.outside) if shared else \
+                reference_works(papers, corpus_references(papers) if given is None else
+                                given.append_column("title", pa.nulls(given.num_rows,
+                                                                      pa.string())), hidden)
             self.cites = (self.works > 0).astype(np.float32).T.tocsr()
         self.embedding = self._embed(self.undirected) if kind == "scincl-graph" else None
 
@@ -192,6 +229,14 @@ class GraphScorer(ExactScorer):
         if self.works is not None:  # shared-references (query nodes are collection rows)
             return self.works[nodes] @ self.cites
         return u[nodes] @ self.inverse_log_degree @ u  # adamic-adar
+
+    def describe(self, row: int, candidates: np.ndarray) -> list[str | None]:
+        """For ``shared-references``, what each candidate row shares with paper ``row`` in
+        words ("3 shared references, 2 outside the corpus"); None where nothing (and for the
+        other kinds, which :func:`openmsd.search.related.explain` describes from the graph)."""
+        if self.works is None:
+            return [None] * len(candidates)
+        return shared_works(self.works, self.outside, row, candidates)
 
     def top_k(self, queries: Queries, k: int, filters: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray]:

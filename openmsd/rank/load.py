@@ -46,7 +46,7 @@ BACKENDS = ("torch", "onnx")
 FUSIONS = (HYBRID, HYBRID_GRAPH)
 RANKER_FILE = "ranker.json"
 #: What ``hybrid-graph`` adds to ``hybrid`` when nothing is tuned.
-DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "coupling")
+DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "shared-references")
 
 
 class UnknownScorerError(ValueError):

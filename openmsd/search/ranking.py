@@ -143,15 +143,32 @@ def allowed(corpus: Corpus, papers: Papers, languages: Sequence[str] | None,
 
 
 def signals(contributions: Sequence[Contribution]) -> list[str]:
-    """The text signals that ranked a result among a query's first :data:`VOICE`."""
+    """The text signals that ranked a result among a query's first :data:`VOICE`, and what
+    the members that say it in words saw ("3 shared references, 2 outside the corpus")."""
     out = []
     for c in contributions:
-        if c.signal != "text" or c.rank is None or c.rank > VOICE:
+        if c.detail:
+            words = c.detail
+        elif c.signal != "text" or c.rank is None or c.rank > VOICE:
             continue
-        words = SIGNAL_WORDS.get(c.member.rsplit("@", 1)[0], "similar text")
+        else:
+            words = SIGNAL_WORDS.get(c.member.rsplit("@", 1)[0], "similar text")
         if words not in out:
             out.append(words)
     return out
+
+
+def why(said: Sequence[str], linked: Sequence[str]) -> list[str]:
+    """A result's reasons: the members' ``said`` (:func:`signals`), then its citation links
+    (:func:`openmsd.search.related.explain`), whose in-corpus shared references give way to
+    a member's count through every reference.
+
+    >>> why(["similar text", "3 shared references, 2 outside the corpus"],
+    ...     ["1 shared reference", "co-cited 2 times"])
+    ['similar text', '3 shared references, 2 outside the corpus', 'co-cited 2 times']
+    """
+    counted = any("shared reference" in s for s in said)
+    return [*said, *(w for w in linked if not (counted and "shared reference" in w))]
 
 
 def _ranked(corpus: Corpus, scorer: Scorer, queries: Queries, k: int,
@@ -166,7 +183,7 @@ def _ranked(corpus: Corpus, scorer: Scorer, queries: Queries, k: int,
     results = related_results(corpus, [(scorer.papers.ids[r], s) for r, s in found])
     explain(corpus, query_id, results)
     for result, contributions in zip(results, said, strict=False):
-        result.why = [*signals(contributions), *result.why]
+        result.why = why(signals(contributions), result.why)
     return results
 
 
@@ -187,7 +204,7 @@ def rank_related(corpus: Corpus, key: str, ranker: str = HYBRID_GRAPH, k: int = 
         results = related_results(corpus, [(scorer.papers.ids[r], s) for r, s in found])
         explain(corpus, paper_id, results)
         for result, code in zip(results, stored.signals[row], strict=False):
-            result.why = [*stored.signal_sets[code], *result.why]
+            result.why = why(stored.signal_sets[code], result.why)
         return results
     queries = Queries.of_rows(scorer.papers, [row])
     return _ranked(corpus, scorer, queries, k,

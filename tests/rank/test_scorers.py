@@ -137,6 +137,34 @@ def test_shared_references_couple_through_works_outside_the_corpus(tmp_path):
     assert rows[0][0] == 4 and (rows[0][1:] == -1).all()
 
 
+def test_shared_references_say_how_many_works_are_outside_the_corpus():
+    from openmsd.rank.graph import reference_works, shared_works
+    from openmsd.search.ranking import signals, why
+
+    references = pa.table({
+        "citing_id": ["fr1", "fr3", "fr1", "fr3", "fr1", "en1"],
+        "cited_id": [None, None, "fr2", "fr2", None, None],
+        "title": ["Introduction to WordNet: an on-line lexical database",
+                  "introduction to wordnet, an on-line lexical DATABASE", None, None,
+                  "A maximum entropy approach to natural language processing",
+                  "A maximum entropy approach to natural language processing"]})
+    works, outside = reference_works(PAPERS, references)
+    assert outside.sum() == 2 and len(outside) == 3  # WordNet and maxent outside, fr2 inside
+    said = shared_works(works, outside, 0, np.arange(5))
+    assert said[4] == "2 shared references, 1 outside the corpus"  # fr3: WordNet and fr2
+    assert said[2] == "1 shared reference, 1 outside the corpus"  # en1: maxent
+    assert said[0] is None and said[1] is None and said[3] is None
+    assert shared_works(works, outside, -1, np.arange(5)) == [None] * 5  # free text
+    # a fusion holding shared-references says it for each result, in place of the in-corpus
+    # count of the citation graph
+    fused = load_scorer("bm25+shared-references", PAPERS, citations=CITATIONS)
+    rows, _, contributions = fused.top_k_explained(Queries.of_rows(PAPERS, [0]), 4)
+    at = list(rows[0]).index(4)
+    assert signals(contributions[0][at])[-1] == "2 shared references"  # fr2 and en2
+    assert why(signals(contributions[0][at]), ["1 shared reference", "co-cited 1 time"]) == [
+        *signals(contributions[0][at])[:-1], "2 shared references", "co-cited 1 time"]
+
+
 def test_fallback_weights_rank_queries_a_member_is_silent_for():
     from openmsd.rank import Fallback, fuse
 

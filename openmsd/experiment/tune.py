@@ -236,6 +236,16 @@ def learn(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]], task: str
     return [round(float(w), 6) for w in model.coef_[0]]
 
 
+def queries_of(pool: Any) -> int:
+    """How many distinct queries a tuning pool's judgements hold."""
+    return len(set(pool.judgements["query"].to_pylist()))
+
+
+def pooled(found: Sequence[float], sizes: np.ndarray) -> float:
+    """The mean of per-set objectives weighted by the sets' query counts (0 with no query)."""
+    return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
+
+
 def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
            sizes: np.ndarray, members: Sequence[str], step: float,
            progress: Callable[[int], None] | None = None) -> dict[str, Any]:
@@ -245,19 +255,16 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
     reciprocal-rank fusion, then :func:`ascend` from each method's best. Returns ``value``,
     ``weights``, ``method``, ``singles`` (each member alone) and ``by_method``."""
 
-    def average(found: list[float]) -> float:
-        return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
-
     # each method's transformed scores, once per set: a weighting is then a weighted sum
     terms = {method: [(transformed(rows, method), heard(rows)) for rows in parts]
              for method in ("weighted", "rrf")}
 
     def weighted(weights: Sequence[float], method: str) -> float:
-        return average([j.objective(blend(t, weights, where))
-                        for j, (t, where) in zip(judged, terms[method], strict=True)])
+        return pooled([j.objective(blend(t, weights, where))
+                       for j, (t, where) in zip(judged, terms[method], strict=True)], sizes)
 
-    singles = {m: average([j.objective(rows[i]) for j, rows in zip(judged, parts, strict=True)])
-               for i, m in enumerate(members)}
+    singles = {m: pooled([j.objective(rows[i]) for j, rows in zip(judged, parts, strict=True)],
+                         sizes) for i, m in enumerate(members)}
     best: dict[str, Any] = {"value": -1.0}
     by_method: dict[str, float] = {}
     for method in ("weighted", "rrf"):
@@ -292,14 +299,14 @@ def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Se
     stores = [{} for _ in pools] if stores is None else stores
     parts = [_matrices(corpus, pool, members, links, store)
              for pool, links, store in zip(pools, hidden, stores, strict=True)]
-    sizes = np.array([len(set(p.judgements["query"].to_pylist())) for p in pools], float)
+    sizes = np.array([queries_of(p) for p in pools], float)
     judged = [Judged(p, task) for p in pools]
     best = search(parts, judged, sizes, members, step, progress)
     by_method = best["by_method"]
     learned = learn(pools, parts, task, seed)
     found = [j.objective(combine(rows, learned, "learned")) for j, rows in zip(judged, parts,
                                                                                strict=True)]
-    by_method["learned"] = float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
+    by_method["learned"] = pooled(found, sizes)
     if progress:
         progress(1)
     if by_method["learned"] > best["value"] + 1e-9:
@@ -319,12 +326,12 @@ def value_of(pools: Sequence[Any], spec: dict[str, Any], stores: Sequence[dict[s
              task: str | None) -> float:
     """The objective (as :func:`fit` computes it) of a spec with its fallbacks, from the
     members' stored score matrices."""
-    sizes = np.array([len(set(p.judgements["query"].to_pylist())) for p in pools], float)
+    sizes = np.array([queries_of(p) for p in pools], float)
     found = [Judged(pool, task).objective(fuse([store[m] for m in spec["members"]],
                                                spec["weights"], spec["method"],
                                                fallbacks(HYBRID, spec)))
              for pool, store in zip(pools, stores, strict=True)]
-    return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
+    return pooled(found, sizes)
 
 
 def with_fallback(full: dict[str, Any], text: dict[str, Any], silent: Sequence[str],
@@ -511,7 +518,7 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
         spec[HYBRID_GRAPH].update(
             split="+".join(p.split for p in graph_pools),
             objective=f"citation MAP, hidden-links protocol (seed {seed})",
-            queries=sum(len(set(p.judgements["query"].to_pylist())) for p in graph_pools))
+            queries=sum(queries_of(p) for p in graph_pools))
         _save(corpus, spec)
     return spec
 
@@ -560,7 +567,7 @@ def _fit_hybrid(corpus: Corpus, text: list[str], metadata: bool, step: float, se
             spec = combined
     spec.update(split="+".join(p.split for p in pools),
                 objective="average MAP of the SDSM tasks, text-only protocol",
-                queries=sum(len(set(p.judgements["query"].to_pylist())) for p in pools))
+                queries=sum(queries_of(p) for p in pools))
     return spec
 
 

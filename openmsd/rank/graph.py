@@ -108,19 +108,14 @@ def corpus_references(papers: Papers) -> pa.Table:
                             "WHERE citing_id IS NOT NULL ORDER BY ALL")
 
 
-def reference_matrix(papers: Papers, references: pa.Table,
-                     hidden: Collection[tuple[str, str]] = ()) -> sparse.csr_matrix:
-    """The collection's papers × the works they cite (:func:`work_key`), each work weighted by
-    1 / log(1 + its number of citing corpus papers); a reference whose (citing, cited) pair is
-    hidden (either direction) is left out, before the weights are counted."""
-    return reference_works(papers, references, hidden)[0]
-
-
 def reference_works(papers: Papers, references: pa.Table,
                     hidden: Collection[tuple[str, str]] = ()
                     ) -> tuple[sparse.csr_matrix, np.ndarray]:
-    """:func:`reference_matrix`, and for each of its columns whether the work is outside the
-    corpus (named by its title: no reference to it resolved to a corpus paper)."""
+    """The collection's papers × the works they cite (:func:`work_key`), each work weighted by
+    1 / log(1 + its number of citing corpus papers), and for each column whether the work is
+    outside the corpus (named by its title: no reference to it resolved to a corpus paper); a
+    reference whose (citing, cited) pair is hidden (either direction) is left out, before the
+    weights are counted."""
     secret = {frozenset(pair) for pair in hidden}
     works: dict[str, int] = {}
     citing: dict[str, int] = {}

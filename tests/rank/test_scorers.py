@@ -114,7 +114,7 @@ def test_language_pair_scorer_and_unknown_names():
 
 
 def test_shared_references_couple_through_works_outside_the_corpus(tmp_path):
-    from openmsd.rank.graph import reference_matrix
+    from openmsd.rank.graph import reference_works
 
     references = pa.table({
         "citing_id": ["fr1", "fr3", "fr1", "en1", "fr3"],
@@ -122,13 +122,13 @@ def test_shared_references_couple_through_works_outside_the_corpus(tmp_path):
         "title": ["Introduction to WordNet: an on-line lexical database",
                   "introduction to wordnet, an on-line lexical DATABASE", None,
                   "Introduction", None]})
-    works = reference_matrix(PAPERS, references)
+    works = reference_works(PAPERS, references)[0]
     coupled = (works @ (works > 0).astype(np.float32).T).toarray()
     # fr1 and fr3 share an outside work (the same title, written differently) and fr2
     assert coupled[0, 4] == pytest.approx(2 / np.log(3))
     assert coupled[0, 2] == 0  # "Introduction" names no work
     # hiding fr1 → fr2 removes that reference (and only it) before the weights are counted
-    left = reference_matrix(PAPERS, references, [("fr2", "fr1")])
+    left = reference_works(PAPERS, references, [("fr2", "fr1")])[0]
     hidden = (left @ (left > 0).astype(np.float32).T).toarray()
     assert hidden[0, 4] == pytest.approx(1 / np.log(3)) and hidden[4, 4] > hidden[0, 4]
     # over given citations (no corpus): coupling through the cited papers

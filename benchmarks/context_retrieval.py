@@ -9,6 +9,7 @@ document is the cited one.
 
     python benchmarks/context_retrieval.py taln --rankers bm25 bm25-en e5-small-multilingual hybrid
     python benchmarks/context_retrieval.py taln --splits idt odt   # the test papers' contexts
+    python benchmarks/context_retrieval.py taln --groups train,dev idt,odt   # one run, 2 tables
     python benchmarks/context_retrieval.py unarxive --targets references
 
 ``--splits``: only the contexts of citing papers of these relation splits (``openmsd tune``
@@ -25,7 +26,7 @@ from pathlib import Path
 from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_retrieval
 from openmsd.experiment import citation_contexts
-from openmsd.rank import Papers, Scorer, corpus_papers, load_scorer
+from openmsd.rank import HYBRID, Papers, Scorer, corpus_papers, load_scorer, tuned
 
 
 def task(corpus: Corpus, targets: str, splits: list[str] | None = None
@@ -35,9 +36,9 @@ def task(corpus: Corpus, targets: str, splits: list[str] | None = None
     if targets == "papers":
         every = corpus_papers(corpus)
         docs = {i: t for i, t in zip(every.ids, every.texts, strict=True) if t}
-        texts, cited = citation_contexts(corpus, corpus_papers(corpus, docs), splits)
-        pairs = [(f"context{i}", text, paper)
-                 for i, (text, paper) in enumerate(zip(texts, cited, strict=True))]
+        contexts = citation_contexts(corpus, corpus_papers(corpus, docs), splits)
+        pairs = [(f"context{i}", text, paper) for i, (text, paper) in enumerate(zip(
+            contexts["text"].to_pylist(), contexts["cited_id"].to_pylist(), strict=True))]
     else:
         rows = con.execute("""
             SELECT c.citing_id, c.position, c.text, r.citing_id || '/' || r.ref_id,
@@ -67,15 +68,38 @@ def main() -> None:
                         default=["bm25", "bm25-en", "e5-small-multilingual", "hybrid"])
     parser.add_argument("--splits", nargs="+", default=None,
                         help="only the contexts of these splits' citing papers (papers targets)")
+    parser.add_argument("--groups", nargs="+", default=None,
+                        help="sets of splits, each comma-separated (train,dev idt,odt): one "
+                             "table per set in one run, the rankers loaded once")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     corpus = Corpus(args.corpus)
-    queries, docs, qrels = task(corpus, args.targets, args.splits)
-    print(f"{len(queries)} contexts, {len(docs)} candidate documents", flush=True)
+    sets = [g.split(",") for g in args.groups] if args.groups else [args.splits]
+    tasks = {"+".join(splits) if splits else "all": task(corpus, args.targets, splits)
+             for splits in sets}
     cache: dict = {}
+    found: dict[str, dict] = {}
+    for label, (queries, docs, qrels) in tasks.items():
+        print(f"{label}: {len(queries)} contexts, {len(docs)} candidate documents", flush=True)
+        found[label] = {"queries": len(queries), "documents": len(docs),
+                        "rankers": evaluate(corpus, args.targets, args.rankers, queries, docs,
+                                            qrels, cache)}
+    # what the tuned hybrid's free-text fallback was chosen by (train + dev, out of fold)
+    fallbacks = tuned(corpus).get(HYBRID, {}).get("fallbacks", [])
+    chosen = {k: fallbacks[0][k] for k in ("chosen", "members", "weights", "method",
+                                           "cross_validation") if k in fallbacks[0]} \
+        if fallbacks else None
+    if args.json:
+        out = found[next(iter(found))] if len(found) == 1 else {"groups": found}
+        args.json.write_text(json.dumps({**out, "hybrid_fallback": chosen}, indent=2) + "\n")
+
+
+def evaluate(corpus: Corpus, targets: str, rankers: list[str], queries: dict, docs: dict,
+             qrels: dict, cache: dict) -> dict[str, dict]:
+    """Each ranker's metrics (and seconds) on one task; ``cache`` shares the scorers."""
     results = {}
     # corpus papers as documents: their English view and stored vectors are the corpus's
-    collection = corpus_papers(corpus, docs) if args.targets == "papers" else None
+    collection = corpus_papers(corpus, docs) if targets == "papers" else None
     if collection is not None:
         docs = {paper_id: docs[paper_id] for paper_id in collection.ids}
 
@@ -84,7 +108,7 @@ def main() -> None:
             assert collection.ids == papers.ids
         return load_scorer(name, collection or papers, cache=cache)
 
-    for name in args.rankers:
+    for name in rankers:
         started = time.perf_counter()
         result = evaluate_retrieval(queries, docs, qrels,
                                     lambda papers, name=name: ranker(papers, name))
@@ -92,9 +116,7 @@ def main() -> None:
         m = result["metrics"]
         print(f"{name:<28} MAP {m['MAP']:.3f}  MRR {m['MRR']:.3f}  R@1 {m['Recall@1']:.3f}  "
               f"R@10 {m['Recall@10']:.3f}  R@100 {m['Recall@100']:.3f}", flush=True)
-    if args.json:
-        args.json.write_text(json.dumps({"queries": len(queries), "documents": len(docs),
-                                         "rankers": results}, indent=2) + "\n")
+    return results
 
 
 if __name__ == "__main__":

@@ -95,7 +95,8 @@ def test_the_paper_query_fit_is_a_simple_candidate():
 
 
 def test_too_few_contexts_is_an_error_that_says_the_count(tmp_path):
-    corpus = Corpus(ingest([SAMPLE / "scielo-jats"], tmp_path / "c"))
+    ingest([SAMPLE / "scielo-jats"], tmp_path / "c")
+    corpus = Corpus(tmp_path / "c")
     with pytest.raises(TooFewContexts, match=r"0 citation contexts of the train and dev "
                                              r"papers.*20 or more"):
         fit_contexts(corpus, ["bm25@same"], 0.5)

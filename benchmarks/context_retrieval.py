@@ -1,5 +1,6 @@
 """Citation contexts → the cited paper, with any ranker (``openmsd eval retrieval``'s
-evaluation): each fusion against each of its single scorers, on the same queries.
+evaluation): each fusion against each of its single scorers, on the same queries, with a paired
+t-test of each ranker's per-context AP against the first ranker's.
 
 Queries are the citation contexts of a corpus (``contexts.parquet``) whose reference resolved
 to a corpus paper; the documents are the corpus papers with a title or abstract
@@ -20,13 +21,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 
+from scipy import stats
+
 from openmsd.corpus import Corpus
-from openmsd.eval import evaluate_retrieval
+from openmsd.eval import text_papers
+from openmsd.eval.retrieval import evaluate_ranking, rank
 from openmsd.experiment import citation_contexts
-from openmsd.rank import HYBRID, Papers, Scorer, corpus_papers, load_scorer, tuned
+from openmsd.rank import HYBRID, corpus_papers, load_scorer, tuned
 
 
 def task(corpus: Corpus, targets: str, splits: list[str] | None = None
@@ -96,26 +101,31 @@ def main() -> None:
 
 def evaluate(corpus: Corpus, targets: str, rankers: list[str], queries: dict, docs: dict,
              qrels: dict, cache: dict) -> dict[str, dict]:
-    """Each ranker's metrics (and seconds) on one task; ``cache`` shares the scorers."""
-    results = {}
+    """Each ranker's metrics (and seconds) on one task, and a paired t-test of its per-context
+    AP against the first ranker's; ``cache`` shares the scorers."""
+    results, per_query = {}, {}
     # corpus papers as documents: their English view and stored vectors are the corpus's
     collection = corpus_papers(corpus, docs) if targets == "papers" else None
     if collection is not None:
         docs = {paper_id: docs[paper_id] for paper_id in collection.ids}
-
-    def ranker(papers: Papers, name: str) -> Scorer:
-        if collection is not None:
-            assert collection.ids == papers.ids
-        return load_scorer(name, collection or papers, cache=cache)
-
+    papers = collection or text_papers(list(docs), list(docs.values()))
+    doc_ids = list(papers.ids)
     for name in rankers:
         started = time.perf_counter()
-        result = evaluate_retrieval(queries, docs, qrels,
-                                    lambda papers, name=name: ranker(papers, name))
-        results[name] = {**result["metrics"], "seconds": round(time.perf_counter() - started)}
-        m = result["metrics"]
+        rows, _ = rank(load_scorer(name, papers, cache=cache), list(queries.values()))
+        ranking = {q: [doc_ids[i] for i in row if i >= 0]
+                   for q, row in zip(queries, rows.tolist(), strict=True)}
+        m = evaluate_ranking(qrels, ranking)
+        per_query[name] = [evaluate_ranking({q: qrels[q]}, {q: ranking[q]})["MAP"]
+                           for q in queries]
+        results[name] = {**m, "seconds": round(time.perf_counter() - started)}
+        if name != rankers[0]:
+            test = stats.ttest_rel(per_query[name], per_query[rankers[0]])
+            p = float(test.pvalue)  # NaN: the same AP on every context
+            results[name][f"p_vs_{rankers[0]}"] = round(p, 4) if math.isfinite(p) else None
         print(f"{name:<28} MAP {m['MAP']:.3f}  MRR {m['MRR']:.3f}  R@1 {m['Recall@1']:.3f}  "
-              f"R@10 {m['Recall@10']:.3f}  R@100 {m['Recall@100']:.3f}", flush=True)
+              f"R@10 {m['Recall@10']:.3f}  R@100 {m['Recall@100']:.3f}  "
+              f"p {results[name].get(f'p_vs_{rankers[0]}', '-')}", flush=True)
     return results
 
 

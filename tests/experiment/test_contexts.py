@@ -107,3 +107,12 @@ def test_too_few_contexts_is_an_error_that_says_the_count(tmp_path):
     with pytest.raises(TooFewContexts, match="0 citation contexts"):
         tune_fusion(corpus, members=["bm25@same"], only=["contexts"])
     assert json.loads((corpus.root / "index" / "ranker.json").read_text()) == saved
+
+
+def test_module_examples():
+    import doctest
+
+    from openmsd.experiment import contexts, tune
+
+    for module in (contexts, tune):
+        assert doctest.testmod(module).failed == 0, module.__name__

@@ -447,6 +447,7 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     seen: dict[int, float] = {}  # CPU seconds per process of the server's tree (its workers)
     tree_cpu(served, seen)
     server_cpu, client_cpu = sum(seen.values()), sum(own.cpu_times()[:2])
+    before = dict(seen)
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     encoded_before = httpx.get(base + "/healthz").json().get("encoded", {})
@@ -469,6 +470,8 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
         watcher.join()
     tree_cpu(served, seen)
     server_cpu = sum(seen.values()) - server_cpu
+    # each server process's share of the server CPU (the balance between --workers)
+    spent = sorted((seen[pid] - before.get(pid, 0.0) for pid in seen), reverse=True)
     client_cpu = sum(own.cpu_times()[:2]) - client_cpu
     health = httpx.get(base + "/healthz").json()
     reloads = health.get("reloads")
@@ -499,6 +502,8 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
         "encoder_wait_ms": {m: round(b["waited_s"] * 1000 / b["calls"], 1)
                             for m, b in batches.items() if b["calls"]},
         "server_cpu_ms_per_request": round(server_cpu * 1000 / requests, 2),
+        "server_cpu_share_by_process": [round(c / server_cpu, 3) for c in spent
+                                        if server_cpu > 0 and c > 0.01 * server_cpu],
         "client_cpu_ms_per_request": round(client_cpu * 1000 / requests, 2),
         "load_average_1m": [load_before, os.getloadavg()[0]], "cores": os.cpu_count(),
         "error_examples": errors[:5],

@@ -394,6 +394,7 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
                 time.sleep(0.5)
         else:
             raise SystemExit(f"the server did not answer within {args.start_timeout:.0f} s")
+        ready_workers(base, args.workers, started + args.start_timeout)
         start_s = round(time.perf_counter() - started, 1)
         print(f"server answering after {start_s} s", flush=True)
         for name, (asked, ranker) in plan.items():
@@ -419,6 +420,19 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
            for name, p in phases.items() if peers[name] != name}
     return {"by_phase": phases, "peers": peers, "p95_ratio_to_peer": ratio,
             "server_cpu_ratio_to_peer": cpu}
+
+
+def ready_workers(base: str, workers: int, deadline: float) -> None:
+    """Wait until ``workers`` processes answer ``/healthz`` (each names its pid; new
+    connections spread over the workers listening), so that no phase starts while a worker is
+    still loading; a server whose ``/healthz`` names no pid is taken as it is."""
+    seen: set[int] = set()
+    while len(seen) < workers and time.perf_counter() < deadline:
+        pids = {httpx.get(base + "/healthz", timeout=60).json().get("pid") for _ in range(8)}
+        if None in pids:
+            return
+        seen |= pids
+        time.sleep(0.2)
 
 
 def phase_plan(args: argparse.Namespace, endpoints: list[str]

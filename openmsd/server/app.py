@@ -311,8 +311,9 @@ def _check_port(host: str, port: int) -> None:
 
 
 def _worker(host: str, port: int, log_level: str) -> None:
-    """One process of :func:`serve_workers`: the app of ``$OPENMSD_SERVE`` on its own
-    ``SO_REUSEPORT`` socket."""
+    """One process of :func:`serve_workers`: the app of ``$OPENMSD_SERVE``, once loaded, on
+    its own ``SO_REUSEPORT`` socket (the kernel sends connections only to the workers
+    listening)."""
     import signal
 
     import faiss
@@ -323,8 +324,8 @@ def _worker(host: str, port: int, log_level: str) -> None:
     # what it caught, which must not end the worker with a KeyboardInterrupt traceback
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     faiss.omp_set_num_threads(1)
+    app = app_from_env()  # loaded before listening: no connection waits for a loading worker
     sock = _listener(host, port, reuse_port=True)
     sock.listen(2048)
-    config = uvicorn.Config("openmsd.server.app:app_from_env", factory=True,
-                            log_level=log_level, access_log=False)
-    uvicorn.Server(config).run(sockets=[sock])
+    uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False)).run(
+        sockets=[sock])

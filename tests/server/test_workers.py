@@ -47,11 +47,12 @@ def test_two_workers_answer_like_one(served_corpus: Path, client) -> None:
             ids = [r["paper_id"] for r in served.json()["results"]]
             assert ids == [r["paper_id"] for r in in_process.json()["results"]]
             assert ids
-        # each new connection goes to one worker or the other (SO_REUSEPORT): 24 connections
-        # all on one worker would happen once in 8 million runs
-        answered = {httpx.get(base + "/healthz").json()["pid"] for _ in range(24)}
-        assert answered == {p.pid for p in workers if p.pid in answered}
-        assert len(answered) == 2
+        # each new connection goes to one listening worker or the other (SO_REUSEPORT): once
+        # both have loaded, both answer
+        answered: set[int] = set()
+        while len(answered) < 2 and time.time() < deadline:
+            answered |= {httpx.get(base + "/healthz").json()["pid"] for _ in range(8)}
+        assert len(answered) == 2 and answered <= {p.pid for p in workers}
     finally:
         server.terminate()
         server.wait(timeout=60)

@@ -235,15 +235,15 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
 
 
 def serve_workers(corpus: str | Path, models: list[str], host: str, port: int,
-                  log_level: str, backend: str | None, workers: int) -> int:
-    """``workers`` processes serving one port, each listening on its own socket bound with
-    ``SO_REUSEPORT``, so that the kernel spreads the connections over them (by a hash of each
-    connection's addresses). uvicorn's own ``--workers`` shares one listening socket, and the
-    worker that wakes first takes every connection waiting: 20 keep-alive clients that connect
-    at once all landed on one of two workers (docs/server.md). Returns when a signal
-    (SIGTERM, SIGINT) stops the workers, or when one exits (then the others are stopped: a
-    :class:`RuntimeError` names its exit status). The corpus and the port are checked here,
-    in the parent, first."""
+                  log_level: str, backend: str | None, workers: int) -> None:
+    """``workers`` processes serving one port, each loading the app, then listening on its
+    own socket bound with ``SO_REUSEPORT``: the kernel spreads new connections over the
+    workers listening, by a hash of each connection's addresses (so a few keep-alive clients
+    may split unevenly: docs/server.md). uvicorn's own ``--workers`` pings each worker every
+    few seconds and kills one that does not answer: a 100,000-paper worker, loading for
+    minutes, was killed and restarted in a loop. Returns when a signal (SIGTERM, SIGINT) has
+    stopped the workers; when one exits, the others are stopped and a :class:`RuntimeError`
+    names its exit status. The corpus and the port are checked here, in the parent, first."""
     import json
     import multiprocessing
     import os
@@ -284,7 +284,6 @@ def serve_workers(corpus: str | Path, models: list[str], host: str, port: int,
     if failed and not stop.is_set():
         raise RuntimeError(f"serve: a worker exited with status {failed[0]}; the others "
                            "were stopped (its log is above)")
-    return 0
 
 
 def _listener(host: str, port: int, reuse_port: bool) -> socket.socket:

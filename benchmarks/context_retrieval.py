@@ -1,5 +1,6 @@
 """Citation contexts → the cited paper, with any ranker (``openmsd eval retrieval``'s
-evaluation): each fusion against each of its single scorers, on the same queries.
+evaluation): each fusion against each of its single scorers, on the same queries, with a paired
+t-test of each ranker's per-context AP against the first ranker's.
 
 Queries are the citation contexts of a corpus (``contexts.parquet``) whose reference resolved
 to a corpus paper; the documents are the corpus papers with a title or abstract
@@ -9,6 +10,7 @@ document is the cited one.
 
     python benchmarks/context_retrieval.py taln --rankers bm25 bm25-en e5-small-multilingual hybrid
     python benchmarks/context_retrieval.py taln --splits idt odt   # the test papers' contexts
+    python benchmarks/context_retrieval.py taln --groups train,dev idt,odt   # one run, 2 tables
     python benchmarks/context_retrieval.py unarxive --targets references
 
 ``--splits``: only the contexts of citing papers of these relation splits (``openmsd tune``
@@ -19,13 +21,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 
+from scipy import stats
+
 from openmsd.corpus import Corpus
-from openmsd.eval import evaluate_retrieval
+from openmsd.eval import text_papers
+from openmsd.eval.retrieval import evaluate_ranking, rank
 from openmsd.experiment import citation_contexts
-from openmsd.rank import Papers, Scorer, corpus_papers, load_scorer
+from openmsd.rank import HYBRID, corpus_papers, load_scorer, tuned
 
 
 def task(corpus: Corpus, targets: str, splits: list[str] | None = None
@@ -35,9 +41,9 @@ def task(corpus: Corpus, targets: str, splits: list[str] | None = None
     if targets == "papers":
         every = corpus_papers(corpus)
         docs = {i: t for i, t in zip(every.ids, every.texts, strict=True) if t}
-        texts, cited = citation_contexts(corpus, corpus_papers(corpus, docs), splits)
-        pairs = [(f"context{i}", text, paper)
-                 for i, (text, paper) in enumerate(zip(texts, cited, strict=True))]
+        contexts = citation_contexts(corpus, corpus_papers(corpus, docs), splits)
+        pairs = [(f"context{i}", text, paper) for i, (text, paper) in enumerate(zip(
+            contexts["text"].to_pylist(), contexts["cited_id"].to_pylist(), strict=True))]
     else:
         rows = con.execute("""
             SELECT c.citing_id, c.position, c.text, r.citing_id || '/' || r.ref_id,
@@ -67,34 +73,60 @@ def main() -> None:
                         default=["bm25", "bm25-en", "e5-small-multilingual", "hybrid"])
     parser.add_argument("--splits", nargs="+", default=None,
                         help="only the contexts of these splits' citing papers (papers targets)")
+    parser.add_argument("--groups", nargs="+", default=None,
+                        help="sets of splits, each comma-separated (train,dev idt,odt): one "
+                             "table per set in one run, the rankers loaded once")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     corpus = Corpus(args.corpus)
-    queries, docs, qrels = task(corpus, args.targets, args.splits)
-    print(f"{len(queries)} contexts, {len(docs)} candidate documents", flush=True)
+    sets = [g.split(",") for g in args.groups] if args.groups else [args.splits]
+    tasks = {"+".join(splits) if splits else "all": task(corpus, args.targets, splits)
+             for splits in sets}
     cache: dict = {}
-    results = {}
+    found: dict[str, dict] = {}
+    for label, (queries, docs, qrels) in tasks.items():
+        print(f"{label}: {len(queries)} contexts, {len(docs)} candidate documents", flush=True)
+        found[label] = {"queries": len(queries), "documents": len(docs),
+                        "rankers": evaluate(corpus, args.targets, args.rankers, queries, docs,
+                                            qrels, cache)}
+    # what the tuned hybrid's free-text fallback was chosen by (train + dev, out of fold)
+    fallbacks = tuned(corpus).get(HYBRID, {}).get("fallbacks", [])
+    chosen = {k: fallbacks[0][k] for k in ("chosen", "members", "weights", "method",
+                                           "cross_validation") if k in fallbacks[0]} \
+        if fallbacks else None
+    if args.json:
+        out = found[next(iter(found))] if len(found) == 1 else {"groups": found}
+        args.json.write_text(json.dumps({**out, "hybrid_fallback": chosen}, indent=2) + "\n")
+
+
+def evaluate(corpus: Corpus, targets: str, rankers: list[str], queries: dict, docs: dict,
+             qrels: dict, cache: dict) -> dict[str, dict]:
+    """Each ranker's metrics (and seconds) on one task, and a paired t-test of its per-context
+    AP against the first ranker's; ``cache`` shares the scorers."""
+    results, per_query = {}, {}
     # corpus papers as documents: their English view and stored vectors are the corpus's
-    collection = corpus_papers(corpus, docs) if args.targets == "papers" else None
+    collection = corpus_papers(corpus, docs) if targets == "papers" else None
     if collection is not None:
         docs = {paper_id: docs[paper_id] for paper_id in collection.ids}
-
-    def ranker(papers: Papers, name: str) -> Scorer:
-        if collection is not None:
-            assert collection.ids == papers.ids
-        return load_scorer(name, collection or papers, cache=cache)
-
-    for name in args.rankers:
+    papers = collection or text_papers(list(docs), list(docs.values()))
+    doc_ids = list(papers.ids)
+    for name in rankers:
         started = time.perf_counter()
-        result = evaluate_retrieval(queries, docs, qrels,
-                                    lambda papers, name=name: ranker(papers, name))
-        results[name] = {**result["metrics"], "seconds": round(time.perf_counter() - started)}
-        m = result["metrics"]
+        rows, _ = rank(load_scorer(name, papers, cache=cache), list(queries.values()))
+        ranking = {q: [doc_ids[i] for i in row if i >= 0]
+                   for q, row in zip(queries, rows.tolist(), strict=True)}
+        m = evaluate_ranking(qrels, ranking)
+        per_query[name] = [evaluate_ranking({q: qrels[q]}, {q: ranking[q]})["MAP"]
+                           for q in queries]
+        results[name] = {**m, "seconds": round(time.perf_counter() - started)}
+        if name != rankers[0]:
+            test = stats.ttest_rel(per_query[name], per_query[rankers[0]])
+            p = float(test.pvalue)  # NaN: the same AP on every context
+            results[name][f"p_vs_{rankers[0]}"] = round(p, 4) if math.isfinite(p) else None
         print(f"{name:<28} MAP {m['MAP']:.3f}  MRR {m['MRR']:.3f}  R@1 {m['Recall@1']:.3f}  "
-              f"R@10 {m['Recall@10']:.3f}  R@100 {m['Recall@100']:.3f}", flush=True)
-    if args.json:
-        args.json.write_text(json.dumps({"queries": len(queries), "documents": len(docs),
-                                         "rankers": results}, indent=2) + "\n")
+              f"R@10 {m['Recall@10']:.3f}  R@100 {m['Recall@100']:.3f}  "
+              f"p {results[name].get(f'p_vs_{rankers[0]}', '-')}", flush=True)
+    return results
 
 
 if __name__ == "__main__":

@@ -114,6 +114,14 @@ def _tuned_lines(spec: dict[str, Any]) -> str:
                          f"{fallback['method']}, " + " + ".join(
                              f"{w:g}×{m}" for m, w in zip(fallback["members"],
                                                           fallback["weights"], strict=True)))
+            if "cross_validation" in fallback:
+                cv = fallback["cross_validation"]
+                lines.append(f"  chosen: {fallback['chosen']}, out-of-fold MAP of "
+                             f"{cv['contexts']} contexts ({cv['folds']} folds): " + ", ".join(
+                                 f"{name} {value:.2f}"
+                                 for name, value in cv["out_of_fold_map"].items()))
+        if "free_text" in entry:
+            lines.append(f"  {entry['free_text']}")
     return "\n".join(lines)
 
 

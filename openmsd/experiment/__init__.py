@@ -1,6 +1,7 @@
 """Experiments, above ``train`` and ``eval``: training runs with the dev evaluators they are
 selected on (:mod:`.dev`), grids of runs scored on the SDSM tasks (:mod:`.grid`), and the
-fusion weights fitted on the train and dev splits (:mod:`.tune`).
+fusion weights fitted on the train and dev splits (:mod:`.tune`), with the free-text fallback
+chosen on their citation contexts by cross-validation (:mod:`.contexts`).
 
 Everything other packages use is imported from here; the names load lazily (PEP 562), so
 importing the package costs nothing and creates no import cycle.
@@ -13,13 +14,14 @@ from typing import TYPE_CHECKING
 from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
+    from openmsd.experiment.contexts import citation_contexts
     from openmsd.experiment.dev import dev_evaluator, prefetch_matrix, train_model
     from openmsd.experiment.grid import load_experiment, run_experiment
-    from openmsd.experiment.tune import TuneError, citation_contexts, tune_fusion
+    from openmsd.experiment.tune import TuneError, tune_fusion
 
 _WHERE: dict[str, str] = {
     "TuneError": "tune",
-    "citation_contexts": "tune",
+    "citation_contexts": "contexts",
     "dev_evaluator": "dev",
     "load_experiment": "grid",
     "prefetch_matrix": "dev",

@@ -1,9 +1,10 @@
 """``openmsd tune CORPUS``: fusion weights fitted on a split that is not test.
 
 ``hybrid`` (words and vectors, and the papers' shared authors and year gap, with a fallback
-fitted on words and vectors alone for free text, which has neither: what ``search`` ranks
-with) is fitted on the train and dev splits' SDSM tasks (the average MAP of the three tasks, as
-``openmsd eval sdsm`` computes it); ``hybrid-graph`` (``hybrid`` and the citation graph, with
+of words and vectors alone for free text, which has neither: what ``search`` ranks with,
+chosen on citation contexts by :mod:`openmsd.experiment.contexts`) is fitted on the train and
+dev splits' SDSM tasks (the average MAP of the three tasks, as ``openmsd eval sdsm`` computes
+it); ``hybrid-graph`` (``hybrid`` and the citation graph, with
 ``shared-references``: what ``related`` ranks a paper's related papers with) on the hidden-links
 protocol (:func:`openmsd.eval.sdsm.hide_links`) of the train and dev splits. Each member's
 scores of the whole pool are computed once; every weighting of a grid over the simplex (step
@@ -33,7 +34,6 @@ from openmsd.rank import (
     HYBRID_GRAPH,
     LINKS,
     METADATA_SCORERS,
-    Papers,
     Queries,
     blend,
     combine,
@@ -170,6 +170,13 @@ class Judged:
         """
         if not len(self.query):
             return 0.0
+        ap = self.average_precision(matrix)
+        per_task = np.bincount(self.group_task, ap) / np.bincount(self.group_task)
+        return 100 * float(per_task.mean())
+
+    def average_precision(self, matrix: np.ndarray) -> np.ndarray:
+        """The AP (a fraction) of each (task, query) group, in group order, when the pool is
+        ranked by ``matrix`` (see :meth:`objective`)."""
         rows = matrix[self.query]
         own = rows[np.arange(len(self.query)), self.doc][:, None]
         rank = 1 + (rows > own).sum(axis=1) + (
@@ -179,9 +186,7 @@ class Judged:
         group, rank = self.group[order], rank[order]
         first = np.searchsorted(group, group)
         precision = (np.arange(len(group)) - first + 1) / rank
-        ap = np.bincount(group, precision) / np.bincount(group)
-        per_task = np.bincount(self.group_task, ap) / np.bincount(self.group_task)
-        return 100 * float(per_task.mean())
+        return np.bincount(group, precision) / np.bincount(group)
 
 
 def _matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any],
@@ -248,18 +253,22 @@ def pooled(found: Sequence[float], sizes: np.ndarray) -> float:
 
 def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
            sizes: np.ndarray, members: Sequence[str], step: float,
-           progress: Callable[[int], None] | None = None) -> dict[str, Any]:
+           progress: Callable[[int], None] | None = None,
+           allowed: Callable[[Sequence[float]], bool] | None = None) -> dict[str, Any]:
     """The best weighting of ``members`` over query sets (per set: the members' score
     matrices ``parts`` and its :class:`Judged`; the objective is the mean over the sets
     weighted by ``sizes``): every weighting of the grid (step ``step``) by weighted and by
-    reciprocal-rank fusion, then :func:`ascend` from each method's best. Returns ``value``,
-    ``weights``, ``method``, ``singles`` (each member alone) and ``by_method``."""
+    reciprocal-rank fusion, then :func:`ascend` from each method's best; only weightings
+    ``allowed`` accepts (all by default). Returns ``value``, ``weights``, ``method``,
+    ``singles`` (each member alone) and ``by_method``."""
 
     # each method's transformed scores, once per set: a weighting is then a weighted sum
     terms = {method: [(transformed(rows, method), heard(rows)) for rows in parts]
              for method in ("weighted", "rrf")}
 
     def weighted(weights: Sequence[float], method: str) -> float:
+        if allowed is not None and not allowed(weights):
+            return -math.inf
         return pooled([j.objective(blend(t, weights, where))
                        for j, (t, where) in zip(judged, terms[method], strict=True)], sizes)
 
@@ -278,8 +287,9 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
         # then finer, one weight at a time, from the grid's best and from the best single
         # member alone (two local optima; the better is kept)
         alone = [float(m == max(singles, key=singles.__getitem__)) for m in members]
+        starts = [start for start in (grid_best[1], alone) if start]
         weights, found = max((ascend(lambda w, m=method: weighted(w, m), start)
-                              for start in (grid_best[1], alone)), key=lambda wf: wf[1])
+                              for start in starts), key=lambda wf: wf[1])
         total = sum(weights)  # either method ranks the same by weights scaled to sum to 1
         weights = [w / total for w in weights] if total > 0 else grid_best[1]
         by_method[method] = found
@@ -363,7 +373,8 @@ def with_fallback(full: dict[str, Any], text: dict[str, Any], silent: Sequence[s
     entry = {"silent": said, "members": list(text["members"]),
              "weights": list(text["weights"]), "method": text["method"],
              "objective_value": text.get("objective_value")}
-    entry.update({k: text[k] for k in ("fitted_on", "fitted", "single_values") if k in text})
+    entry.update({k: text[k] for k in ("fitted_on", "fitted", "single_values", "chosen",
+                                        "cross_validation", "paper_query_fit") if k in text})
     kept = [f for f in full.get("fallbacks", []) if not replace or f["silent"] != said]
     out["fallbacks"] = [entry, *kept] if replace else [entry]
     return out
@@ -411,75 +422,15 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool) -> tuple[list[Any], li
 #: on citation contexts, ``hybrid-graph`` on hidden links (``only`` fits some, the others are
 #: kept as saved).
 STEPS = (HYBRID, "contexts", HYBRID_GRAPH)
-#: The fewest train + dev citation contexts the free-text fallback is fitted on.
-MIN_CONTEXTS = 20
-
-
-def citation_contexts(corpus: Corpus, papers: Papers, splits: Sequence[str] | None = None
-                      ) -> tuple[list[str], list[str]]:
-    """The citation contexts (texts) of ``corpus`` whose reference resolved to a paper of the
-    collection ``papers``, and the cited paper of each, in a stable order; with ``splits``,
-    only those of the citing papers of these relation splits (none when the corpus has no
-    contexts)."""
-    from openmsd.relations import RelationsError, read_split
-
-    con = corpus.connect()
-    if "contexts" not in {row[0] for row in con.execute("SHOW TABLES").fetchall()}:
-        return [], []
-    rows = con.execute("SELECT citing_id, text, cited_id FROM contexts WHERE cited_id IS NOT "
-                       "NULL AND text IS NOT NULL ORDER BY citing_id, position, cited_id"
-                       ).fetchall()
-    citing: set[str] | None = None
-    if splits is not None:
-        citing = set()
-        for split in splits:
-            try:
-                citing |= set(read_split(corpus, split)["paper_id"].to_pylist())
-            except RelationsError:
-                continue
-    kept = [(text, cited) for paper, text, cited in rows
-            if cited in papers.position and (citing is None or paper in citing)]
-    return [t for t, _ in kept], [c for _, c in kept]
-
-
-def fit_contexts(corpus: Corpus, members: Sequence[str], step: float,
-                 progress: Callable[[str, int], Callable[[int], None]] | None = None
-                 ) -> dict[str, Any] | None:
-    """The free-text fallback of ``hybrid``: the best weighting (:func:`search`) of the words
-    and vectors ``members`` for ranking the cited paper of a citation context of the train
-    and dev papers among every corpus paper with text (MAP); None with fewer than
-    :data:`MIN_CONTEXTS` contexts (a fallback fitted on whole abstracts as queries weighed
-    the English view and the feedback members more than one sentence bears; on TALN's 54
-    contexts this fit does not transfer either: docs/ranking.md, session 8)."""
-    from openmsd.rank import corpus_papers
-
-    every = corpus_papers(corpus)
-    papers = corpus_papers(corpus, [i for i, t in zip(every.ids, every.texts, strict=True) if t])
-    texts, cited = citation_contexts(corpus, papers, ("train", "dev"))
-    if len(texts) < MIN_CONTEXTS:
-        return None
-    queries, everything, cache = Queries.of_texts(texts), np.arange(len(papers)), {}
-    rows = [np.array(load_scorer(m, papers, cache=cache).score(queries, everything),
-                     np.float32) for m in members]
-    judged = Judged.of_pairs(np.arange(len(texts)), [papers.position[c] for c in cited])
-    chosen = grid_step(len(members), step)
-    best = search([rows], [judged], np.ones(1), members, chosen,
-                  progress("hybrid's fallback (train+dev citation contexts)",
-                           len(simplex(len(members), chosen)) * 2) if progress else None)
-    kept = [i for i, w in enumerate(best["weights"]) if w > 0]
-    return {"members": [members[i] for i in kept], "weights": [best["weights"][i] for i in kept],
-            "method": best["method"], "objective_value": round(best["value"], 4),
-            "fitted_on": f"{len(texts)} citation contexts of the train and dev papers (MAP %)",
-            "fitted": datetime.now(UTC).isoformat(timespec="seconds"),
-            "single_values": {m: round(v, 4) for m, v in best["singles"].items()}}
-
-
 def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
                 progress: Callable[[str, int], Callable[[int], None]] | None = None,
                 members: Sequence[str] | None = None, metadata: bool = True,
                 only: Sequence[str] = STEPS) -> dict[str, Any]:
     """Fit ``hybrid`` (over ``members``, default :func:`text_members`), its free-text fallback
-    on citation contexts (:func:`fit_contexts`) and ``hybrid-graph``, and save them (see the
+    chosen on citation contexts (:func:`openmsd.experiment.contexts.fit_contexts`; fewer than
+    it needs: a :class:`~openmsd.experiment.contexts.TooFewContexts` error when it is the only
+    step, else noted as ``free_text`` and the fallback fitted on paper queries kept) and
+    ``hybrid-graph``, and save them (see the
     module); ``only``: those of :data:`STEPS` to fit, the others kept as saved. With
     ``metadata`` (or metadata among ``members``), ``hybrid`` is fitted twice, on words and
     vectors and with the papers' ``authors`` and ``year`` too; if the second is better it is
@@ -498,15 +449,25 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
     if HYBRID in only:
         spec[HYBRID] = _fit_hybrid(corpus, text, metadata, step, seed, progress)
     if "contexts" in only:
-        fallback = fit_contexts(corpus, words, step, progress)
-        if fallback is not None:
-            spec[HYBRID] = with_fallback(spec[HYBRID], fallback,
-                                         [m for m in METADATA_SCORERS
-                                          if m in spec[HYBRID]["members"]],
-                                         replace=True)
+        from openmsd.experiment.contexts import TooFewContexts, fit_contexts
+
+        said = [m for m in METADATA_SCORERS if m in spec[HYBRID]["members"]]
+        paper_fit = paper_query_fit(spec[HYBRID], said)
+        try:
+            fallback = fit_contexts(corpus, words, step, seed, paper_fit, progress)
+        except TooFewContexts as error:
+            if list(only) == ["contexts"]:
+                raise
+            spec[HYBRID]["free_text"] = str(error)  # the fallback fitted on paper queries stays
+        else:
+            spec[HYBRID].pop("free_text", None)
+            if paper_fit:
+                fallback["paper_query_fit"] = paper_fit
+            spec[HYBRID] = with_fallback(spec[HYBRID], fallback, said, replace=True)
     _save(corpus, spec)  # hybrid-graph weighs the tuned hybrid against the graph scorers
-    graph_pools, graph_hidden = tuning_pools(corpus, seed, hidden=True)
-    if HYBRID_GRAPH in only and graph_pools:
+    graph_pools, graph_hidden = (tuning_pools(corpus, seed, hidden=True)
+                                 if HYBRID_GRAPH in only else ([], []))
+    if graph_pools:
         members = [HYBRID, *[m for m in METADATA_SCORERS if m not in spec[HYBRID]["members"]],
                    *GRAPH_MEMBERS]
         graph_step = grid_step(len(members), max(step, 0.2))
@@ -521,6 +482,25 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
             queries=sum(queries_of(p) for p in graph_pools))
         _save(corpus, spec)
     return spec
+
+
+def paper_query_fit(spec: dict[str, Any], silent: Sequence[str]) -> dict[str, Any] | None:
+    """The words-and-vectors weighting fitted on the SDSM paper queries that ``spec``
+    (``hybrid``) holds for the queries on which ``silent`` are silent: its fallback, when that
+    was not fitted on citation contexts, else the one that fallback kept
+    (``paper_query_fit``); None when there is none.
+
+    >>> paper_query_fit({"fallbacks": [{"silent": ["year"], "members": ["bm25"],
+    ...                                 "weights": [1.0], "method": "rrf"}]}, ["year"])
+    {'members': ['bm25'], 'weights': [1.0], 'method': 'rrf'}
+    """
+    for entry in spec.get("fallbacks", []):
+        if list(entry["silent"]) != list(silent):
+            continue
+        if "citation contexts" in entry.get("fitted_on", ""):
+            return entry.get("paper_query_fit")
+        return {k: entry[k] for k in ("members", "weights", "method")}
+    return None
 
 
 def _check_dev(corpus: Corpus) -> None:
@@ -562,7 +542,8 @@ def _fit_hybrid(corpus: Corpus, text: list[str], metadata: bool, step: float, se
     if extra:
         full = fitted([*words, *extra], "and metadata")
         if full["objective_value"] > spec["objective_value"]:
-            combined = with_fallback(full, spec, extra)
+            combined = with_fallback(full, {**spec, "fitted_on": "the SDSM paper queries of "
+                                            "the train and dev splits"}, extra)
             combined["objective_value"] = round(value_of(pools, combined, stores, None), 4)
             spec = combined
     spec.update(split="+".join(p.split for p in pools),

@@ -176,7 +176,8 @@ def request_for(endpoint: str, paper: tuple[str, str], fetch: Fetch,
 async def client_loop(fetch: Fetch, papers: list[tuple[str, str]],
                       endpoints: list[str], deadline: float, limit: int, seed: int,
                       latencies: dict[str, list[float]], errors: list[str],
-                      ranker: str | None, answered: list[float]) -> None:
+                      ranker: str | None, answered: list[float],
+                      mine: list[float] | None = None) -> None:
     rng = random.Random(seed)
     turn = seed
     while time.perf_counter() < deadline and sum(map(len, latencies.values())) < limit:
@@ -189,6 +190,8 @@ async def client_loop(fetch: Fetch, papers: list[tuple[str, str]],
             if status == 200:
                 answered.append(time.perf_counter())
                 latencies[endpoint].append(answered[-1] - start)
+                if mine is not None:
+                    mine.append(answered[-1] - start)
             else:
                 errors.append(f"{status} {endpoint} {paper[0]}")
         except (httpx.HTTPError, aiohttp.ClientError, TimeoutError) as error:
@@ -221,18 +224,23 @@ async def http_client(base: str, clients: int, kind: str) -> AsyncIterator[Fetch
 
 async def load(base: str, papers: list[tuple[str, str]], endpoints: list[str], clients: int,
                seconds: float, limit: int, ranker: str | None = None,
-               answered: list[float] | None = None, client: str = "aiohttp"
+               answered: list[float] | None = None, client: str = "aiohttp",
+               by_client: list[list[float]] | None = None
                ) -> tuple[dict[str, list[float]], list[str], float]:
     """``clients`` closed-loop clients for ``seconds``: each endpoint's latencies (seconds),
-    the errors, the elapsed time; ``answered`` gets each answer's ``perf_counter`` time."""
+    the errors, the elapsed time; ``answered`` gets each answer's ``perf_counter`` time,
+    ``by_client`` each client's latencies (one list per client)."""
     answered = [] if answered is None else answered
+    if by_client is not None:
+        by_client[:] = [[] for _ in range(clients)]
     latencies: dict[str, list[float]] = {e: [] for e in endpoints}
     errors: list[str] = []
     async with http_client(base, clients, client) as fetch:
         started = time.perf_counter()
         deadline = started + seconds
         await asyncio.gather(*(client_loop(fetch, papers, endpoints, deadline, limit, i,
-                                           latencies, errors, ranker, answered)
+                                           latencies, errors, ranker, answered,
+                                           by_client[i] if by_client is not None else None)
                                for i in range(clients)))
         return latencies, errors, time.perf_counter() - started
 
@@ -394,6 +402,7 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
                 time.sleep(0.5)
         else:
             raise SystemExit(f"the server did not answer within {args.start_timeout:.0f} s")
+        ready_workers(base, args.workers, started + args.start_timeout)
         start_s = round(time.perf_counter() - started, 1)
         print(f"server answering after {start_s} s", flush=True)
         for name, (asked, ranker) in plan.items():
@@ -419,6 +428,20 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
            for name, p in phases.items() if peers[name] != name}
     return {"by_phase": phases, "peers": peers, "p95_ratio_to_peer": ratio,
             "server_cpu_ratio_to_peer": cpu}
+
+
+def ready_workers(base: str, workers: int, deadline: float, patience: float = 60) -> None:
+    """Wait until ``workers`` processes have answered ``/healthz`` (each names its pid), for
+    at most ``patience`` seconds, so that no phase starts while a worker is still loading; a
+    server whose ``/healthz`` names no pid is taken as it is."""
+    seen: set[int] = set()
+    deadline = min(deadline, time.perf_counter() + patience)
+    while len(seen) < workers and time.perf_counter() < deadline:
+        pids = {httpx.get(base + "/healthz", timeout=60).json().get("pid") for _ in range(8)}
+        if None in pids:
+            return
+        seen |= pids
+        time.sleep(0.2)
 
 
 def phase_plan(args: argparse.Namespace, endpoints: list[str]
@@ -447,6 +470,7 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     seen: dict[int, float] = {}  # CPU seconds per process of the server's tree (its workers)
     tree_cpu(served, seen)
     server_cpu, client_cpu = sum(seen.values()), sum(own.cpu_times()[:2])
+    before = dict(seen)
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     encoded_before = httpx.get(base + "/healthz").json().get("encoded", {})
@@ -457,18 +481,21 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     stop = threading.Event()
     watcher = threading.Thread(target=watch_swaps, args=(base, stop, swaps), daemon=True)
     answered: list[float] = []
+    by_client: list[list[float]] = []
     if args.rebuilds:
         watcher.start()
     rebuilder.start()
     latencies, errors, elapsed = asyncio.run(
         load(base, papers, endpoints, args.clients, args.seconds, args.max_requests, ranker,
-             answered, args.client))
+             answered, args.client, by_client))
     rebuilder.join()
     stop.set()
     if args.rebuilds:
         watcher.join()
     tree_cpu(served, seen)
     server_cpu = sum(seen.values()) - server_cpu
+    # each server process's share of the server CPU (the balance between --workers)
+    spent = sorted((seen[pid] - before.get(pid, 0.0) for pid in seen), reverse=True)
     client_cpu = sum(own.cpu_times()[:2]) - client_cpu
     health = httpx.get(base + "/healthz").json()
     reloads = health.get("reloads")
@@ -498,7 +525,13 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
         # the batch before, or gathering for up to 2 ms)
         "encoder_wait_ms": {m: round(b["waited_s"] * 1000 / b["calls"], 1)
                             for m, b in batches.items() if b["calls"]},
+        # each client's median latency, fastest first: clients on a worker holding more of
+        # the connections wait longer (keep-alive connections stay on the worker they reached)
+        "client_median_ms": sorted(round(float(np.median(c)) * 1000, 1) for c in by_client
+                                   if c),
         "server_cpu_ms_per_request": round(server_cpu * 1000 / requests, 2),
+        "server_cpu_share_by_process": [round(c / server_cpu, 3) for c in spent
+                                        if server_cpu > 0 and c > 0.01 * server_cpu],
         "client_cpu_ms_per_request": round(client_cpu * 1000 / requests, 2),
         "load_average_1m": [load_before, os.getloadavg()[0]], "cores": os.cpu_count(),
         "error_examples": errors[:5],

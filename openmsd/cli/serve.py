@@ -40,5 +40,6 @@ def serve(
     try:
         run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
                    backend=backend, workers=workers)
-    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
+    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError,
+            RuntimeError) as error:
         fail(str(error))

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         FastText,
         LanguageIdentifier,
         identify,
+        identify_sure,
         paper_text,
     )
     from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record
@@ -70,6 +71,7 @@ _WHERE: dict[str, str] = {
     "digest": "ingest_run",
     "enriched_name": "summaries",
     "identify": "langid",
+    "identify_sure": "langid",
     "ingest": "ingest_run",
     "ingest_on_spark": "spark_ingest",
     "local_spark": "spark_ingest",
@@ -90,10 +92,10 @@ __all__ = [
     "BATCH", "CLD3", "LENGTHS", "LINKED", "MANIFEST", "NEXT", "SCHEMA_VERSION", "STAGED",
     "STAGED_DIR", "TABLES", "UND", "Combined", "Corpus", "CorpusError", "FastText", "IngestResult",
     "LanguageIdentifier", "Record", "SparkSql", "build_corpus", "build_id", "build_summary",
-    "corpus_stats", "current_summaries", "derive", "digest", "enriched_name", "identify", "ingest",
-    "ingest_on_spark", "local_spark", "paper_text", "parse_enriched", "parse_variant",
-    "read_papers", "stage", "stats_view", "summaries_dir", "summaries_for_model", "table1_rows",
-    "variant_summaries", "write_summaries",
+    "corpus_stats", "current_summaries", "derive", "digest", "enriched_name", "identify",
+    "identify_sure", "ingest", "ingest_on_spark", "local_spark", "paper_text", "parse_enriched",
+    "parse_variant", "read_papers", "stage", "stats_view", "summaries_dir", "summaries_for_model",
+    "table1_rows", "variant_summaries", "write_summaries",
 ]
 
 

@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 __all__ = ["CLD3", "UND", "Combined", "Detection", "FastText", "LanguageIdentifier", "count_priors",
-           "detect", "group_priors", "identify", "normalize_language", "paper_text", "with_priors"]
+           "detect", "group_priors", "identify", "identify_sure", "normalize_language",
+           "paper_text", "with_priors"]
 
 # CLD3 still answers with a few retired ISO 639-1 codes.
 _RETIRED = {"iw": "he", "ji": "yi", "jw": "jv", "in": "id"}
@@ -153,12 +154,14 @@ class Combined:
     def __init__(self, cld3: CLD3 | None = None, fasttext: FastText | None = None):
         self.cld3, self.fasttext = cld3 or CLD3(), fasttext or FastText()
 
-    def one(self, text: str) -> tuple[str, float | None]:
-        """The language of one text and how sure the identifiers are."""
+    def one(self, text: str, fasttext_guess: tuple[str, float] | None = None
+            ) -> tuple[str, float | None]:
+        """The language of one text and how sure the identifiers are (``fasttext_guess``:
+        fastText's guess of ``text``, when it was asked already)."""
         if not text or _too_short(text):
             return UND, None
         cld3, cld3_p, reliable = self.cld3.guess(text)
-        fasttext, fasttext_p = self.fasttext.guess(text)
+        fasttext, fasttext_p = fasttext_guess or self.fasttext.guess(text)
         if cld3 == fasttext:
             return fasttext, round(max(cld3_p, fasttext_p), 4)
         if fasttext_p >= FASTTEXT_SURE:
@@ -188,6 +191,32 @@ def default_identifier() -> Combined:
     global _default
     _default = _default or Combined()
     return _default
+
+
+def identify_sure(texts: Sequence[str], sure: float, identifier: Combined | None = None
+                  ) -> list[str]:
+    """Each text's language where :func:`identify` is at least ``sure`` of it (at least
+    ``FASTTEXT_SURE``), else ``und``: the same answers, with CLD3 asked only where fastText
+    alone is less sure than ``sure`` (where fastText is, CLD3 cannot change the answer:
+    agreeing, the confidence is the surer of the two; disagreeing, fastText's sure answer
+    wins). A free-text query's language, at about half of :func:`identify`'s cost on titles.
+
+    >>> identify_sure(["Une MétaGrammaire pour les adjectifs du français", "Errata", ""], 0.9)
+    ['fr', 'und', 'und']
+    """
+    if sure < FASTTEXT_SURE:
+        raise ValueError(f"identify_sure: sure must be at least {FASTTEXT_SURE}, not {sure}")
+    out: list[str] = []
+    for text in texts:
+        if not text or _too_short(text):
+            out.append(UND)
+            continue
+        identifier = identifier or default_identifier()
+        guess = identifier.fasttext.guess(text)
+        language, confidence = (guess if guess[1] >= sure
+                                else identifier.one(text, fasttext_guess=guess))
+        out.append(language or UND if confidence is not None and confidence >= sure else UND)
+    return out
 
 
 def paper_text(title: str | None, abstract: str | None,

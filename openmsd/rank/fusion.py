@@ -244,9 +244,14 @@ class Fusion(ExactScorer):
             # a member that can say what it saw in words (shared references) says it
             details = [m.describe(int(queries.rows[i]), pool[order])
                        if hasattr(m, "describe") else [None] * len(order) for m in self.members]
-            said.append([[Contribution(m.name, m.signal, float(p[0, j]),
-                                       int((p[0] > p[0, j]).sum()) + 1
-                                       if np.isfinite(p[0, j]) else None, detail[n])
-                          for m, p, detail in zip(self.members, parts, details, strict=True)]
-                         for n, j in enumerate(order)])
+            # each member's score of each result and its rank among the candidates (1 + the
+            # candidates it scores higher), for all results at once
+            shown = [p[0, order] for p in parts]
+            ranks = [np.where(np.isfinite(v), (p[0][None, :] > v[:, None]).sum(axis=1) + 1, 0)
+                     .tolist() for p, v in zip(parts, shown, strict=True)]
+            values = [v.tolist() for v in shown]
+            said.append([[Contribution(m.name, m.signal, score[n], rank[n] or None, detail[n])
+                          for m, score, rank, detail in zip(self.members, values, ranks,
+                                                            details, strict=True)]
+                         for n in range(len(order))])
         return rows, scores, said

@@ -78,11 +78,9 @@ class Queries:
         detector is confident (:data:`CONFIDENT`), else ``und`` (a lexical scorer then reads
         the query in every language of its collection)."""
         if languages is None:
-            from openmsd.corpus import identify
+            from openmsd.corpus import identify_sure
 
-            found = identify(list(texts)) if texts else []
-            languages = [language if language and (confidence or 0) >= CONFIDENT else "und"
-                         for language, confidence in found]
+            languages = identify_sure(list(texts), CONFIDENT)
         return cls(list(texts), list(languages), [""] * len(texts),
                    np.full(len(texts), -1, np.int64))
 

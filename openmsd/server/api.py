@@ -13,6 +13,7 @@ between pool threads), unless the structures they read are being loaded (:func:`
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
@@ -361,8 +362,9 @@ router = APIRouter()
 @router.get("/healthz", tags=["service"])
 def healthz(resources: Served) -> dict[str, Any]:
     """Liveness, how many papers each served model's index holds, how many times a rebuilt
-    index was swapped in, and how many texts each query encoder took in how many batches."""
-    return {"status": "ok",
+    index was swapped in, how many texts each query encoder took in how many batches, and
+    the process that answered (``serve --workers N``: one of N)."""
+    return {"status": "ok", "pid": os.getpid(),
             "indexed": {m: resources.index(m).index.ntotal for m in resources.models},
             "reloads": {m: resources.indexes[m].reloads for m in resources.models},
             "encoded": resources.encoded()}

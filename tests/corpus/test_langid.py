@@ -152,3 +152,28 @@ def test_module_examples():
 def test_too_short_for_every_identifier(text):
     for identifier in (CLD3(), FastText(), Combined()):
         assert identifier([text]) == [(UND, None)]
+
+
+def test_identify_sure_answers_as_identify_thresholded(shared_data):
+    """fastText first, CLD3 only where fastText is unsure: every language the same as
+    :func:`identify` with its confidence thresholded, on real titles and abstracts (French and
+    English TALN, Spanish and Portuguese SciELO titles) and on text too short to decide."""
+    from openmsd.corpus import identify_sure
+
+    taln = list(taln_rows(shared_data / "taln" / "papers.jsonl"))
+    folder = shared_data / "scielo-monolingual"
+    titles = [r.text for language in ("es", "pt")
+              for r in list(bioc_rows(folder / f"{language}-health.xml"))[:300]]
+    texts = [*(r.title or "" for r in taln[:600]), *(r.text[:300] for r in taln[:200]),
+             *titles, "", "Errata", "EMBARAZO HETEROTOPICO: UNA PATOLOGIA", "DNA in Mus musculus"]
+    found = identify(texts)
+    for sure in (0.5, 0.9, 0.99):
+        expected = [language if confidence is not None and confidence >= sure else UND
+                    for language, confidence in found]
+        assert identify_sure(texts, sure) == expected
+    # the shortcut is taken and not taken, both
+    fasttext = Combined().fasttext
+    sureness = [fasttext.guess(t)[1] for t in texts if t and len(t.split()) >= 3]
+    assert min(sureness) < 0.9 < max(sureness)
+    with pytest.raises(ValueError, match="at least"):
+        identify_sure(texts, 0.3)

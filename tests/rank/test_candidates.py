@@ -150,6 +150,31 @@ def test_every_querys_pool_scored_at_once_as_one_query_at_a_time():
                     member.name
 
 
+def test_what_each_member_said_is_its_score_and_rank_among_the_candidates():
+    """top_k_explained: per result and member, the member's exact score of it and its rank
+    among the query's candidates (1 + the candidates it scores higher; None: no score)."""
+    cache = {"vectors": _dense(_index())}
+    members = ["bm25@same", "vectors", "bm25-en", "citation", "co-citation", "coupling"]
+    fused = Fusion("cheap", [load_scorer(m, PAPERS, citations=CITATIONS, cache=cache)
+                             for m in members], pool_depth=30)
+    queries = Queries.of_rows(PAPERS, [0, 11, 420])
+    rows, _, said = fused.top_k_explained(queries, 12)
+    pools = fused.candidates(queries)
+    unranked = 0
+    for i, pool in enumerate(pools):
+        parts = fused.member_scores(queries.subset([i]), pool)
+        for n, row in enumerate(rows[i][rows[i] >= 0]):
+            at = int(np.flatnonzero(pool == row)[0])
+            for member, part, c in zip(fused.members, parts, said[i][n], strict=True):
+                assert c.member == member.name and c.score == float(part[0, at])
+                if np.isfinite(part[0, at]):
+                    assert c.rank == 1 + int((part[0] > part[0, at]).sum())
+                else:
+                    assert c.rank is None
+                    unranked += 1
+    assert unranked  # some member had nothing to say of some result
+
+
 def test_a_fusion_without_a_dense_member_keeps_every_members_candidates():
     fused = load_scorer("bm25+coupling", PAPERS, citations=CITATIONS)
     query = Queries.of_rows(PAPERS, [5])

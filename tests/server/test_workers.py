@@ -1,9 +1,11 @@
-"""``openmsd serve --workers 2``: two processes on one port answer as one process does, and a
-corpus they could not serve is refused in the parent with the CLI's error, not a traceback."""
+"""``openmsd serve --workers 2``: two processes on one port answer as one process does, each
+takes its share of the connections, and a corpus or a port they could not serve is refused in
+the parent with the CLI's error, not a traceback."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -45,6 +47,12 @@ def test_two_workers_answer_like_one(served_corpus: Path, client) -> None:
             ids = [r["paper_id"] for r in served.json()["results"]]
             assert ids == [r["paper_id"] for r in in_process.json()["results"]]
             assert ids
+        # each new connection goes to one listening worker or the other (SO_REUSEPORT): once
+        # both have loaded, both answer
+        answered: set[int] = set()
+        while len(answered) < 2 and time.time() < deadline:
+            answered |= {httpx.get(base + "/healthz").json()["pid"] for _ in range(8)}
+        assert len(answered) == 2 and answered <= {p.pid for p in workers}
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -58,3 +66,17 @@ def test_workers_refuse_a_corpus_in_the_parent(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
     assert "nothing" in done.stderr + done.stdout
+
+
+def test_workers_refuse_a_port_in_use(served_corpus: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "openmsd.cli", "serve", str(served_corpus), "--model", MODEL,
+             "--port", str(port), "--workers", "2"],
+            capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr + done.stdout

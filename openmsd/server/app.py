@@ -179,6 +179,8 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
 
 
 SERVE_ENV = "OPENMSD_SERVE"
+#: Seconds uvicorn's supervisor waits for a ``--workers`` process to answer its health check.
+WORKER_PATIENCE = 600
 """What each worker process of ``serve(workers=N)`` serves: JSON ``{corpus, models, backend}``."""
 
 
@@ -215,9 +217,12 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
     queries are batched, and a second thread per batch of short queries (ONNX Runtime's
     intra-op pool, muse-v3's BLAS) costs 2-4x the CPU per query on a busy machine
     (``benchmarks/query_encoding.py``). ``workers`` > 1 runs that many processes on one port
-    (:func:`serve_workers`), each with its own index, encoders and rebuild watcher: one Python
+    , each with its own index, encoders and rebuild watcher: one Python
     process answers at most about one core's worth of requests (the GIL), so on a busy server
-    use one per core."""
+    use one per core: uvicorn's supervisor runs them, and waits up to :data:`WORKER_PATIENCE`
+    seconds for a worker's health check (a 100,000-paper worker loads for minutes, holding the
+    GIL in long calls; at uvicorn's default of 5 s it was killed and restarted in a loop)."""
+    import json
     import os
 
     import faiss
@@ -231,100 +236,22 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
         uvicorn.run(create_app(corpus, models, backend=backend), host=host, port=port,
                     log_level=log_level, access_log=False)
         return
-    serve_workers(corpus, models, host, port, log_level, backend, workers)
-
-
-def serve_workers(corpus: str | Path, models: list[str], host: str, port: int,
-                  log_level: str, backend: str | None, workers: int) -> None:
-    """``workers`` processes serving one port, each loading the app, then listening on its
-    own socket bound with ``SO_REUSEPORT``: the kernel spreads new connections over the
-    workers listening, by a hash of each connection's addresses (so a few keep-alive clients
-    may split unevenly: docs/server.md). uvicorn's own ``--workers`` pings each worker every
-    few seconds and kills one that does not answer: a 100,000-paper worker, loading for
-    minutes, was killed and restarted in a loop. Returns when a signal (SIGTERM, SIGINT) has
-    stopped the workers; when one exits, the others are stopped and a :class:`RuntimeError`
-    names its exit status. The corpus and the port are checked here, in the parent, first."""
-    import json
-    import multiprocessing
-    import os
-    import signal
-    import threading
-
-    if port == 0:
-        raise ValueError("serve: --workers needs a fixed --port (0 would give each worker "
-                         "its own)")
     check_served(corpus, models)
     _check_port(host, port)
     os.environ[SERVE_ENV] = json.dumps({"corpus": str(corpus), "models": list(models),
                                         "backend": backend})
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers' FAISS and BLAS, as above
-    context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=_worker, args=(host, port, log_level),
-                                 name=f"openmsd-serve-{i}") for i in range(workers)]
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set())
-                for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        for process in processes:
-            process.start()
-        while not stop.is_set() and all(p.is_alive() for p in processes):
-            stop.wait(0.5)
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.terminate()  # uvicorn's graceful shutdown
-        for process in processes:
-            process.join(timeout=30)
-            if process.is_alive():  # requests still queued in its thread pool
-                process.kill()
-                process.join()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    failed = [p.exitcode for p in processes if p.exitcode not in (0, -signal.SIGTERM)]
-    if failed and not stop.is_set():
-        raise RuntimeError(f"serve: a worker exited with status {failed[0]}; the others "
-                           "were stopped (its log is above)")
-
-
-def _listener(host: str, port: int, reuse_port: bool) -> socket.socket:
-    """A TCP socket bound to ``host:port`` (IPv6 for a host with a colon)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if reuse_port:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    try:
-        sock.bind((host, port))
-    except OSError:
-        sock.close()
-        raise
-    return sock
+    uvicorn.run("openmsd.server.app:app_from_env", factory=True, workers=workers, host=host,
+                port=port, log_level=log_level, access_log=False,
+                timeout_worker_healthcheck=WORKER_PATIENCE)
 
 
 def _check_port(host: str, port: int) -> None:
     """A ``ValueError`` naming the address when it cannot be bound (in use, not local)."""
-    try:
-        _listener(host, port, reuse_port=False).close()
-    except OSError as error:
-        raise ValueError(f"serve: cannot listen on {host}:{port}: {error.strerror}") from None
-
-
-def _worker(host: str, port: int, log_level: str) -> None:
-    """One process of :func:`serve_workers`: the app of ``$OPENMSD_SERVE``, once loaded, on
-    its own ``SO_REUSEPORT`` socket (the kernel sends connections only to the workers
-    listening)."""
-    import signal
-
-    import faiss
-    import uvicorn
-
-    # Ctrl-C reaches every process of the terminal's group: the parent stops the workers
-    # (SIGTERM); uvicorn takes SIGINT while it serves, and after shutting down raises again
-    # what it caught, which must not end the worker with a KeyboardInterrupt traceback
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    faiss.omp_set_num_threads(1)
-    app = app_from_env()  # loaded before listening: no connection waits for a loading worker
-    sock = _listener(host, port, reuse_port=True)
-    sock.listen(2048)
-    uvicorn.Server(uvicorn.Config(app, log_level=log_level, access_log=False)).run(
-        sockets=[sock])
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as error:
+            raise ValueError(f"serve: cannot listen on {host}:{port}: {error.strerror}") from None

@@ -47,8 +47,7 @@ def test_two_workers_answer_like_one(served_corpus: Path, client) -> None:
             ids = [r["paper_id"] for r in served.json()["results"]]
             assert ids == [r["paper_id"] for r in in_process.json()["results"]]
             assert ids
-        # each new connection goes to one listening worker or the other (SO_REUSEPORT): once
-        # both have loaded, both answer
+        # uvicorn's workers accept from one shared socket: once both have loaded, both answer
         answered: set[int] = set()
         while len(answered) < 2 and time.time() < deadline:
             answered |= {httpx.get(base + "/healthz").json()["pid"] for _ in range(8)}

@@ -1,9 +1,13 @@
-"""Per-context AP on the train+dev and test (idt+odt) contexts of /tmp/contexts15/taln:
+"""Per-context AP on the train+dev and test (idt+odt) contexts of a tuned TALN corpus:
 bm25@same, e5, hybrid scored exhaustively (every corpus paper, as ``openmsd tune`` scores
 them) and hybrid as the benchmark ranks it (top 100 of its cheap candidate pool); paired
 t-tests against bm25@same. Session 9's scratch, kept for its figures
-(context_taln_exhaustive.json)."""
+(context_taln_exhaustive.json)::
+
+    python docs/ranking/session9/exhaustive.py CORPUS OUT.json
+"""
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +19,7 @@ from openmsd.experiment.contexts import citation_contexts
 from openmsd.experiment.tune import Judged
 from openmsd.rank import Queries, corpus_papers, load_scorer
 
-corpus = Corpus("/tmp/contexts15/taln")
+corpus = Corpus(sys.argv[1])
 every = corpus_papers(corpus)
 papers = corpus_papers(corpus, [i for i, t in zip(every.ids, every.texts, strict=True) if t])
 cache = {}
@@ -43,4 +47,4 @@ for label, splits in (("train+dev", ("train", "dev")), ("idt+odt", ("idt", "odt"
                             "p_vs_bm25": None if t is None else round(float(t.pvalue), 4),
                             "wins": int((a > base).sum()), "losses": int((a < base).sum())}
     print(label, json.dumps(out[label], indent=1), flush=True)
-Path("/tmp/contexts15/paired.json").write_text(json.dumps(out, indent=1))
+Path(sys.argv[2]).write_text(json.dumps(out, indent=1))

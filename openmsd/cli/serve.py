@@ -40,6 +40,5 @@ def serve(
     try:
         run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
                    backend=backend, workers=workers)
-    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError,
-            RuntimeError) as error:
+    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(str(error))

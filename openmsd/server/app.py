@@ -179,9 +179,9 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
 
 
 SERVE_ENV = "OPENMSD_SERVE"
+"""What each worker process of ``serve(workers=N)`` serves: JSON ``{corpus, models, backend}``."""
 #: Seconds uvicorn's supervisor waits for a ``--workers`` process to answer its health check.
 WORKER_PATIENCE = 600
-"""What each worker process of ``serve(workers=N)`` serves: JSON ``{corpus, models, backend}``."""
 
 
 def app_from_env() -> FastAPI:
@@ -216,11 +216,11 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
     encoders run on one thread too, unless ``$OPENMSD_THREADS`` says otherwise: concurrent
     queries are batched, and a second thread per batch of short queries (ONNX Runtime's
     intra-op pool, muse-v3's BLAS) costs 2-4x the CPU per query on a busy machine
-    (``benchmarks/query_encoding.py``). ``workers`` > 1 runs that many processes on one port
-    , each with its own index, encoders and rebuild watcher: one Python
-    process answers at most about one core's worth of requests (the GIL), so on a busy server
-    use one per core: uvicorn's supervisor runs them, and waits up to :data:`WORKER_PATIENCE`
-    seconds for a worker's health check (a 100,000-paper worker loads for minutes, holding the
+    (``benchmarks/query_encoding.py``). ``workers`` > 1 runs that many processes on one port,
+    each with its own index, encoders and rebuild watcher: one Python process answers at most
+    about one core's worth of requests (the GIL), so on a busy server use one per core.
+    uvicorn's supervisor runs them, and waits up to :data:`WORKER_PATIENCE` seconds for a
+    worker's health check (a 100,000-paper worker loads for minutes, holding the
     GIL in long calls; at uvicorn's default of 5 s it was killed and restarted in a loop)."""
     import json
     import os

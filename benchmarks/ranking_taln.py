@@ -14,7 +14,8 @@ members, text-only and with hidden links, weights tuned on dev only.
    (shared authors, a metadata member), hybrid; the ratio of hybrid's average MAP to the
    better of BM25 and the best dense model (and to its best single member), and a paired
    t-test of per-(task, query) AP against BM25; English queries against the English-only model;
-3. the hidden-links protocol on test: hybrid (text) against the graph scorers and hybrid-graph.
+3. the hidden-links protocol on test: hybrid (text) against the graph scorers, the authors'
+   citation habits (:mod:`openmsd.rank.authorship`) and hybrid-graph.
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ from scipy import stats
 from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_sdsm, markdown
 from openmsd.experiment import tune_fusion
-from openmsd.rank import HYBRID, HYBRID_GRAPH, dense_models, tuned
+from openmsd.rank import AUTHOR_SCORERS, HYBRID, HYBRID_GRAPH, dense_models, tuned
 
 GRAPH = ["adamic-adar", "ppr", "co-citation", "coupling", "shared-references", "scincl-graph",
-         f"{HYBRID}~links"]
+         f"{HYBRID}~links", *AUTHOR_SCORERS]
 
 
 def pooled_t_test(a: Any, b: Any) -> dict[str, float]:

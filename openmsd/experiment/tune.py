@@ -16,14 +16,16 @@ figure and the corpus build.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from openmsd.corpus import Corpus
@@ -32,7 +34,6 @@ from openmsd.rank import (
     FEEDBACK,
     HYBRID,
     HYBRID_GRAPH,
-    LINKS,
     METADATA_SCORERS,
     Queries,
     blend,
@@ -49,9 +50,14 @@ from openmsd.rank import (
     tuned,
 )
 
-#: Graph members ``hybrid-graph`` may give weight to.
-GRAPH_MEMBERS = ("adamic-adar", "ppr", "coupling", "co-citation", "shared-references",
-                 f"{HYBRID}{LINKS}")
+#: Graph members ``hybrid-graph`` may give weight to: the citation graph's and the authors'
+#: citation habits' (:mod:`openmsd.rank.authorship`). Session 10 chose these on 5-fold
+#: cross-validation over the train hidden links (docs/ranking.md): ``adamic-adar``,
+#: ``coupling``, ``co-citation`` and ``hybrid~links`` beside them lowered the out-of-fold MAP.
+GRAPH_MEMBERS = ("ppr", "shared-references", "author-links", "author-citations", "author-ppr",
+                 "cited-by")
+#: Folds of the cross-validation that chooses ``hybrid-graph``'s method (:func:`fit`).
+GRAPH_FOLDS = 5
 
 
 class TuneError(ValueError):
@@ -260,7 +266,7 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
     weighted by ``sizes``): every weighting of the grid (step ``step``) by weighted and by
     reciprocal-rank fusion, then :func:`ascend` from each method's best; only weightings
     ``allowed`` accepts (all by default). Returns ``value``, ``weights``, ``method``,
-    ``singles`` (each member alone) and ``by_method``."""
+    ``singles`` (each member alone), ``by_method`` and ``weights_by_method``."""
 
     # each method's transformed scores, once per set: a weighting is then a weighted sum
     terms = {method: [(transformed(rows, method), heard(rows)) for rows in parts]
@@ -276,6 +282,7 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
                          sizes) for i, m in enumerate(members)}
     best: dict[str, Any] = {"value": -1.0}
     by_method: dict[str, float] = {}
+    by_weights: dict[str, list[float]] = {}
     for method in ("weighted", "rrf"):
         grid_best: tuple[float, list[float]] = (-1.0, [])
         for weights in simplex(len(members), step):
@@ -293,42 +300,100 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
         total = sum(weights)  # either method ranks the same by weights scaled to sum to 1
         weights = [w / total for w in weights] if total > 0 else grid_best[1]
         by_method[method] = found
+        by_weights[method] = weights
         if found > best["value"] + 1e-9:
             best = {"value": found, "weights": weights, "method": method}
-    return {**best, "singles": singles, "by_method": by_method}
+    return {**best, "singles": singles, "by_method": by_method, "weights_by_method": by_weights}
+
+
+def with_queries(pool: Any, queries: Collection[str]) -> Any:
+    """``pool`` whose judgements are those of ``queries`` only (the papers, and so every
+    member's scores, unchanged)."""
+    keep = pa.array([q in queries for q in pool.judgements["query"].to_pylist()], pa.bool_())
+    return dataclasses.replace(pool, judgements=pool.judgements.filter(keep))
+
+
+def methods_fitted(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
+                   members: Sequence[str], task: str | None, step: float, seed: int = 0,
+                   progress: Callable[[int], None] | None = None
+                   ) -> tuple[dict[str, tuple[list[float], float]], dict[str, float]]:
+    """Per method (``weighted``, ``rrf``: :func:`search`; ``learned``: :func:`learn`) its
+    weights fitted on ``pools`` and their objective there; and each member's own objective."""
+    sizes = np.array([queries_of(p) for p in pools], float)
+    judged = [Judged(p, task) for p in pools]
+    best = search(parts, judged, sizes, members, step, progress)
+    out = {m: (best["weights_by_method"][m], best["by_method"][m]) for m in ("weighted", "rrf")}
+    learned = learn(pools, parts, task, seed)
+    out["learned"] = (learned, pooled([j.objective(combine(rows, learned, "learned"))
+                                       for j, rows in zip(judged, parts, strict=True)], sizes))
+    if progress:
+        progress(1)
+    return out, best["singles"]
+
+
+def cross_validate(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
+                   members: Sequence[str], task: str | None, step: float, folds: int,
+                   seed: int = 0) -> dict[str, float]:
+    """Each method's out-of-fold objective: the tuning queries (of every pool) in ``folds``
+    seeded folds; each method fitted (:func:`methods_fitted`) on the other folds and scored
+    on the held-out one, the folds' objectives weighted by their queries (at most one fold per
+    query; with fewer than two queries, nothing to validate: ``{}``)."""
+    keys = [(i, q) for i, pool in enumerate(pools)
+            for q in sorted(set(pool.judgements["query"].to_pylist()))]
+    folds = min(folds, len(keys))
+    if folds < 2:
+        return {}
+    order = np.random.default_rng(seed).permutation(len(keys))
+    fold_of = {keys[k]: n % folds for n, k in enumerate(order)}
+    found: dict[str, list[float]] = {m: [] for m in ("weighted", "rrf", "learned")}
+    held: list[float] = []
+    for fold in range(folds):
+        train, test = ([with_queries(p, {q for (i, q), f in fold_of.items()
+                                         if i == n and (f == fold) == inside})
+                        for n, p in enumerate(pools)] for inside in (False, True))
+        sizes = np.array([queries_of(p) for p in test], float)
+        held.append(float(sizes.sum()))
+        fitted, _ = methods_fitted(train, parts, members, task, step, seed)
+        for method, (weights, _) in fitted.items():
+            found[method].append(pooled([Judged(p, task).objective(combine(rows, weights, method))
+                                         for p, rows in zip(test, parts, strict=True)], sizes))
+    return {m: round(float(np.average(v, weights=held)), 4) for m, v in found.items()}
 
 
 def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Sequence[Any],
         task: str | None, step: float,
         progress: Callable[[int], None] | None = None, seed: int = 0,
-        stores: Sequence[dict[str, np.ndarray]] | None = None) -> dict[str, Any]:
+        stores: Sequence[dict[str, np.ndarray]] | None = None, folds: int = 0
+        ) -> dict[str, Any]:
     """The best fusion of ``members`` over ``pools``: :func:`search`'s weighted and
     reciprocal-rank fusions, and the learned fusion (:func:`learn`); the objective is the mean
     over the pools weighted by their number of queries. ``stores``: per pool, the members'
-    score matrices already computed (filled here)."""
+    score matrices already computed (filled here). With ``folds``, the method is the one with
+    the best out-of-fold objective (:func:`cross_validate`; kept as ``cross_validation``),
+    then fitted on every query; else the best in sample."""
     stores = [{} for _ in pools] if stores is None else stores
     parts = [_matrices(corpus, pool, members, links, store)
              for pool, links, store in zip(pools, hidden, stores, strict=True)]
-    sizes = np.array([queries_of(p) for p in pools], float)
-    judged = [Judged(p, task) for p in pools]
-    best = search(parts, judged, sizes, members, step, progress)
-    by_method = best["by_method"]
-    learned = learn(pools, parts, task, seed)
-    found = [j.objective(combine(rows, learned, "learned")) for j, rows in zip(judged, parts,
-                                                                               strict=True)]
-    by_method["learned"] = pooled(found, sizes)
-    if progress:
-        progress(1)
-    if by_method["learned"] > best["value"] + 1e-9:
-        spec = {"members": list(members), "weights": learned, "method": "learned"}
-        best["value"] = by_method["learned"]
+    fitted, singles = methods_fitted(pools, parts, members, task, step, seed, progress)
+    by_method = {method: value for method, (_, value) in fitted.items()}
+    validated = cross_validate(pools, parts, members, task, step, folds, seed) if folds else {}
+    chosen = validated or by_method
+    method = max(chosen, key=chosen.__getitem__)  # ties: weighted, then rrf, then learned
+    weights, value = fitted[method]
+    if method == "learned":
+        spec: dict[str, Any] = {"members": list(members), "weights": weights,
+                                "method": method}
     else:
-        kept = [i for i, w in enumerate(best["weights"]) if w > 0]
-        spec = {"members": [members[i] for i in kept],
-                "weights": [best["weights"][i] for i in kept], "method": best["method"]}
-    return {**spec, "tuned": True, "objective_value": round(best["value"], 4), "step": step,
+        kept = [i for i, w in enumerate(weights) if w > 0]
+        spec = {"members": [members[i] for i in kept], "weights": [weights[i] for i in kept],
+                "method": method}
+    if validated:
+        spec["cross_validation"] = {"folds": folds, "seed": seed, "rule": "the method with the "
+                                    "best out-of-fold objective, fitted again on every query",
+                                    "out_of_fold": validated}
+    return {**spec, "tuned": True, "objective_value": round(value, 4), "step": step,
             "search": "grid, then coordinate ascent", "members_tried": list(members),
-            "single_values": best["singles"],
+            "single_values": singles,
             "best_by_method": {k: round(v, 4) for k, v in by_method.items()}}
 
 
@@ -475,7 +540,7 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
         spec[HYBRID_GRAPH] = fit(corpus, graph_pools, members, graph_hidden, "citation",
                                  graph_step,
                                  progress("hybrid-graph (train+dev, hidden links)", grid)
-                                 if progress else None, seed)
+                                 if progress else None, seed, folds=GRAPH_FOLDS)
         spec[HYBRID_GRAPH].update(
             split="+".join(p.split for p in graph_pools),
             objective=f"citation MAP, hidden-links protocol (seed {seed})",

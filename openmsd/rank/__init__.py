@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
+    from openmsd.rank.authorship import AUTHOR_SCORERS
     from openmsd.rank.dense import DenseScorer, load_encoder
     from openmsd.rank.feedback import FEEDBACK, LINKS
     from openmsd.rank.fusion import (
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from openmsd.rank.topk import top_k, top_k_of_scores
 
 _WHERE: dict[str, str] = {
+    "AUTHOR_SCORERS": "authorship",
     "BACKENDS": "load",
     "Contribution": "fusion",
     "DenseScorer": "dense",
@@ -92,7 +94,8 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "BACKENDS", "FEEDBACK", "FUSIONS", "HYBRID", "HYBRID_GRAPH", "LINKS", "METADATA_SCORERS",
+    "AUTHOR_SCORERS", "BACKENDS", "FEEDBACK", "FUSIONS", "HYBRID", "HYBRID_GRAPH", "LINKS",
+    "METADATA_SCORERS",
     "PAPERS_SQL", "Contribution", "DenseScorer", "Fallback", "Fusion", "Papers", "Queries",
     "Scorer", "UnknownScorerError", "available", "blend", "combine", "corpus_papers",
     "default_dense", "dense_models", "english_texts", "fallbacks", "features", "fuse", "heard",

@@ -24,7 +24,7 @@ for every pair without a shared link): fusion then ranks it by text alone. ``hid
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -55,10 +55,14 @@ def corpus_citations(papers: Papers) -> pa.Table:
 
 
 def adjacency(papers: Papers, citations: pa.Table,
-              hidden: Collection[tuple[str, str]] = ()) -> tuple[sparse.csr_matrix, int]:
-    """The citing → cited 0/1 matrix over the collection's papers first (rows 0..n-1) and the
-    other papers of the citations after them; hidden pairs (either direction) left out."""
+              hidden: Collection[tuple[str, str]] = (),
+              others: Sequence[str] = ()) -> tuple[sparse.csr_matrix, int]:
+    """The citing → cited 0/1 matrix over the collection's papers first (rows 0..n-1), then
+    ``others`` (more node ids, in order: linked or not) and the other papers of the citations
+    after them; hidden pairs (either direction) left out."""
     nodes = dict(papers.position)
+    for paper in others:
+        nodes.setdefault(paper, len(nodes))
     citing, cited = citations["citing_id"].to_pylist(), citations["cited_id"].to_pylist()
     secret = {frozenset(pair) for pair in hidden}
     src, dst = [], []

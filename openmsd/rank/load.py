@@ -8,6 +8,7 @@ Names:
   an enriched name ``MODEL+llm64``, a Hugging Face name; over a corpus its stored vectors
   (``openmsd embed``), over files its texts encoded now;
 * a graph scorer (:data:`openmsd.rank.graph.GRAPH_SCORERS`), over a corpus with citations;
+  an author-habit scorer (:data:`openmsd.rank.authorship.AUTHOR_SCORERS`), over a corpus;
 * ``NAME@LANG``: scorer ``NAME`` heard only for pairs of papers both in ``LANG``
   (``minilm-en@en``: the English-only model for English pairs); ``NAME@same``: only for pairs
   in one language (``bm25@same``);
@@ -32,6 +33,7 @@ from typing import Any
 import pyarrow as pa
 
 from openmsd.corpus import Corpus
+from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer, corpus_authors
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.feedback import FEEDBACK, Feedback, Propagated, split_suffix
 from openmsd.rank.fusion import Fallback, Fusion
@@ -104,7 +106,8 @@ def available(papers: Papers) -> list[str]:
     names = ["random", *VIEWS]
     if papers.corpus is not None:
         names += dense_models(papers.corpus) or [default_dense(papers.corpus)]
-        names += list(METADATA_SCORERS) + list(GRAPH_SCORERS) + list(FUSIONS)
+        names += list(METADATA_SCORERS) + list(GRAPH_SCORERS) + list(AUTHOR_SCORERS)
+        names += list(FUSIONS)
     else:
         names += [m for m in MODELS if m != "bm25"] + [HYBRID]
     return names
@@ -218,6 +221,12 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
                                      "corpus; here: " + ", ".join(available(papers)))
         scorer = GraphScorer(papers, name, citations, hidden, seed, like=next(
             (s for s in cache.values() if isinstance(s, GraphScorer)), None))
+    elif name in AUTHOR_SCORERS:
+        if corpus is None:
+            raise UnknownScorerError(f"scorer {name!r} reads the papers' authors and the "
+                                     "citation graph: it needs a corpus; here: "
+                                     + ", ".join(available(papers)))
+        scorer = AuthorshipScorer(papers, name, corpus_authors(papers), citations, hidden)
     elif name in FUSIONS or ("+" in name and not _stored_dense(name, corpus)):
         spec = (fusion_spec(name, corpus) if name in FUSIONS
                 else {"members": split_fusion(name), "method": "rrf", "weights": None})
@@ -276,7 +285,7 @@ def is_builtin(name: str) -> bool:
     if "+" not in name and split_suffix(name)[1] is not None:
         return True
     return (name == "random" or name in VIEWS or name in GRAPH_SCORERS
-            or name in METADATA_SCORERS or name in FUSIONS
+            or name in AUTHOR_SCORERS or name in METADATA_SCORERS or name in FUSIONS
             or ("+" in name and len(split_fusion(name)) > 1))
 
 

@@ -29,7 +29,12 @@ from openmsd.rank.scorer import ExactScorer, Papers, Queries
 METADATA_SCORERS = ("authors", "year")
 
 
-def _name(author: str) -> str:
+def author_key(author: str) -> str:
+    """An author's name as compared: case-folded, without accents, spaces collapsed.
+
+    >>> author_key(" Ana  PÉREZ")
+    'ana perez'
+    """
     folded = unicodedata.normalize("NFKD", author.casefold())
     return " ".join("".join(c for c in folded if not unicodedata.combining(c)).split())
 
@@ -45,7 +50,7 @@ def corpus_metadata(papers: Papers) -> tuple[list[list[str]], np.ndarray, dict[s
     rows = papers.corpus.connect().execute(
         "SELECT paper_id, authors, year FROM papers").fetchall()
     for paper_id, names, year in rows:
-        names = sorted({_name(a) for a in names or [] if a and a.strip()})
+        names = sorted({author_key(a) for a in names or [] if a and a.strip()})
         for name in names:
             counts[name] = counts.get(name, 0) + 1
         i = papers.position.get(paper_id)
@@ -63,7 +68,7 @@ class AuthorScorer(ExactScorer):
     def __init__(self, papers: Papers, authors: Sequence[Sequence[str]],
                  counts: dict[str, int] | None = None):
         self.papers = papers
-        names = [[_name(a) for a in paper] for paper in authors]
+        names = [[author_key(a) for a in paper] for paper in authors]
         vocabulary = {a: i for i, a in enumerate(sorted({a for paper in names for a in paper}))}
         if counts is None:
             counts = {}

@@ -195,7 +195,7 @@ class Judged:
         return np.bincount(group, precision) / np.bincount(group)
 
 
-def _matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any],
+def pool_matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any],
               store: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
     """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``);
     ``store`` keeps them by member name between calls on the same pool and links."""
@@ -372,7 +372,7 @@ def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Se
     the best out-of-fold objective (:func:`cross_validate`; kept as ``cross_validation``),
     then fitted on every query; else the best in sample."""
     stores = [{} for _ in pools] if stores is None else stores
-    parts = [_matrices(corpus, pool, members, links, store)
+    parts = [pool_matrices(corpus, pool, members, links, store)
              for pool, links, store in zip(pools, hidden, stores, strict=True)]
     fitted, singles = methods_fitted(pools, parts, members, task, step, seed, progress)
     by_method = {method: value for method, (_, value) in fitted.items()}

@@ -112,6 +112,19 @@ class AuthorshipScorer(ExactScorer):
         scores[node] = 0
         return scores
 
+    def describe(self, row: int, candidates: np.ndarray) -> list[str | None]:
+        """For ``author-links``, in words, how many other papers of the query's authors each
+        candidate row is linked to ("linked to 2 other papers of the same authors"); None
+        where none (and for the other kinds, or a free-text query, row -1)."""
+        if self.name != "author-links" or row < 0:
+            return [None] * len(candidates)
+        theirs = (self.signed @ self.signed[row].T).nonzero()[0]
+        theirs = theirs[theirs != row]  # the query's authors' other papers
+        counts = np.asarray(self.undirected[theirs][:, np.asarray(candidates, np.int64)]
+                            .sum(axis=0)).ravel()
+        return [f"linked to {int(n)} other paper{'s' if n > 1 else ''} of the same authors"
+                if n else None for n in counts]
+
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
         candidates = np.asarray(candidates, np.int64)
         out = np.full((len(queries), len(candidates)), -np.inf, np.float32)

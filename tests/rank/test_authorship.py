@@ -36,6 +36,8 @@ def test_author_links_reach_what_the_authors_other_papers_cite():
     alone = AuthorshipScorer(PAPERS, "author-links", {k: v for k, v in AUTHORS.items()
                                                       if k != "p"}, CITATIONS)
     assert not np.isfinite(alone.score(QUERY, EVERYTHING)[0][1])
+    said = AuthorshipScorer(PAPERS, "author-links", AUTHORS, CITATIONS).describe(0, EVERYTHING)
+    assert said == [None, "linked to 1 other paper of the same authors", None, None]
 
 
 def test_author_citations_and_ppr_reach_the_cited_authors_other_papers():

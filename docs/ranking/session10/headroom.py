@@ -23,8 +23,8 @@ from openmsd.corpus import Corpus
 from openmsd.experiment.tune import (
     GRAPH_MEMBERS,
     Judged,
-    _matrices,
     cross_validate,
+    pool_matrices,
     pooled,
     queries_of,
     text_members,
@@ -51,7 +51,7 @@ def main(corpus_dir: str, out: str) -> None:
     pools, hidden = tuning_pools(corpus, 0, hidden=True)
     members = list(dict.fromkeys([*SIGNALS, *GRAPH_MEMBERS]))
     stores: list[dict[str, np.ndarray]] = [{} for _ in pools]
-    parts = {p.split: dict(zip(members, _matrices(corpus, p, members, h, s), strict=True))
+    parts = {p.split: dict(zip(members, pool_matrices(corpus, p, members, h, s), strict=True))
              for p, h, s in zip(pools, hidden, stores, strict=True)}
     sizes = np.array([queries_of(p) for p in pools], float)
     judged = [Judged(p, "citation") for p in pools]
@@ -79,14 +79,14 @@ def main(corpus_dir: str, out: str) -> None:
     sets = {"hybrid alone": ["hybrid"], "session 8 members": SESSION8,
             "session 10 members (tune's)": ["hybrid", *GRAPH_MEMBERS],
             "session 8 members + the four new": [*SESSION8, *NEW]}
-    for name in NEW + ["ppr", "shared-references"]:
+    for name in [*NEW, "ppr", "shared-references"]:
         sets[f"session 10 members without {name}"] = [m for m in ["hybrid", *GRAPH_MEMBERS]
                                                        if m != name]
     sets["flat: text and metadata members + session 10 graph members"] = [
         *text_members(corpus), "authors", "year", *GRAPH_MEMBERS]
     report["out_of_fold"] = {}
     for name, chosen in sets.items():
-        rows = [_matrices(corpus, p, chosen, h, s)
+        rows = [pool_matrices(corpus, p, chosen, h, s)
                 for p, h, s in zip(pools, hidden, stores, strict=True)]
         step = 0.2 if len(chosen) <= 8 else 0.5
         report["out_of_fold"][name] = cross_validate(pools, rows, chosen, "citation", step, 5)

@@ -196,7 +196,7 @@ class Judged:
 
 
 def pool_matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any],
-              store: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
+                  store: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
     """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``);
     ``store`` keeps them by member name between calls on the same pool and links."""
     store = {} if store is None else store
@@ -333,7 +333,8 @@ def methods_fitted(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
 
 def cross_validate(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
                    members: Sequence[str], task: str | None, step: float, folds: int,
-                   seed: int = 0) -> dict[str, float]:
+                   seed: int = 0, progress: Callable[[int], None] | None = None
+                   ) -> dict[str, float]:
     """Each method's out-of-fold objective: the tuning queries (of every pool) in ``folds``
     seeded folds; each method fitted (:func:`methods_fitted`) on the other folds and scored
     on the held-out one, the folds' objectives weighted by their queries (at most one fold per
@@ -353,7 +354,7 @@ def cross_validate(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
                         for n, p in enumerate(pools)] for inside in (False, True))
         sizes = np.array([queries_of(p) for p in test], float)
         held.append(float(sizes.sum()))
-        fitted, _ = methods_fitted(train, parts, members, task, step, seed)
+        fitted, _ = methods_fitted(train, parts, members, task, step, seed, progress)
         for method, (weights, _) in fitted.items():
             found[method].append(pooled([Judged(p, task).objective(combine(rows, weights, method))
                                          for p, rows in zip(test, parts, strict=True)], sizes))
@@ -376,7 +377,8 @@ def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Se
              for pool, links, store in zip(pools, hidden, stores, strict=True)]
     fitted, singles = methods_fitted(pools, parts, members, task, step, seed, progress)
     by_method = {method: value for method, (_, value) in fitted.items()}
-    validated = cross_validate(pools, parts, members, task, step, folds, seed) if folds else {}
+    validated = (cross_validate(pools, parts, members, task, step, folds, seed, progress)
+                 if folds else {})
     chosen = validated or by_method
     method = max(chosen, key=chosen.__getitem__)  # ties: weighted, then rrf, then learned
     weights, value = fitted[method]
@@ -536,7 +538,8 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
         members = [HYBRID, *[m for m in METADATA_SCORERS if m not in spec[HYBRID]["members"]],
                    *GRAPH_MEMBERS]
         graph_step = grid_step(len(members), max(step, 0.2))
-        grid = len(simplex(len(members), graph_step)) * 2 + 1
+        # the fit on every query, then one per fold of the cross-validation
+        grid = (len(simplex(len(members), graph_step)) * 2 + 1) * (1 + GRAPH_FOLDS)
         spec[HYBRID_GRAPH] = fit(corpus, graph_pools, members, graph_hidden, "citation",
                                  graph_step,
                                  progress("hybrid-graph (train+dev, hidden links)", grid)

@@ -35,8 +35,8 @@ def serve(
     keep_alive_requests: Annotated[int | None, typer.Option(
         min=0, help="Close a connection after this many requests (0: never). Default: never "
                     "with one worker; with several, after each request, so that the next is "
-                    "taken by the worker with less to do (a kept-alive connection stays on the "
-                    "worker that accepted it).")] = None,
+                    "taken by a free worker (a kept-alive connection stays on the worker that "
+                    "accepted it).")] = None,
 ) -> None:
     """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
     from openmsd.server import indexed_models

@@ -10,9 +10,10 @@ the ablations (``no-dyn``: no dynamic sampling; ``no-cocite``: no co-citation po
 ``uniform-neg``: negatives drawn uniformly; ``euclidean``: the paper's raw Euclidean hinge),
 ``no-hard``: no hard negatives from the prefetch; ``hinge-only``: no InfoNCE; ``contrastive``:
 the InfoNCE alone), ``two-stage:mpt-src-tgt`` (it reranks the
-prefetch's top 200) and ``fused:mpt-src-tgt`` (its rank and the prefetch's, weighted as chosen
-on dev). The prefetch's scores of every location are computed once and shared by training (hard
-negatives, the fusion weight) and evaluation.
+prefetch's top 200) and ``fused:mpt-src-tgt`` (the prefetch's top 200 ordered by the model's
+learned rerank fusion, :mod:`openmsd.models.citrec.rerank`). The prefetch's scores and the
+own-sentence BM25 / dense scores of every location are computed once (kept in ``--out``) and
+shared by training (hard negatives, the fusion) and evaluation.
 Frozen-encoder training (``train_layers = 0``) shares one sentence-vector cache in the process,
 so each run after the first costs seconds. Writes JSON and a Markdown table::
 
@@ -98,12 +99,12 @@ def prepared(corpus: Path, out: Path, split: str, outside: bool
 def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
         runs: list[str], common: dict[str, Any], also: dict[Path, Path] | None = None,
         baselines: tuple[str, ...] = BASELINES, variants: dict[str, dict[str, Any]] | None = None,
-        dev_only: bool = False, rerank: str = "mpt-src-tgt") -> dict[str, Any]:
+        dev_only: bool = False, rerank: tuple[str, ...] = ("mpt-src-tgt",)) -> dict[str, Any]:
     """``also``: more corpora to train on (``train citrec --also``), each with the output
     directory of its own run of this benchmark (its data and prefetch kept there);
     ``variants``: more runs (name → config changes) beside :data:`ABLATIONS`; ``dev_only``:
     train and report the dev histories, no test evaluation (choosing a setting); ``rerank``:
-    the run whose two-stage and fused rows are given."""
+    the runs whose two-stage and fused rows are given."""
     changes = {**ABLATIONS, **(variants or {})}
     results: dict[str, Any] = {"seeds": {}, "training": {}}
     data, prefetch, signals = prepared(corpus, out, split, outside)
@@ -150,8 +151,8 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
             names.append(str(model_dir))
         if dev_only:
             continue
-        if rerank in runs:
-            best = str(out / f"seed{seed}" / rerank)
+        for chosen in (r for r in rerank if r in runs):
+            best = str(out / f"seed{seed}" / chosen)
             names += [f"two-stage:{best}", f"fused:{best}"]
         results["seeds"][seed] = evaluate(Corpus(corpus), names, seed=seed, outside=outside,
                                           split=split, data=data, prefetch=prefetch,
@@ -225,8 +226,8 @@ def main() -> None:
                         help=f"runs of {', '.join(ABLATIONS)} or a --variant")
     parser.add_argument("--variant", nargs=2, action="append", default=[],
                         metavar=("NAME", "JSON"), help="one more run: its config changes")
-    parser.add_argument("--rerank", default="mpt-src-tgt",
-                        help="the run whose two-stage and fused rows are given")
+    parser.add_argument("--rerank", nargs="+", default=["mpt-src-tgt"],
+                        help="the runs whose two-stage and fused rows are given")
     parser.add_argument("--combine", nargs="+", type=Path, default=[], metavar="DIR",
                         help="merge the table3.json of these --out directories (one seed "
                         "each, run side by side) into --out's table; no run")
@@ -259,7 +260,7 @@ def main() -> None:
                      f"{', '.join([*ABLATIONS, *variants])}")
     results = run(args.corpus, args.out, args.seeds, args.split, args.outside_references,
                   args.runs, common, {Path(c): Path(d) for c, d in args.also},
-                  tuple(args.baselines), variants, args.dev_only, args.rerank)
+                  tuple(args.baselines), variants, args.dev_only, tuple(args.rerank))
     results["config"] = {**common, "variants": variants}
     if args.dev_only:
         (args.out / "dev.json").write_text(json.dumps(results["training"], indent=1))

@@ -314,10 +314,15 @@ def side_encoders(manuscript: nn.Module, citation: nn.Module, settings: CitrecSe
 
 def read_settings(directory: Path) -> CitrecSettings:
     """The settings of a saved model; ValueError naming the file when it is not one."""
+    from openmsd.models.citrec.rerank import RerankFusion
+
     path = Path(directory) / MANIFEST
     try:
         values: dict[str, Any] = json.loads(path.read_text())
-        return CitrecSettings(**values)
+        settings = CitrecSettings(**values)
+        if settings.rerank is not None:
+            RerankFusion.of(settings.rerank)
+        return settings
     except (OSError, ValueError, TypeError) as error:
         raise ValueError(f"{path}: not a citrec model settings file ({error})") from None
 

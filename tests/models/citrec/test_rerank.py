@@ -71,6 +71,18 @@ def test_a_saved_fusion_is_read_back_or_refused() -> None:
         candidate_features(fusion.features, 0, np.array([0]), {})
 
 
+def test_a_model_with_a_broken_fusion_is_refused_with_its_path(tmp_path) -> None:
+    import json
+
+    from openmsd.models import read_settings
+
+    (tmp_path / "citrec.json").write_text(json.dumps(
+        {"base": "e5-small-multilingual", "rerank": {"features": ["manuscript"],
+                                                    "coefficients": [1.0]}}))
+    with pytest.raises(ValueError, match=r"citrec\.json.*rerank"):
+        read_settings(tmp_path)
+
+
 def test_the_finished_content_is_what_comes_before_the_location() -> None:
     sentences = ["a", "b", "c", "d", "e"]
     assert finished_content(sentences, 4) == ["a", "b", "c"]

@@ -5,7 +5,9 @@
   config's dev split (the texts enriched as the config says), with the loaded model's passage
   prompt, built once training has checked its config and data;
 * ``citrec``: the prefetch ranker (:func:`prefetch_matrix`, the ``hybrid`` fusion of
-  :mod:`openmsd.eval.citrec`) that hard negatives are drawn from and fusion is weighed against.
+  :mod:`openmsd.eval.citrec`) that hard negatives are drawn from and fusion is weighed against,
+  and the own-sentence scores the rerank stage's learned fusion reads
+  (:func:`sentence_signals`).
 """
 
 from __future__ import annotations

@@ -605,8 +605,10 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
         loc.sentences, loc.at, settings.manuscript_supplemental)], limit=2000)
     model.citation.fit_centre([s for p in main.candidates for s in contexts.context(
         p, settings.citation_fundamental, settings.citation_supplemental)], limit=2000)
-    rerank = _fit_rerank(model, parts, contexts, config) if all(
-        part.signals is not None for part in parts) else None
+    rerank, no_rerank = (_fit_rerank(model, parts, contexts)
+                         if all(part.signals is not None for part in parts)
+                         else (None, "no own-sentence scores given" if config.rerank
+                               else "rerank = false"))
     hard: dict[int, list[str]] = {}
     for part in parts:
         if part.scores is None or not config.hard_negatives:
@@ -699,7 +701,9 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
         settings.fusion_weight = weight
         fusion = {"fusion_weight": weight, "dev_two_stage_recall@10": {
             str(w): round(r, 5) for w, r in recalls.items()}}
-    if rerank is not None:
+    if rerank is None:
+        fusion["rerank_not_fitted"] = no_rerank
+    else:
         settings.rerank = rerank.as_dict()
         dev = [(recall_at(rerank_rows(part.prefetch_rows(part.dev),
                                       part.rerank_signals(model, part.dev, contexts), rerank,
@@ -736,20 +740,17 @@ PREFETCH_DEPTH = 200
 """How many of the prefetch's candidates the rerank stage orders."""
 
 
-def _fit_rerank(model: CitrecModel, parts: list[_Part], contexts: PaperContexts,
-                config: CitrecConfig) -> RerankFusion | None:
+def _fit_rerank(model: CitrecModel, parts: list[_Part], contexts: PaperContexts
+                ) -> tuple[RerankFusion | None, str | None]:
     """The learned rerank fusion, fitted on every part's training locations with the
     untrained ``model``'s whole-manuscript cosine (the start has learnt no label: its scores
-    on training locations are what they will be on new ones); None when no part has a
-    prefetched cited candidate."""
+    on training locations are what they will be on new ones), or None and why not."""
     prefetch, signals, relevant = [], [], []
     for part in parts:
         prefetch.append(part.prefetch_rows(part.train))
         signals.append(part.rerank_signals(model, part.train, contexts))
         relevant += part.relevant(part.train)
-    width = max(len(p[0]) for p in prefetch) if prefetch else 0
-    if not width:
-        return None
+    width = max(p.shape[1] for p in prefetch)
 
     def padded(matrix: np.ndarray) -> np.ndarray:  # parts differ in their candidates
         return np.pad(matrix, ((0, 0), (0, width - matrix.shape[1])),
@@ -758,9 +759,9 @@ def _fit_rerank(model: CitrecModel, parts: list[_Part], contexts: PaperContexts,
     try:
         return fit_fusion(np.vstack([padded(p) for p in prefetch]),
                           {name: np.vstack([padded(s[name]) for s in signals])
-                           for name in signals[0]}, relevant, depth=PREFETCH_DEPTH)
-    except ValueError:
-        return None
+                           for name in signals[0]}, relevant, depth=PREFETCH_DEPTH), None
+    except ValueError as error:  # no cited candidate among the prefetched ones
+        return None, str(error)
 
 
 def _freeze_lower_layers(transformer: Any, keep: int) -> None:

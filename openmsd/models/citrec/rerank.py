@@ -81,6 +81,8 @@ def candidate_features(names: Sequence[str], row: int, columns: np.ndarray,
                        signals: Mapping[str, np.ndarray]) -> np.ndarray:
     """(len(columns), len(names)) features of query ``row``'s prefetched ``columns`` (in the
     prefetch's order): the prefetch's −log rank, each other signal's z-score among them."""
+    if not len(columns):
+        return np.zeros((0, len(names)))
     values = []
     for name in names:
         if name == PREFETCH:

@@ -10,9 +10,10 @@ the ablations (``no-dyn``: no dynamic sampling; ``no-cocite``: no co-citation po
 ``uniform-neg``: negatives drawn uniformly; ``euclidean``: the paper's raw Euclidean hinge),
 ``no-hard``: no hard negatives from the prefetch; ``hinge-only``: no InfoNCE; ``contrastive``:
 the InfoNCE alone), ``two-stage:mpt-src-tgt`` (it reranks the
-prefetch's top 200) and ``fused:mpt-src-tgt`` (its rank and the prefetch's, weighted as chosen
-on dev). The prefetch's scores of every location are computed once and shared by training (hard
-negatives, the fusion weight) and evaluation.
+prefetch's top 200) and ``fused:mpt-src-tgt`` (the prefetch's top 200 ordered by the model's
+learned rerank fusion, :mod:`openmsd.models.citrec.rerank`). The prefetch's scores and the
+own-sentence BM25 / dense scores of every location are computed once (kept in ``--out``) and
+shared by training (hard negatives, the fusion) and evaluation.
 Frozen-encoder training (``train_layers = 0``) shares one sentence-vector cache in the process,
 so each run after the first costs seconds. Writes JSON and a Markdown table::
 
@@ -35,9 +36,9 @@ import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.eval import GROUPS, evaluate
-from openmsd.experiment import prefetch_matrix
+from openmsd.experiment import all_locations_signals, prefetch_matrix
 from openmsd.models import load_sentence_caches, load_splits, save_sentence_caches, save_splits
-from openmsd.train import CitrecConfig, CitrecData, load, train
+from openmsd.train import CitrecConfig, CitrecData, CitrecRankers, load, train
 
 BASELINES = ("bm25", "e5-small-multilingual", "prefetch")
 """The rankers each seed's table starts with (``--baselines``)."""
@@ -62,11 +63,11 @@ alone (cosine, or raw Euclidean as it first collapsed)."""
 
 
 def prepared(corpus: Path, out: Path, split: str, outside: bool
-             ) -> tuple[CitrecData, np.ndarray]:
-    """The corpus's locations and the prefetch's scores, computed once and kept in ``out``
-    (sentence splitting and the prefetch are most of a small run); the sentence vectors and
-    the sentence splits (pySBD: minutes for the candidates of a corpus) kept there are loaded
-    too."""
+             ) -> tuple[CitrecData, np.ndarray, dict[str, np.ndarray]]:
+    """The corpus's locations, the prefetch's scores and the rerank stage's own-sentence
+    scores, computed once and kept in ``out`` (sentence splitting and the prefetch are most of
+    a small run); the sentence vectors and the sentence splits (pySBD: minutes for the
+    candidates of a corpus) kept there are loaded too."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     data_file = out / "data.pickle"
@@ -81,29 +82,37 @@ def prepared(corpus: Path, out: Path, split: str, outside: bool
     else:
         prefetch = prefetch_matrix(data, data.locations, sorted(data.papers), split)
         np.save(prefetch_file, prefetch)
+    signals_file = out / "signals.npz"
+    if signals_file.is_file():
+        signals = dict(np.load(signals_file))
+    else:
+        signals = all_locations_signals(data, sorted(data.papers), split)
+        np.savez(signals_file, **signals)
     print(f"{corpus}: data and prefetch of {len(data.locations)} locations: "
           f"{time.perf_counter() - started:.0f} s; "
           f"{load_sentence_caches(out / 'sentence_vectors.pt')} cached sentence vectors, "
           f"{load_splits(out / 'splits.pickle')} split texts",
           file=sys.stderr, flush=True)
-    return data, prefetch
+    return data, prefetch, signals
 
 
 def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
         runs: list[str], common: dict[str, Any], also: dict[Path, Path] | None = None,
         baselines: tuple[str, ...] = BASELINES, variants: dict[str, dict[str, Any]] | None = None,
-        dev_only: bool = False, rerank: str = "mpt-src-tgt") -> dict[str, Any]:
+        dev_only: bool = False, rerank: tuple[str, ...] = ("mpt-src-tgt",)) -> dict[str, Any]:
     """``also``: more corpora to train on (``train citrec --also``), each with the output
     directory of its own run of this benchmark (its data and prefetch kept there);
     ``variants``: more runs (name → config changes) beside :data:`ABLATIONS`; ``dev_only``:
     train and report the dev histories, no test evaluation (choosing a setting); ``rerank``:
-    the run whose two-stage and fused rows are given."""
+    the runs whose two-stage and fused rows are given."""
     changes = {**ABLATIONS, **(variants or {})}
     results: dict[str, Any] = {"seeds": {}, "training": {}}
-    data, prefetch = prepared(corpus, out, split, outside)
+    data, prefetch, signals = prepared(corpus, out, split, outside)
     caches = out / "sentence_vectors.pt"
     extra = [prepared(c, d, split, outside) for c, d in (also or {}).items()]
-    matrices = {id(d): m for d, m in [(data, prefetch), *extra]}
+    matrices = {id(d): m for d, m, _ in [(data, prefetch, signals), *extra]}
+    own = {id(d): s for d, _, s in [(data, prefetch, signals), *extra]}
+    rankers = CitrecRankers(lambda d, *_: matrices[id(d)], lambda d, *_: own[id(d)])
     if also:
         common = {**common, "also": [str(c) for c in also]}
     memo_file = out / "scores.pickle"  # baseline rows of earlier runs (the same test sets)
@@ -117,8 +126,8 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
                 train(CitrecConfig(corpus=str(corpus), out=str(model_dir), seed=seed,
                                    split=split, outside_references=outside,
                                    **{**common, **changes[run_name]}),
-                      lambda d, *_: matrices[id(d)], progress=False, data=data,
-                      also_data=[d for d, _ in extra])
+                      rankers, progress=False, data=data,
+                      also_data=[d for d, _, _ in extra])
                 save_sentence_caches(caches)
                 save_splits(out / "splits.pickle")
             manifest = json.loads((model_dir / "citrec_train.json").read_text())
@@ -128,6 +137,9 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
                 "best_step": metrics["best_step"], "start_dev": metrics["start_dev_recall@10"],
                 "best_dev": metrics["best_dev_recall@10"],
                 "fusion_weight": metrics.get("fusion_weight"),
+                "rerank": metrics.get("rerank"),
+                "dev_rerank": metrics.get("dev_rerank_recall@10"),
+                "dev_prefetch": metrics.get("dev_prefetch_recall@10"),
                 "sources": manifest["data"]["locations_per_source"],
                 "dev_history": [(h["step"], h["dev_recall@10"], h.get("train_recall@10"),
                                  h.get("dev_top10_train_cited"))
@@ -139,8 +151,8 @@ def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
             names.append(str(model_dir))
         if dev_only:
             continue
-        if rerank in runs:
-            best = str(out / f"seed{seed}" / rerank)
+        for chosen in (r for r in rerank if r in runs):
+            best = str(out / f"seed{seed}" / chosen)
             names += [f"two-stage:{best}", f"fused:{best}"]
         results["seeds"][seed] = evaluate(Corpus(corpus), names, seed=seed, outside=outside,
                                           split=split, data=data, prefetch=prefetch,
@@ -214,8 +226,8 @@ def main() -> None:
                         help=f"runs of {', '.join(ABLATIONS)} or a --variant")
     parser.add_argument("--variant", nargs=2, action="append", default=[],
                         metavar=("NAME", "JSON"), help="one more run: its config changes")
-    parser.add_argument("--rerank", default="mpt-src-tgt",
-                        help="the run whose two-stage and fused rows are given")
+    parser.add_argument("--rerank", nargs="+", default=["mpt-src-tgt"],
+                        help="the runs whose two-stage and fused rows are given")
     parser.add_argument("--combine", nargs="+", type=Path, default=[], metavar="DIR",
                         help="merge the table3.json of these --out directories (one seed "
                         "each, run side by side) into --out's table; no run")
@@ -248,7 +260,7 @@ def main() -> None:
                      f"{', '.join([*ABLATIONS, *variants])}")
     results = run(args.corpus, args.out, args.seeds, args.split, args.outside_references,
                   args.runs, common, {Path(c): Path(d) for c, d in args.also},
-                  tuple(args.baselines), variants, args.dev_only, args.rerank)
+                  tuple(args.baselines), variants, args.dev_only, tuple(args.rerank))
     results["config"] = {**common, "variants": variants}
     if args.dev_only:
         (args.out / "dev.json").write_text(json.dumps(results["training"], indent=1))

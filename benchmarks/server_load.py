@@ -309,6 +309,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1,
                         help="Server processes (openmsd serve --workers); the /healthz batching "
                              "figures are then one worker's.")
+    parser.add_argument("--keep-alive-requests", type=int, default=None,
+                        help="openmsd serve --keep-alive-requests N: a connection closed after "
+                             "N requests (0: never; default serve's: never with one worker, "
+                             "after each request with several).")
     parser.add_argument("--encoder-threads", type=int, default=None,
                         help="The server's query encoder threads ($OPENMSD_THREADS; openmsd "
                              "serve's default is 1).")
@@ -384,9 +388,12 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
     port = free_port()
     threads = {THREADS_ENV: str(args.encoder_threads)} if args.encoder_threads else {}
     started = time.perf_counter()
+    keep_alive = ([] if args.keep_alive_requests is None
+                  else ["--keep-alive-requests", str(args.keep_alive_requests)])
     server = subprocess.Popen([sys.executable, "-m", "openmsd.cli", "serve", str(corpus_dir),
                                "--model", MODEL, "--port", str(port),
-                               "--backend", args.backend, "--workers", str(args.workers)],
+                               "--backend", args.backend, "--workers", str(args.workers),
+                               *keep_alive],
                               env={**os.environ, "OMP_NUM_THREADS": "1", **threads, **env})
     base = f"http://127.0.0.1:{port}"
     plan = phase_plan(args, endpoints)
@@ -507,6 +514,7 @@ def phase(args: argparse.Namespace, base: str, server: subprocess.Popen, corpus_
     return {
         "papers": len(papers), "index": args.kind, "clients": args.clients,
         "model": MODEL, "backend": args.backend, "workers": args.workers, "client": args.client,
+        "keep_alive_requests": args.keep_alive_requests,
         "ranker": ranker or "server default",
         "endpoints": endpoints, "seconds": round(elapsed, 1),
         "requests": done + len(errors), "errors": len(errors),

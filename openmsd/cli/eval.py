@@ -161,7 +161,9 @@ def eval_citrec(
     """Citation recommendation on held-out citing papers: Recall@10, MAP@10 (positive=1, >=1,
     >=2; MP-BERT4CR Table 3), MRR and nDCG@10. Stages as models: 'prefetch' (the hybrid
     fusion of bm25 and the dense model), 'two-stage:MODEL' (MODEL reranks the prefetch's top
-    200), 'fused:MODEL'."""
+    200), 'fused:MODEL' (the prefetch's top 200 ordered by MODEL's learned rerank fusion: the
+    prefetch's rank, MODEL's whole-manuscript cosine and the citing sentence's own BM25 and
+    dense scores; a model without one: the rank fusion weighted on dev)."""
     from openmsd.eval import CitrecEvalError, evaluate, table3
     from openmsd.eval import write_citrec_report as write_report
     from openmsd.train import CitrecDataError

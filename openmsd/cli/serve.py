@@ -32,6 +32,11 @@ def serve(
         min=1, help="Server processes on the port, each with its own index and encoders (one "
                     "Python process answers about one core's worth of requests: use one per "
                     "core on a busy server).")] = 1,
+    keep_alive_requests: Annotated[int | None, typer.Option(
+        min=0, help="Close a connection after this many requests (0: never). Default: never "
+                    "with one worker; with several, after each request, so that the next is "
+                    "taken by a free worker (a kept-alive connection stays on the worker that "
+                    "accepted it).")] = None,
 ) -> None:
     """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
     from openmsd.server import indexed_models
@@ -39,6 +44,7 @@ def serve(
 
     try:
         run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
-                   backend=backend, workers=workers)
+                   backend=backend, workers=workers,
+                   keep_alive_requests=keep_alive_requests)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(str(error))

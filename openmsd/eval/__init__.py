@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from openmsd.eval.citrec import (
         GROUPS,
         PREFETCH,
+        SENTENCE_SIGNALS,
         CitrecEvalError,
         Queries,
         evaluate,
@@ -74,6 +75,7 @@ _WHERE: dict[str, str] = {
     "GROUPS": "citrec",
     "METRICS": "sdsm",
     "PREFETCH": "citrec",
+    "SENTENCE_SIGNALS": "citrec",
     "Pool": "sdsm",
     "Queries": "citrec",
     "RESOURCE_LEVELS": "sdsm",
@@ -119,7 +121,8 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "COLUMNS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH", "RESOURCE_LEVELS", "TASKS",
+    "COLUMNS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH", "RESOURCE_LEVELS",
+    "SENTENCE_SIGNALS", "TASKS",
     "CitrecEvalError", "DenseScorer", "Pool", "Queries", "RetrievalEvalError", "SDSMError",
     "SDSMEvaluator", "ScorerRows", "accuracy", "bioc_rows", "breakdown_rows", "check_protocol",
     "common_pool", "evaluate", "evaluate_files", "evaluate_pool_files", "evaluate_retrieval",

@@ -35,10 +35,12 @@ from openmsd.eval.ranks import DenseScorer, PrecomputedRows, QueryRows, Scorer, 
 from openmsd.io import atomic_path, write_json
 from openmsd.models import (
     DEFAULT_MODEL,
+    RerankFusion,
     fundamental,
     is_citrec_model,
     manuscript_context,
     read_settings,
+    rerank_rows,
 )
 from openmsd.rank import Queries as TextQueries
 from openmsd.train import (
@@ -48,6 +50,7 @@ from openmsd.train import (
     PaperContexts,
     candidate_mask,
     load,
+    profile_scores,
     split_locations,
     two_stage,
 )
@@ -100,15 +103,17 @@ def summarise(n_relevant: np.ndarray, values: dict[str, np.ndarray]
     return out
 
 
-def score_rows(name: str, data: CitrecData, queries: Queries, batch_size: int = 32
-               ) -> np.ndarray:
+def score_rows(name: str, data: CitrecData, queries: Queries, batch_size: int = 32,
+               texts: list[str] | None = None) -> np.ndarray:
     """The scores (test queries × candidates) of ranker ``name``: the fundamental context
     (query) against title + abstract (passage), by the scorer
     :func:`openmsd.rank.load_scorer` makes of ``name`` (``bm25``, a registry /
     SentenceTransformer model, a fusion); a ``train citrec`` directory is MP-BERT4CR on its
     own contexts instead. Dense models run on their default backend (ONNX int8 where they have
     it); the scorers over one data set's candidates (and their encoded passages) are built
-    once per process and shared, e.g. by the prefetch and its dense member's own row."""
+    once per process and shared, e.g. by the prefetch and its dense member's own row.
+    ``texts``: other query texts than the fundamental contexts (one per location, e.g. the
+    citing sentence alone)."""
     from openmsd.eval.retrieval import text_papers
     from openmsd.models import default_backend
     from openmsd.rank import leaves, load_scorer
@@ -116,7 +121,8 @@ def score_rows(name: str, data: CitrecData, queries: Queries, batch_size: int = 
     if is_citrec_model(name):
         scorer: Scorer = _citrec_scorer(name, data, queries, batch_size)
     else:
-        flat = [" ".join(fundamental(loc.sentences, loc.at)) for loc in queries.locations]
+        flat = texts if texts is not None else [" ".join(fundamental(loc.sentences, loc.at))
+                                                for loc in queries.locations]
         key = (id(data), tuple(queries.candidates))
         if key not in _SCORERS:
             _SCORERS.clear()  # one data set's at a time: bounded memory
@@ -148,6 +154,16 @@ def _citrec_scorer(name: str, data: CitrecData, queries: Queries, batch_size: in
                        encoder.encode_documents(documents, "passage", batch_size))
 
 
+def _profile_rows(name: str, data: CitrecData, queries: Queries) -> np.ndarray:
+    """The whole-manuscript cosine of a citrec model (the rerank stage's ``manuscript``
+    feature, :func:`openmsd.train.citrec.train.profile_scores`)."""
+    from openmsd.models import load_model
+
+    encoder = load_model(name)
+    return profile_scores(encoder.model, queries.locations, queries.candidates,
+                          PaperContexts(data.papers))
+
+
 def _check_split(name: str, test: set[str], fraction: float, seed: int) -> None:
     """A trained citrec model must have held out exactly these citing papers."""
     import json
@@ -170,6 +186,19 @@ PREFETCH = "hybrid"
 """The prefetch ranker: :mod:`openmsd.rank`'s fusion of BM25 and the dense model."""
 PREFETCH_DEPTH = 200
 """Candidates the prefetch hands to the reranker."""
+SENTENCE_SIGNALS = {"sentence_bm25": "bm25", "sentence_dense": DEFAULT_MODEL}
+"""The rerank stage's own-sentence features and the rankers that score them (the prefetch's
+BM25 and dense members, on the location's sentence alone)."""
+
+
+def rerank_fusion(model: str) -> RerankFusion | None:
+    """The learned rerank fusion ``train citrec`` fitted for ``model`` (``rerank`` in its
+    ``citrec.json``), or None."""
+    if is_citrec_model(model):
+        chosen = read_settings(Path(model)).rerank
+        if chosen is not None:
+            return RerankFusion.of(chosen)
+    return None
 
 
 def location_ranks(scores: np.ndarray, locations: list[Location], column: dict[str, int]
@@ -194,15 +223,21 @@ def fusion_weight(model: str) -> float:
 
 
 def stage_scores(name: str, base: Callable[[str], np.ndarray], depth: int,
-                 weight: Callable[[str], float] = fusion_weight) -> np.ndarray:
+                 weight: Callable[[str], float] = fusion_weight,
+                 signals: Callable[[str], dict[str, np.ndarray]] | None = None) -> np.ndarray:
     """The score matrix of ``name``: a model (``base``), ``prefetch`` (the
     :data:`PREFETCH` fusion), ``two-stage:M`` (M reranks the prefetch's top ``depth``; the rest
-    keep the prefetch's order below them) or ``fused:M`` (those ``depth`` reranked by the
-    weighted RRF of M and the prefetch, ``weight(M)`` for M: :func:`openmsd.train.citrec.train.
-    two_stage`)."""
+    keep the prefetch's order below them) or ``fused:M``: those ``depth`` reranked by M's
+    learned fusion (:func:`rerank_fusion`; ``signals(M)``: its features' score matrices) when
+    it has one, else by the weighted RRF of M and the prefetch, ``weight(M)`` for M
+    (:func:`openmsd.train.citrec.train.two_stage`)."""
     if name == "prefetch":
         return base(PREFETCH)
     kind, _, model = name.partition(":")
+    if kind == "fused" and model and signals is not None:
+        fusion = rerank_fusion(model)
+        if fusion is not None:
+            return rerank_rows(base("prefetch"), signals(model), fusion, depth)
     if kind in ("two-stage", "fused") and model:
         return two_stage(base(model), base("prefetch"),
                          1.0 if kind == "two-stage" else weight(model), depth)
@@ -257,9 +292,20 @@ def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed
                 cache[name] = np.where(mask, rows, -np.inf)
         return cache[name]
 
+    def signals(model: str) -> dict[str, np.ndarray]:
+        own = [loc.sentences[loc.at] for loc in test_locations]
+        for feature, ranker in SENTENCE_SIGNALS.items():
+            if feature not in cache:
+                cache[feature] = score_rows(ranker, data, queries, texts=own)
+        key = f"manuscript:{model}"
+        if key not in cache:
+            cache[key] = _profile_rows(model, data, queries)
+        return {**{f: cache[f] for f in SENTENCE_SIGNALS}, "manuscript": cache[key]}
+
     n_relevant = np.array([len(loc.cited) for loc in test_locations])
     for name in models:
-        ranks = location_ranks(stage_scores(name, base, depth), test_locations, column)
+        ranks = location_ranks(stage_scores(name, base, depth, signals=signals),
+                               test_locations, column)
         result["models"][_label(name)] = summarise(n_relevant, metric_values(ranks))
     if "prefetch" in cache:
         ranks = location_ranks(cache["prefetch"], test_locations, column)

@@ -15,12 +15,18 @@ from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
     from openmsd.experiment.contexts import citation_contexts
-    from openmsd.experiment.dev import dev_evaluator, prefetch_matrix, train_model
+    from openmsd.experiment.dev import (
+        all_locations_signals,
+        dev_evaluator,
+        prefetch_matrix,
+        train_model,
+    )
     from openmsd.experiment.grid import load_experiment, run_experiment
     from openmsd.experiment.tune import TuneError, tune_fusion
 
 _WHERE: dict[str, str] = {
     "TuneError": "tune",
+    "all_locations_signals": "dev",
     "citation_contexts": "contexts",
     "dev_evaluator": "dev",
     "load_experiment": "grid",
@@ -31,8 +37,8 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "TuneError", "citation_contexts", "dev_evaluator", "load_experiment", "prefetch_matrix",
-    "run_experiment", "train_model", "tune_fusion",
+    "TuneError", "all_locations_signals", "citation_contexts", "dev_evaluator",
+    "load_experiment", "prefetch_matrix", "run_experiment", "train_model", "tune_fusion",
 ]
 
 

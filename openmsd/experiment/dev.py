@@ -5,7 +5,9 @@
   config's dev split (the texts enriched as the config says), with the loaded model's passage
   prompt, built once training has checked its config and data;
 * ``citrec``: the prefetch ranker (:func:`prefetch_matrix`, the ``hybrid`` fusion of
-  :mod:`openmsd.eval.citrec`) that hard negatives are drawn from and fusion is weighed against.
+  :mod:`openmsd.eval.citrec`) that hard negatives are drawn from and fusion is weighed against,
+  and the own-sentence scores the rerank stage's learned fusion reads
+  (:func:`sentence_signals`).
 """
 
 from __future__ import annotations
@@ -15,10 +17,19 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus import Corpus
-from openmsd.eval import PREFETCH, Queries, SDSMError, SDSMEvaluator, load_pool, score_rows
+from openmsd.eval import (
+    PREFETCH,
+    SENTENCE_SIGNALS,
+    Queries,
+    SDSMError,
+    SDSMEvaluator,
+    load_pool,
+    score_rows,
+)
 from openmsd.train import (
     CitrecConfig,
     CitrecData,
+    CitrecRankers,
     ConfigError,
     Location,
     TrainConfig,
@@ -43,12 +54,30 @@ def all_locations_prefetch(data: CitrecData, candidates: list[str], split: str) 
     return prefetch_matrix(data, data.locations, candidates, split)
 
 
+def sentence_signals(data: CitrecData, locations: list[Location], candidates: list[str]
+                     ) -> dict[str, np.ndarray]:
+    """{feature: scores (queries × candidates)} of each location's own sentence by the
+    rankers of :data:`SENTENCE_SIGNALS` (unmasked: the rerank stage only reads the prefetched
+    candidates)."""
+    queries = Queries(locations, candidates, {p: i for i, p in enumerate(candidates)})
+    own = [loc.sentences[loc.at] for loc in locations]
+    return {feature: np.asarray(score_rows(name, data, queries, texts=own), np.float64)
+            for feature, name in SENTENCE_SIGNALS.items()}
+
+
+def all_locations_signals(data: CitrecData, candidates: list[str], split: str
+                          ) -> dict[str, np.ndarray]:
+    """:func:`sentence_signals` of all of ``data.locations``: the citrec trainer's
+    :data:`~openmsd.train.citrec.train.Signals`."""
+    return sentence_signals(data, data.locations, candidates)
+
+
 def dev_evaluator(config: TrainConfig | CitrecConfig) -> Any:
     """The evaluator :func:`openmsd.train.run_recipe` takes for ``config``: for a
     SentenceTransformer recipe, the builder of its SDSM evaluator for the loaded base model
     (ConfigError naming ``dev_split`` when that split has nothing to select on)."""
     if isinstance(config, CitrecConfig):
-        return all_locations_prefetch
+        return CitrecRankers(all_locations_prefetch, all_locations_signals)
 
     def build(model: Any) -> SDSMEvaluator:
         enriched = summaries(config)

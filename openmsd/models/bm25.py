@@ -114,10 +114,12 @@ class BM25:
         self._index = bm25s.BM25(k1=self.k1, b=self.b)
         self._index.index(analyse_many(list(documents), list(languages)), show_progress=False)
         self.size = len(documents)
-        matrix = self._index.scores  # term by term (CSC); each document's terms, for scoring
-        self._by_document = sparse.csc_matrix(  # a few candidates, once per fit
-            (matrix["data"], matrix["indices"], matrix["indptr"]),
-            shape=(self.size, len(matrix["indptr"]) - 1)).tocsr()
+        matrix = self._index.scores  # term by term (CSC): each term's documents, in order
+        postings = sparse.csc_matrix((matrix["data"], matrix["indices"], matrix["indptr"]),
+                                     shape=(self.size, len(matrix["indptr"]) - 1))
+        if not postings.has_sorted_indices:  # what _scores_of searches
+            postings.sort_indices()
+            matrix.update(data=postings.data, indices=postings.indices, indptr=postings.indptr)
         return self
 
     def scores(self, queries: Sequence[str], languages: Sequence[str | None] | None = None,
@@ -160,22 +162,20 @@ class BM25:
         return (scores if documents is None else scores[documents]).astype(np.float32)
 
     def _scores_of(self, tokens: list[int], documents: np.ndarray) -> np.ndarray:
-        """The BM25 scores of ``documents`` only (their rows of the document × term matrix
-        read, not the whole collection scored), each summed over the query's tokens in their
-        order, as ``get_scores`` sums them (the same float32 values)."""
-        matrix = self._by_document
-        documents = np.asarray(documents, np.int64)
-        starts = matrix.indptr[documents]
-        lengths = matrix.indptr[documents + 1] - starts
-        # the documents' rows, gathered from the CSR arrays (no scipy fancy indexing)
-        entries = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(
-            lengths.sum())
-        indices = matrix.indices[entries]
-        unique, where = np.unique(np.asarray(tokens, indices.dtype), return_inverse=True)
-        at = np.minimum(np.searchsorted(unique, indices), len(unique) - 1)
-        hit = unique[at] == indices
-        per_token = np.zeros((len(unique), len(documents)), np.float32)
-        document = np.repeat(np.arange(len(documents)), lengths)
-        per_token[at[hit], document[hit]] = matrix.data[entries[hit]]
-        # a token repeated in the query counts each time; summed token after token
-        return per_token[where].sum(axis=0, dtype=np.float32)
+        """The BM25 scores of ``documents`` only: each query token's posting list (its column
+        of the term × document matrix, documents in order) searched for them, not the whole
+        collection scored; summed token after token in the query's order, a repeated token
+        each time, as ``get_scores`` sums them (the same float32 values)."""
+        matrix = self._index.scores
+        indptr, indices, data = matrix["indptr"], matrix["indices"], matrix["data"]
+        documents = np.asarray(documents).astype(indices.dtype)
+        out = np.zeros(len(documents), np.float32)
+        for token in tokens:
+            start, end = indptr[token], indptr[token + 1]
+            if start == end:
+                continue
+            postings = indices[start:end]
+            at = np.minimum(np.searchsorted(postings, documents), end - start - 1)
+            hit = postings[at] == documents
+            out[hit] += data[start + at[hit]]
+        return out

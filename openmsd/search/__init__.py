@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     )
     from openmsd.search.papers import paper_details, papers_by_id
     from openmsd.search.ranking import (
+        built_scorer,
         corpus_scorer,
         dense_members,
         is_built,
@@ -50,6 +51,7 @@ _WHERE: dict[str, str] = {
     "MAX_LOCATIONS": "recommend",
     "PaperNotFoundError": "related",
     "Result": "related",
+    "built_scorer": "ranking",
     "compute_related_lists": "related_lists",
     "corpus_scorer": "ranking",
     "dense_members": "ranking",
@@ -82,7 +84,8 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "MAX_LOCATIONS", "PaperNotFoundError", "Result", "compute_related_lists", "corpus_scorer",
+    "MAX_LOCATIONS", "PaperNotFoundError", "Result", "built_scorer", "compute_related_lists",
+    "corpus_scorer",
     "dense_members", "find_paper", "is_built", "is_current", "is_loaded", "language_warning",
     "library_seeds", "lists_path", "load_citation_graph", "load_paper_records", "nearest",
     "paper_aliases", "paper_details", "papers_by_id", "rank_related", "rank_search",

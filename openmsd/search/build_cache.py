@@ -25,13 +25,35 @@ _BUILDS: dict[str, tuple[tuple[int, ...], str]] = {}
 _LOCK = threading.Lock()
 
 
+_PATHS: dict[str, tuple[str, str, str]] = {}
+
+
+def _paths(corpus: Corpus) -> tuple[str, str, str]:
+    """The corpus root's, manifest's and papers table's absolute paths; made once per
+    absolute root (a request asks several times), every time for a relative one (the working
+    directory may change)."""
+    root = str(corpus.root)
+    paths = _PATHS.get(root)
+    if paths is None:
+        paths = (os.path.abspath(root), os.path.abspath(corpus.root / MANIFEST),
+                 os.path.abspath(corpus.table_path("papers")))
+        if corpus.root.is_absolute():
+            _PATHS[root] = paths
+    return paths
+
+
+def corpus_root(corpus: Corpus) -> str:
+    """The corpus root's absolute path, as the per-build caches key it."""
+    return _paths(corpus)[0]
+
+
 def current_build(corpus: Corpus) -> str:
     """The build id the manifest names (:class:`CorpusError` when there is none); the
     manifest is read again only when its file changed (an ingest replaces it)."""
-    path = os.path.abspath(corpus.root / MANIFEST)
+    _, path, papers_path = _paths(corpus)
     try:
         stat = os.stat(path)
-        papers = os.stat(corpus.table_path("papers"))  # swapped in just after the manifest
+        papers = os.stat(papers_path)  # swapped in just after the manifest
     except (FileNotFoundError, NotADirectoryError):
         return corpus.check()["build"]["id"]  # raises, naming what is missing
     stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size, papers.st_ino, papers.st_mtime_ns)
@@ -46,7 +68,7 @@ def current_build(corpus: Corpus) -> str:
 
 
 def _key(corpus: Corpus, table: str, load: Callable[[BinaryIO], T]) -> tuple[str, str, str]:
-    return os.path.abspath(corpus.root), table, f"{load.__module__}.{load.__qualname__}"
+    return corpus_root(corpus), table, f"{load.__module__}.{load.__qualname__}"
 
 
 def is_loaded(corpus: Corpus, table: str, load: Callable[[BinaryIO], T]) -> bool:

@@ -29,7 +29,7 @@ from openmsd.rank import (
     corpus_papers,
 )
 from openmsd.rank import load_scorer as make_scorer
-from openmsd.search.build_cache import current_build
+from openmsd.search.build_cache import corpus_root, current_build
 from openmsd.search.related import Result, explain, find_paper, related_results
 from openmsd.search.related_lists import stored_related
 
@@ -38,6 +38,8 @@ _SCORERS: dict[tuple[str, str, str], Scorer] = {}
 _STAMPS: weakref.WeakKeyDictionary[DenseScorer, tuple[tuple[str, int, int], ...]] = (
     weakref.WeakKeyDictionary())
 _PAPERS: dict[tuple[str, str], Papers] = {}
+#: each (corpus root, model)'s vector directory, an absolute path
+_VECTOR_DIRS: dict[tuple[str, str], str] = {}
 _LOCK = threading.Lock()
 #: A member's rank among a query's candidates at or under which it "put the result there".
 VOICE = 10
@@ -49,7 +51,7 @@ def corpus_scorer(corpus: Corpus, name: str) -> Scorer:
     built again when the stored vectors of one of its dense members change (``openmsd
     embed``: the members that did not change are kept)."""
     build = current_build(corpus)
-    root = os.path.abspath(corpus.root)
+    root = corpus_root(corpus)
     with _LOCK:
         key = (root, build, name)
         if key in _SCORERS and _fresh(corpus, _SCORERS[key]):
@@ -79,10 +81,14 @@ def corpus_scorer(corpus: Corpus, name: str) -> Scorer:
 
 def _vectors_stamp(corpus: Corpus, model: str) -> tuple[tuple[str, int, int], ...]:
     """The stored vector files of ``model``: names, times and sizes."""
-    return _files_stamp(vectors_dir(corpus, model))
+    key = (corpus_root(corpus), model)
+    directory = _VECTOR_DIRS.get(key)
+    if directory is None:
+        directory = _VECTOR_DIRS[key] = os.path.abspath(vectors_dir(corpus, model))
+    return _files_stamp(directory)
 
 
-def _files_stamp(directory: Path) -> tuple[tuple[str, int, int], ...]:
+def _files_stamp(directory: str | Path) -> tuple[tuple[str, int, int], ...]:
     try:
         files = sorted(os.scandir(directory), key=lambda f: f.name)
     except (FileNotFoundError, NotADirectoryError):
@@ -113,14 +119,20 @@ def dense_members(scorer: Scorer) -> list[DenseScorer]:
     return [d for m in inner if m is not None for d in dense_members(m)]
 
 
-def is_built(corpus: Corpus, name: str) -> bool:
-    """Whether :func:`corpus_scorer` would answer at once."""
+def built_scorer(corpus: Corpus, name: str) -> Scorer | None:
+    """What :func:`corpus_scorer` would answer at once (built for the current build, its
+    dense members' vectors unchanged), else None."""
     try:
         build = current_build(corpus)
     except CorpusError:
-        return False
-    scorer = _SCORERS.get((os.path.abspath(corpus.root), build, name))
-    return scorer is not None and _fresh(corpus, scorer)
+        return None
+    scorer = _SCORERS.get((corpus_root(corpus), build, name))
+    return scorer if scorer is not None and _fresh(corpus, scorer) else None
+
+
+def is_built(corpus: Corpus, name: str) -> bool:
+    """Whether :func:`corpus_scorer` would answer at once."""
+    return built_scorer(corpus, name) is not None
 
 
 def allowed(corpus: Corpus, papers: Papers, languages: Sequence[str] | None,
@@ -211,16 +223,16 @@ def rank_related(corpus: Corpus, key: str, ranker: str = HYBRID_GRAPH, k: int = 
                    allowed(corpus, scorer.papers, languages, years), paper_id)
 
 
-def rank_search(corpus: Corpus, text: str, ranker: str = HYBRID, k: int = 10,
+def rank_search(corpus: Corpus, text: str, ranker: str | Scorer = HYBRID, k: int = 10,
                 languages: list[str] | None = None,
                 years: tuple[int | None, int | None] | None = None,
                 vectors: dict[str, np.ndarray] | None = None) -> list[Result]:
-    """The ``k`` papers ``ranker`` ranks first for a free ``text``; ``vectors``: the text's
-    query vector (one row) for dense members that have it already (a server's batching
-    encoder), by member name."""
+    """The ``k`` papers ``ranker`` (a name, or the scorer :func:`corpus_scorer` gave for
+    one) ranks first for a free ``text``; ``vectors``: the text's query vector (one row) for
+    dense members that have it already (a server's batching encoder), by member name."""
     if not text.strip():
         raise ValueError("search: the query text is empty")
-    scorer = corpus_scorer(corpus, ranker)
+    scorer = corpus_scorer(corpus, ranker) if isinstance(ranker, str) else ranker
     queries = Queries.of_texts([text])
     queries.vectors.update(vectors or {})
     return _ranked(corpus, scorer, queries, k,

@@ -46,7 +46,14 @@ from openmsd.corpus import Corpus, identify
 from openmsd.identifiers import normalize_title
 from openmsd.index import VectorIndex, load_index
 from openmsd.ingest import MARKER, citation_markers, paragraphs_of, without_markers
-from openmsd.models import DenseEncoder, fundamental, pick, split_sentences
+from openmsd.models import (
+    DenseEncoder,
+    RerankFusion,
+    finished_content,
+    fundamental,
+    pick,
+    split_sentences,
+)
 from openmsd.search.citation_graph import load_citation_graph
 from openmsd.search.paper_records import load_paper_records
 from openmsd.search.related import PaperNotFoundError, find_paper, related_results
@@ -62,6 +69,7 @@ __all__ = [
     "manuscript_papers",
     "rank_weights",
     "recommend_citations",
+    "rerank_hits",
     "split_sentences",
     "two_stage_hits",
     "two_stage_weight",
@@ -267,21 +275,23 @@ def _paper_vectors(index: VectorIndex, papers: list[str]) -> dict[str, np.ndarra
     return out
 
 
+def _learned_fusion(encoder: DenseEncoder) -> RerankFusion | None:
+    """The learned rerank fusion of a trained MP-BERT4CR ``encoder`` (``rerank`` in its
+    ``citrec.json``), else None."""
+    chosen = getattr(getattr(encoder, "settings", None), "rerank", None)
+    return RerankFusion.of(chosen) if chosen and hasattr(encoder, "encode_profiles") else None
+
+
 def two_stage_weight(encoder: DenseEncoder) -> float | None:
     """The fusion weight of a trained MP-BERT4CR ``encoder`` (chosen on dev), else None (no
     two-stage ranking by default)."""
     return getattr(getattr(encoder, "settings", None), "fusion_weight", None)
 
 
-def two_stage_hits(corpus: Corpus, texts: list[str], vectors: np.ndarray, index: VectorIndex,
-                   weight: float, k: int, languages: list[str] | None = None,
-                   years: tuple[int | None, int | None] | None = None,
-                   depth: int = PREFETCH_DEPTH) -> list[list[tuple[str, float]]]:
-    """``recommend``'s two-stage ranking: for each query (its fundamental-context text and
-    its model vector), the fused ranker's top ``depth`` papers, reranked by
-    ``weight / (60 + model rank) + (1 − weight) / (60 + prefetch rank)`` (the model's cosine
-    with each candidate's vector in ``index``; candidates without one keep only the prefetch
-    term); the best ``k`` as (paper id, fused score)."""
+def _prefetch(corpus: Corpus, texts: list[str], depth: int, languages: list[str] | None,
+              years: tuple[int | None, int | None] | None) -> list[list[str]]:
+    """The fused ranker's (:data:`openmsd.rank.HYBRID`; ``bm25@same`` when its dense member
+    cannot encode queries here, logged) top ``depth`` paper ids for each text, best first."""
     from openmsd.rank import HYBRID, Queries
     from openmsd.search.ranking import allowed, corpus_scorer
 
@@ -295,17 +305,78 @@ def two_stage_hits(corpus: Corpus, texts: list[str], vectors: np.ndarray, index:
             if name != HYBRID:
                 raise
             log.warning("recommend: prefetch by bm25@same alone: %s (%s)", HYBRID, error)
+    return [[scorer.papers.ids[r] for r in found if r >= 0] for found in rows]
+
+
+def _index_cosines(index: VectorIndex, query: np.ndarray, ids: list[str]) -> np.ndarray:
+    """The cosine of ``query`` with each paper's vector in ``index`` (−inf: none there)."""
+    cosine = np.full(len(ids), -np.inf)
+    for j, paper_id in enumerate(ids):
+        with contextlib.suppress(ValueError, RuntimeError):
+            cosine[j] = float(index.index.reconstruct(index.row(paper_id)) @ query)
+    return cosine
+
+
+def two_stage_hits(corpus: Corpus, texts: list[str], vectors: np.ndarray, index: VectorIndex,
+                   weight: float, k: int, languages: list[str] | None = None,
+                   years: tuple[int | None, int | None] | None = None,
+                   depth: int = PREFETCH_DEPTH) -> list[list[tuple[str, float]]]:
+    """``recommend``'s two-stage ranking: for each query (its fundamental-context text and
+    its model vector), the fused ranker's top ``depth`` papers, reranked by
+    ``weight / (60 + model rank) + (1 − weight) / (60 + prefetch rank)`` (the model's cosine
+    with each candidate's vector in ``index``; candidates without one keep only the prefetch
+    term); the best ``k`` as (paper id, fused score)."""
     out = []
-    for query, found in zip(vectors, rows, strict=True):
-        ids = [scorer.papers.ids[r] for r in found if r >= 0]
-        cosine = np.full(len(ids), -np.inf)
-        for j, paper_id in enumerate(ids):
-            with contextlib.suppress(ValueError, RuntimeError):
-                cosine[j] = float(index.index.reconstruct(index.row(paper_id)) @ query)
+    for query, ids in zip(vectors, _prefetch(corpus, texts, depth, languages, years),
+                          strict=True):
+        cosine = _index_cosines(index, query, ids)
         model_rank = np.empty(len(ids))
         model_rank[np.argsort(-cosine, kind="stable")] = np.arange(1, len(ids) + 1)
         fused = (1 - weight) / (60 + np.arange(1, len(ids) + 1)) + np.where(
             np.isfinite(cosine), weight / (60 + model_rank), 0.0)
+        order = np.argsort(-fused, kind="stable")[:k]
+        out.append([(ids[j], float(fused[j])) for j in order])
+    return out
+
+
+def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.ndarray,
+                index: VectorIndex, fusion: RerankFusion, k: int,
+                languages: list[str] | None = None,
+                years: tuple[int | None, int | None] | None = None,
+                depth: int = PREFETCH_DEPTH) -> list[list[tuple[str, float]]]:
+    """``recommend``'s two stages with a trained model's learned fusion
+    (:mod:`openmsd.models.citrec.rerank`): the fused ranker's top ``depth`` papers for each
+    fundamental-context text, ordered by ``fusion`` over the prefetch's rank, the cosine of the
+    manuscript's whole finished content (``profiles``, the model's manuscript encoder) with
+    each candidate's vector in ``index``, and the BM25 and dense scores of the location's own
+    sentence (``own``; a ranker the corpus cannot run gives no evidence: zeros, logged); the
+    best ``k`` as (paper id, fused score)."""
+    from openmsd.eval import SENTENCE_SIGNALS
+    from openmsd.models import candidate_features
+    from openmsd.rank import Queries
+    from openmsd.search.ranking import corpus_scorer
+
+    prefetched = _prefetch(corpus, texts, depth, languages, years)
+    scorers = {}
+    for feature, name in SENTENCE_SIGNALS.items():
+        if feature in fusion.features:
+            try:
+                scorers[feature] = corpus_scorer(corpus, name)
+            except (ValueError, FileNotFoundError) as error:
+                log.warning("recommend: rerank feature %s left out: %s (%s)", feature, name,
+                            error)
+    out = []
+    for i, ids in enumerate(prefetched):
+        signals = {"manuscript": _index_cosines(index, profiles[i], ids)[None, :]}
+        for feature in SENTENCE_SIGNALS:
+            row = np.zeros(len(ids))
+            scorer = scorers.get(feature)
+            if scorer is not None and ids:
+                pool = np.array([scorer.papers.position[p] for p in ids])
+                row = np.asarray(scorer.score(Queries.of_texts([own[i]]), pool), float)[0]
+            signals[feature] = row[None, :]
+        features = candidate_features(fusion.features, 0, np.arange(len(ids)), signals)
+        fused = fusion.score(features)
         order = np.argsort(-fused, kind="stable")[:k]
         out.append([(ids[j], float(fused[j])) for j in order])
     return out
@@ -394,6 +465,7 @@ def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model:
         fusion = 0.5
     if two_stage is False:
         fusion = None
+    learned = _learned_fusion(encoder) if fusion is not None else None
     index = index or load_index(corpus, model)
     out = []
     for start in range(0, len(where), MAX_LOCATIONS):
@@ -414,6 +486,13 @@ def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model:
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         if fusion is None:
             found_lists = index.search(vectors, k + len(itself), languages, years)
+        elif learned is not None:
+            clean = [without_markers(x) or x for x in sentences]
+            found_lists = rerank_hits(
+                corpus, [" ".join(without_markers(x) for x in context) for context in contexts],
+                own, encoder.encode_profiles(  # type: ignore[attr-defined]
+                    [finished_content(clean, i) for i in chunk]),
+                index, learned, k + len(itself), languages, years)
         else:
             found_lists = two_stage_hits(
                 corpus, [" ".join(without_markers(x) for x in context) for context in contexts],

@@ -26,8 +26,8 @@ from openmsd.export import EXPORTS, export
 from openmsd.search import (
     MAX_LOCATIONS,
     PaperNotFoundError,
+    built_scorer,
     find_paper,
-    is_built,
     nearest,
     paper_details,
     papers_by_id,
@@ -328,14 +328,14 @@ async def search_answer(resources: Resources, q: str, f: Filters) -> dict[str, A
     search and any search during a reload run in the thread pool."""
     model = served_model(resources, f.model, default=resources.search_ranker)
     fused = model not in resources.models
-    if not resources.warmed() or (fused and (f.lang or f.years or not is_built(
-            resources.corpus, model))):
+    ranker = built_scorer(resources.corpus, model) if fused else None
+    if not resources.warmed() or (fused and (f.lang or f.years or ranker is None)):
         return await run_in_threadpool(search_or_related, resources, q, f)
     if names_paper(resources, q):
         return related_page(resources, q.strip(), f)
-    if fused:  # its dense members' query vectors awaited from the batching encoders
-        vectors = await resources.query_vectors(model, q)
-        return _page(model, f, rank_search(resources.corpus, q, model, f.offset + f.k + 1,
+    if ranker is not None:  # its dense members' query vectors awaited from the encoders
+        vectors = await resources.query_vectors(ranker, q)
+        return _page(model, f, rank_search(resources.corpus, q, ranker, f.offset + f.k + 1,
                                            vectors=vectors))
     vector = await resources.encoder(model).encode_async([q], "query")
     return _page(model, f, nearest(resources.corpus, vector, model, f.offset + f.k + 1,

@@ -28,6 +28,8 @@ from openmsd.server import api, pages
 from openmsd.server.resources import THREADS_ENV, Resources
 
 MAX_BODY = 256 * 1024
+#: Open connections whose requests :class:`LimitsAndHeaders` counts at most (then it starts over).
+CONNECTIONS_COUNTED = 4096
 BODY_TIMEOUT_S = 10.0
 STATIC = Path(__file__).parent / "static"
 HEADERS = [
@@ -48,20 +50,39 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 class LimitsAndHeaders:
     """ASGI middleware: refuse request bodies over ``max_body`` bytes (413), bodies not
     received within ``body_timeout_s`` seconds (408) and API bodies that are not JSON (415);
-    add the security headers to every response."""
+    add the security headers to every response; with ``keep_alive_requests`` N > 0, close
+    a connection after its N-th request (``Connection: close``, nginx's ``keepalive_requests``:
+    :func:`serve`'s workers then take connections, and so requests, in turn)."""
 
     def __init__(self, app: Any, max_body: int = MAX_BODY,
-                 body_timeout_s: float = BODY_TIMEOUT_S):
+                 body_timeout_s: float = BODY_TIMEOUT_S, keep_alive_requests: int = 0):
         self.app, self.max_body, self.body_timeout_s = app, max_body, body_timeout_s
+        self.keep_alive_requests = keep_alive_requests
+        self._served: dict[Any, int] = {}  # requests so far per open connection (client address)
+
+    def _closing(self, scope: Scope) -> bool:
+        """Whether this request is its connection's last (counted per client address)."""
+        if self.keep_alive_requests <= 0:
+            return False
+        client = scope.get("client")
+        served = self._served.pop(client, 0) + 1
+        if served >= self.keep_alive_requests:
+            return True
+        if len(self._served) >= CONNECTIONS_COUNTED:  # connections the clients closed
+            self._served.clear()
+        self._served[client] = served
+        return False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
 
+        headers = [*HEADERS, (b"connection", b"close")] if self._closing(scope) else HEADERS
+
         async def send_with_headers(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *HEADERS]
+                message["headers"] = [*message.get("headers", []), *headers]
             await send(message)
 
         declared = dict(scope["headers"]).get(b"content-length")
@@ -129,10 +150,12 @@ def _field_errors(error: RequestValidationError) -> list[dict[str, Any]]:
 
 
 def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.0,
-               max_body: int = MAX_BODY, backend: str | None = None) -> FastAPI:
+               max_body: int = MAX_BODY, backend: str | None = None,
+               keep_alive_requests: int = 0) -> FastAPI:
     """The app over ``corpus`` serving ``models`` (the first is the default), their queries
     encoded with ``backend`` (by default the one each model's vectors were made with); the
-    indexes are polled every ``watch_s`` seconds for rebuilds (never when None)."""
+    indexes are polled every ``watch_s`` seconds for rebuilds (never when None); a connection
+    is closed after ``keep_alive_requests`` requests (0: kept open)."""
     resources = Resources(corpus, models, backend)
     for model in resources.models:
         resources.encoder(model)  # loaded now: the first request should not wait for it
@@ -150,7 +173,8 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
                   "citation recommendation over an openmsd corpus.",
                   docs_url=None, redoc_url=None)  # their pages load scripts from a CDN
     app.state.resources = resources
-    app.add_middleware(LimitsAndHeaders, max_body=max_body)
+    app.add_middleware(LimitsAndHeaders, max_body=max_body,
+                       keep_alive_requests=keep_alive_requests)
     app.include_router(api.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -179,9 +203,12 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
 
 
 SERVE_ENV = "OPENMSD_SERVE"
-"""What each worker process of ``serve(workers=N)`` serves: JSON ``{corpus, models, backend}``."""
+"""What each worker process of ``serve(workers=N)`` serves: JSON ``{corpus, models, backend,
+keep_alive_requests}``."""
 #: Seconds uvicorn's supervisor waits for a ``--workers`` process to answer its health check.
 WORKER_PATIENCE = 600
+#: Requests per connection with several workers (:func:`serve`).
+WORKER_KEEP_ALIVE_REQUESTS = 1
 
 
 def app_from_env() -> FastAPI:
@@ -190,7 +217,8 @@ def app_from_env() -> FastAPI:
     import os
 
     spec = json.loads(os.environ[SERVE_ENV])
-    return create_app(spec["corpus"], spec["models"], backend=spec["backend"])
+    return create_app(spec["corpus"], spec["models"], backend=spec["backend"],
+                      keep_alive_requests=spec.get("keep_alive_requests", 0))
 
 
 def check_served(corpus: str | Path, models: list[str]) -> None:
@@ -209,7 +237,8 @@ def check_served(corpus: str | Path, models: list[str]) -> None:
 
 
 def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: int = 8000,
-          log_level: str = "info", backend: str | None = None, workers: int = 1) -> None:
+          log_level: str = "info", backend: str | None = None, workers: int = 1,
+          keep_alive_requests: int | None = None) -> None:
     """Run the app with uvicorn until interrupted. FAISS searches on one thread: concurrent
     requests are the parallelism (an OpenMP team per one-query search only oversubscribes the
     cores; ``OMP_NUM_THREADS=1`` does the same for BLAS, as the load test runs). The query
@@ -221,7 +250,15 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
     about one core's worth of requests (the GIL), so on a busy server use one per core.
     uvicorn's supervisor runs them, and waits up to :data:`WORKER_PATIENCE` seconds for a
     worker's health check (a 100,000-paper worker loads for minutes, holding the
-    GIL in long calls; at uvicorn's default of 5 s it was killed and restarted in a loop)."""
+    GIL in long calls; at uvicorn's default of 5 s it was killed and restarted in a loop).
+
+    With several workers a connection is closed after :data:`WORKER_KEEP_ALIVE_REQUESTS`
+    requests (``keep_alive_requests`` None; one worker: never; 0: never). The workers take
+    connections from one shared socket and a kept-alive connection stays on the worker that
+    accepted it: 20 steady clients split unevenly (5 and 15 in session 9, the 15 waiting three
+    times as long). A new connection goes to the worker whose event loop polls first (not one
+    busy with a request), so closing connections balances the requests; it costs a connect
+    per request (~1.2 ms of server CPU on loopback, docs/server.md)."""
     import json
     import os
 
@@ -232,14 +269,18 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
         raise ValueError(f"serve: --workers must be at least 1, got {workers}")
     faiss.omp_set_num_threads(1)
     os.environ.setdefault(THREADS_ENV, "1")
+    if keep_alive_requests is None:
+        keep_alive_requests = 0 if workers == 1 else WORKER_KEEP_ALIVE_REQUESTS
     if workers == 1:
-        uvicorn.run(create_app(corpus, models, backend=backend), host=host, port=port,
-                    log_level=log_level, access_log=False)
+        uvicorn.run(create_app(corpus, models, backend=backend,
+                               keep_alive_requests=keep_alive_requests),
+                    host=host, port=port, log_level=log_level, access_log=False)
         return
     check_served(corpus, models)
     _check_port(host, port)
     os.environ[SERVE_ENV] = json.dumps({"corpus": str(corpus), "models": list(models),
-                                        "backend": backend})
+                                        "backend": backend,
+                                        "keep_alive_requests": keep_alive_requests})
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers' FAISS and BLAS, as above
     uvicorn.run("openmsd.server.app:app_from_env", factory=True, workers=workers, host=host,
                 port=port, log_level=log_level, access_log=False,

@@ -38,7 +38,7 @@ from openmsd.models import (
     stored_backends,
     vector_key,
 )
-from openmsd.rank import HYBRID, HYBRID_GRAPH, is_builtin
+from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer, is_builtin
 from openmsd.search import (
     is_loaded,
     load_citation_graph,
@@ -283,14 +283,15 @@ class Resources:
                 if model is not None:  # a served model: its batching encoder and live index
                     member.serve(self.encoder(model), lambda model=model: self.index(model))
 
-    async def query_vectors(self, ranker: str, text: str) -> dict[str, np.ndarray]:
-        """``text``'s query vector for each dense member of ``ranker`` that is a served
-        model, from its batching encoder (by member name, as the ranker's members read them)."""
-        from openmsd.search import corpus_scorer, dense_members
+    async def query_vectors(self, ranker: Scorer, text: str) -> dict[str, np.ndarray]:
+        """``text``'s query vector for each dense member of ``ranker`` (a scorer of
+        :func:`openmsd.search.corpus_scorer`) that is a served model, from its batching
+        encoder (by member name, as the ranker's members read them)."""
+        from openmsd.search import dense_members
 
         served = {vector_key(m, self.backends[m]): m for m in self.models}
         out = {}
-        for member in dense_members(corpus_scorer(self.corpus, ranker)):
+        for member in dense_members(ranker):
             model = served.get(member.name)
             if model is not None and member.name not in out:
                 vector = await self.encoder(model).encode_async([text], "query")

@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from openmsd.train.citrec.train import (
         TRAIN_MANIFEST,
         CitrecConfig,
+        CitrecRankers,
         PaperContexts,
         candidate_mask,
+        profile_scores,
         split_locations,
         train,
         two_stage,
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
 
 _WHERE: dict[str, str] = {
     "CitrecConfig": "citrec.train",
+    "CitrecRankers": "citrec.train",
+    "profile_scores": "citrec.train",
     "CitrecData": "citrec.data",
     "CitrecDataError": "citrec.data",
     "ConfigError": "config",
@@ -57,9 +61,10 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "TRAIN_ERRORS", "TRAIN_MANIFEST", "CitrecConfig", "CitrecData", "CitrecDataError",
-    "ConfigError", "Location", "PaperContexts", "TrainConfig", "candidate_mask", "check_keys",
-    "describe", "load", "load_base", "load_config", "make_loss", "read_file", "relation_examples",
-    "run_recipe", "split_locations", "summaries", "train", "two_stage",
+    "CitrecRankers", "ConfigError", "Location", "PaperContexts", "TrainConfig", "candidate_mask",
+    "check_keys", "describe", "load", "load_base", "load_config", "make_loss",
+    "profile_scores", "read_file", "relation_examples", "run_recipe", "split_locations",
+    "summaries", "train", "two_stage",
 ]
 
 

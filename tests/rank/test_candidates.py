@@ -70,6 +70,20 @@ def test_bm25_scores_only_the_candidates_as_over_the_whole_collection():
     assert whole[0].max() > 0
 
 
+def test_bm25_candidates_in_any_order_score_as_the_whole_collection_bit_for_bit():
+    model = BM25().fit(PAPERS.texts, PAPERS.languages)
+    rng = np.random.default_rng(3)
+    languages = rng.choice(["en", "fr", "und"], 60).tolist()
+    # queries repeat words (a repeated token counts each time) and mix both languages
+    queries = [" ".join(rng.choice(WORDS["en"] + WORDS["fr"], rng.integers(1, 12)))
+               for _ in languages]
+    whole = model.scores(queries, languages)
+    candidates = rng.choice(N, 70)  # unsorted, some twice, under 1 / FEW of the collection
+    assert len(candidates) * 8 < N and len(set(candidates.tolist())) < len(candidates)
+    assert np.array_equal(model.scores(queries, languages, candidates), whole[:, candidates])
+    assert (whole > 0).mean() > 0.2
+
+
 @pytest.mark.parametrize("filtered", [False, True])
 def test_dense_top_k_from_the_index_is_the_exact_top_k(filtered):
     queries = Queries.of_rows(PAPERS, [0, 7, 300])

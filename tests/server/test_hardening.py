@@ -1,13 +1,17 @@
-"""415 for a body that is not JSON, 408 for a stalled body, no NUL bytes in HTML."""
+"""415 for a body that is not JSON, 408 for a stalled body, no NUL bytes in HTML, connections
+closed after their N-th request."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+import httpx
 import pytest
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 
 from openmsd.server import pages
 from openmsd.server.app import LimitsAndHeaders
@@ -32,26 +36,55 @@ def test_a_reversed_year_range_is_422(client) -> None:
     assert client.get("/?q=parsing&year_from=2020&year_to=2010").status_code == 422
 
 
-@pytest.fixture
-def slow_server():
+@contextmanager
+def running(app) -> Iterator[int]:
+    """``app`` served by uvicorn in a thread; its port."""
     import uvicorn
 
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def slow_server():
     inner = FastAPI()
 
     @inner.post("/api/echo")
     async def echo(body: dict) -> dict:
         return body
 
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(LimitsAndHeaders(inner, body_timeout_s=0.5),
-                                           host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
-    yield port
-    server.should_exit = True
-    thread.join(timeout=10)
+    with running(LimitsAndHeaders(inner, body_timeout_s=0.5)) as port:
+        yield port
+
+
+@pytest.mark.parametrize("limit", [0, 1, 3])
+def test_a_connection_is_closed_after_its_nth_request(limit: int) -> None:
+    inner = FastAPI()
+
+    @inner.get("/api/peer")
+    async def peer(request: Request) -> int:
+        return request.client.port  # the client's end of this connection
+
+    with running(LimitsAndHeaders(inner, keep_alive_requests=limit)) as port, \
+            httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+        answers = [client.get("/api/peer") for _ in range(7)]
+    closing = [a.headers.get("connection") == "close" for a in answers]
+    connections = [a.json() for a in answers]
+    every = limit or len(answers) + 1
+    assert closing == [(n + 1) % every == 0 for n in range(len(answers))]
+    # the client opened a new connection after each close, and kept it open otherwise
+    assert [connections.index(c) for c in connections] == [
+        n - n % every for n in range(len(answers))]
 
 
 def test_a_stalled_request_body_times_out(slow_server: int) -> None:

@@ -1,6 +1,6 @@
 """``openmsd serve --workers 2``: two processes on one port answer as one process does, each
-takes its share of the connections, and a corpus or a port they could not serve is refused in
-the parent with the CLI's error, not a traceback."""
+takes its share of the requests (a connection is closed after each), and a corpus or a port
+they could not serve is refused in the parent with the CLI's error, not a traceback."""
 
 from __future__ import annotations
 
@@ -47,10 +47,14 @@ def test_two_workers_answer_like_one(served_corpus: Path, client) -> None:
             ids = [r["paper_id"] for r in served.json()["results"]]
             assert ids == [r["paper_id"] for r in in_process.json()["results"]]
             assert ids
-        # uvicorn's workers accept from one shared socket: once both have loaded, both answer
+        # uvicorn's workers accept from one shared socket, and with several workers each
+        # answer closes its connection: one keep-alive client's requests reach both workers
         answered: set[int] = set()
-        while len(answered) < 2 and time.time() < deadline:
-            answered |= {httpx.get(base + "/healthz").json()["pid"] for _ in range(8)}
+        with httpx.Client(base_url=base, timeout=60) as one:
+            while len(answered) < 2 and time.time() < deadline:
+                replies = [one.get("/healthz") for _ in range(8)]
+                assert all(r.headers.get("connection") == "close" for r in replies)
+                answered |= {r.json()["pid"] for r in replies}
         assert len(answered) == 2 and answered <= {p.pid for p in workers}
     finally:
         server.terminate()

@@ -56,6 +56,19 @@ def manuscript_context(sentences: Sequence[str], at: int,
     return pick(sentences[:max(0, at - 1)], supplemental, rng) + fundamental(sentences, at)
 
 
+def finished_content(sentences: Sequence[str], at: int) -> list[str]:
+    """The manuscript's finished content before the fundamental context of the location at
+    sentence ``at`` (all of it, in order); the fundamental context itself when nothing comes
+    before it. What the rerank stage reads of the manuscript as a whole.
+
+    >>> finished_content(["a", "b", "c", "d"], at=3)
+    ['a', 'b']
+    >>> finished_content(["a", "b"], at=0)
+    ['a', 'b']
+    """
+    return list(sentences[:max(0, at - 1)]) or fundamental(sentences, at)
+
+
 def paper_context(abstract_sentences: Sequence[str], body_sentences: Sequence[str] = (),
                   fundamental: int = CITATION_FUNDAMENTAL,
                   supplemental: int = CITATION_SUPPLEMENTAL,

@@ -65,6 +65,10 @@ class CitrecSettings:
     fusion_weight: float | None = None
     """Two-stage ranking: the weight of this model's rank against the prefetch's (chosen on
     dev by ``train citrec``; None: not chosen)."""
+    rerank: dict[str, Any] | None = None
+    """Two-stage ranking by a learned fusion (:class:`openmsd.models.citrec.rerank.
+    RerankFusion` as a dict: features and coefficients, fitted by ``train citrec``); when set
+    it replaces ``fusion_weight``'s rank fusion."""
 
 
 class HierarchicalEncoder(nn.Module):
@@ -201,6 +205,19 @@ class HierarchicalEncoder(nn.Module):
             0, owner, vectors * scale[:, None])
         return self.projection(self.norm(summed))
 
+    def profile(self, documents: Sequence[Sequence[str]]) -> Tensor:
+        """(len, dim) vectors of whole texts (a manuscript's finished content): the plain mean
+        of each text's centred, L2-normalised sentence vectors, then the layer norm and the
+        projection (no fundamental / supplemental roles: every sentence counts the same)."""
+        owner = torch.tensor([i for i, d in enumerate(documents) for _ in d],
+                             device=self.norm.weight.device)
+        vectors = nn.functional.normalize(
+            self.sentence_vectors([s for d in documents for s in d]) - self.centre, dim=-1)
+        counts = vectors.new_zeros(len(documents)).index_add(
+            0, owner, vectors.new_ones(len(owner)))
+        mean = vectors.new_zeros(len(documents), self.dim).index_add(0, owner, vectors)
+        return self.projection(self.norm(mean / counts.clamp(min=1)[:, None]))
+
     def sentence_roles(self, n: int) -> list[int]:
         """1 for each fundamental sentence of an ``n``-sentence document, 0 for the others."""
         k = min(n, self.fundamental)
@@ -297,10 +314,15 @@ def side_encoders(manuscript: nn.Module, citation: nn.Module, settings: CitrecSe
 
 def read_settings(directory: Path) -> CitrecSettings:
     """The settings of a saved model; ValueError naming the file when it is not one."""
+    from openmsd.models.citrec.rerank import RerankFusion
+
     path = Path(directory) / MANIFEST
     try:
         values: dict[str, Any] = json.loads(path.read_text())
-        return CitrecSettings(**values)
+        settings = CitrecSettings(**values)
+        if settings.rerank is not None:
+            RerankFusion.of(settings.rerank)
+        return settings
     except (OSError, ValueError, TypeError) as error:
         raise ValueError(f"{path}: not a citrec model settings file ({error})") from None
 
@@ -396,3 +418,15 @@ class CitrecEncoder:
     def encode(self, texts: Sequence[str], kind: Kind = "passage",
                batch_size: int = 32) -> np.ndarray:
         return self.encode_documents(self.documents(texts, kind), kind, batch_size)
+
+    def encode_profiles(self, documents: Sequence[Sequence[str]], batch_size: int = 16
+                        ) -> np.ndarray:
+        """L2-normalised whole-manuscript vectors (the manuscript encoder's
+        :meth:`HierarchicalEncoder.profile`) of texts given as sentences: the rerank stage's
+        ``manuscript`` feature is their cosine with the candidates' passage vectors."""
+        rows = []
+        with torch.inference_mode():
+            for i in range(0, len(documents), batch_size):
+                rows.append(self.model.manuscript.profile(documents[i:i + batch_size])
+                            .cpu().numpy())
+        return normalise(np.vstack(rows)) if rows else np.zeros((0, self.dim), np.float32)

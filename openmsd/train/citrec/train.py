@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -52,9 +52,13 @@ from openmsd.models import (
     MANUSCRIPT_SUPPLEMENTAL,
     CitrecModel,
     CitrecSettings,
+    RerankFusion,
     cache_key,
+    finished_content,
+    fit_fusion,
     manuscript_context,
     paper_context,
+    rerank_rows,
     split_sentences,
 )
 from openmsd.train.citrec.data import SPLITS, CitrecData, Location, held_out, load
@@ -150,6 +154,11 @@ class CitrecConfig:
     fuse: bool = True
     """Choose on dev the weight of this model's rank against the prefetch's in the two-stage
     ranker (``fusion_weight`` in ``citrec.json``)."""
+    rerank: bool = True
+    """Fit the learned fusion of the two-stage ranker (``rerank`` in ``citrec.json``:
+    :mod:`openmsd.models.citrec.rerank`) on the training locations, with the untrained start's
+    whole-manuscript cosine (labels it has not learnt) and the caller's own-sentence scores;
+    needs the caller's :data:`Signals`."""
     outside_references: bool = False
     also: list[str] = dataclasses.field(default_factory=list)
     """More corpora to train on (every source's contexts: ``--also``): their training
@@ -332,6 +341,35 @@ def citrec_scores(model: CitrecModel, locations: list[Location], candidates: lis
     return scores
 
 
+def profile_scores(model: CitrecModel, locations: list[Location], candidates: list[str],
+                   contexts: PaperContexts, mask: np.ndarray | None = None,
+                   batch_size: int = 16) -> np.ndarray:
+    """Cosine scores (queries × candidates) of each location's whole finished manuscript
+    (:func:`~openmsd.models.citrec.context.finished_content`, the manuscript encoder's
+    :meth:`~openmsd.models.citrec.model.HierarchicalEncoder.profile`) with each candidate's
+    citation vector: the rerank stage's ``manuscript`` feature; masked pairs −inf."""
+    import torch
+
+    settings = model.settings
+    texts = [finished_content(loc.sentences, loc.at) for loc in locations]
+    documents = [contexts.context(p, settings.citation_fundamental,
+                                  settings.citation_supplemental) for p in candidates]
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        q = torch.cat([model.manuscript.profile(texts[i:i + batch_size])
+                       for i in range(0, len(texts), batch_size)]) if texts else None
+        d = torch.cat([model.citation(documents[i:i + 64])
+                       for i in range(0, len(documents), 64)])
+        scores = (np.zeros((0, len(candidates))) if q is None else
+                  (torch.nn.functional.normalize(q, dim=-1)
+                   @ torch.nn.functional.normalize(d, dim=-1).T).cpu().numpy())
+    model.train(was_training)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return scores
+
+
 def _digest(ids: set[str]) -> str:
     return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
 
@@ -386,6 +424,19 @@ scores of all of ``data.locations`` over ``candidates`` (queries × candidates, 
 −inf), e.g. :func:`openmsd.experiment.dev.prefetch_matrix`."""
 
 
+Signals = Callable[[CitrecData, list[str], str], dict[str, np.ndarray]]
+"""The rerank stage's own-sentence scores its caller gives :func:`train`: ``(data, candidates,
+split)`` → {feature name: scores of all of ``data.locations`` over ``candidates``}, e.g.
+:func:`openmsd.experiment.dev.sentence_signals` (``sentence_bm25``, ``sentence_dense``)."""
+
+
+class CitrecRankers(NamedTuple):
+    """What ``train citrec`` gets from its caller: the prefetch and the own-sentence scores."""
+
+    prefetch: Prefetch
+    signals: Signals | None = None
+
+
 PROBE = 200
 """Training locations whose Recall@10 is followed during training (``train_recall@10``)."""
 
@@ -410,10 +461,12 @@ class _Part:
     """A seeded sample of the training locations (at most :data:`PROBE`) whose Recall@10 is
     measured beside dev's: whether the positives separate on what the model trains on."""
     probe_mask: np.ndarray
+    signals: dict[str, np.ndarray] | None = None
+    """The caller's own-sentence scores of all of its locations (:data:`Signals`)."""
 
     @classmethod
-    def of(cls, root: str, data: CitrecData, config: CitrecConfig, prefetch: Prefetch | None
-           ) -> _Part:
+    def of(cls, root: str, data: CitrecData, config: CitrecConfig, prefetch: Prefetch | None,
+           signals: Signals | None = None) -> _Part:
         learn, test_locations, test = split_locations(data, config.test_fraction, config.seed,
                                                       config.split)
         train_locations, dev_locations, dev = split_locations(
@@ -426,13 +479,33 @@ class _Part:
         return cls(root, data, learn, train_locations, dev_locations, test, dev,
                    len(test_locations), candidates,
                    candidate_mask(data, dev_locations, candidates, config.split), scores,
-                   probe, candidate_mask(data, probe, candidates, config.split))
+                   probe, candidate_mask(data, probe, candidates, config.split),
+                   signals(data, candidates, config.split)
+                   if signals is not None and config.rerank and scores is not None else None)
+
+    def rows(self, locations: list[Location]) -> list[int]:
+        """The rows of ``locations`` in this part's all-locations matrices."""
+        row_of = {id(loc): i for i, loc in enumerate(self.data.locations)}
+        return [row_of[id(loc)] for loc in locations]
 
     def prefetch_rows(self, locations: list[Location]) -> np.ndarray:
         """The prefetch's scores of ``locations`` (of this part)."""
         assert self.scores is not None
-        row_of = {id(loc): i for i, loc in enumerate(self.data.locations)}
-        return self.scores[[row_of[id(loc)] for loc in locations]]
+        return self.scores[self.rows(locations)]
+
+    def rerank_signals(self, model: CitrecModel, locations: list[Location],
+                       contexts: PaperContexts) -> dict[str, np.ndarray]:
+        """The rerank features' scores of ``locations``: the caller's own-sentence ones and
+        ``model``'s whole-manuscript cosine."""
+        assert self.signals is not None
+        rows = self.rows(locations)
+        return {**{name: values[rows] for name, values in self.signals.items()},
+                "manuscript": profile_scores(model, locations, self.candidates, contexts)}
+
+    def relevant(self, locations: list[Location]) -> list[list[int]]:
+        """Each location's cited candidates as columns."""
+        column = {p: i for i, p in enumerate(self.candidates)}
+        return [[column[c] for c in loc.cited] for loc in locations]
 
     def counts(self) -> dict[str, Any]:
         return {"corpus": self.root, "locations": len(self.data.locations),
@@ -447,12 +520,14 @@ def _pooled(values: list[tuple[float, int]]) -> float:
     return sum(v * n for v, n in values) / total if total else 0.0
 
 
-def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool = True,
-          data: CitrecData | None = None, also_data: list[CitrecData] | None = None
-          ) -> dict[str, Any]:
+def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None,
+          progress: bool = True, data: CitrecData | None = None,
+          also_data: list[CitrecData] | None = None) -> dict[str, Any]:
     """Train as ``config`` says; write the best model on dev (the untrained start included) to
     ``config.out``; return the manifest. ``prefetch``: the caller's prefetch ranker
-    (:data:`Prefetch`), needed when hard negatives or fusion are on; ``data`` (and
+    (:data:`Prefetch`), needed when hard negatives or fusion are on, or
+    :class:`CitrecRankers` (the prefetch and the own-sentence :data:`Signals` the learned
+    rerank fusion needs; without them ``rerank`` is not fitted); ``data`` (and
     ``also_data``, one per ``config.also``): the corpora's locations and candidates when already
     loaded (:func:`openmsd.train.citrec.data.load` with ``config``'s ``outside_references``).
 
@@ -462,6 +537,9 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
     import torch
     from tqdm.auto import tqdm
 
+    signals = None
+    if isinstance(prefetch, CitrecRankers):
+        prefetch, signals = prefetch.prefetch, prefetch.signals
     if prefetch is None and (config.hard_negatives or config.fuse):
         raise CitrecConfigError("hard_negatives / fuse: they need a prefetch ranker (set "
                                 "hard_negatives = 0 and fuse = false to train without one)")
@@ -474,7 +552,7 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
         corpus = Corpus(root)
         corpus.check()
         parts.append(_Part.of(str(corpus.root), loaded or load(corpus, config.outside_references),
-                              config, prefetch))
+                              config, prefetch, signals))
     main = parts[0]
     train_locations = [loc for part in parts for loc in part.train]
     dev_count = sum(len(part.dev) for part in parts)
@@ -513,7 +591,10 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
                                   else manuscript_context(loc.sentences, loc.at, 0))]
                               + [s for part in parts for loc in part.dev
                                  for s in manuscript_context(loc.sentences, loc.at,
-                                                             settings.manuscript_supplemental)],
+                                                             settings.manuscript_supplemental)]
+                              + [s for part in parts if part.signals is not None
+                                 for loc in part.train + part.dev
+                                 for s in finished_content(loc.sentences, loc.at)],
                               progress)
         model.citation.warm([s for part in parts for p in part.candidates
                              for s in contexts.drawable(p, settings.citation_fundamental,
@@ -524,6 +605,10 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
         loc.sentences, loc.at, settings.manuscript_supplemental)], limit=2000)
     model.citation.fit_centre([s for p in main.candidates for s in contexts.context(
         p, settings.citation_fundamental, settings.citation_supplemental)], limit=2000)
+    rerank, no_rerank = (_fit_rerank(model, parts, contexts)
+                         if all(part.signals is not None for part in parts)
+                         else (None, "no own-sentence scores given" if config.rerank
+                               else "rerank = false"))
     hard: dict[int, list[str]] = {}
     for part in parts:
         if part.scores is None or not config.hard_negatives:
@@ -616,6 +701,19 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
         settings.fusion_weight = weight
         fusion = {"fusion_weight": weight, "dev_two_stage_recall@10": {
             str(w): round(r, 5) for w, r in recalls.items()}}
+    if rerank is None:
+        fusion["rerank_not_fitted"] = no_rerank
+    else:
+        settings.rerank = rerank.as_dict()
+        dev = [(recall_at(rerank_rows(part.prefetch_rows(part.dev),
+                                      part.rerank_signals(model, part.dev, contexts), rerank,
+                                      PREFETCH_DEPTH), part.dev, part.candidates),
+                recall_at(part.prefetch_rows(part.dev), part.dev, part.candidates),
+                len(part.dev)) for part in parts if part.dev]
+        fusion.update(rerank=rerank.as_dict(),
+                      **{"dev_rerank_recall@10": round(_pooled([(r, n) for r, _, n in dev]), 5),
+                         "dev_prefetch_recall@10": round(_pooled([(p, n) for _, p, n in dev]),
+                                                         5)})
     manifest = {"config": config.as_dict(), "data": {
         **main.counts(), "train_locations": len(train_locations), "dev_locations": dev_count,
         "train_examples": len(examples),
@@ -636,6 +734,34 @@ def train(config: CitrecConfig, prefetch: Prefetch | None = None, progress: bool
         model.save(tmp)
         write_json(tmp / TRAIN_MANIFEST, manifest)
     return manifest
+
+
+PREFETCH_DEPTH = 200
+"""How many of the prefetch's candidates the rerank stage orders."""
+
+
+def _fit_rerank(model: CitrecModel, parts: list[_Part], contexts: PaperContexts
+                ) -> tuple[RerankFusion | None, str | None]:
+    """The learned rerank fusion, fitted on every part's training locations with the
+    untrained ``model``'s whole-manuscript cosine (the start has learnt no label: its scores
+    on training locations are what they will be on new ones), or None and why not."""
+    prefetch, signals, relevant = [], [], []
+    for part in parts:
+        prefetch.append(part.prefetch_rows(part.train))
+        signals.append(part.rerank_signals(model, part.train, contexts))
+        relevant += part.relevant(part.train)
+    width = max(p.shape[1] for p in prefetch)
+
+    def padded(matrix: np.ndarray) -> np.ndarray:  # parts differ in their candidates
+        return np.pad(matrix, ((0, 0), (0, width - matrix.shape[1])),
+                      constant_values=-np.inf)
+
+    try:
+        return fit_fusion(np.vstack([padded(p) for p in prefetch]),
+                          {name: np.vstack([padded(s[name]) for s in signals])
+                           for name in signals[0]}, relevant, depth=PREFETCH_DEPTH), None
+    except ValueError as error:  # no cited candidate among the prefetched ones
+        return None, str(error)
 
 
 def _freeze_lower_layers(transformer: Any, keep: int) -> None:

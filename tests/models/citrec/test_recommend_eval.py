@@ -52,8 +52,10 @@ def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_pat
             "A second paragraph about something else.")
     found = recommend_citations(corpus, text, encoder, str(model), 3, explain=True)
     assert [loc["location"] for loc in found] == [2]
-    # a trained model with a fusion weight: two stages by default (prefetch, then rerank)
+    # a trained model with a fusion weight: two stages by default (prefetch, then rerank by
+    # its learned fusion)
     assert encoder.settings.fusion_weight is not None and found[0]["ranking"] == "two-stage"
+    assert encoder.settings.rerank is not None
     dense = recommend_citations(corpus, text, encoder, str(model), 3, two_stage=False)
     assert dense[0]["ranking"] == "dense" and len(dense[0]["results"]) == 3
     location = found[0]
@@ -96,6 +98,9 @@ def test_eval_citrec_time_split_and_stages(citrec_model, unarxive_corpus) -> Non
                                                 f"fused:{model}"],
                       test_fraction=config["test_fraction"], seed=config["seed"], outside=True)
     assert set(result["models"]) == {"bm25", "prefetch", "two-stage:model", "fused:model"}
+    # fused: the learned rerank fusion reorders the prefetch's top 200 only
+    fused, prefetch = result["models"]["fused:model"], result["models"]["prefetch"]
+    assert fused["positive>=1"]["n"] == prefetch["positive>=1"]["n"]
     assert 0 <= result["prefetch_recall"]["Recall@100"] <= result["prefetch_recall"][
         "Recall@200"] <= 1
     timed = evaluate(Corpus(unarxive_corpus), ["bm25"], seed=0, outside=True, split="time")

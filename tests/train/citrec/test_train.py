@@ -76,6 +76,14 @@ def test_trained_model_is_written_and_loads_as_an_encoder(citrec_model) -> None:
     assert encoder.settings.fusion_weight == metrics["fusion_weight"]
     assert metrics["dev_two_stage_recall@10"][str(metrics["fusion_weight"])] == max(
         metrics["dev_two_stage_recall@10"].values())
+    # the learned rerank fusion was fitted on the training locations and saved with the model
+    assert encoder.settings.rerank == metrics["rerank"]
+    assert metrics["rerank"]["features"] == ["prefetch", "manuscript", "sentence_bm25",
+                                             "sentence_dense"]
+    assert 0 <= metrics["dev_rerank_recall@10"] <= 1
+    profiles = encoder.encode_profiles([["We study zeros.", "They lie near the circle."]])
+    assert profiles.shape == (1, encoder.dim)
+    assert np.allclose(np.linalg.norm(profiles, axis=1), 1, atol=1e-5)
 
 
 def test_bad_settings_name_the_key(tmp_path) -> None:

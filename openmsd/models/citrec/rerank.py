@@ -1,0 +1,130 @@
+"""The second stage's learned fusion: the prefetch's top candidates reranked by a logistic
+regression over rank features.
+
+What the rerank stage knows that the prefetch (BM25 + dense over the fundamental context) does
+not: the **whole manuscript** (the model's manuscript encoder over the finished content before
+the location, :meth:`~openmsd.models.citrec.model.HierarchicalEncoder.profile`) and the
+location's **own sentence** alone (the prefetch's two members on it). Each signal is a score
+matrix (queries × candidates); within each query's prefetched candidates a signal becomes its
+z-score, the prefetch its log rank, and :class:`RerankFusion` weighs them (fitted by
+``train citrec`` on training locations, class-balanced, L2-regularised: scikit-learn's
+``LogisticRegression``).
+
+>>> prefetch = np.array([[3.0, 2.0, 1.0, 0.0]])
+>>> manuscript = np.array([[0.0, 0.1, 0.9, 0.2]])
+>>> fusion = RerankFusion(("prefetch", "manuscript"), (0.1, 1.0))
+>>> rerank_rows(prefetch, {"manuscript": manuscript}, fusion, depth=3).argmax(1).tolist()
+[2]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["FEATURES", "PREFETCH", "RerankFusion", "candidate_features", "fit_fusion",
+           "rerank_rows", "top_candidates"]
+
+PREFETCH = "prefetch"
+"""The feature of the prefetch's own order: minus the log of its rank."""
+FEATURES = (PREFETCH, "manuscript", "sentence_bm25", "sentence_dense")
+"""The features of the shipped fusion (chosen by grouped cross-validation on the training and
+dev citing papers, docs/citrec.md, Session 10): the prefetch's rank, the model's cosine of the
+whole finished manuscript with the candidate, and BM25 and the dense model on the location's
+own sentence alone."""
+
+
+@dataclass(frozen=True)
+class RerankFusion:
+    """Weights of named features (:data:`FEATURES`); the score is their weighted sum."""
+
+    features: tuple[str, ...]
+    coefficients: tuple[float, ...]
+
+    def score(self, features: np.ndarray) -> np.ndarray:
+        """(candidates, len(features)) feature rows → a score per candidate."""
+        return features @ np.asarray(self.coefficients, np.float64)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"features": list(self.features),
+                "coefficients": [round(float(c), 6) for c in self.coefficients]}
+
+    @classmethod
+    def of(cls, value: Mapping[str, Any]) -> RerankFusion:
+        """The fusion :meth:`as_dict` wrote; ValueError naming what is wrong."""
+        try:
+            features = tuple(str(f) for f in value["features"])
+            coefficients = tuple(float(c) for c in value["coefficients"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"rerank: expected {{'features': [...], 'coefficients': [...]}}, "
+                             f"got {value!r} ({error})") from None
+        if len(features) != len(coefficients) or PREFETCH not in features:
+            raise ValueError(f"rerank: {len(features)} features {features} but "
+                             f"{len(coefficients)} coefficients (the prefetch must be one)")
+        return cls(features, coefficients)
+
+
+def top_candidates(prefetch: np.ndarray, depth: int) -> list[np.ndarray]:
+    """For each row of ``prefetch`` (queries × candidates, −inf: not allowed), the columns of
+    its best ``depth`` allowed candidates, best first."""
+    out = []
+    for row in prefetch:
+        top = np.argsort(-row, kind="stable")[:depth]
+        out.append(top[np.isfinite(row[top])])
+    return out
+
+
+def candidate_features(names: Sequence[str], row: int, columns: np.ndarray,
+                       signals: Mapping[str, np.ndarray]) -> np.ndarray:
+    """(len(columns), len(names)) features of query ``row``'s prefetched ``columns`` (in the
+    prefetch's order): the prefetch's −log rank, each other signal's z-score among them."""
+    if not len(columns):
+        return np.zeros((0, len(names)))
+    values = []
+    for name in names:
+        if name == PREFETCH:
+            values.append(-np.log(np.arange(1, len(columns) + 1, dtype=np.float64)))
+            continue
+        if name not in signals:
+            raise KeyError(f"rerank: no {name!r} scores given (have {', '.join(signals)})")
+        score = np.nan_to_num(np.asarray(signals[name][row, columns], np.float64),
+                              nan=0.0, posinf=0.0, neginf=0.0)
+        values.append((score - score.mean()) / (score.std() + 1e-9))
+    return np.stack(values, 1) if values else np.zeros((len(columns), 0))
+
+
+def rerank_rows(prefetch: np.ndarray, signals: Mapping[str, np.ndarray], fusion: RerankFusion,
+                depth: int = 200) -> np.ndarray:
+    """The two-stage score matrix: each query's prefetched ``depth`` candidates ordered by
+    ``fusion`` (above all others), the rest in the prefetch's order; −inf stays −inf."""
+    out = np.array(prefetch, np.float64, copy=True)
+    for i, columns in enumerate(top_candidates(prefetch, depth)):
+        if len(columns):
+            features = candidate_features(fusion.features, i, columns, signals)
+            out[i, columns] = 1e6 + fusion.score(features)
+    return out
+
+
+def fit_fusion(prefetch: np.ndarray, signals: Mapping[str, np.ndarray],
+               relevant: Sequence[Sequence[int]], names: Sequence[str] = FEATURES,
+               depth: int = 200, regularisation: float = 1.0) -> RerankFusion:
+    """Fit the weights on training queries: ``relevant`` holds each query's relevant columns;
+    a logistic regression (class-balanced, ``C = regularisation``) of "cited" on the features
+    of each query's prefetched candidates. ValueError when no relevant candidate was
+    prefetched (nothing to learn from)."""
+    from sklearn.linear_model import LogisticRegression
+
+    rows, labels = [], []
+    for i, columns in enumerate(top_candidates(prefetch, depth)):
+        rows.append(candidate_features(names, i, columns, signals))
+        labels.append(np.isin(columns, list(relevant[i])))
+    y = np.concatenate(labels) if labels else np.zeros(0, bool)
+    if not y.any() or y.all():
+        raise ValueError(f"rerank: {int(y.sum())} of {len(y)} prefetched training candidates "
+                         "are cited: a fusion needs both kinds")
+    model = LogisticRegression(C=regularisation, max_iter=3000, class_weight="balanced")
+    model.fit(np.vstack(rows), y)
+    return RerankFusion(tuple(names), tuple(float(c) for c in model.coef_[0]))

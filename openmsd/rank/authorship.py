@@ -54,16 +54,38 @@ class AuthorshipScorer(ExactScorer):
     signal = "graph"
     positive_only = True
 
-    def __init__(self, papers: Papers, kind: str, authors: dict[str, Sequence[str]],
+    def __init__(self, papers: Papers, kind: str, authors: dict[str, Sequence[str]] | None,
                  citations: pa.Table | None = None,
-                 hidden: Collection[tuple[str, str]] = (), damping: float = 0.85):
-        """``authors``: by paper id (collection papers and other corpus papers), their names;
-        ``citations`` (``citing_id``, ``cited_id``): the corpus's when None."""
+                 hidden: Collection[tuple[str, str]] = (), damping: float = 0.85,
+                 like: AuthorshipScorer | None = None):
+        """``authors``: by paper id (collection papers and other corpus papers), their names
+        (the corpus's when None); ``citations`` (``citing_id``, ``cited_id``): the corpus's
+        when None; ``like``: another author scorer of the same collection, authors, citations
+        and hidden links, whose graphs this one shares (read and built once for several
+        kinds)."""
         if kind not in AUTHOR_SCORERS:
             raise ValueError(f"unknown author scorer {kind!r}: expected one of "
                              f"{', '.join(AUTHOR_SCORERS)}")
         self.papers, self.name, self.damping = papers, kind, damping
-        citations = corpus_citations(papers) if citations is None else citations
+        self.source = (id(authors) if authors is not None else None,
+                       id(citations) if citations is not None else None,
+                       frozenset(frozenset(pair) for pair in hidden))
+        if like is not None and like.papers is papers and like.source == self.source:
+            self.adjacency, self.undirected = like.adjacency, like.undirected
+            self.in_degree, self.signed, self.weighted = (like.in_degree, like.signed,
+                                                          like.weighted)
+        else:
+            self._build(papers, corpus_authors(papers) if authors is None else authors,
+                        corpus_citations(papers) if citations is None else citations, hidden)
+        if kind == "author-citations":  # authors × authors: links between their papers
+            self.author_links = (self.signed.T @ self.undirected @ self.signed).tocsr()
+        if kind == "author-ppr":
+            self.both = sparse.bmat([[self.undirected, self.signed],
+                                     [self.signed.T, None]]).tocsr()
+
+    def _build(self, papers: Papers, authors: dict[str, Sequence[str]],
+               citations: pa.Table, hidden: Collection[tuple[str, str]]) -> None:
+        """The citation graph over every corpus paper and the paper × author matrices."""
         others = sorted(set(authors) - set(papers.position))
         self.adjacency, n = adjacency(papers, citations, hidden, others)
         a = self.adjacency
@@ -80,11 +102,6 @@ class AuthorshipScorer(ExactScorer):
         counts = np.asarray(self.signed.sum(axis=0)).ravel()
         self.weighted = (self.signed @ sparse.diags((1 / np.log(2 + counts))
                                                     .astype(np.float32))).tocsr()
-        if kind == "author-citations":  # authors × authors: links between their papers
-            self.author_links = (self.signed.T @ self.undirected @ self.signed).tocsr()
-        if kind == "author-ppr":
-            self.both = sparse.bmat([[self.undirected, self.signed],
-                                     [self.signed.T, None]]).tocsr()
 
     def _rows(self, nodes: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         """The scores of ``candidates`` for query ``nodes`` (collection rows), 0 = none."""

@@ -33,7 +33,7 @@ from typing import Any
 import pyarrow as pa
 
 from openmsd.corpus import Corpus
-from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer, corpus_authors
+from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.feedback import FEEDBACK, Feedback, Propagated, split_suffix
 from openmsd.rank.fusion import Fallback, Fusion
@@ -226,7 +226,8 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
             raise UnknownScorerError(f"scorer {name!r} reads the papers' authors and the "
                                      "citation graph: it needs a corpus; here: "
                                      + ", ".join(available(papers)))
-        scorer = AuthorshipScorer(papers, name, corpus_authors(papers), citations, hidden)
+        scorer = AuthorshipScorer(papers, name, None, citations, hidden, like=next(
+            (s for s in cache.values() if isinstance(s, AuthorshipScorer)), None))
     elif name in FUSIONS or ("+" in name and not _stored_dense(name, corpus)):
         spec = (fusion_spec(name, corpus) if name in FUSIONS
                 else {"members": split_fusion(name), "method": "rrf", "weights": None})

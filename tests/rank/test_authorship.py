@@ -68,3 +68,16 @@ def test_free_text_unknown_kinds_and_no_corpus():
         AuthorshipScorer(PAPERS, "author-rank", AUTHORS, CITATIONS)
     with pytest.raises(UnknownScorerError, match="needs a corpus"):
         load_scorer("author-ppr", PAPERS, citations=CITATIONS)
+
+
+def test_scorers_of_one_graph_share_it_and_other_hidden_links_build_their_own():
+    first = AuthorshipScorer(PAPERS, "author-links", AUTHORS, CITATIONS)
+    for kind in AUTHOR_SCORERS:
+        shared = AuthorshipScorer(PAPERS, kind, AUTHORS, CITATIONS, like=first)
+        assert shared.signed is first.signed and shared.undirected is first.undirected
+        np.testing.assert_array_equal(shared.score(QUERY, EVERYTHING)[0], scores(kind))
+    hiding = AuthorshipScorer(PAPERS, "author-links", AUTHORS, CITATIONS, [("q", "x")],
+                              like=first)
+    assert hiding.undirected is not first.undirected
+    np.testing.assert_array_equal(hiding.score(QUERY, EVERYTHING)[0],
+                                  scores("author-links", hidden=[("q", "x")]))

@@ -35,6 +35,7 @@ from openmsd.eval.ranks import DenseScorer, PrecomputedRows, QueryRows, Scorer, 
 from openmsd.io import atomic_path, write_json
 from openmsd.models import (
     DEFAULT_MODEL,
+    PREFETCH_DEPTH,
     RerankFusion,
     fundamental,
     is_citrec_model,
@@ -184,8 +185,6 @@ def _check_split(name: str, test: set[str], fraction: float, seed: int) -> None:
 
 PREFETCH = "hybrid"
 """The prefetch ranker: :mod:`openmsd.rank`'s fusion of BM25 and the dense model."""
-PREFETCH_DEPTH = 200
-"""Candidates the prefetch hands to the reranker."""
 SENTENCE_SIGNALS = {"sentence_bm25": "bm25", "sentence_dense": DEFAULT_MODEL}
 """The rerank stage's own-sentence features and the rankers that score them (the prefetch's
 BM25 and dense members, on the location's sentence alone)."""

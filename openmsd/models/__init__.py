@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         save_sentence_caches,
     )
     from openmsd.models.citrec.rerank import (
+        PREFETCH_DEPTH,
         RerankFusion,
         candidate_features,
         fit_fusion,
@@ -91,6 +92,7 @@ _WHERE: dict[str, str] = {
     "ensure_e5_small": "backends.e5_rebuild",
     "finished_content": "citrec.context",
     "fit_fusion": "citrec.rerank",
+    "PREFETCH_DEPTH": "citrec.rerank",
     "candidate_features": "citrec.rerank",
     "RerankFusion": "citrec.rerank",
     "rerank_rows": "citrec.rerank",
@@ -124,7 +126,8 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL", "DEFAULT_MODEL",
-    "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "CitrecModel", "CitrecSettings", "DenseEncoder", "Kind",
+    "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "PREFETCH_DEPTH", "CitrecModel", "CitrecSettings",
+    "DenseEncoder", "Kind",
     "OnnxEncoder", "RerankFusion", "UnknownModelError", "UnsupportedBackendError", "base_path",
     "cache_key", "candidate_features", "choose_backend", "current_hashes", "default_backend",
     "default_threads", "embed_corpus", "embed_on_spark", "ensure_e5_small", "finished_content",

@@ -47,6 +47,7 @@ from openmsd.identifiers import normalize_title
 from openmsd.index import VectorIndex, load_index
 from openmsd.ingest import MARKER, citation_markers, paragraphs_of, without_markers
 from openmsd.models import (
+    PREFETCH_DEPTH,
     DenseEncoder,
     RerankFusion,
     finished_content,
@@ -78,8 +79,6 @@ __all__ = [
 MAX_LOCATIONS = 50
 """Locations embedded and searched at once; by default :func:`recommend` answers only the
 first this many (the HTTP API's bound), ``max_locations=None`` all of them in such batches."""
-PREFETCH_DEPTH = 200
-"""Candidates the prefetch hands to the reranker in two-stage ranking."""
 MAX_PARAGRAPH_CONTEXT = 10
 """A marker-less paragraph's context: at most its first this many sentences."""
 DRIVERS = 2
@@ -368,12 +367,13 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
     out = []
     for i, ids in enumerate(prefetched):
         signals = {"manuscript": _index_cosines(index, profiles[i], ids)[None, :]}
+        sentence = Queries.of_texts([own[i]])  # its language identified once for both
         for feature in SENTENCE_SIGNALS:
             row = np.zeros(len(ids))
             scorer = scorers.get(feature)
             if scorer is not None and ids:
                 pool = np.array([scorer.papers.position[p] for p in ids])
-                row = np.asarray(scorer.score(Queries.of_texts([own[i]]), pool), float)[0]
+                row = np.asarray(scorer.score(sentence, pool), float)[0]
             signals[feature] = row[None, :]
         features = candidate_features(fusion.features, 0, np.arange(len(ids)), signals)
         fused = fusion.score(features)

@@ -25,11 +25,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FEATURES", "PREFETCH", "RerankFusion", "candidate_features", "fit_fusion",
-           "rerank_rows", "top_candidates"]
+__all__ = ["FEATURES", "PREFETCH", "PREFETCH_DEPTH", "RerankFusion", "candidate_features",
+           "fit_fusion", "rerank_rows", "top_candidates"]
 
 PREFETCH = "prefetch"
 """The feature of the prefetch's own order: minus the log of its rank."""
+PREFETCH_DEPTH = 200
+"""How many of the prefetch's candidates the second stage reorders (training, `eval citrec`,
+`recommend`)."""
 FEATURES = (PREFETCH, "manuscript", "sentence_bm25", "sentence_dense")
 """The features of the shipped fusion (chosen by grouped cross-validation on the training and
 dev citing papers, docs/citrec.md, Session 10): the prefetch's rank, the model's cosine of the
@@ -97,7 +100,7 @@ def candidate_features(names: Sequence[str], row: int, columns: np.ndarray,
 
 
 def rerank_rows(prefetch: np.ndarray, signals: Mapping[str, np.ndarray], fusion: RerankFusion,
-                depth: int = 200) -> np.ndarray:
+                depth: int = PREFETCH_DEPTH) -> np.ndarray:
     """The two-stage score matrix: each query's prefetched ``depth`` candidates ordered by
     ``fusion`` (above all others), the rest in the prefetch's order; −inf stays −inf."""
     out = np.array(prefetch, np.float64, copy=True)
@@ -110,7 +113,7 @@ def rerank_rows(prefetch: np.ndarray, signals: Mapping[str, np.ndarray], fusion:
 
 def fit_fusion(prefetch: np.ndarray, signals: Mapping[str, np.ndarray],
                relevant: Sequence[Sequence[int]], names: Sequence[str] = FEATURES,
-               depth: int = 200, regularisation: float = 1.0) -> RerankFusion:
+               depth: int = PREFETCH_DEPTH, regularisation: float = 1.0) -> RerankFusion:
     """Fit the weights on training queries: ``relevant`` holds each query's relevant columns;
     a logistic regression (class-balanced, ``C = regularisation``) of "cited" on the features
     of each query's prefetched candidates. ValueError when no relevant candidate was

@@ -50,6 +50,7 @@ from openmsd.models import (
     CITATION_FUNDAMENTAL,
     CITATION_SUPPLEMENTAL,
     MANUSCRIPT_SUPPLEMENTAL,
+    PREFETCH_DEPTH,
     CitrecModel,
     CitrecSettings,
     RerankFusion,
@@ -395,8 +396,8 @@ def weighted_rrf(model: np.ndarray, prefetch: np.ndarray, weight: float, k: int 
     return np.where(np.isneginf(prefetch), -np.inf, fused)
 
 
-def two_stage(model: np.ndarray, prefetch: np.ndarray, weight: float, depth: int = 200
-              ) -> np.ndarray:
+def two_stage(model: np.ndarray, prefetch: np.ndarray, weight: float,
+              depth: int = PREFETCH_DEPTH) -> np.ndarray:
     """The two-stage ranking: the prefetch's top ``depth`` candidates of each query reranked
     by :func:`weighted_rrf` (weight 1: the model alone), above all others, which keep the
     prefetch's order."""
@@ -734,10 +735,6 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
         model.save(tmp)
         write_json(tmp / TRAIN_MANIFEST, manifest)
     return manifest
-
-
-PREFETCH_DEPTH = 200
-"""How many of the prefetch's candidates the rerank stage orders."""
 
 
 def _fit_rerank(model: CitrecModel, parts: list[_Part], contexts: PaperContexts

@@ -45,6 +45,7 @@ from openmsd.models import (
     fit_fusion,
     load_model,
     load_sentence_caches,
+    load_splits,
     rerank_rows,
 )
 from openmsd.train import (
@@ -107,6 +108,7 @@ class Inputs:
         signals = directory / "signals.npz"
         self.signals: dict[str, np.ndarray] = dict(np.load(signals)) if signals.is_file() else {}
         load_sentence_caches(directory / "sentence_vectors.pt")
+        load_splits(directory / "splits.pickle")  # the candidates' sentences (pySBD: minutes)
         start = load_model(str(model or directory / f"seed{seed}" / "start")).model
         self.signals["manuscript"] = profile_scores(start, locations, self.candidates,
                                                     PaperContexts(self.data.papers))

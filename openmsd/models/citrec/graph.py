@@ -85,13 +85,14 @@ def graph_signals(links: np.ndarray, visible: np.ndarray, prefetch: np.ndarray,
     :func:`link_matrix`), ``visible`` (queries × citing, :func:`visible_citing`),
     ``prefetch`` (queries × candidates, −inf: not allowed), ``similarity`` (queries × citing:
     the manuscript's similarity to each citing paper; None: no ``neighbours`` signal, zeros)."""
-    seen = visible.astype(np.float32)
+    links = np.asarray(links, np.float64)
+    seen = visible.astype(np.float64)
     indegree = seen @ links
     top = np.argsort(-prefetch, axis=1, kind="stable")[:, :feedback]
     allowed = np.isfinite(np.take_along_axis(prefetch, top, axis=1))
     # for each visible paper, how many of the query's feedback candidates it cites
     hits = np.stack([(links[:, t[a]]).sum(1) for t, a in zip(top, allowed, strict=True)]) \
-        if len(top) else np.zeros((0, links.shape[0]), np.float32)
+        if len(top) else np.zeros((0, links.shape[0]))
     cocited = (seen * hits) @ links
     # a feedback candidate is not co-cited with itself
     for i, (t, a) in enumerate(zip(top, allowed, strict=True)):

@@ -120,8 +120,10 @@ class Inputs:
         self.relevant = [[self.column[c] for c in loc.cited] for loc in locations]
         print(f"{directory}: {len(locations)} locations ({len(self.train_rows)} train, "
               f"{len(self.dev_rows)} dev of {len(self.dev)} papers, {len(self.test)} test "
-              f"papers), {len(self.candidates)} candidates, {int(self.links.sum())} links of "
-              f"{len(self.citing)} citing papers; {time.perf_counter() - started:.0f} s",
+              f"papers), {len(self.candidates)} candidates, "
+              f"{sum(map(len, self.data.reference_lists.values()))} links of "
+              f"{len(self.data.reference_lists)} citing papers; "
+              f"{time.perf_counter() - started:.0f} s",
               file=sys.stderr, flush=True)
 
     def with_graph(self, hidden: set[str]) -> dict[str, np.ndarray]:

@@ -99,7 +99,8 @@ def graph_signals(links: np.ndarray, visible: np.ndarray, prefetch: np.ndarray,
         cocited[i, t[a]] -= indegree[i, t[a]]
     vote = np.zeros_like(indegree)
     if similarity is not None and links.shape[0]:
-        weights = np.where(visible, np.nan_to_num(similarity, nan=-np.inf), -np.inf)
+        weights = np.where(visible, np.nan_to_num(similarity, nan=-np.inf, neginf=-np.inf),
+                           -np.inf)
         k = min(neighbours, weights.shape[1])
         nearest = np.argpartition(-weights, k - 1, axis=1)[:, :k]
         chosen = np.zeros_like(seen)

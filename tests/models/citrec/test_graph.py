@@ -47,6 +47,10 @@ def test_neighbours_and_cocitations() -> None:
     assert signals["neighbours"][0].round(6).tolist() == [0.9, 0.9, 0.0, 0.5]
     # co-cited with a (the feedback candidate): b by p, c by q; a not with itself
     assert signals["cocited"][0].tolist() == [0.0, 1.0, 1.0, 0.0]
+    # a citing paper without a similarity (no vector: −inf) never votes, even when fewer
+    # papers than ``neighbours`` are visible
+    unknown = graph_signals(links, visible, prefetch, np.array([[0.9, -np.inf, np.nan]]))
+    assert unknown["neighbours"][0].round(6).tolist() == [0.9, 0.9, 0.0, 0.0]
 
 
 def test_a_corpus_without_links_gives_zeros() -> None:

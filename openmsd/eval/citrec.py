@@ -35,6 +35,7 @@ from openmsd.eval.ranks import DenseScorer, PrecomputedRows, QueryRows, Scorer, 
 from openmsd.io import atomic_path, write_json
 from openmsd.models import (
     DEFAULT_MODEL,
+    GRAPH_FEATURES,
     PREFETCH_DEPTH,
     RerankFusion,
     fundamental,
@@ -50,6 +51,7 @@ from openmsd.train import (
     Location,
     PaperContexts,
     candidate_mask,
+    graph_scores,
     load,
     profile_scores,
     split_locations,
@@ -301,7 +303,13 @@ def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed
         key = f"manuscript:{model}"
         if key not in cache:
             cache[key] = _profile_rows(model, data, queries)
-        return {**{f: cache[f] for f in SENTENCE_SIGNALS}, "manuscript": cache[key]}
+        if f"{GRAPH_FEATURES[0]}:{model}" not in cache:
+            # the corpus's links but the test papers' (and each location's own paper's)
+            cache.update((f"{f}:{model}", v) for f, v in graph_scores(
+                data, test_locations, candidates, base("prefetch"), cache[key], test,
+                split).items())
+        return {**{f: cache[f] for f in SENTENCE_SIGNALS}, "manuscript": cache[key],
+                **{f: cache[f"{f}:{model}"] for f in GRAPH_FEATURES}}
 
     n_relevant = np.array([len(loc.cited) for loc in test_locations])
     for name in models:

@@ -62,8 +62,7 @@ def reciprocal_ranks(scores: np.ndarray, k: int = RRF_K) -> np.ndarray:
     """1 / (k + rank) of each score in its row (rank 1 = best); 0 for a non-finite score."""
     order = np.argsort(-scores, axis=1, kind="stable")
     ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(1, scores.shape[1] + 1)[None, :].repeat(
-        len(scores), axis=0), axis=1)
+    ranks[np.arange(len(scores))[:, None], order] = np.arange(1, scores.shape[1] + 1)
     return np.where(np.isfinite(scores), 1.0 / (k + ranks), 0.0).astype(np.float32)
 
 

@@ -2,9 +2,7 @@
 (``nearest``, muse-v3's index) in process over a corpus, and where the fused one's goes
 (session 11: docs/server.md). Query vectors are encoded once beforehand, as the server's
 batching encoder hands them; each figure is ``time.process_time`` per request, the median of
-``--passes`` passes over ``--queries`` titles of the corpus, passes interleaved. ``--asgi``
-also sends the same titles to ``/api/search`` through the app (FastAPI over ASGI, no sockets;
-the query encoded by the served encoder, dense only and the default fusion)::
+``--passes`` passes over ``--queries`` titles of the corpus, passes interleaved::
 
     OMP_NUM_THREADS=1 PYTHONPATH=. nice -n 19 python docs/server/session11/profile_search.py \
         /tmp/server-load/n100000/corpus [--cprofile out.prof]
@@ -13,7 +11,6 @@ the query encoded by the served encoder, dense only and the default fusion)::
 from __future__ import annotations
 
 import argparse
-import asyncio
 import cProfile
 import json
 import os
@@ -38,7 +35,6 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=11)
     parser.add_argument("--cprofile", default=None)
     parser.add_argument("--json", default=None)
-    parser.add_argument("--asgi", action="store_true")
     args = parser.parse_args()
     corpus = Corpus(args.corpus)
     fused = corpus_scorer(corpus, "hybrid")
@@ -78,45 +74,13 @@ def main() -> None:
             for i in range(len(titles)):
                 step(i)
             ms[name].append((time.process_time() - start) * 1000 / len(titles))
-    if args.asgi:
-        ms.update(asgi(args.corpus, dense.name, titles, args.passes))
     out = {name: round(float(np.median(v)), 3) for name, v in ms.items()}
     out["ratio fused / dense"] = round(out["rank_search fused"] / out["nearest dense"], 3)
-    if args.asgi:
-        out["ratio API fused / dense"] = round(out["API hybrid"] / out["API muse-v3"], 3)
     out["load average"] = os.getloadavg()[0]
     print(json.dumps(out, indent=1))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(out, handle, indent=1)
-
-
-def asgi(corpus: str, model: str, titles: list[str], passes: int) -> dict[str, list[float]]:
-    """CPU per ``/api/search`` request (every thread of this process: the app and its query
-    encoder), dense only (``model``) and the default fusion, passes interleaved."""
-    import httpx
-
-    from openmsd.server import create_app
-
-    app = create_app(corpus, [model], watch_s=None)
-    ms: dict[str, list[float]] = {f"API {model}": [], "API hybrid": []}
-
-    async def run() -> None:
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
-            for n in range(passes + 1):
-                for ranker in (model, "hybrid"):
-                    start = time.process_time()
-                    for title in titles:
-                        response = await client.get("/api/search", params={
-                            "q": title, "k": 10, "model": ranker})
-                        response.raise_for_status()
-                    if n:  # the first pass warms up
-                        ms[f"API {ranker}"].append(
-                            (time.process_time() - start) * 1000 / len(titles))
-
-    asyncio.run(run())
-    return ms
 
 
 if __name__ == "__main__":

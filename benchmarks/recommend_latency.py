@@ -1,27 +1,46 @@
 """Latency of ``recommend`` for a 30-location manuscript against a 100,000-paper corpus, and
-each stage's share of it.
+each stage's share of it, on the path that ships for a trained MP-BERT4CR model.
 
 The corpus and its index are ``server_load.py``'s (generated OpenAlex works ingested with
 ``openmsd ingest``, seeded clustered 512-d vectors stored as the ``muse-v3`` vectors, HNSW
 index; cached in ``--cache``, the same cache the load test uses). The manuscript is 30
 sentences with a citation marker each, plus unmarked sentences between them, so that
-:func:`openmsd.search.recommend.recommend` finds 30 citation locations; it is recommended for
-end to end (whatever ranking ``recommend`` does by default) with the real ``muse-v3`` query
-encoder (``--backend``), ``k=10``, with driver sentences (``explain``) and without; and with
-``recommend``'s two-stage ranking forced on (what a trained MP-BERT4CR model gets by default:
-the corpus's ``hybrid`` fusion prefetches 200 candidates a location, reranked by the cosine of
-the query vector with each candidate's index vector, here muse-v3's; the machinery's cost does
-not depend on which model's vectors those are, only the encoding does).
+:func:`openmsd.search.recommend.recommend_citations` finds 30 citation locations, ``k=10``,
+all of them answered (``max_locations=None``).
+
+Runs, one process, each a median over ``--repeats`` runs after one warm-up:
+
+* **two stages** (``--citrec DIR``, a model ``train citrec`` saved with its learned rerank
+  fusion: what ``recommend`` does by default with it): the corpus's ``hybrid`` fusion
+  (``bm25@same`` + muse-v3, its muse-v3 query vectors encoded for real) prefetches 200
+  candidates a location (``_prefetch``), and :func:`~openmsd.search.recommend.rerank_hits`
+  orders them by the model's fusion of the prefetch rank, the cosine of the manuscript's
+  finished content (the model's manuscript encoder, ``encode_profiles``) with each candidate's
+  vector in the model's index, and the location's own sentence scored by ``bm25`` and by
+  ``e5-small-multilingual`` (encoded for real); with driver sentences (the API's default) and
+  without. The model's vectors of the 100,000 papers are seeded clustered unit vectors of its
+  dimension in an exact in-memory index (the rerank reads one stored vector per candidate,
+  the same cost from any index; a model index on disk would become the corpus's default dense
+  model and change the load test's ``hybrid``); the e5 vectors the own-sentence scorer reads
+  are stored in the corpus the same way (``server_load.store_vectors``) when absent;
+* **the index alone** (the peer: ``recommend`` with muse-v3, no trained model), with driver
+  sentences.
+
+Every run recommends for a manuscript it has not seen (its sentences carry the run's number):
+a frozen MP-BERT4CR keeps each sentence's vector once encoded, so the same manuscript again
+would not be encoded again.
 
 Stages are timed by wrapping the functions ``recommend`` calls (each wrapper calls the real
-function and adds its wall time): language identification, sentence splitting, the
-manuscript's own papers, query encoding, the index search, the result records, driver
-sentences and co-citations; ``other`` is the rest. Prints one JSON object (median over
-``--repeats`` runs after one warm-up; shares of the median run's total; its CPU seconds, the
-steadier figure on a shared machine)::
+function and adds its wall time; a stage inside another is taken out of it): language
+identification, sentence splitting, the manuscript's own papers, query encoding, the
+manuscript profiles, the prefetch (its muse-v3 query encoding apart), the manuscript cosine,
+the own-sentence BM25 and e5 scores, the rest of the rerank (each sentence's language, the
+features, the fusion), the index search, the result records, driver sentences and
+co-citations; ``other`` is the rest. Prints one JSON object (shares of the median run's total;
+its CPU seconds, the steadier figure on a shared machine)::
 
     python benchmarks/recommend_latency.py --papers 100000 --cache /tmp/server-load \\
-        --json /tmp/recommend-latency.json
+        --citrec MODEL_DIR --json /tmp/recommend-latency.json
 """
 
 from __future__ import annotations
@@ -30,42 +49,56 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import faiss
 
 from openmsd.corpus import Corpus
-from openmsd.index import load_index
-from openmsd.models import load_model
+from openmsd.index import VectorIndex, load_index
+from openmsd.models import load_model, vectors_dir
+from openmsd.search import corpus_scorer, dense_members
 from openmsd.search import recommend as recommend_module
 
 sys.path.insert(0, str(Path(__file__).parent))
-from server_load import MODEL, build_corpus
+from search_index import generate as generate_vectors
+from server_load import MODEL, build_corpus, store_vectors
 
 TOPICS = ["dependency parsing", "machine translation", "speech recognition", "named entities",
           "word embeddings", "text classification", "question answering", "summarisation",
           "sentiment analysis", "part-of-speech tagging"]
-#: The functions of :mod:`openmsd.search.recommend` timed as stages (those it has).
+#: The functions of :mod:`openmsd.search.recommend` timed as stages.
 STAGES = {"identify": "language identification", "_paragraph_sentences": "sentences",
-          "manuscript_papers": "the manuscript's own papers", "_results": "result records",
-          "_drivers": "driver sentences", "_cocitations": "co-citations",
-          "two_stage_hits": "two stages (prefetch + rerank)"}
+          "manuscript_papers": "the manuscript's own papers",
+          "related_results": "result records", "_drivers": "driver sentences",
+          "_cocitations": "co-citations", "_prefetch": "prefetch (hybrid, 200 a location)",
+          "_index_cosines": "rerank: manuscript cosine",
+          "rerank_hits": "rerank: sentence languages, features, fusion"}
+#: Stages that contain others: their time is given without their children's.
+CHILDREN = {"rerank: sentence languages, features, fusion": [
+                "prefetch (hybrid, 200 a location)", "rerank: manuscript cosine",
+                "rerank: own-sentence bm25", "rerank: own-sentence e5 (encoding, scores)"],
+            "prefetch (hybrid, 200 a location)": ["prefetch: muse-v3 query encoding"]}
+#: The rerank stage's own-sentence rankers (``openmsd.eval.SENTENCE_SIGNALS``) by stage.
+SENTENCE = {"rerank: own-sentence bm25": "bm25",
+            "rerank: own-sentence e5 (encoding, scores)": "e5-small-multilingual"}
+E5_DIM = 384
 
 
-def manuscript(locations: int = 30) -> str:
+def manuscript(locations: int = 30, variant: int = 0) -> str:
     """A manuscript with ``locations`` cited sentences (markers of three kinds) and an
-    unmarked sentence after each."""
+    unmarked sentence after each; ``variant`` makes every sentence another one."""
     sentences = []
     for i in range(locations):
         topic = TOPICS[i % len(TOPICS)]
         marker = (f"[{i + 1}]", f"(Smith et al., {2000 + i})",
                   f"\\cite{{ref{i}}}")[i % 3]
         sentences.append(f"Earlier work on {topic} with neural networks reported strong "
-                         f"results on several languages {marker}.")
-        sentences.append(f"We follow the same evaluation protocol for {topic} here.")
-    return "A study of language processing methods\n\n" + " ".join(sentences)
+                         f"results on several languages in study {variant} {marker}.")
+        sentences.append(f"We follow the same evaluation protocol {variant} for {topic} here.")
+    return f"A study of language processing methods {variant}\n\n" + " ".join(sentences)
 
 
 class Stopwatch:
@@ -83,39 +116,76 @@ class Stopwatch:
                 self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
         return timed
 
+    def exclusive(self) -> dict[str, float]:
+        """Each stage's seconds without those of the stages it contains (:data:`CHILDREN`)."""
+        out = dict(self.seconds)
+        for parent, children in CHILDREN.items():
+            if parent in out:
+                out[parent] -= sum(self.seconds.get(c, 0.0) for c in children)
+        return out
 
-def run(corpus: Corpus, encoder: Any, index: Any, text: str, explain: bool, repeats: int,
-        two_stage: bool | None = None) -> dict[str, Any]:
-    """``recommend`` of ``text`` ``repeats`` times (after a warm-up): the median total and each
-    stage's seconds and share in the median run."""
-    watch = Stopwatch()
-    originals = {name: getattr(recommend_module, name) for name in STAGES
-                 if hasattr(recommend_module, name)}
-    encode, search = encoder.encode, index.search
-    runs = []
+
+@contextmanager
+def timed_stages(watch: Stopwatch, targets: list[tuple[Any, str, str]]) -> Iterator[None]:
+    """Wrap ``getattr(owner, name)`` (a module's function, an object's method) as ``stage``
+    for each target; put back afterwards."""
+    saved = []
     try:
-        for name, function in originals.items():
-            setattr(recommend_module, name, watch.wrap(STAGES[name], function))
-        encoder.encode = watch.wrap("query encoding", encode)
-        index.search = watch.wrap("index search", search)
+        for owner, name, stage in targets:
+            saved.append((owner, name, vars(owner).get(name), name in vars(owner)))
+            setattr(owner, name, watch.wrap(stage, getattr(owner, name)))
+        yield
+    finally:
+        for owner, name, function, own in reversed(saved):
+            if own:
+                setattr(owner, name, function)
+            else:
+                delattr(owner, name)  # the wrapper over its class's method
+
+
+def model_index(corpus: Corpus, dim: int, seed: int = 1) -> VectorIndex:
+    """An exact in-memory index of seeded clustered ``dim``-d unit vectors, one per paper of
+    the corpus's muse-v3 index, in its order (a trained model's vectors of the papers)."""
+    rows = load_index(corpus, MODEL).papers
+    index = faiss.IndexFlatIP(dim)
+    index.add(generate_vectors(rows.num_rows, dim, clusters=2000, groups=50, noise=0.9,
+                               seed=seed))
+    return VectorIndex(index, rows)
+
+
+def run(corpus: Corpus, encoder: Any, index: VectorIndex, explain: bool, repeats: int,
+        locations: int, two_stage: bool) -> dict[str, Any]:
+    """``recommend`` of a new manuscript ``repeats`` times (after a warm-up): the median total
+    and each stage's seconds and share in the median run."""
+    watch = Stopwatch()
+    targets = [(recommend_module, name, stage) for name, stage in STAGES.items()
+               if hasattr(recommend_module, name)]
+    targets += [(encoder, "encode", "query encoding"), (index, "search", "index search")]
+    if two_stage:
+        targets.append((encoder, "encode_profiles", "manuscript profiles"))
+        prefetch = dense_members(corpus_scorer(corpus, "hybrid"))[0].encoder()
+        targets.append((prefetch, "encode", "prefetch: muse-v3 query encoding"))
+        targets += [(corpus_scorer(corpus, name), "score", stage)
+                    for stage, name in SENTENCE.items()]
+    runs = []
+    with timed_stages(watch, targets):
         for i in range(repeats + 1):
             watch.seconds = {}
+            text = manuscript(locations, i + 1000 * explain + 100 * two_stage)
             start, cpu = time.perf_counter(), time.process_time()
-            found = recommend_module.recommend_citations(corpus, text, encoder, MODEL, 10,
+            found = recommend_module.recommend_citations(corpus, text, encoder, encoder.name, 10,
                                                          index=index, explain=explain,
-                                                         two_stage=two_stage,
+                                                         two_stage=None if two_stage else False,
                                                          max_locations=None)
             total, cpu = time.perf_counter() - start, time.process_time() - cpu
-            if i:  # the first run warms caches (paper records, citation graph, model)
-                runs.append((total, dict(watch.seconds), len(found), cpu))
-    finally:
-        for name, function in originals.items():
-            setattr(recommend_module, name, function)
-        del encoder.encode, index.search
-    total, stages, locations, cpu = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
+            if i:  # the first run warms caches (paper records, citation graph, rankers)
+                ranking = {location["ranking"] for location in found}
+                runs.append((total, watch.exclusive(), len(found), cpu, ranking))
+    total, stages, found, cpu, ranking = sorted(runs, key=lambda r: r[0])[len(runs) // 2]
     stages["other"] = max(0.0, total - sum(stages.values()))
-    return {"locations": locations, "seconds": round(total, 3), "cpu_seconds": round(cpu, 3),
-            "p95_seconds": round(float(np.percentile([r[0] for r in runs], 95)), 3),
+    return {"locations": found, "ranking": sorted(ranking), "seconds": round(total, 3),
+            "cpu_seconds": round(cpu, 3),
+            "runs_seconds": [round(r[0], 3) for r in runs],
             "stages": {s: {"seconds": round(v, 3), "share": round(v / total, 3)}
                        for s, v in sorted(stages.items(), key=lambda kv: -kv[1])}}
 
@@ -126,21 +196,39 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/server-load"))
     parser.add_argument("--kind", default="hnsw")
     parser.add_argument("--locations", type=int, default=30)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--backend", choices=["torch", "onnx"], default="torch")
+    parser.add_argument("--citrec", type=Path, default=None,
+                        help="A trained MP-BERT4CR model (train citrec) with its rerank "
+                             "fusion; without it only the index-alone run is measured.")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     corpus = Corpus(build_corpus(args.cache / f"n{args.papers}", args.papers, args.kind, MODEL))
-    index = load_index(corpus, MODEL)
-    text = manuscript(args.locations)
-    result: dict[str, Any] = {"papers": index.index.ntotal, "index": args.kind,
-                              "locations_asked": args.locations, "k": 10}
-    encoder = load_model(MODEL, args.backend)
-    for explain, two_stage in ((True, None), (False, None), (False, True)):
-        key = (f"{MODEL}{'' if explain else ' (no driver sentences)'}"
-               f"{', two stages' if two_stage else ''}")
-        result[key] = run(corpus, encoder, index, text, explain, args.repeats, two_stage)
+    result: dict[str, Any] = {"papers": load_index(corpus, MODEL).index.ntotal,
+                              "index": args.kind, "locations_asked": args.locations, "k": 10}
+    plans: list[tuple[str, Any, VectorIndex, bool, bool]] = []
+    if args.citrec is not None:
+        citrec = load_model(str(args.citrec))
+        if getattr(getattr(citrec, "settings", None), "rerank", None) is None:
+            parser.error(f"--citrec {args.citrec}: no learned rerank fusion in its citrec.json "
+                         "(train citrec fits one)")
+        if not list(vectors_dir(corpus, SENTENCE["rerank: own-sentence e5 (encoding, scores)"])
+                    .glob("part-*.parquet")):
+            store_vectors(corpus, "e5-small-multilingual", E5_DIM)
+        index = model_index(corpus, citrec.dim)
+        result["citrec"] = str(args.citrec)
+        plans += [("two stages (trained model, learned rerank)", citrec, index, True, True),
+                  ("two stages, no driver sentences", citrec, index, False, True)]
+    dense = load_model(MODEL, args.backend)
+    plans.append((f"index alone ({MODEL}), the peer", dense, load_index(corpus, MODEL), True,
+                  False))
+    for key, encoder, index, explain, two_stage in plans:
+        result[key] = run(corpus, encoder, index, explain, args.repeats, args.locations,
+                          two_stage)
         print(key, json.dumps(result[key]), flush=True)
+    peer = result[plans[-1][0]]["seconds"]
+    result["ratio_to_peer"] = {key: round(result[key]["seconds"] / peer, 2)
+                               for key, *_ in plans[:-1]}
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")

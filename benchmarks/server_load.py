@@ -103,9 +103,10 @@ def build_corpus(root: Path, papers: int, kind: str, key: str) -> Path:
     return corpus_dir
 
 
-def store_vectors(corpus: Corpus, key: str) -> None:
-    """Seeded clustered ``DIM``-d unit vectors stored as ``key``'s vectors of the papers'
-    current texts (as ``openmsd embed`` would store them)."""
+def store_vectors(corpus: Corpus, key: str, dim: int | None = None) -> None:
+    """Seeded clustered ``dim``-d (default ``DIM``) unit vectors stored as ``key``'s vectors of
+    the papers' current texts (as ``openmsd embed`` would store them)."""
+    dim = dim or DIM
     ids, hashes = [], []
     for batch in arrow_reader(corpus.connect(), "SELECT paper_id, title, abstract FROM papers"):
         for paper_id, title, abstract in zip(*(batch[c].to_pylist() for c in
@@ -114,10 +115,10 @@ def store_vectors(corpus: Corpus, key: str) -> None:
             if text:
                 ids.append(paper_id)
                 hashes.append(text_hash(text))
-    vectors = generate_vectors(len(ids), DIM, clusters=2000, groups=50, noise=0.9, seed=0)
-    schema = vector_schema(DIM)
+    vectors = generate_vectors(len(ids), dim, clusters=2000, groups=50, noise=0.9, seed=0)
+    schema = vector_schema(dim)
     table = pa.table({"paper_id": ids, "text_hash": hashes,
-                      "vector": pa.FixedSizeListArray.from_arrays(vectors.reshape(-1), DIM)},
+                      "vector": pa.FixedSizeListArray.from_arrays(vectors.reshape(-1), dim)},
                      schema=schema)
     directory = vectors_dir(corpus, key)
     directory.mkdir(parents=True, exist_ok=True)

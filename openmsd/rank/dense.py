@@ -115,6 +115,25 @@ class DenseScorer(ExactScorer):
         scores[~vectors.any(axis=1)] = -np.inf
         return scores
 
+    def score_pools(self, queries: Queries, pools: list[np.ndarray]) -> list[np.ndarray]:
+        """:func:`openmsd.rank.scorer.score_pools`: each query's row of :meth:`score` of its
+        own pool (the same product, one query at a time), without a ``Queries`` per query
+        when the query vectors are known (a fusion's candidate stage found them); else
+        :meth:`score` per query (a free text encoded alone, as it always was)."""
+        if self.name not in queries.vectors:
+            return [self.score(queries.subset([i]), pool)[0] for i, pool in enumerate(pools)]
+        vectors = queries.vectors[self.name]
+        out = []
+        for i, pool in enumerate(pools):
+            pool = np.asarray(pool, np.int64)
+            row = vectors[i:i + 1]
+            scores = row @ self.vectors[pool].T
+            scores[:, ~self.present[pool]] = -np.inf
+            if not row.any():
+                scores[:] = -np.inf
+            out.append(scores[0])
+        return out
+
     def top_k(self, queries: Queries, k: int, filters: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
         """The best ``k`` rows from the model's FAISS index where there is one (see
@@ -135,8 +154,8 @@ class DenseScorer(ExactScorer):
         scores = np.where(keep, scores, -np.inf)
         scores[~vectors.any(axis=1)] = -np.inf
         order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-        rows, scores = (np.take_along_axis(rows, order, axis=1),
-                        np.take_along_axis(scores, order, axis=1).astype(np.float32))
+        at = np.arange(len(order))[:, None]
+        rows, scores = rows[at, order], scores[at, order].astype(np.float32)
         rows[~np.isfinite(scores)] = -1
         return rows, scores
 

@@ -206,8 +206,12 @@ class LanguagePairScorer(ExactScorer):
 
     def heard(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
         """A (queries × candidates) mask of the pairs this scorer speaks for."""
-        theirs = self.codes[candidates]
-        mine = np.array([self.code.get(lang, -1) for lang in queries.languages], np.int32)
+        return self._heard(self._codes_of(queries), self.codes[candidates])
+
+    def _codes_of(self, queries: Queries) -> np.ndarray:
+        return np.array([self.code.get(lang, -1) for lang in queries.languages], np.int32)
+
+    def _heard(self, mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
         if self.language == "same":
             und = self.code["und"]
             return ((mine[:, None] == theirs[None, :]) | (mine[:, None] == und)
@@ -225,3 +229,19 @@ class LanguagePairScorer(ExactScorer):
             scores[np.ix_(rows, columns)] = np.where(mask[np.ix_(rows, columns)], inner,
                                                      -np.inf)
         return scores
+
+    def score_pools(self, queries: Queries, pools: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """:func:`score_pools`: each query's pairs heard, the inner scorer asked for all
+        queries at once (BM25 analyses them together) and only for those pairs."""
+        pools = [np.asarray(pool, np.int64) for pool in pools]
+        mine = self._codes_of(queries)
+        heard = [np.flatnonzero(self._heard(mine[i:i + 1], self.codes[pool])[0])
+                 for i, pool in enumerate(pools)]
+        out = [np.full(len(pool), -np.inf, np.float32) for pool in pools]
+        asked = [i for i, columns in enumerate(heard) if len(columns)]  # as score() asks
+        if asked:
+            inner = score_pools(self.inner, queries if len(asked) == len(queries)
+                                else queries.subset(asked), [pools[i][heard[i]] for i in asked])
+            for i, scores in zip(asked, inner, strict=True):
+                out[i][heard[i]] = scores
+        return out

@@ -151,9 +151,12 @@ def test_every_querys_pool_scored_at_once_as_one_query_at_a_time():
                "coupling", "adamic-adar"]
     cheap = Fusion("cheap", [load_scorer(m, PAPERS, citations=CITATIONS, cache=cache)
                              for m in members], pool_depth=30)
+    cheap.members.append(load_scorer("vectors@en", PAPERS, cache=cache))
     queries = Queries.of_rows(PAPERS, [0, 11, 420, 599, 11])
-    texts = Queries.of_texts(["graph parsing citation", "réseau neuronal analyse"], ["en", "fr"])
-    texts.vectors["vectors"] = VECTORS[[3, 7]]  # as a served encoder would hand them
+    # a query of no language of the collection (no pair heard) and one of unknown language
+    texts = Queries.of_texts(["graph parsing citation", "réseau neuronal analyse",
+                              "graph Netzwerk", "citation corpus"], ["en", "fr", "de", "und"])
+    texts.vectors["vectors"] = VECTORS[[3, 7, 9, 12]]  # as a served encoder would hand them
     for batch in (queries, texts):
         pools = cheap.candidates(batch)
         for member in cheap.members:

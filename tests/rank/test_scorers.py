@@ -70,6 +70,10 @@ def test_fusion_rrf_and_weighted():
     a = np.array([[3.0, 2.0, 1.0, -np.inf]], np.float32)
     b = np.array([[-np.inf, 1.0, 2.0, 3.0]], np.float32)
     assert reciprocal_ranks(a).tolist()[0][:3] == pytest.approx([1 / 61, 1 / 62, 1 / 63])
+    # several rows with ties (ranked by column) and silent places: each row its own ranks
+    many = np.array([[2.0, 2.0, -np.inf, 5.0], [1.0, -np.inf, 1.0, 1.0]], np.float32)
+    assert np.allclose(reciprocal_ranks(many),
+                       [[1 / 62, 1 / 63, 0, 1 / 61], [1 / 61, 0, 1 / 62, 1 / 63]])
     rrf = combine([a, b], [1, 1], "rrf")[0]
     assert rrf.argmax() in (1, 2) and np.all(np.isfinite(rrf))
     only_a = combine([a, b], [1, 0], "weighted")[0]

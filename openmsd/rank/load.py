@@ -16,7 +16,8 @@ Names:
   carried over the citation graph (:mod:`openmsd.rank.feedback`);
 * a fusion: ``A+B+…`` (reciprocal-rank fusion of the members), ``hybrid`` (text and
   metadata: what ``openmsd tune`` fitted on the train and dev splits, else RRF of
-  ``bm25@same`` and the corpus's dense model)
+  ``bm25@same``, the corpus's dense model and, for English pairs, ``minilm-en@en`` where it can
+  be had)
   and ``hybrid-graph`` (text and citation graph, likewise).
 
 A name that names nothing is a :class:`UnknownScorerError` listing the scorers this collection
@@ -47,6 +48,9 @@ HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
 BACKENDS = ("torch", "onnx")
 FUSIONS = (HYBRID, HYBRID_GRAPH)
 RANKER_FILE = "ranker.json"
+#: The English-only model an untuned ``hybrid`` adds for English pairs (``minilm-en@en``),
+#: over files, or over a corpus that has its vectors (``openmsd embed CORPUS --model minilm-en``).
+ENGLISH_MODEL = "minilm-en"
 #: What ``hybrid-graph`` adds to ``hybrid`` when nothing is tuned.
 DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "shared-references")
 
@@ -141,14 +145,18 @@ def _is_dense(name: str) -> bool:
 
 def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
     """What ``hybrid`` / ``hybrid-graph`` stand for here: the tuned spec, else the defaults
-    (``hybrid``: RRF of ``bm25@same`` and the dense model; ``hybrid-graph``, which ranks a
-    paper's related papers: RRF of the dense model, ``bm25-en`` (the papers' English texts:
-    words across languages) and the graph counts)."""
+    (``hybrid``: RRF of ``bm25@same``, the dense model and ``minilm-en@en`` where it can be
+    had; ``hybrid-graph``, which ranks a paper's related papers: RRF of the dense model,
+    ``bm25-en`` (the papers' English texts: words across languages) and the graph counts)."""
     spec = tuned(corpus).get(name)
     if spec:
         return spec
     dense = dense or default_dense(corpus)
     members = ["bm25@same", dense]
+    if dense != ENGLISH_MODEL and (corpus is None or ENGLISH_MODEL in dense_models(corpus)):
+        # English pairs also hear the English-only model, where it can be had: for English
+        # queries it outranks the multilingual one (docs/ranking.md, Session 11)
+        members.append(f"{ENGLISH_MODEL}@en")
     if name == HYBRID_GRAPH:
         # A paper query has an English view (free text has not): its words meet the other
         # languages' papers in English, where bm25@same would rank only its own language's.

@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,7 @@ from openmsd.models import (
     pick,
     split_sentences,
 )
-from openmsd.search.citation_graph import load_citation_graph
+from openmsd.search.citation_graph import CitationGraph, load_citation_graph
 from openmsd.search.paper_records import load_paper_records
 from openmsd.search.related import PaperNotFoundError, find_paper, related_results
 
@@ -338,24 +338,55 @@ def two_stage_hits(corpus: Corpus, texts: list[str], vectors: np.ndarray, index:
     return out
 
 
+def _graph_rows(graph: CitationGraph | None, ids: list[str], exclude: Collection[str],
+                similarity: Callable[[list[str]], np.ndarray] | None = None
+                ) -> dict[str, np.ndarray]:
+    """The citation-graph features (:mod:`openmsd.models.citrec.graph`) of one location's
+    prefetched ``ids`` (in the prefetch's order) from the corpus's ``graph``, the links of the
+    papers of ``exclude`` (the manuscript itself) not read; zeros without a graph or links.
+    ``similarity``: the manuscript's similarity to given citing papers (``neighbours``)."""
+    from openmsd.models import GRAPH_FEATURES, graph_signals
+
+    if graph is None:
+        return {f: np.zeros((1, len(ids))) for f in GRAPH_FEATURES}
+    left_out = {graph.nodes[p] for p in exclude if p in graph.nodes}
+    citing = [graph.citing(p) for p in ids]
+    nodes = sorted({int(n) for found in citing for n in found} - left_out)
+    row = {n: r for r, n in enumerate(nodes)}
+    links = np.zeros((len(nodes), len(ids)), np.float32)
+    for j, found in enumerate(citing):
+        links[[row[int(n)] for n in found if int(n) in row], j] = 1.0
+    names = list(graph.nodes) if similarity is not None and nodes else []
+    return graph_signals(links, np.ones((1, len(nodes)), bool),
+                         -np.arange(len(ids), dtype=np.float64)[None, :],
+                         similarity([names[n] for n in nodes])[None, :]
+                         if similarity is not None else None)
+
+
 def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.ndarray,
                 index: VectorIndex, fusion: RerankFusion, k: int,
                 languages: list[str] | None = None,
                 years: tuple[int | None, int | None] | None = None,
-                depth: int = PREFETCH_DEPTH) -> list[list[tuple[str, float]]]:
+                depth: int = PREFETCH_DEPTH, exclude: Collection[str] = ()
+                ) -> list[list[tuple[str, float]]]:
     """``recommend``'s two stages with a trained model's learned fusion
     (:mod:`openmsd.models.citrec.rerank`): the fused ranker's top ``depth`` papers for each
     fundamental-context text, ordered by ``fusion`` over the prefetch's rank, the cosine of the
     manuscript's whole finished content (``profiles``, the model's manuscript encoder) with
     each candidate's vector in ``index``, and the BM25 and dense scores of the location's own
-    sentence (``own``; a ranker the corpus cannot run gives no evidence: zeros, logged); the
-    best ``k`` as (paper id, fused score)."""
+    sentence (``own``; a ranker the corpus cannot run gives no evidence: zeros, logged) and,
+    when the fusion weighs them, the corpus's citation graph (:func:`_graph_rows`, the papers of
+    ``exclude`` not read); the best ``k`` as (paper id, fused score)."""
     from openmsd.eval import SENTENCE_SIGNALS
-    from openmsd.models import candidate_features
+    from openmsd.models import GRAPH_FEATURES, candidate_features
     from openmsd.rank import Queries
     from openmsd.search.ranking import corpus_scorer
 
     prefetched = _prefetch(corpus, texts, depth, languages, years)
+    graph = None
+    if set(GRAPH_FEATURES) & set(fusion.features):
+        with contextlib.suppress(FileNotFoundError, OSError):
+            graph = load_citation_graph(corpus)
     scorers = {}
     for feature, name in SENTENCE_SIGNALS.items():
         if feature in fusion.features:
@@ -375,6 +406,10 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
                 pool = np.array([scorer.papers.position[p] for p in ids])
                 row = np.asarray(scorer.score(sentence, pool), float)[0]
             signals[feature] = row[None, :]
+        if set(GRAPH_FEATURES) & set(fusion.features):
+            signals.update(_graph_rows(graph, ids, exclude, (
+                lambda papers, q=profiles[i]: _index_cosines(index, q, papers))
+                if "neighbours" in fusion.features else None))
         features = candidate_features(fusion.features, 0, np.arange(len(ids)), signals)
         fused = fusion.score(features)
         order = np.argsort(-fused, kind="stable")[:k]
@@ -492,7 +527,7 @@ def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model:
                 corpus, [" ".join(without_markers(x) for x in context) for context in contexts],
                 own, encoder.encode_profiles(  # type: ignore[attr-defined]
                     [finished_content(clean, i) for i in chunk]),
-                index, learned, k + len(itself), languages, years)
+                index, learned, k + len(itself), languages, years, exclude=itself)
         else:
             found_lists = two_stage_hits(
                 corpus, [" ".join(without_markers(x) for x in context) for context in contexts],

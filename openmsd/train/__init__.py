@@ -21,7 +21,9 @@ if TYPE_CHECKING:
         CitrecRankers,
         PaperContexts,
         candidate_mask,
+        graph_scores,
         profile_scores,
+        recall_at,
         split_locations,
         train,
         two_stage,
@@ -35,6 +37,8 @@ _WHERE: dict[str, str] = {
     "CitrecConfig": "citrec.train",
     "CitrecRankers": "citrec.train",
     "profile_scores": "citrec.train",
+    "graph_scores": "citrec.train",
+    "recall_at": "citrec.train",
     "CitrecData": "citrec.data",
     "CitrecDataError": "citrec.data",
     "ConfigError": "config",
@@ -62,9 +66,9 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "TRAIN_ERRORS", "TRAIN_MANIFEST", "CitrecConfig", "CitrecData", "CitrecDataError",
     "CitrecRankers", "ConfigError", "Location", "PaperContexts", "TrainConfig", "candidate_mask",
-    "check_keys", "describe", "load", "load_base", "load_config", "make_loss",
-    "profile_scores", "read_file", "relation_examples", "run_recipe", "split_locations",
-    "summaries", "train", "two_stage",
+    "check_keys", "describe", "graph_scores", "load", "load_base", "load_config", "make_loss",
+    "profile_scores", "read_file", "recall_at", "relation_examples", "run_recipe",
+    "split_locations", "summaries", "train", "two_stage",
 ]
 
 

@@ -185,3 +185,23 @@ def test_fallback_weights_rank_queries_a_member_is_silent_for():
     with pytest.raises(ValueError, match="fallback"):
         Fusion("f", [load_scorer("bm25", PAPERS)], [1.0], "weighted",
                fallbacks=[Fallback((3,), (0,), (1.0,), "weighted")])
+
+
+def test_untuned_hybrid_adds_the_english_model_where_it_can_be_had(tmp_path):
+    """English pairs hear minilm-en beside the multilingual model over files, and over a corpus
+    with its vectors; a corpus without them keeps BM25 and its dense model."""
+    from openmsd.corpus import Corpus
+    from openmsd.rank.load import fusion_spec
+
+    assert fusion_spec("hybrid", None)["members"] == [
+        "bm25@same", "e5-small-multilingual", "minilm-en@en"]
+    for model in ("muse-v3", "minilm-en"):
+        (tmp_path / "vectors" / model).mkdir(parents=True)
+        (tmp_path / "vectors" / model / "part-0.parquet").write_bytes(b"x")
+    assert fusion_spec("hybrid", Corpus(tmp_path), "muse-v3")["members"] == [
+        "bm25@same", "muse-v3", "minilm-en@en"]
+    assert fusion_spec("hybrid", Corpus(tmp_path), "minilm-en")["members"] == [
+        "bm25@same", "minilm-en"]
+    (tmp_path / "vectors" / "minilm-en" / "part-0.parquet").unlink()
+    assert fusion_spec("hybrid", Corpus(tmp_path))["members"] == ["bm25@same", "muse-v3"]
+    assert "minilm-en@en" not in fusion_spec("hybrid-graph", None)["members"]

@@ -25,19 +25,27 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FEATURES", "PREFETCH", "PREFETCH_DEPTH", "RerankFusion", "candidate_features",
-           "fit_fusion", "rerank_rows", "top_candidates"]
+__all__ = ["FEATURES", "NONNEGATIVE", "PREFETCH", "PREFETCH_DEPTH", "RerankFusion",
+           "candidate_features", "fit_fusion", "rerank_rows", "top_candidates"]
 
 PREFETCH = "prefetch"
 """The feature of the prefetch's own order: minus the log of its rank."""
 PREFETCH_DEPTH = 200
 """How many of the prefetch's candidates the second stage reorders (training, `eval citrec`,
 `recommend`)."""
-FEATURES = (PREFETCH, "manuscript", "sentence_bm25", "sentence_dense")
+FEATURES = (PREFETCH, "manuscript", "sentence_bm25", "sentence_dense", "popularity")
 """The features of the shipped fusion (chosen by grouped cross-validation on the training and
-dev citing papers, docs/citrec.md, Session 10): the prefetch's rank, the model's cosine of the
-whole finished manuscript with the candidate, and BM25 and the dense model on the location's
-own sentence alone."""
+dev citing papers, ``benchmarks/citrec_rerank_cv.py``, docs/citrec.md, Sessions 10 and 11):
+the prefetch's rank, the model's cosine of the whole finished manuscript with the candidate,
+BM25 and the dense model on the location's own sentence alone, and the candidate's popularity
+in the corpus's citation graph (log 1 + its in-degree among the citing papers the location may
+see, :mod:`openmsd.models.citrec.graph`; zero where the corpus has no links)."""
+NONNEGATIVE = ("popularity", "neighbours", "cocited")
+"""Features whose weight may only be ≥ 0 (:func:`fit_fusion` leaves one out, weight 0, when
+its fit is negative): the citation graph may raise a candidate, never lower it. A negative
+weight learns how an evaluation's candidate pool was built (with outside references each
+candidate is one citing paper's reference, so "cited by another paper" means "not by this
+one"), which no corpus a user ranks shares."""
 
 
 @dataclass(frozen=True)
@@ -113,11 +121,13 @@ def rerank_rows(prefetch: np.ndarray, signals: Mapping[str, np.ndarray], fusion:
 
 def fit_fusion(prefetch: np.ndarray, signals: Mapping[str, np.ndarray],
                relevant: Sequence[Sequence[int]], names: Sequence[str] = FEATURES,
-               depth: int = PREFETCH_DEPTH, regularisation: float = 1.0) -> RerankFusion:
+               depth: int = PREFETCH_DEPTH, regularisation: float = 1.0,
+               nonnegative: Sequence[str] = NONNEGATIVE) -> RerankFusion:
     """Fit the weights on training queries: ``relevant`` holds each query's relevant columns;
     a logistic regression (class-balanced, ``C = regularisation``) of "cited" on the features
-    of each query's prefetched candidates. ValueError when no relevant candidate was
-    prefetched (nothing to learn from)."""
+    of each query's prefetched candidates, refitted without each ``nonnegative`` feature
+    whose weight came out negative (it keeps weight 0). ValueError when no relevant candidate
+    was prefetched (nothing to learn from)."""
     from sklearn.linear_model import LogisticRegression
 
     rows, labels = [], []
@@ -128,6 +138,14 @@ def fit_fusion(prefetch: np.ndarray, signals: Mapping[str, np.ndarray],
     if not y.any() or y.all():
         raise ValueError(f"rerank: {int(y.sum())} of {len(y)} prefetched training candidates "
                          "are cited: a fusion needs both kinds")
-    model = LogisticRegression(C=regularisation, max_iter=3000, class_weight="balanced")
-    model.fit(np.vstack(rows), y)
-    return RerankFusion(tuple(names), tuple(float(c) for c in model.coef_[0]))
+    x = np.vstack(rows)
+    kept = list(range(len(names)))
+    while True:
+        model = LogisticRegression(C=regularisation, max_iter=3000, class_weight="balanced")
+        model.fit(x[:, kept], y)
+        weights = dict(zip(kept, (float(c) for c in model.coef_[0]), strict=True))
+        wrong = [j for j in kept if names[j] in nonnegative and weights[j] < 0]
+        if not wrong:
+            break
+        kept.remove(min(wrong, key=lambda j: weights[j]))
+    return RerankFusion(tuple(names), tuple(weights.get(j, 0.0) for j in range(len(names))))

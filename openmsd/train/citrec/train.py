@@ -57,10 +57,13 @@ from openmsd.models import (
     cache_key,
     finished_content,
     fit_fusion,
+    graph_signals,
+    link_matrix,
     manuscript_context,
     paper_context,
     rerank_rows,
     split_sentences,
+    visible_citing,
 )
 from openmsd.train.citrec.data import SPLITS, CitrecData, Location, held_out, load
 from openmsd.train.citrec.losses import LOSSES, ContrastiveLoss
@@ -371,6 +374,28 @@ def profile_scores(model: CitrecModel, locations: list[Location], candidates: li
     return scores
 
 
+def graph_scores(data: CitrecData, locations: list[Location], candidates: list[str],
+                 prefetch: np.ndarray, manuscript: np.ndarray, hidden: set[str],
+                 split: str) -> dict[str, np.ndarray]:
+    """The rerank stage's citation-graph features (:mod:`openmsd.models.citrec.graph`) of
+    ``locations`` (queries × candidates) from ``data.reference_lists``: only the lists of
+    citing papers other than a location's own, none of ``hidden`` (held-out citing papers)
+    and, with ``split="time"``, none newer than its paper (``data.time_keys``); the
+    ``neighbours`` are the citing papers most like the manuscript by ``manuscript`` (the
+    whole-manuscript cosine with each candidate, queries × candidates), among those that are
+    candidates. ``prefetch``: the locations' prefetch scores (the ``cocited`` feedback)."""
+    citing = sorted(data.reference_lists)
+    column = {p: i for i, p in enumerate(candidates)}
+    pairs = [(j, column[p]) for j, p in enumerate(citing) if p in column]
+    similarity = np.full((len(locations), len(citing)), -np.inf)
+    if pairs:
+        similarity[:, [j for j, _ in pairs]] = manuscript[:, [c for _, c in pairs]]
+    visible = visible_citing(citing, [loc.citing_id for loc in locations], hidden,
+                             data.time_keys if split == "time" else None)
+    return graph_signals(link_matrix(data.reference_lists, citing, candidates), visible,
+                         prefetch, similarity)
+
+
 def _digest(ids: set[str]) -> str:
     return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
 
@@ -464,6 +489,7 @@ class _Part:
     probe_mask: np.ndarray
     signals: dict[str, np.ndarray] | None = None
     """The caller's own-sentence scores of all of its locations (:data:`Signals`)."""
+    split: str = "random"
 
     @classmethod
     def of(cls, root: str, data: CitrecData, config: CitrecConfig, prefetch: Prefetch | None,
@@ -482,7 +508,8 @@ class _Part:
                    candidate_mask(data, dev_locations, candidates, config.split), scores,
                    probe, candidate_mask(data, probe, candidates, config.split),
                    signals(data, candidates, config.split)
-                   if signals is not None and config.rerank and scores is not None else None)
+                   if signals is not None and config.rerank and scores is not None else None,
+                   config.split)
 
     def rows(self, locations: list[Location]) -> list[int]:
         """The rows of ``locations`` in this part's all-locations matrices."""
@@ -496,12 +523,16 @@ class _Part:
 
     def rerank_signals(self, model: CitrecModel, locations: list[Location],
                        contexts: PaperContexts) -> dict[str, np.ndarray]:
-        """The rerank features' scores of ``locations``: the caller's own-sentence ones and
-        ``model``'s whole-manuscript cosine."""
+        """The rerank features' scores of ``locations``: the caller's own-sentence ones,
+        ``model``'s whole-manuscript cosine and the citation graph's (:func:`graph_scores`:
+        the test and dev citing papers' links never read)."""
         assert self.signals is not None
         rows = self.rows(locations)
+        manuscript = profile_scores(model, locations, self.candidates, contexts)
         return {**{name: values[rows] for name, values in self.signals.items()},
-                "manuscript": profile_scores(model, locations, self.candidates, contexts)}
+                "manuscript": manuscript,
+                **graph_scores(self.data, locations, self.candidates, self.prefetch_rows(locations),
+                               manuscript, self.test | self.dev_papers, self.split)}
 
     def relevant(self, locations: list[Location]) -> list[list[int]]:
         """Each location's cited candidates as columns."""

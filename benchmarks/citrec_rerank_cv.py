@@ -1,0 +1,253 @@
+"""The rerank stage's feature selection: grouped k-fold cross-validation by citing paper over the
+training + dev locations (never the test ones), one row per feature set.
+
+Each feature set is a learned fusion (:func:`openmsd.models.fit_fusion`: logistic regression
+over the prefetch's −log rank and the z-scores of the other signals among the prefetched
+:data:`~openmsd.models.PREFETCH_DEPTH`) fitted on the other folds' locations and evaluated on a
+fold's (a fold holds whole citing papers, so a manuscript-level signal is never learnt and
+tested on one paper); ``cv`` is Recall@10 out of fold over all train + dev locations (with
+``--repeats`` > 1, the mean over shuffled fold assignments), ``dev`` the fusion fitted on the
+training locations and evaluated on the official dev papers (the seed's split).
+
+Signals: ``manuscript`` (the untrained start's whole-manuscript cosine,
+:func:`openmsd.train.profile_scores`), ``sentence_bm25`` / ``sentence_dense`` (the location's
+own sentence), ``fundamental_bm25`` / ``fundamental_dense`` (the fundamental context, with
+``--fundamental``), and the citation-graph signals of :mod:`openmsd.models.citrec.graph`
+(``popularity``, ``neighbours``, ``cocited``): only the reference lists of citing papers the
+location may see: never its own paper's, never a test paper's or one of the fold being
+evaluated (the dev papers for ``dev``), and in a time split none newer than its paper.
+
+Reads the ``--out`` directory of a :mod:`benchmarks.citrec_table3` run (``data.pickle``,
+``prefetch.npy``, ``signals.npz``, ``sentence_vectors.pt`` and the ``seedN/start`` model)::
+
+    OMP_NUM_THREADS=1 nice -n 19 python benchmarks/citrec_rerank_cv.py /tmp/citrec16/s10/uxr0 \\
+        --split time --out /tmp/citrec16c/cv-ux-time
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openmsd.eval import Queries, score_rows
+from openmsd.models import (
+    GRAPH_FEATURES,
+    NONNEGATIVE,
+    PREFETCH_DEPTH,
+    fit_fusion,
+    load_model,
+    load_sentence_caches,
+    load_splits,
+    rerank_rows,
+)
+from openmsd.train import (
+    CitrecConfig,
+    PaperContexts,
+    graph_scores,
+    profile_scores,
+    recall_at,
+    split_locations,
+)
+
+SHIPPED = ("manuscript", "sentence_bm25", "sentence_dense")
+"""Session 10's chosen set (with the prefetch)."""
+SETS: dict[str, tuple[str, ...]] = {
+    "prefetch": (),
+    "+ manuscript": ("manuscript",),
+    "+ own sentence: BM25": ("sentence_bm25",),
+    "+ own sentence: e5": ("sentence_dense",),
+    "+ own sentence: BM25 + e5": ("sentence_bm25", "sentence_dense"),
+    "+ fundamental: BM25": ("fundamental_bm25",),
+    "+ fundamental: e5": ("fundamental_dense",),
+    "+ manuscript + own sentence (session 10)": SHIPPED,
+    "+ manuscript + own sentence + fundamental": (*SHIPPED, "fundamental_bm25",
+                                                   "fundamental_dense"),
+    "+ graph: popularity": ("popularity",),
+    "+ graph: neighbours": ("neighbours",),
+    "+ graph: cocited": ("cocited",),
+    "+ graph: all three": GRAPH_FEATURES,
+    "session 10 + popularity": (*SHIPPED, "popularity"),
+    "session 10 + neighbours": (*SHIPPED, "neighbours"),
+    "session 10 + cocited": (*SHIPPED, "cocited"),
+    "session 10 + neighbours + cocited": (*SHIPPED, "neighbours", "cocited"),
+    "session 10 + all three graph": (*SHIPPED, *GRAPH_FEATURES),
+}
+"""The feature sets compared (the prefetch's rank is in each)."""
+FUNDAMENTAL = {"fundamental_bm25": "bm25", "fundamental_dense": "e5-small-multilingual"}
+
+
+class Inputs:
+    """A table3 run's locations, roles and score matrices (all locations × candidates)."""
+
+    def __init__(self, directory: Path, split: str, seed: int, model: Path | None,
+                 fundamental: bool):
+        started = time.perf_counter()
+        self.data = pickle.loads((directory / "data.pickle").read_bytes())
+        self.prefetch = np.load(directory / "prefetch.npy")
+        self.candidates = sorted(self.data.papers)
+        self.column = {p: i for i, p in enumerate(self.candidates)}
+        self.split = split
+        config = CitrecConfig(corpus=str(directory), out=str(directory), seed=seed, split=split)
+        learn, _, self.test = split_locations(self.data, config.test_fraction, seed, split)
+        _, _, self.dev = split_locations(self.data, config.dev_fraction, seed, split, learn)
+        locations = self.data.locations
+        self.rows = np.array([i for i, loc in enumerate(locations)
+                              if loc.citing_id not in self.test])
+        self.train_rows = np.array([i for i in self.rows
+                                    if locations[i].citing_id not in self.dev])
+        self.dev_rows = np.array([i for i in self.rows if locations[i].citing_id in self.dev])
+        self.groups = np.array([locations[i].citing_id for i in self.rows])
+        signals = directory / "signals.npz"
+        self.signals: dict[str, np.ndarray] = dict(np.load(signals)) if signals.is_file() else {}
+        load_sentence_caches(directory / "sentence_vectors.pt")
+        load_splits(directory / "splits.pickle")  # the candidates' sentences (pySBD: minutes)
+        start = load_model(str(model or directory / f"seed{seed}" / "start")).model
+        self.signals["manuscript"] = profile_scores(start, locations, self.candidates,
+                                                    PaperContexts(self.data.papers))
+        if fundamental:
+            queries = Queries(locations, self.candidates, self.column)
+            for feature, ranker in FUNDAMENTAL.items():
+                self.signals[feature] = np.asarray(score_rows(ranker, self.data, queries),
+                                                   np.float64)
+        self.relevant = [[self.column[c] for c in loc.cited] for loc in locations]
+        print(f"{directory}: {len(locations)} locations ({len(self.train_rows)} train, "
+              f"{len(self.dev_rows)} dev of {len(self.dev)} papers, {len(self.test)} test "
+              f"papers), {len(self.candidates)} candidates, "
+              f"{sum(map(len, self.data.reference_lists.values()))} links of "
+              f"{len(self.data.reference_lists)} citing papers; "
+              f"{time.perf_counter() - started:.0f} s",
+              file=sys.stderr, flush=True)
+
+    def with_graph(self, hidden: set[str]) -> dict[str, np.ndarray]:
+        """All signals, the graph ones computed with ``hidden`` citing papers' links unseen
+        (besides the test papers and each location's own)."""
+        return {**self.signals, **graph_scores(
+            self.data, self.data.locations, self.candidates, self.prefetch,
+            self.signals["manuscript"], hidden | self.test, self.split)}
+
+
+def fold_recall(inputs: Inputs, signals: dict[str, np.ndarray], fit: np.ndarray,
+                held: np.ndarray, names: Sequence[str],
+                nonnegative: Sequence[str] = NONNEGATIVE) -> list[float]:
+    """Per-location Recall@10 on ``held`` rows of the fusion of ``names`` fitted on ``fit``
+    rows (``names`` empty: the prefetch's order)."""
+    locations = inputs.data.locations
+    scores = inputs.prefetch[held]
+    if names:
+        fusion = fit_fusion(inputs.prefetch[fit], {n: signals[n][fit] for n in names},
+                            [inputs.relevant[i] for i in fit], ("prefetch", *names),
+                            nonnegative=nonnegative)
+        scores = rerank_rows(scores, {n: signals[n][held] for n in names}, fusion,
+                             PREFETCH_DEPTH)
+    return [recall_at(scores[[j]], [locations[i]], inputs.candidates)
+            for j, i in enumerate(held)]
+
+
+def grouped_folds(groups: np.ndarray, folds: int, repeat: int
+                  ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(fit, held) index pairs, whole groups per fold: scikit-learn's GroupKFold for repeat 0
+    (session 10's folds), else the groups shuffled by ``repeat`` and dealt round-robin."""
+    from sklearn.model_selection import GroupKFold
+
+    if repeat == 0:
+        return list(GroupKFold(folds).split(groups, groups=groups))
+    order = np.random.default_rng(repeat).permutation(np.unique(groups))
+    fold_of = {g: k % folds for k, g in enumerate(order)}
+    assigned = np.array([fold_of[g] for g in groups])
+    return [(np.flatnonzero(assigned != k), np.flatnonzero(assigned == k))
+            for k in range(folds)]
+
+
+def cross_validate(inputs: Inputs, sets: dict[str, tuple[str, ...]], folds: int,
+                   repeats: int, progress: Callable[[str], None],
+                   nonnegative: Sequence[str] = NONNEGATIVE) -> dict[str, dict[str, Any]]:
+    """{set: {"cv": out-of-fold R@10 (mean over repeats), "cv_repeats": [...], "dev": R@10
+    fitted on train, evaluated on dev}}."""
+    out: dict[str, dict[str, Any]] = {name: {"cv_repeats": []} for name in sets}
+    for repeat in range(repeats):
+        values: dict[str, list[float]] = {name: [] for name in sets}
+        for fit, held in grouped_folds(inputs.groups, folds, repeat):
+            signals = inputs.with_graph(set(inputs.groups[held]))
+            for name, names in sets.items():
+                values[name] += fold_recall(inputs, signals, inputs.rows[fit],
+                                            inputs.rows[held], names, nonnegative)
+        for name in sets:
+            out[name]["cv_repeats"].append(round(float(np.mean(values[name])), 4))
+        progress(f"repeat {repeat}: " + ", ".join(f"{n} {out[n]['cv_repeats'][-1]:.4f}"
+                                                  for n in sets))
+    dev_signals = inputs.with_graph(set(inputs.dev))
+    for name, names in sets.items():
+        out[name]["cv"] = round(float(np.mean(out[name]["cv_repeats"])), 4)
+        out[name]["dev"] = round(float(np.mean(fold_recall(
+            inputs, dev_signals, inputs.train_rows, inputs.dev_rows, names, nonnegative))), 4)
+        if names:
+            fusion = fit_fusion(inputs.prefetch[inputs.train_rows],
+                                {n: dev_signals[n][inputs.train_rows] for n in names},
+                                [inputs.relevant[i] for i in inputs.train_rows],
+                                ("prefetch", *names), nonnegative=nonnegative)
+            out[name]["weights"] = [round(c, 2) for c in fusion.coefficients]
+    return out
+
+
+def markdown(results: dict[str, dict[str, Any]], inputs: Inputs) -> str:
+    base = results.get("prefetch", {})
+    lines = [f"| features (+ the prefetch's −log rank) | CV R@10 (prefetch "
+             f"{100 * base.get('cv', 0):.1f}) | dev R@10 (prefetch "
+             f"{100 * base.get('dev', 0):.1f}) | weights (fitted on train) |",
+             "|---|---|---|---|"]
+    for name, row in results.items():
+        spread = (f" ({', '.join(f'{100 * v:.1f}' for v in row['cv_repeats'])})"
+                  if len(row["cv_repeats"]) > 1 else "")
+        lines.append(f"| {name} | {100 * row['cv']:.1f}{spread} | {100 * row['dev']:.1f} | "
+                     f"{', '.join(str(w) for w in row.get('weights', []))} |")
+    lines += ["", f"{len(inputs.rows)} train + dev locations of {len(set(inputs.groups))} "
+              f"citing papers ({len(inputs.dev_rows)} dev of {len(inputs.dev)}); split "
+              f"{inputs.split}; Recall@10 in %."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("directory", type=Path, help="a citrec_table3.py --out directory")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--split", choices=["random", "time"], default="time")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model", type=Path, help="the untrained start (default: "
+                        "DIRECTORY/seedN/start)")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="fold assignments (the first GroupKFold's, then shuffled ones)")
+    parser.add_argument("--sets", nargs="+", choices=list(SETS), help="default: all")
+    parser.add_argument("--fundamental", action="store_true",
+                        help="also the fundamental context's BM25 and e5 scores (minutes)")
+    parser.add_argument("--free-sign", action="store_true",
+                        help="let the graph features' weights be negative too (what the "
+                        "shipped fusion forbids, rerank.NONNEGATIVE)")
+    args = parser.parse_args()
+    sets = {n: SETS[n] for n in (args.sets or SETS)}
+    if not args.fundamental:
+        sets = {n: f for n, f in sets.items() if not set(f) & set(FUNDAMENTAL)}
+    inputs = Inputs(args.directory, args.split, args.seed, args.model, args.fundamental)
+    results = cross_validate(inputs, sets, args.folds, args.repeats,
+                             lambda line: print(line, file=sys.stderr, flush=True),
+                             () if args.free_sign else NONNEGATIVE)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "rerank_cv.json").write_text(json.dumps(
+        {"directory": str(args.directory), "split": args.split, "seed": args.seed,
+         "folds": args.folds, "repeats": args.repeats, "free_sign": args.free_sign,
+         "sets": results}, indent=1))
+    text = markdown(results, inputs)
+    (args.out / "rerank_cv.md").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

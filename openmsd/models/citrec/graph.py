@@ -1,0 +1,110 @@
+"""The rerank stage's citation-graph signals: what the reference lists of a corpus's citing
+papers say about a candidate for one location.
+
+Only the links a location may see count (``visible``, :func:`visible_citing`): never those of
+its own paper (its labels), never those of a held-out citing paper, and in a time-ordered split
+none of a paper newer than its own. Three signals, each a (queries × candidates) matrix that is
+zero where the corpus has no links:
+
+* ``popularity``: log(1 + the candidate's visible in-degree);
+* ``neighbours``: "papers like this manuscript cite it": the sum, over the ``neighbours``
+  visible citing papers most similar to the manuscript (a similarity matrix the caller gives,
+  e.g. the model's whole-manuscript cosine), of their similarity where they cite the candidate;
+* ``cocited``: graph pseudo-relevance feedback: how many visible papers cite the candidate
+  together with one of the prefetch's top ``feedback`` candidates (their co-citations, summed).
+
+>>> links = link_matrix({"p": {"a", "b"}, "q": {"a"}}, ["p", "q"], ["a", "b", "c"])
+>>> visible = visible_citing(["p", "q"], ["x"])
+>>> prefetch = np.array([[1.0, 3.0, 2.0]])
+>>> signals = graph_signals(links, visible, prefetch, feedback=1)
+>>> np.round(np.expm1(signals["popularity"]), 3).tolist(), signals["cocited"].tolist()
+([[2.0, 1.0, 0.0]], [[1.0, 0.0, 0.0]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["GRAPH_FEATURES", "graph_signals", "link_matrix", "visible_citing"]
+
+GRAPH_FEATURES = ("popularity", "neighbours", "cocited")
+"""The signals :func:`graph_signals` gives."""
+NEIGHBOURS = 10
+"""How many visible citing papers most like the manuscript vote (``neighbours``)."""
+FEEDBACK = 5
+"""How many of the prefetch's best candidates the ``cocited`` feedback starts from."""
+
+
+def link_matrix(reference_lists: Mapping[str, Collection[str]], citing: Sequence[str],
+                candidates: Sequence[str]) -> np.ndarray:
+    """(len(citing), len(candidates)) 1 where a citing paper's reference list holds a
+    candidate, else 0 (references to non-candidates are left out)."""
+    column = {p: j for j, p in enumerate(candidates)}
+    links = np.zeros((len(citing), len(candidates)), np.float32)
+    for i, paper in enumerate(citing):
+        cols = [column[c] for c in reference_lists.get(paper, ()) if c in column]
+        links[i, cols] = 1.0
+    return links
+
+
+def visible_citing(citing: Sequence[str], own: Sequence[str], hidden: Collection[str] = (),
+                   keys: Mapping[str, Any] | None = None,
+                   missing: Any = (-10**6, "")) -> np.ndarray:
+    """(len(own), len(citing)) True where a location whose paper is ``own[i]`` may read the
+    links of ``citing[j]``: not its own paper, not one of ``hidden`` (held-out citing papers)
+    and, with ``keys`` (a time-ordered split: each paper's (year, …) key; ``missing`` for a
+    paper without one, the oldest), not newer than its own paper.
+
+    >>> visible_citing(["a", "b", "c"], ["b"], hidden={"c"}).tolist()
+    [[True, False, False]]
+    >>> visible_citing(["a", "b"], ["c"], keys={"a": (2001,), "b": (2003,), "c": (2002,)}).tolist()
+    [[True, False]]
+    """
+    hidden = set(hidden)
+    allowed = np.array([p not in hidden for p in citing], bool)
+    out = np.repeat(allowed[None, :], len(own), axis=0)
+    index = {p: j for j, p in enumerate(citing)}
+    for i, paper in enumerate(own):
+        if paper in index:
+            out[i, index[paper]] = False
+    if keys is not None:
+        theirs = [keys.get(p, missing) for p in citing]
+        for i, paper in enumerate(own):
+            mine = keys.get(paper, missing)
+            out[i] &= np.array([k <= mine for k in theirs], bool)
+    return out
+
+
+def graph_signals(links: np.ndarray, visible: np.ndarray, prefetch: np.ndarray,
+                  similarity: np.ndarray | None = None, neighbours: int = NEIGHBOURS,
+                  feedback: int = FEEDBACK) -> dict[str, np.ndarray]:
+    """The signals of the module docstring for each query: ``links`` (citing × candidates,
+    :func:`link_matrix`), ``visible`` (queries × citing, :func:`visible_citing`),
+    ``prefetch`` (queries × candidates, −inf: not allowed), ``similarity`` (queries × citing:
+    the manuscript's similarity to each citing paper; None: no ``neighbours`` signal, zeros)."""
+    links = np.asarray(links, np.float64)
+    seen = visible.astype(np.float64)
+    indegree = seen @ links
+    top = np.argsort(-prefetch, axis=1, kind="stable")[:, :feedback]
+    allowed = np.isfinite(np.take_along_axis(prefetch, top, axis=1))
+    # for each visible paper, how many of the query's feedback candidates it cites
+    hits = np.stack([(links[:, t[a]]).sum(1) for t, a in zip(top, allowed, strict=True)]) \
+        if len(top) else np.zeros((0, links.shape[0]))
+    cocited = (seen * hits) @ links
+    # a feedback candidate is not co-cited with itself
+    for i, (t, a) in enumerate(zip(top, allowed, strict=True)):
+        cocited[i, t[a]] -= indegree[i, t[a]]
+    vote = np.zeros_like(indegree)
+    if similarity is not None and links.shape[0]:
+        weights = np.where(visible, np.nan_to_num(similarity, nan=-np.inf, neginf=-np.inf),
+                           -np.inf)
+        k = min(neighbours, weights.shape[1])
+        nearest = np.argpartition(-weights, k - 1, axis=1)[:, :k]
+        chosen = np.zeros_like(seen)
+        values = np.take_along_axis(weights, nearest, axis=1)
+        np.put_along_axis(chosen, nearest, np.where(np.isfinite(values), values, 0.0), axis=1)
+        vote = chosen @ links
+    return {"popularity": np.log1p(indegree), "neighbours": vote, "cocited": cocited}

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from openmsd.rank.load import (
         BACKENDS,
+        ENGLISH_MODEL,
         FUSIONS,
         HYBRID,
         HYBRID_GRAPH,

@@ -384,7 +384,8 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
 
     prefetched = _prefetch(corpus, texts, depth, languages, years)
     graph = None
-    if set(GRAPH_FEATURES) & set(fusion.features):
+    wants_graph = bool(set(GRAPH_FEATURES) & set(fusion.features))
+    if wants_graph:
         with contextlib.suppress(FileNotFoundError, OSError):
             graph = load_citation_graph(corpus)
     scorers = {}
@@ -406,7 +407,7 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
                 pool = np.array([scorer.papers.position[p] for p in ids])
                 row = np.asarray(scorer.score(sentence, pool), float)[0]
             signals[feature] = row[None, :]
-        if set(GRAPH_FEATURES) & set(fusion.features):
+        if wants_graph:
             signals.update(_graph_rows(graph, ids, exclude, (
                 lambda papers, q=profiles[i]: _index_cosines(index, q, papers))
                 if "neighbours" in fusion.features else None))

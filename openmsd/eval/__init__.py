@@ -18,8 +18,11 @@ if TYPE_CHECKING:
         CitrecEvalError,
         Queries,
         evaluate,
+        location_ranks,
+        metric_values,
         plot_table3,
         score_rows,
+        summarise,
         table3,
         write_citrec_report,
     )
@@ -90,6 +93,9 @@ _WHERE: dict[str, str] = {
     "check_protocol": "sdsm",
     "common_pool": "sdsm",
     "evaluate": "citrec",
+    "location_ranks": "citrec",
+    "metric_values": "citrec",
+    "summarise": "citrec",
     "evaluate_files": "retrieval",
     "evaluate_pool_files": "pools",
     "evaluate_retrieval": "retrieval",
@@ -122,14 +128,15 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "COLUMNS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH", "RESOURCE_LEVELS",
-    "SENTENCE_SIGNALS", "TASKS",
-    "CitrecEvalError", "DenseScorer", "Pool", "Queries", "RetrievalEvalError", "SDSMError",
-    "SDSMEvaluator", "ScorerRows", "accuracy", "bioc_rows", "breakdown_rows", "check_protocol",
-    "common_pool", "evaluate", "evaluate_files", "evaluate_pool_files", "evaluate_retrieval",
-    "evaluate_sdsm", "header", "hide_links", "hit_rate", "load_pool", "markdown", "markdown_table",
+    "SENTENCE_SIGNALS", "TASKS", "CitrecEvalError", "DenseScorer", "Pool", "Queries",
+    "RetrievalEvalError", "SDSMError", "SDSMEvaluator", "ScorerRows", "accuracy", "bioc_rows",
+    "breakdown_rows", "check_protocol", "common_pool", "evaluate", "evaluate_files",
+    "evaluate_pool_files", "evaluate_retrieval", "evaluate_sdsm", "header", "hide_links",
+    "hit_rate", "load_pool", "location_ranks", "markdown", "markdown_table", "metric_values",
     "model_ranks", "paired_t_test", "per_query", "plot_table3", "pool_papers", "pools_view",
     "reciprocal_rank", "relevant_ranks", "scielo_rows", "score_model", "score_rows", "sdsm_view",
-    "table3", "table_rows", "taln_rows", "text_papers", "write_citrec_report", "write_report",
+    "summarise", "table3", "table_rows", "taln_rows", "text_papers", "write_citrec_report",
+    "write_report",
 ]
 
 

@@ -30,7 +30,12 @@ if TYPE_CHECKING:
         rank_related,
         rank_search,
     )
-    from openmsd.search.recommend import MAX_LOCATIONS, language_warning, recommend_citations
+    from openmsd.search.recommend import (
+        MAX_LOCATIONS,
+        RankWeights,
+        language_warning,
+        recommend_citations,
+    )
     from openmsd.search.related import (
         PaperNotFoundError,
         Result,
@@ -50,6 +55,7 @@ if TYPE_CHECKING:
 _WHERE: dict[str, str] = {
     "MAX_LOCATIONS": "recommend",
     "PaperNotFoundError": "related",
+    "RankWeights": "recommend",
     "Result": "related",
     "built_scorer": "ranking",
     "compute_related_lists": "related_lists",
@@ -84,8 +90,8 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "MAX_LOCATIONS", "PaperNotFoundError", "Result", "built_scorer", "compute_related_lists",
-    "corpus_scorer",
+    "MAX_LOCATIONS", "PaperNotFoundError", "RankWeights", "Result", "built_scorer",
+    "compute_related_lists", "corpus_scorer",
     "dense_members", "find_paper", "is_built", "is_current", "is_loaded", "language_warning",
     "library_seeds", "lists_path", "load_citation_graph", "load_paper_records", "nearest",
     "paper_aliases", "paper_details", "papers_by_id", "rank_related", "rank_search",

@@ -18,7 +18,11 @@
    ``train citrec`` chose on dev) the default is **two stages** (:func:`two_stage_hits`, the
    default ranking path): the fused ranker (:data:`openmsd.rank.HYBRID`, BM25 + dense) prefetches
    :data:`PREFETCH_DEPTH` candidates for the fundamental context, and they are reranked by the
-   weighted RRF of the model's cosine (its index's vectors) and the prefetch's rank;
+   weighted RRF of the model's cosine (its index's vectors) and the prefetch's rank. Without a
+   trained model the default is the **fused ranker** (:func:`fused_hits`: BM25 and the
+   dense model fused, :func:`fused_ranker`), scoring the own sentence and the context with the
+   same weights: on the citation locations of TALN and the unarXive sample it finds more cited
+   papers than the dense model alone (``benchmarks/recommend_untrained.py``, docs/citrec.md);
 5. each result names the sentences of *that location's* context that point to it most (each
    sentence embedded alone, compared with the paper's vector; the location's own sentence
    weighted as in 4) and the other results it is co-cited with in the corpus; a location
@@ -38,7 +42,7 @@ import logging
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -59,12 +63,17 @@ from openmsd.search.citation_graph import CitationGraph, load_citation_graph
 from openmsd.search.paper_records import load_paper_records
 from openmsd.search.related import PaperNotFoundError, find_paper, related_results
 
+if TYPE_CHECKING:
+    from openmsd.rank import Scorer
+
 __all__ = [
     "MARKER",
     "MAX_LOCATIONS",
     "RankWeights",
     "citation_markers",
     "cited_count",
+    "fused_hits",
+    "fused_ranker",
     "language_warning",
     "locations",
     "manuscript_papers",
@@ -84,6 +93,7 @@ MAX_PARAGRAPH_CONTEXT = 10
 DRIVERS = 2
 """Context sentences named per result."""
 log = logging.getLogger("openmsd.recommend")
+T = TypeVar("T")
 TITLE_MAX = 300
 """A first paragraph this short, without a marker, is taken as the manuscript's title."""
 
@@ -287,24 +297,71 @@ def two_stage_weight(encoder: DenseEncoder) -> float | None:
     return getattr(getattr(encoder, "settings", None), "fusion_weight", None)
 
 
+def fused_ranker(corpus: Corpus, model: str) -> str:
+    """The fused ranker ``recommend`` ranks with when no trained citation model is given: the
+    corpus's :data:`openmsd.rank.HYBRID` where it holds ``model`` (a vector key), else the
+    reciprocal-rank fusion of ``bm25@same`` and ``model``: the words and the model asked for."""
+    from openmsd.rank import HYBRID, leaves
+
+    held = {leaf.partition("@")[0] for leaf in leaves(HYBRID, corpus)}  # NAME@BACKEND, NAME@LANG
+    return HYBRID if model.partition("@")[0] in held else f"bm25@same+{model}"
+
+
+def _ranked_by(corpus: Corpus, ranker: str, rank: Callable[[Scorer], T]) -> T:
+    """``rank(scorer)`` with ``ranker`` over ``corpus``; with ``bm25@same`` where its dense
+    member cannot encode queries here (logged)."""
+    from openmsd.search.ranking import corpus_scorer
+
+    try:
+        return rank(corpus_scorer(corpus, ranker))
+    except (ValueError, FileNotFoundError) as error:  # its dense member cannot encode
+        log.warning("recommend: bm25@same alone: %s cannot rank here (%s)", ranker, error)
+        return rank(corpus_scorer(corpus, "bm25@same"))
+
+
 def _prefetch(corpus: Corpus, texts: list[str], depth: int, languages: list[str] | None,
               years: tuple[int | None, int | None] | None) -> list[list[str]]:
     """The fused ranker's (:data:`openmsd.rank.HYBRID`; ``bm25@same`` when its dense member
     cannot encode queries here, logged) top ``depth`` paper ids for each text, best first."""
     from openmsd.rank import HYBRID, Queries
-    from openmsd.search.ranking import allowed, corpus_scorer
+    from openmsd.search.ranking import allowed
 
-    for name in (HYBRID, "bm25@same"):
-        try:
-            scorer = corpus_scorer(corpus, name)
-            rows, _ = scorer.top_k(Queries.of_texts(texts), depth,
-                                   allowed(corpus, scorer.papers, languages, years))
-            break
-        except (ValueError, FileNotFoundError) as error:  # hybrid's dense member cannot encode
-            if name != HYBRID:
-                raise
-            log.warning("recommend: prefetch by bm25@same alone: %s (%s)", HYBRID, error)
-    return [[scorer.papers.ids[r] for r in found if r >= 0] for found in rows]
+    def rank(scorer: Scorer) -> list[list[str]]:
+        rows, _ = scorer.top_k(Queries.of_texts(texts), depth,
+                               allowed(corpus, scorer.papers, languages, years))
+        return [[scorer.papers.ids[r] for r in found if r >= 0] for found in rows]
+
+    return _ranked_by(corpus, HYBRID, rank)
+
+
+def fused_hits(corpus: Corpus, own: list[str], texts: list[str], ranker: str,
+               weights: RankWeights, k: int, languages: list[str] | None = None,
+               years: tuple[int | None, int | None] | None = None,
+               depth: int = PREFETCH_DEPTH) -> list[list[tuple[str, float]]]:
+    """``recommend``'s ranking without a trained citation model: for each location, the fused
+    ``ranker``'s top ``depth`` papers for its own sentence (``own``) and for its fundamental
+    context (``texts``), both scored over that union by the ranker, ordered by
+    ``weights.sentence × the sentence's score + weights.context × the context's`` (its own
+    sentence first, as the dense path weighs its vectors); the best ``k`` as (paper id, score)."""
+    from openmsd.rank import Queries
+    from openmsd.search.ranking import allowed
+
+    def rank(scorer: Scorer) -> list[list[tuple[str, float]]]:
+        filters = allowed(corpus, scorer.papers, languages, years)
+        sentences, contexts = Queries.of_texts(own), Queries.of_texts(texts)
+        first, _ = scorer.top_k(sentences, depth, filters)
+        second, _ = scorer.top_k(contexts, depth, filters)
+        out = []
+        for i, (a, b) in enumerate(zip(first, second, strict=True)):
+            pool = np.array(list(dict.fromkeys(int(r) for r in (*a, *b) if r >= 0)), np.int64)
+            fused = (weights.sentence * np.asarray(scorer.score(sentences.subset([i]), pool))[0]
+                     + weights.context * np.asarray(scorer.score(contexts.subset([i]), pool))[0]
+                     ) if len(pool) else np.zeros(0)
+            order = np.argsort(-fused, kind="stable")[:k]
+            out.append([(scorer.papers.ids[pool[j]], float(fused[j])) for j in order])
+        return out
+
+    return _ranked_by(corpus, ranker, rank)
 
 
 def _index_cosines(index: VectorIndex, query: np.ndarray, ids: list[str]) -> np.ndarray:
@@ -471,8 +528,9 @@ def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model:
     when it is short and has no marker) are left out. ``max_locations``: only the first that
     many locations (None: all of them, embedded :data:`MAX_LOCATIONS` at a time).
     ``supplemental``: how many macro-context sentences (default: the encoder's
-    ``supplemental``, else none). ``two_stage``: rank with :func:`two_stage_hits` (default:
-    when ``encoder`` is a trained MP-BERT4CR model with a fusion weight), else the index
+    ``supplemental``, else none). ``two_stage``: None (default): a trained MP-BERT4CR
+    ``encoder``'s two stages, else the fused ranker (:func:`fused_hits`); True: the two stages
+    (:func:`two_stage_hits`, weight 0.5 without a trained one); False: ``model``'s index
     alone. ``ValueError`` for an empty text or an ``at`` that is in no sentence."""
     if not text.strip():
         raise ValueError("recommend: the manuscript text is empty")
@@ -502,6 +560,7 @@ def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model:
     if two_stage is False:
         fusion = None
     learned = _learned_fusion(encoder) if fusion is not None else None
+    fused = fused_ranker(corpus, model) if fusion is None and two_stage is None else None
     index = index or load_index(corpus, model)
     out = []
     for start in range(0, len(where), MAX_LOCATIONS):
@@ -516,23 +575,25 @@ def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model:
                                             if (c := without_markers(s))] if explain else [])))
         sentence_vectors = dict(zip(unique, np.asarray(encoder.encode(unique, "query"),
                                                        np.float32), strict=True))
-        context_vectors = np.asarray(encoder.encode(queries, "query"), np.float32)
-        vectors = (weights.sentence * np.stack([sentence_vectors[s] for s in own])
-                   + weights.context * context_vectors)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        if fusion is None:
-            found_lists = index.search(vectors, k + len(itself), languages, years)
+        texts = [" ".join(without_markers(x) for x in context) for context in contexts]
+        if fused is not None:
+            found_lists = fused_hits(corpus, own, texts, fused, weights, k + len(itself),
+                                     languages, years)
         elif learned is not None:
             clean = [without_markers(x) or x for x in sentences]
             found_lists = rerank_hits(
-                corpus, [" ".join(without_markers(x) for x in context) for context in contexts],
-                own, encoder.encode_profiles(  # type: ignore[attr-defined]
+                corpus, texts, own, encoder.encode_profiles(  # type: ignore[attr-defined]
                     [finished_content(clean, i) for i in chunk]),
                 index, learned, k + len(itself), languages, years, exclude=itself)
         else:
-            found_lists = two_stage_hits(
-                corpus, [" ".join(without_markers(x) for x in context) for context in contexts],
-                vectors, index, fusion, k + len(itself), languages, years)
+            vectors = (weights.sentence * np.stack([sentence_vectors[s] for s in own])
+                       + weights.context * np.asarray(encoder.encode(queries, "query"),
+                                                      np.float32))
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+            found_lists = (index.search(vectors, k + len(itself), languages, years)
+                           if fusion is None else two_stage_hits(
+                               corpus, texts, vectors, index, fusion, k + len(itself),
+                               languages, years))
         hits = [[h for h in found if h[0] not in itself][:k] for found in found_lists]
         papers = list(dict.fromkeys(p for found in hits for p, _ in found))
         paper_vectors = _paper_vectors(index, papers) if explain else {}
@@ -551,7 +612,8 @@ def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model:
             location = {"location": i, "sentence_number": i + 1, "sentence": sentences[i],
                         "markers": [m for m, _ in citation_markers(sentences[i])],
                         "cites": cites, "context": context, "supplemental": macro,
-                        "ranking": "dense" if fusion is None else "two-stage",
+                        "ranking": ("fused" if fused is not None else "dense"
+                                    if fusion is None else "two-stage"),
                         "results": results}
             if cites >= 2:
                 location["cocited_set"] = _cocited_set(results, cocited, cites)

@@ -3,6 +3,7 @@ each location ranked by its own sentence first, drivers from the location, co-ci
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from openmsd.index import build_index
 from openmsd.ingest import read_manuscript
 from openmsd.models import embed_corpus, load_model
 from openmsd.search import recommend_citations
-from openmsd.search.recommend import cited_count, manuscript_papers
+from openmsd.search.recommend import RankWeights, cited_count, fused_hits, manuscript_papers
 
 SAMPLE_JATS = Path(__file__).resolve().parents[3] / "openmsd" / "data" / "sample" / "scielo-jats"
 
@@ -123,3 +124,25 @@ def test_results_say_what_they_are_co_cited_with(tiny_model, taln_corpus, tmp_pa
         said += len(partners)
     assert said >= 2  # at least one co-cited pair among the 100 results, said on both sides
     assert found["cites"] == 2 and len(found["cocited_set"]) == 2
+
+
+def test_without_a_trained_model_locations_rank_by_the_fused_ranker_own_sentence_first(
+        jats_corpus) -> None:
+    corpus, encoder, model = jats_corpus
+    rows = corpus.connect().execute(
+        "SELECT paper_id, title FROM papers WHERE language = 'en' AND length(title) > 40 "
+        "ORDER BY paper_id LIMIT 3").fetchall()
+    assert len(rows) == 3
+    # three sentences, each a paper's title: the middle location's context holds all three
+    own = [title.rstrip(".") for _, title in rows]
+    contexts = [" ".join(own[max(0, i - 1):i + 2]) for i in range(3)]
+    found = fused_hits(corpus, own, contexts, "bm25@same", RankWeights(), 3)
+    assert [hits[0][0] for hits in found] == [p for p, _ in rows]
+    assert all(a[1] >= b[1] for hits in found for a, b in pairwise(hits))
+    text = " ".join(f"{title} [{i}]." for i, title in enumerate(own, 1))
+    default = recommend_citations(corpus, text, encoder, model, 3, manuscript_title="")
+    assert [loc["ranking"] for loc in default] == ["fused"] * 3
+    assert all(len(loc["results"]) == 3 for loc in default)
+    dense = recommend_citations(corpus, text, encoder, model, 3, manuscript_title="",
+                                two_stage=False)
+    assert [loc["ranking"] for loc in dense] == ["dense"] * 3

@@ -571,10 +571,11 @@ def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model:
                        s for s in (without_markers(x) for x in macro + context) if s)
                    for macro, context in zip(macros, contexts, strict=True)]
         own = [without_markers(sentences[i]) or sentences[i] for i in chunk]
-        unique = list(dict.fromkeys(own + ([c for ctx in contexts for s in ctx
-                                            if (c := without_markers(s))] if explain else [])))
+        dense = own if fused is None and learned is None else []  # the index's query vectors
+        unique = list(dict.fromkeys(dense + ([c for ctx in contexts for s in ctx
+                                              if (c := without_markers(s))] if explain else [])))
         sentence_vectors = dict(zip(unique, np.asarray(encoder.encode(unique, "query"),
-                                                       np.float32), strict=True))
+                                                       np.float32), strict=True)) if unique else {}
         texts = [" ".join(without_markers(x) for x in context) for context in contexts]
         if fused is not None:
             found_lists = fused_hits(corpus, own, texts, fused, weights, k + len(itself),

@@ -23,6 +23,11 @@ Runs, one process, each a median over ``--repeats`` runs after one warm-up:
   the same cost from any index; a model index on disk would become the corpus's default dense
   model and change the load test's ``hybrid``); the e5 vectors the own-sentence scorer reads
   are stored in the corpus the same way (``server_load.store_vectors``) when absent;
+* **two stages, one e5 call a sentence** (the batching's peer, session 11's path): the same
+  with driver sentences, the e5 encoder made unable to count tokens
+  (:func:`openmsd.models.alike_groups` then gives each sentence alone), so each location's own
+  sentence is encoded in its own call, as before the own sentences were encoded a token count
+  at a time; the ratio of the two is printed (``own_sentence_batching``);
 * **the index alone** (the peer: ``recommend`` with muse-v3, no trained model), with driver
   sentences.
 
@@ -76,6 +81,8 @@ STAGES = {"identify": "language identification", "_paragraph_sentences": "senten
           "_cocitations": "co-citations", "_prefetch": "prefetch (hybrid, 200 a location)",
           "_index_cosines": "rerank: manuscript cosine",
           "rerank_hits": "rerank: sentence languages, features, fusion"}
+#: Timed per scorer: ``_own_sentence_scores``, the own-sentence stage of the scorer it gets.
+OWN_SENTENCE = "_own_sentence_scores"
 #: Stages that contain others: their time is given without their children's.
 CHILDREN = {"rerank: sentence languages, features, fusion": [
                 "prefetch (hybrid, 200 a location)", "rerank: manuscript cosine",
@@ -85,6 +92,9 @@ CHILDREN = {"rerank: sentence languages, features, fusion": [
 SENTENCE = {"rerank: own-sentence bm25": "bm25",
             "rerank: own-sentence e5 (encoding, scores)": "e5-small-multilingual"}
 E5_DIM = 384
+E5_STAGE = "rerank: own-sentence e5 (encoding, scores)"
+TWO_STAGES = "two stages (trained model, learned rerank)"
+ONE_BY_ONE = "two stages, one e5 call a sentence (the batching's peer)"
 
 
 def manuscript(locations: int = 30, variant: int = 0) -> str:
@@ -107,13 +117,16 @@ class Stopwatch:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
 
-    def wrap(self, stage: str, function: Callable[..., Any]) -> Callable[..., Any]:
+    def wrap(self, stage: str | Callable[..., str], function: Callable[..., Any]
+             ) -> Callable[..., Any]:
+        """``function`` timed as ``stage`` (or as the stage ``stage(*args)`` names)."""
         def timed(*args: Any, **kwargs: Any) -> Any:
             start = time.perf_counter()
             try:
                 return function(*args, **kwargs)
             finally:
-                self.seconds[stage] = self.seconds.get(stage, 0.0) + time.perf_counter() - start
+                name = stage if isinstance(stage, str) else stage(*args)
+                self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
         return timed
 
     def exclusive(self) -> dict[str, float]:
@@ -126,7 +139,8 @@ class Stopwatch:
 
 
 @contextmanager
-def timed_stages(watch: Stopwatch, targets: list[tuple[Any, str, str]]) -> Iterator[None]:
+def timed_stages(watch: Stopwatch, targets: list[tuple[Any, str, str | Callable[..., str]]]
+                 ) -> Iterator[None]:
     """Wrap ``getattr(owner, name)`` (a module's function, an object's method) as ``stage``
     for each target; put back afterwards."""
     saved = []
@@ -143,6 +157,21 @@ def timed_stages(watch: Stopwatch, targets: list[tuple[Any, str, str]]) -> Itera
                 delattr(owner, name)  # the wrapper over its class's method
 
 
+@contextmanager
+def counting_tokens(encoder: Any, counts: bool) -> Iterator[None]:
+    """``encoder`` as it is (``counts``), or unable to say how many tokens a text has (its
+    ``token_counts`` hidden: :func:`openmsd.models.alike_groups` then encodes each text alone)
+    until the block ends."""
+    if counts or not hasattr(encoder, "token_counts"):
+        yield
+        return
+    encoder.token_counts = None  # an instance attribute over the method
+    try:
+        yield
+    finally:
+        del encoder.token_counts
+
+
 def model_index(corpus: Corpus, dim: int, seed: int = 1) -> VectorIndex:
     """An exact in-memory index of seeded clustered ``dim``-d unit vectors, one per paper of
     the corpus's muse-v3 index, in its order (a trained model's vectors of the papers)."""
@@ -154,24 +183,29 @@ def model_index(corpus: Corpus, dim: int, seed: int = 1) -> VectorIndex:
 
 
 def run(corpus: Corpus, encoder: Any, index: VectorIndex, explain: bool, repeats: int,
-        locations: int, two_stage: bool) -> dict[str, Any]:
+        locations: int, two_stage: bool, alone: bool = False) -> dict[str, Any]:
     """``recommend`` of a new manuscript ``repeats`` times (after a warm-up): the median total
-    and each stage's seconds and share in the median run."""
+    and each stage's seconds and share in the median run. ``alone``: the own-sentence e5
+    encoder cannot count tokens (one encoder call a sentence)."""
     watch = Stopwatch()
-    targets = [(recommend_module, name, stage) for name, stage in STAGES.items()
-               if hasattr(recommend_module, name)]
+    targets: list[tuple[Any, str, str | Callable[..., str]]] = [
+        (recommend_module, name, stage) for name, stage in STAGES.items()
+        if hasattr(recommend_module, name)]
     targets += [(encoder, "encode", "query encoding"), (index, "search", "index search")]
     if two_stage:
         targets.append((encoder, "encode_profiles", "manuscript profiles"))
         prefetch = dense_members(corpus_scorer(corpus, "hybrid"))[0].encoder()
         targets.append((prefetch, "encode", "prefetch: muse-v3 query encoding"))
-        targets += [(corpus_scorer(corpus, name), "score", stage)
-                    for stage, name in SENTENCE.items()]
+        stage_of = {id(corpus_scorer(corpus, name)): stage for stage, name in SENTENCE.items()}
+        targets.append((recommend_module, OWN_SENTENCE,
+                        lambda scorer, *_: stage_of.get(id(scorer), "rerank: own-sentence ?")))
+    e5 = (dense_members(corpus_scorer(corpus, SENTENCE[E5_STAGE]))[0].encoder() if two_stage
+          else None)
     runs = []
-    with timed_stages(watch, targets):
+    with timed_stages(watch, targets), counting_tokens(e5, not alone):
         for i in range(repeats + 1):
             watch.seconds = {}
-            text = manuscript(locations, i + 1000 * explain + 100 * two_stage)
+            text = manuscript(locations, i + 1000 * explain + 100 * two_stage + 10 * alone)
             start, cpu = time.perf_counter(), time.process_time()
             found = recommend_module.recommend_citations(corpus, text, encoder, encoder.name, 10,
                                                          index=index, explain=explain,
@@ -206,29 +240,36 @@ def main() -> None:
     corpus = Corpus(build_corpus(args.cache / f"n{args.papers}", args.papers, args.kind, MODEL))
     result: dict[str, Any] = {"papers": load_index(corpus, MODEL).index.ntotal,
                               "index": args.kind, "locations_asked": args.locations, "k": 10}
-    plans: list[tuple[str, Any, VectorIndex, bool, bool]] = []
+    plans: list[tuple[str, Any, VectorIndex, bool, bool, bool]] = []
     if args.citrec is not None:
         citrec = load_model(str(args.citrec))
         if getattr(getattr(citrec, "settings", None), "rerank", None) is None:
             parser.error(f"--citrec {args.citrec}: no learned rerank fusion in its citrec.json "
                          "(train citrec fits one)")
-        if not list(vectors_dir(corpus, SENTENCE["rerank: own-sentence e5 (encoding, scores)"])
-                    .glob("part-*.parquet")):
+        if not list(vectors_dir(corpus, SENTENCE[E5_STAGE]).glob("part-*.parquet")):
             store_vectors(corpus, "e5-small-multilingual", E5_DIM)
         index = model_index(corpus, citrec.dim)
         result["citrec"] = str(args.citrec)
-        plans += [("two stages (trained model, learned rerank)", citrec, index, True, True),
-                  ("two stages, no driver sentences", citrec, index, False, True)]
+        plans += [(TWO_STAGES, citrec, index, True, True, False),
+                  (ONE_BY_ONE, citrec, index, True, True, True),
+                  ("two stages, no driver sentences", citrec, index, False, True, False)]
     dense = load_model(MODEL, args.backend)
     plans.append((f"index alone ({MODEL}), the peer", dense, load_index(corpus, MODEL), True,
-                  False))
-    for key, encoder, index, explain, two_stage in plans:
+                  False, False))
+    for key, encoder, index, explain, two_stage, alone in plans:
         result[key] = run(corpus, encoder, index, explain, args.repeats, args.locations,
-                          two_stage)
+                          two_stage, alone)
         print(key, json.dumps(result[key]), flush=True)
     peer = result[plans[-1][0]]["seconds"]
     result["ratio_to_peer"] = {key: round(result[key]["seconds"] / peer, 2)
                                for key, *_ in plans[:-1]}
+    if args.citrec is not None:  # the batched own sentences against one e5 call a sentence
+        now, before = result[TWO_STAGES], result[ONE_BY_ONE]
+        result["own_sentence_batching"] = {
+            "seconds_ratio": round(now["seconds"] / before["seconds"], 3),
+            "cpu_ratio": round(now["cpu_seconds"] / before["cpu_seconds"], 3),
+            "e5_stage_ratio": round(now["stages"][E5_STAGE]["seconds"]
+                                    / before["stages"][E5_STAGE]["seconds"], 3)}
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")

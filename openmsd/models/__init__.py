@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     )
     from openmsd.models.citrec.sentences import load_splits, save_splits, split_sentences
     from openmsd.models.embed import current_hashes, embed_corpus, load_vector_table, load_vectors
-    from openmsd.models.encoder import DenseEncoder, Kind, normalise
+    from openmsd.models.encoder import DenseEncoder, Kind, alike_groups, normalise
     from openmsd.models.formatting import paper_input
     from openmsd.models.listing import model_rows, models_table
     from openmsd.models.registry import (
@@ -88,6 +88,7 @@ _WHERE: dict[str, str] = {
     "OnnxEncoder": "backends.onnx",
     "UnknownModelError": "registry",
     "UnsupportedBackendError": "registry",
+    "alike_groups": "encoder",
     "base_path": "registry",
     "cache_key": "citrec.model",
     "choose_backend": "vectors",
@@ -140,9 +141,10 @@ __all__ = [
     "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL", "DEFAULT_MODEL", "GRAPH_FEATURES",
     "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "NONNEGATIVE", "PREFETCH_DEPTH", "CitrecModel",
     "CitrecSettings", "DenseEncoder", "Kind", "OnnxEncoder", "RerankFusion", "UnknownModelError",
-    "UnsupportedBackendError", "base_path", "cache_key", "candidate_features", "choose_backend",
-    "current_hashes", "default_backend", "default_threads", "embed_corpus", "embed_on_spark",
-    "ensure_e5_small", "finished_content", "fit_fusion", "fundamental", "graph_signals",
+    "UnsupportedBackendError", "alike_groups", "base_path", "cache_key", "candidate_features",
+    "choose_backend", "current_hashes", "default_backend", "default_threads", "embed_corpus",
+    "embed_on_spark", "ensure_e5_small", "finished_content", "fit_fusion", "fundamental",
+    "graph_signals",
     "is_citrec_model", "link_matrix", "load_model", "load_sentence_caches", "load_splits",
     "load_vector_table", "load_vectors", "manuscript_context", "model_rows", "model_slug",
     "models_table", "normalise", "paper_context", "paper_input", "pick", "prompts",

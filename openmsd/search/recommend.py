@@ -64,7 +64,7 @@ from openmsd.search.paper_records import load_paper_records
 from openmsd.search.related import PaperNotFoundError, find_paper, related_results
 
 if TYPE_CHECKING:
-    from openmsd.rank import Scorer
+    from openmsd.rank import Queries, Scorer
 
 __all__ = [
     "MARKER",
@@ -420,6 +420,34 @@ def _graph_rows(graph: CitationGraph | None, ids: list[str], exclude: Collection
                          if similarity is not None else None)
 
 
+def _own_sentence_scores(scorer: Scorer, sentences: Queries, prefetched: list[list[str]]
+                         ) -> list[np.ndarray]:
+    """Each location's own sentence (row ``i`` of ``sentences``) scored by ``scorer`` against
+    its prefetched papers (``prefetched[i]``): the same values as one ``score`` call per
+    sentence, with fewer encoder calls. A dense member encodes the sentences of one token
+    count together (:func:`openmsd.models.alike_groups`: no padding, so each vector is the
+    one the sentence alone gets, bit for bit on one thread), then every pool is scored from
+    those vectors
+    (the scorer's ``score_pools``, which BM25 answers analysing every sentence in one call;
+    a scorer without one: ``score`` per sentence)."""
+    from openmsd.models import alike_groups
+    from openmsd.search.ranking import dense_members
+
+    for dense in dense_members(scorer):
+        if dense.name in sentences.vectors or not len(sentences):
+            continue
+        vectors = np.zeros((len(sentences), dense.vectors.shape[1]), np.float32)
+        for group in alike_groups(dense.encoder(), sentences.texts, "query"):
+            vectors[group] = dense.query_vectors(sentences.subset(group))
+        sentences.vectors[dense.name] = vectors
+    pools = [np.array([scorer.papers.position[p] for p in ids], np.int64) for ids in prefetched]
+    batched = getattr(scorer, "score_pools", None)
+    if batched is not None:
+        return batched(sentences, pools)
+    return [np.asarray(scorer.score(sentences.subset([i]), pool))[0]
+            for i, pool in enumerate(pools)]
+
+
 def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.ndarray,
                 index: VectorIndex, fusion: RerankFusion, k: int,
                 languages: list[str] | None = None,
@@ -453,17 +481,15 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
             except (ValueError, FileNotFoundError) as error:
                 log.warning("recommend: rerank feature %s left out: %s (%s)", feature, name,
                             error)
+    sentences = Queries.of_texts(own)  # each one's language identified once for both
+    own_scores = {feature: _own_sentence_scores(scorer, sentences, prefetched)
+                  for feature, scorer in scorers.items()}
     out = []
     for i, ids in enumerate(prefetched):
         signals = {"manuscript": _index_cosines(index, profiles[i], ids)[None, :]}
-        sentence = Queries.of_texts([own[i]])  # its language identified once for both
         for feature in SENTENCE_SIGNALS:
-            row = np.zeros(len(ids))
-            scorer = scorers.get(feature)
-            if scorer is not None and ids:
-                pool = np.array([scorer.papers.position[p] for p in ids])
-                row = np.asarray(scorer.score(sentence, pool), float)[0]
-            signals[feature] = row[None, :]
+            row = own_scores[feature][i] if feature in own_scores else np.zeros(len(ids))
+            signals[feature] = np.asarray(row, float)[None, :]
         if wants_graph:
             signals.update(_graph_rows(graph, ids, exclude, (
                 lambda papers, q=profiles[i]: _index_cosines(index, q, papers))

@@ -95,22 +95,57 @@ def _dense_names(corpus: Corpus, ranker: str) -> list[str]:
     return names
 
 
+_INDEX_LINKS: dict[tuple[str, str], str] = {}
+_INDEX_BUILDS: dict[str, tuple[tuple[int, int, int], str]] = {}
+_KEYS: dict[tuple, str] = {}
+
+
+def _index_build(corpus: Corpus, name: str) -> str:
+    """The name of the build ``name``'s index link points to (the last part of its real
+    path; the link's own name when it is a directory or absent). Resolved again only when the
+    link was replaced (``openmsd index build`` swaps in a new link: another inode), so a
+    request does not walk the path (~9 ``lstat``) each time."""
+    from openmsd.search.build_cache import corpus_root
+
+    slot = (corpus_root(corpus), name)
+    path = _INDEX_LINKS.get(slot)
+    if path is None:
+        path = _INDEX_LINKS[slot] = os.path.join(slot[0], os.path.relpath(
+            index_dir(corpus, name), corpus.root))
+    try:
+        stat = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return os.path.basename(os.path.realpath(path))
+    stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns)
+    known = _INDEX_BUILDS.get(path)
+    if known is None or known[0] != stamp:
+        known = _INDEX_BUILDS[path] = (stamp, os.path.basename(os.path.realpath(path)))
+    return known[1]
+
+
 def lists_key(corpus: Corpus, ranker: str, dense: list[str] | None = None) -> str:
     """What a ranker's related lists depend on, hashed: the corpus build, the ranker's tuned
     spec, each dense member's stored vector files and current index build, the ranking code.
     ``dense``: the names of the ranker's dense members, when known (else read from its
-    leaves)."""
+    leaves). Each distinct description is hashed once per process."""
     from openmsd.search.build_cache import current_build
     from openmsd.search.ranking import _vectors_stamp
 
     if not _CODE_HASH:
         _CODE_HASH.append(_code_hash())
-    models = [[name, _vectors_stamp(corpus, name),
-               os.path.basename(os.path.realpath(index_dir(corpus, name)))]
-              for name in (_dense_names(corpus, ranker) if dense is None else dense)]
-    what = {"build": current_build(corpus), "ranker": ranker,
-            "spec": tuned(corpus).get(ranker), "dense": models, "code": _CODE_HASH[0]}
-    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:24]
+    models = tuple((name, _vectors_stamp(corpus, name), _index_build(corpus, name))
+                   for name in (_dense_names(corpus, ranker) if dense is None else dense))
+    build, spec = current_build(corpus), tuned(corpus).get(ranker)
+    slot = (build, ranker, repr(spec), models)
+    key = _KEYS.get(slot)
+    if key is None:
+        what = {"build": build, "ranker": ranker, "spec": spec,
+                "dense": [list(m) for m in models], "code": _CODE_HASH[0]}
+        if len(_KEYS) > 1000:  # builds and index swaps of a long-running server
+            _KEYS.clear()
+        key = _KEYS[slot] = hashlib.sha256(json.dumps(what, sort_keys=True).encode()
+                                           ).hexdigest()[:24]
+    return key
 
 
 def is_current(corpus: Corpus, ranker: str) -> bool:

@@ -1,8 +1,9 @@
 #!/bin/bash
 # The timing runs of session 12 (latency15d), all under one hold of /work/wt/timing.lock
 # (13:30-13:55 UTC slot): the load test with dense-only and fused search AND related phases in
-# one run (three runs: the phases in the other order the second time, connections kept alive
-# the third), and recommend's latency with the batched own sentences and their peer.
+# one run (up to four runs: the phases in the other order the second time, connections kept
+# alive the third, fused first again the fourth), and recommend's latency with the batched
+# own sentences and their peer (one e5 call a sentence) in the same run.
 #   flock /work/wt/timing.lock nice -n 0 bash docs/server/session12/locked.sh
 source /work/main/.venv/bin/activate
 cd /work/wt/latency15d
@@ -39,4 +40,6 @@ load w2-again --workers 2 --phases related@default,related@muse-v3,search@defaul
 LATEST=1349
 load w2-keepalive --workers 2 --keep-alive-requests 0 \
     --phases search@muse-v3,search@default,related@muse-v3,related@default
+LATEST=1347
+load w2-third --workers 2 --phases search@default,search@muse-v3,related@default,related@muse-v3
 echo "== lock released $(date -u +%T) uptime:$(uptime | sed 's/.*load average//')"

@@ -66,7 +66,9 @@ class SentenceTransformerEncoder:
         prefix = self.prefixes[kind]
         if not texts:
             return []
-        mask = self.model.tokenize([prefix + t for t in texts])["attention_mask"]
+        # what encode() feeds the model (``tokenize`` before sentence-transformers 5.x)
+        prepare = getattr(self.model, "preprocess", None) or self.model.tokenize
+        mask = prepare([prefix + t for t in texts])["attention_mask"]
         return [int(n) for n in mask.sum(dim=1).tolist()]
 
 

@@ -12,7 +12,9 @@ training locations and evaluated on the official dev papers (the seed's split).
 Signals: ``manuscript`` (the untrained start's whole-manuscript cosine,
 :func:`openmsd.train.profile_scores`), ``sentence_bm25`` / ``sentence_dense`` (the location's
 own sentence), ``fundamental_bm25`` / ``fundamental_dense`` (the fundamental context, with
-``--fundamental``), and the citation-graph signals of :mod:`openmsd.models.citrec.graph`
+``--fundamental``), ``sentence_en`` / ``fundamental_en`` (the English-only ``minilm-en`` on
+English-English pairs only, own sentence / fundamental context; with ``--english``, Session 12),
+and the citation-graph signals of :mod:`openmsd.models.citrec.graph`
 (``popularity``, ``neighbours``, ``cocited``): only the reference lists of citing papers the
 location may see: never its own paper's, never a test paper's or one of the fold being
 evaluated (the dev papers for ``dev``), and in a time split none newer than its paper.
@@ -59,6 +61,8 @@ from openmsd.train import (
 
 SHIPPED = ("manuscript", "sentence_bm25", "sentence_dense")
 """Session 10's chosen set (with the prefetch)."""
+SESSION11 = (*SHIPPED, "popularity")
+"""Session 11's shipped set (popularity's weight ≥ 0)."""
 SETS: dict[str, tuple[str, ...]] = {
     "prefetch": (),
     "+ manuscript": ("manuscript",),
@@ -79,16 +83,47 @@ SETS: dict[str, tuple[str, ...]] = {
     "session 10 + cocited": (*SHIPPED, "cocited"),
     "session 10 + neighbours + cocited": (*SHIPPED, "neighbours", "cocited"),
     "session 10 + all three graph": (*SHIPPED, *GRAPH_FEATURES),
+    "+ own sentence: minilm-en (en-en)": ("sentence_en",),
+    "+ fundamental: minilm-en (en-en)": ("fundamental_en",),
+    "+ own sentence + fundamental: minilm-en": ("sentence_en", "fundamental_en"),
+    "session 11 (session 10 + popularity ≥ 0)": SESSION11,
+    "session 11 + own sentence: minilm-en": (*SESSION11, "sentence_en"),
+    "session 11 + fundamental: minilm-en": (*SESSION11, "fundamental_en"),
+    "session 11 + both minilm-en": (*SESSION11, "sentence_en", "fundamental_en"),
+    "session 11 − own sentence e5 + own sentence minilm-en": (
+        "manuscript", "sentence_bm25", "popularity", "sentence_en"),
 }
 """The feature sets compared (the prefetch's rank is in each)."""
 FUNDAMENTAL = {"fundamental_bm25": "bm25", "fundamental_dense": "e5-small-multilingual"}
+ENGLISH = "minilm-en@en"
+"""The English-only model, heard only where the location's text and the candidate are both
+English (``-inf`` elsewhere: z-score 0 in the fusion); ``--english``."""
+ENGLISH_SIGNALS = ("sentence_en", "fundamental_en")
+
+
+def english_signals(data: Any, candidates: list[str], column: dict[str, int]
+                    ) -> dict[str, np.ndarray]:
+    """``sentence_en`` / ``fundamental_en``: :data:`ENGLISH`'s scores of each location's own
+    sentence / fundamental context (all locations × candidates; ``-inf``: not both English),
+    with how many pairs it hears (stderr)."""
+    locations = data.locations
+    queries = Queries(locations, candidates, column)
+    own = [loc.sentences[loc.at] for loc in locations]
+    out = {"sentence_en": np.asarray(score_rows(ENGLISH, data, queries, texts=own), np.float64),
+           "fundamental_en": np.asarray(score_rows(ENGLISH, data, queries), np.float64)}
+    for name, scores in out.items():
+        heard = np.isfinite(scores)
+        print(f"{name}: {heard.any(1).sum()} of {len(locations)} locations and "
+              f"{heard.any(0).sum()} of {len(candidates)} candidates English "
+              f"({heard.mean():.1%} of pairs heard)", file=sys.stderr, flush=True)
+    return out
 
 
 class Inputs:
     """A table3 run's locations, roles and score matrices (all locations × candidates)."""
 
     def __init__(self, directory: Path, split: str, seed: int, model: Path | None,
-                 fundamental: bool):
+                 fundamental: bool, english: bool = False):
         started = time.perf_counter()
         self.data = pickle.loads((directory / "data.pickle").read_bytes())
         self.prefetch = np.load(directory / "prefetch.npy")
@@ -117,6 +152,14 @@ class Inputs:
             for feature, ranker in FUNDAMENTAL.items():
                 self.signals[feature] = np.asarray(score_rows(ranker, self.data, queries),
                                                    np.float64)
+        if english:  # kept beside the run's own signals (the same for every split)
+            cached = directory / "signals_en.npz"
+            if not cached.is_file():
+                partial = cached.with_suffix(".partial")
+                with partial.open("wb") as file:
+                    np.savez(file, **english_signals(self.data, self.candidates, self.column))
+                partial.replace(cached)
+            self.signals.update(np.load(cached))
         self.relevant = [[self.column[c] for c in loc.cited] for loc in locations]
         print(f"{directory}: {len(locations)} locations ({len(self.train_rows)} train, "
               f"{len(self.dev_rows)} dev of {len(self.dev)} papers, {len(self.test)} test "
@@ -228,6 +271,9 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", choices=list(SETS), help="default: all")
     parser.add_argument("--fundamental", action="store_true",
                         help="also the fundamental context's BM25 and e5 scores (minutes)")
+    parser.add_argument("--english", action="store_true",
+                        help=f"also {ENGLISH} on the own sentence and the fundamental context, "
+                        "English-English pairs only (minutes)")
     parser.add_argument("--free-sign", action="store_true",
                         help="let the graph features' weights be negative too (what the "
                         "shipped fusion forbids, rerank.NONNEGATIVE)")
@@ -235,7 +281,10 @@ def main() -> None:
     sets = {n: SETS[n] for n in (args.sets or SETS)}
     if not args.fundamental:
         sets = {n: f for n, f in sets.items() if not set(f) & set(FUNDAMENTAL)}
-    inputs = Inputs(args.directory, args.split, args.seed, args.model, args.fundamental)
+    if not args.english:
+        sets = {n: f for n, f in sets.items() if not set(f) & set(ENGLISH_SIGNALS)}
+    inputs = Inputs(args.directory, args.split, args.seed, args.model, args.fundamental,
+                    args.english)
     results = cross_validate(inputs, sets, args.folds, args.repeats,
                              lambda line: print(line, file=sys.stderr, flush=True),
                              () if args.free_sign else NONNEGATIVE)

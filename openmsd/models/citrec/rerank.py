@@ -91,7 +91,9 @@ def top_candidates(prefetch: np.ndarray, depth: int) -> list[np.ndarray]:
 def candidate_features(names: Sequence[str], row: int, columns: np.ndarray,
                        signals: Mapping[str, np.ndarray]) -> np.ndarray:
     """(len(columns), len(names)) features of query ``row``'s prefetched ``columns`` (in the
-    prefetch's order): the prefetch's −log rank, each other signal's z-score among them."""
+    prefetch's order): the prefetch's −log rank, each other signal's z-score among them. A
+    non-finite score is a pair the signal does not speak for (``minilm-en@en`` on a pair that is
+    not English-English): z-score 0, the others z-scored among themselves."""
     if not len(columns):
         return np.zeros((0, len(names)))
     values = []
@@ -101,9 +103,13 @@ def candidate_features(names: Sequence[str], row: int, columns: np.ndarray,
             continue
         if name not in signals:
             raise KeyError(f"rerank: no {name!r} scores given (have {', '.join(signals)})")
-        score = np.nan_to_num(np.asarray(signals[name][row, columns], np.float64),
-                              nan=0.0, posinf=0.0, neginf=0.0)
-        values.append((score - score.mean()) / (score.std() + 1e-9))
+        score = np.asarray(signals[name][row, columns], np.float64)
+        heard = np.isfinite(score)
+        z = np.zeros(len(columns))
+        if heard.any():
+            known = score[heard]
+            z[heard] = (known - known.mean()) / (known.std() + 1e-9)
+        values.append(z)
     return np.stack(values, 1) if values else np.zeros((len(columns), 0))
 
 

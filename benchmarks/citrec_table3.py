@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus import Corpus
-from openmsd.eval import GROUPS, PREFETCH, SENTENCE_SIGNALS, evaluate
+from openmsd.eval import CONTEXT_SIGNALS, GROUPS, PREFETCH, SENTENCE_SIGNALS, evaluate
 from openmsd.experiment import all_locations_signals, prefetch_matrix
 from openmsd.models import load_sentence_caches, load_splits, save_sentence_caches, save_splits
 from openmsd.train import CitrecConfig, CitrecData, CitrecRankers, load, train
@@ -85,7 +85,7 @@ def prepared(corpus: Path, out: Path, split: str, outside: bool, ranker: str = P
         np.save(prefetch_file, prefetch)
     signals_file = out / "signals.npz"
     signals = dict(np.load(signals_file)) if signals_file.is_file() else {}
-    if set(SENTENCE_SIGNALS) - set(signals):
+    if {*SENTENCE_SIGNALS, *CONTEXT_SIGNALS} - set(signals):
         signals = {**all_locations_signals(data, sorted(data.papers), split, set(signals)),
                    **signals}
         np.savez(signals_file, **signals)

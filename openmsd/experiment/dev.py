@@ -19,6 +19,7 @@ import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.eval import (
+    CONTEXT_SIGNALS,
     PREFETCH,
     SENTENCE_SIGNALS,
     Queries,
@@ -59,12 +60,17 @@ def all_locations_prefetch(data: CitrecData, candidates: list[str], split: str) 
 def sentence_signals(data: CitrecData, locations: list[Location], candidates: list[str],
                      known: Collection[str] = ()) -> dict[str, np.ndarray]:
     """{feature: scores (queries × candidates)} of each location's own sentence by the
-    rankers of :data:`SENTENCE_SIGNALS` but the ``known`` features (unmasked: the rerank stage
-    only reads the prefetched candidates)."""
+    rankers of :data:`SENTENCE_SIGNALS` and of its fundamental context by those of
+    :data:`CONTEXT_SIGNALS`, but the ``known`` features (unmasked: the rerank stage only reads
+    the prefetched candidates)."""
     queries = Queries(locations, candidates, {p: i for i, p in enumerate(candidates)})
     own = [loc.sentences[loc.at] for loc in locations]
-    return {feature: np.asarray(score_rows(name, data, queries, texts=own), np.float64)
-            for feature, name in SENTENCE_SIGNALS.items() if feature not in known}
+    texts: dict[str, list[str] | None] = {**dict.fromkeys(SENTENCE_SIGNALS, own),
+                                          **dict.fromkeys(CONTEXT_SIGNALS)}
+    return {feature: np.asarray(score_rows(name, data, queries, texts=texts[feature]),
+                                np.float64)
+            for feature, name in {**SENTENCE_SIGNALS, **CONTEXT_SIGNALS}.items()
+            if feature not in known}
 
 
 def all_locations_signals(data: CitrecData, candidates: list[str], split: str,

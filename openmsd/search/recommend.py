@@ -374,10 +374,12 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
     fundamental-context text, ordered by ``fusion`` over the prefetch's rank, the cosine of the
     manuscript's whole finished content (``profiles``, the model's manuscript encoder) with
     each candidate's vector in ``index``, and the BM25 and dense scores of the location's own
-    sentence (``own``; a ranker the corpus cannot run gives no evidence: zeros, logged) and,
+    sentence (``own``) and the English-only model's on it and on the fundamental context
+    (:data:`~openmsd.eval.CONTEXT_SIGNALS`; a ranker the corpus cannot run, e.g. a corpus
+    without minilm-en vectors, gives no evidence: zeros, logged once) and,
     when the fusion weighs them, the corpus's citation graph (:func:`_graph_rows`, the papers of
     ``exclude`` not read); the best ``k`` as (paper id, fused score)."""
-    from openmsd.eval import SENTENCE_SIGNALS
+    from openmsd.eval import CONTEXT_SIGNALS, SENTENCE_SIGNALS
     from openmsd.models import GRAPH_FEATURES, candidate_features
     from openmsd.rank import Queries
     from openmsd.search.ranking import corpus_scorer
@@ -389,23 +391,29 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
         with contextlib.suppress(FileNotFoundError, OSError):
             graph = load_citation_graph(corpus)
     scorers = {}
-    for feature, name in SENTENCE_SIGNALS.items():
+    rankers = {**SENTENCE_SIGNALS, **CONTEXT_SIGNALS}
+    missing: dict[str, list[str]] = {}
+    for feature, name in rankers.items():
         if feature in fusion.features:
             try:
                 scorers[feature] = corpus_scorer(corpus, name)
             except (ValueError, FileNotFoundError) as error:
-                log.warning("recommend: rerank feature %s left out: %s (%s)", feature, name,
-                            error)
+                missing.setdefault(f"{name} ({error})", []).append(feature)
+    for why, features in missing.items():  # once per ranker the corpus cannot run
+        log.warning("recommend: rerank feature%s %s left out (0): %s",
+                    "s" * (len(features) > 1), ", ".join(features), why)
     out = []
     for i, ids in enumerate(prefetched):
         signals = {"manuscript": _index_cosines(index, profiles[i], ids)[None, :]}
-        sentence = Queries.of_texts([own[i]])  # its language identified once for both
-        for feature in SENTENCE_SIGNALS:
+        sentence = Queries.of_texts([own[i]])  # its language identified once for all
+        context = Queries.of_texts([texts[i]]) if set(CONTEXT_SIGNALS) & set(scorers) else None
+        for feature in rankers:
             row = np.zeros(len(ids))
             scorer = scorers.get(feature)
             if scorer is not None and ids:
                 pool = np.array([scorer.papers.position[p] for p in ids])
-                row = np.asarray(scorer.score(sentence, pool), float)[0]
+                query = context if feature in CONTEXT_SIGNALS else sentence
+                row = np.asarray(scorer.score(query, pool), float)[0]
             signals[feature] = row[None, :]
         if wants_graph:
             signals.update(_graph_rows(graph, ids, exclude, (

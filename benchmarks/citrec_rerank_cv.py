@@ -336,6 +336,9 @@ def main() -> None:
     parser.add_argument("--test", action="store_true",
                         help="no CV: each set fitted on the training locations and read on the "
                         "test locations (once, after choosing)")
+    parser.add_argument("--test-best", nargs="*", metavar="SET",
+                        help="after the CV, read the test locations once: the set of best CV "
+                        "(ties: the fewer features) and these sets beside it")
     parser.add_argument("--free-sign", action="store_true",
                         help="let the graph features' weights be negative too (what the "
                         "shipped fusion forbids, rerank.NONNEGATIVE)")
@@ -372,6 +375,15 @@ def main() -> None:
     text = markdown(results, inputs)
     (args.out / "rerank_cv.md").write_text(text + "\n")
     print(text)
+    if args.test_best is not None:  # the choice is the CV's, made before the test is read
+        best = max(sets, key=lambda n: (results[n]["cv"], -len(sets[n])))
+        read = {n: SETS[n] for n in [*args.test_best, best]}
+        tested = test_read(inputs, read, nonnegative, also)
+        (args.out / "rerank_test.json").write_text(json.dumps(
+            {"chosen": best, "test_locations": len(inputs.test_rows), "sets": tested},
+            indent=1))
+        print(f"chosen by CV: {best}; test R@10 ({len(inputs.test_rows)} locations): "
+              + ", ".join(f"{n} {100 * r['test']:.1f}" for n, r in tested.items()))
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FEATURES", "NONNEGATIVE", "PREFETCH", "PREFETCH_DEPTH", "RerankFusion",
+__all__ = ["FEATURES", "LANGUAGE_PAIR", "NONNEGATIVE", "PREFETCH", "PREFETCH_DEPTH", "RerankFusion",
            "candidate_features", "fit_fusion", "rerank_rows", "top_candidates"]
 
 PREFETCH = "prefetch"
@@ -49,6 +49,11 @@ its fit is negative): the citation graph may raise a candidate, never lower it. 
 weight learns how an evaluation's candidate pool was built (with outside references each
 candidate is one citing paper's reference, so "cited by another paper" means "not by this
 one"), which no corpus a user ranks shares."""
+
+
+LANGUAGE_PAIR = ("sentence_en", "fundamental_en")
+"""Features heard only for some language pairs (``minilm-en@en``: English-English): a pair
+they do not hear is neutral (z-score 0), not a low score."""
 
 
 @dataclass(frozen=True)
@@ -95,8 +100,10 @@ def candidate_features(names: Sequence[str], row: int, columns: np.ndarray,
                        signals: Mapping[str, np.ndarray]) -> np.ndarray:
     """(len(columns), len(names)) features of query ``row``'s prefetched ``columns`` (in the
     prefetch's order): the prefetch's −log rank, each other signal's z-score among them. A
-    non-finite score is a pair the signal does not speak for (``minilm-en@en`` on a pair that is
-    not English-English): z-score 0, the others z-scored among themselves."""
+    non-finite score of a :data:`LANGUAGE_PAIR` feature is a pair it does not speak for
+    (``minilm-en@en`` on a pair that is not English-English): z-score 0, the others z-scored
+    among themselves; of any other feature it is no evidence (BM25 without a shared word):
+    score 0, z-scored with the rest."""
     if not len(columns):
         return np.zeros((0, len(names)))
     values = []
@@ -107,6 +114,8 @@ def candidate_features(names: Sequence[str], row: int, columns: np.ndarray,
         if name not in signals:
             raise KeyError(f"rerank: no {name!r} scores given (have {', '.join(signals)})")
         score = np.asarray(signals[name][row, columns], np.float64)
+        if name not in LANGUAGE_PAIR:
+            score = np.nan_to_num(score, nan=0.0, posinf=0.0, neginf=0.0)
         heard = np.isfinite(score)
         z = np.zeros(len(columns))
         if heard.any():

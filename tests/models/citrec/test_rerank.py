@@ -71,6 +71,10 @@ def test_a_signal_that_does_not_speak_for_a_pair_leaves_it_neutral() -> None:
     # a French location: no pair heard, the feature is 0 for every candidate
     french = {"sentence_en": np.full((1, 4), -np.inf)}
     assert not candidate_features(("sentence_en",), 0, np.arange(4), french).any()
+    # BM25 without a shared word is no evidence: a score of 0, below the others
+    bm25 = {"sentence_bm25": np.array([[2.0, -np.inf, 1.0]])}
+    z = candidate_features(("sentence_bm25",), 0, np.arange(3), bm25)[:, 0]
+    assert z[1] < z[2] < z[0] and np.isclose(z.mean(), 0)
 
 
 def test_a_saved_fusion_is_read_back_or_refused() -> None:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus import Corpus
-from openmsd.eval import GROUPS, evaluate
+from openmsd.eval import CONTEXT_SIGNALS, GROUPS, PREFETCH, SENTENCE_SIGNALS, evaluate
 from openmsd.experiment import all_locations_signals, prefetch_matrix
 from openmsd.models import load_sentence_caches, load_splits, save_sentence_caches, save_splits
 from openmsd.train import CitrecConfig, CitrecData, CitrecRankers, load, train
@@ -62,12 +62,13 @@ count with 2 of 4 from the prefetch); ``hinge-only`` and ``euclidean`` are the p
 alone (cosine, or raw Euclidean as it first collapsed)."""
 
 
-def prepared(corpus: Path, out: Path, split: str, outside: bool
+def prepared(corpus: Path, out: Path, split: str, outside: bool, ranker: str = PREFETCH
              ) -> tuple[CitrecData, np.ndarray, dict[str, np.ndarray]]:
-    """The corpus's locations, the prefetch's scores and the rerank stage's own-sentence
-    scores, computed once and kept in ``out`` (sentence splitting and the prefetch are most of
-    a small run); the sentence vectors and the sentence splits (pySBD: minutes for the
-    candidates of a corpus) kept there are loaded too."""
+    """The corpus's locations, the prefetch's scores (``ranker``) and the rerank stage's
+    own-sentence scores, computed once and kept in ``out`` (sentence splitting and the prefetch
+    are most of a small run; a feature missing from the kept scores is added to them); the
+    sentence vectors and the sentence splits (pySBD: minutes for the candidates of a corpus)
+    kept there are loaded too."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     data_file = out / "data.pickle"
@@ -80,13 +81,13 @@ def prepared(corpus: Path, out: Path, split: str, outside: bool
     if prefetch_file.is_file():
         prefetch = np.load(prefetch_file)
     else:
-        prefetch = prefetch_matrix(data, data.locations, sorted(data.papers), split)
+        prefetch = prefetch_matrix(data, data.locations, sorted(data.papers), split, ranker)
         np.save(prefetch_file, prefetch)
     signals_file = out / "signals.npz"
-    if signals_file.is_file():
-        signals = dict(np.load(signals_file))
-    else:
-        signals = all_locations_signals(data, sorted(data.papers), split)
+    signals = dict(np.load(signals_file)) if signals_file.is_file() else {}
+    if {*SENTENCE_SIGNALS, *CONTEXT_SIGNALS} - set(signals):
+        signals = {**all_locations_signals(data, sorted(data.papers), split, set(signals)),
+                   **signals}
         np.savez(signals_file, **signals)
     print(f"{corpus}: data and prefetch of {len(data.locations)} locations: "
           f"{time.perf_counter() - started:.0f} s; "
@@ -99,17 +100,19 @@ def prepared(corpus: Path, out: Path, split: str, outside: bool
 def run(corpus: Path, out: Path, seeds: list[int], split: str, outside: bool,
         runs: list[str], common: dict[str, Any], also: dict[Path, Path] | None = None,
         baselines: tuple[str, ...] = BASELINES, variants: dict[str, dict[str, Any]] | None = None,
-        dev_only: bool = False, rerank: tuple[str, ...] = ("mpt-src-tgt",)) -> dict[str, Any]:
+        dev_only: bool = False, rerank: tuple[str, ...] = ("mpt-src-tgt",),
+        ranker: str = PREFETCH) -> dict[str, Any]:
     """``also``: more corpora to train on (``train citrec --also``), each with the output
     directory of its own run of this benchmark (its data and prefetch kept there);
     ``variants``: more runs (name → config changes) beside :data:`ABLATIONS`; ``dev_only``:
     train and report the dev histories, no test evaluation (choosing a setting); ``rerank``:
-    the runs whose two-stage and fused rows are given."""
+    the runs whose two-stage and fused rows are given; ``ranker``: the prefetch (its rows,
+    the hard negatives and the fusion all read it)."""
     changes = {**ABLATIONS, **(variants or {})}
     results: dict[str, Any] = {"seeds": {}, "training": {}}
-    data, prefetch, signals = prepared(corpus, out, split, outside)
+    data, prefetch, signals = prepared(corpus, out, split, outside, ranker)
     caches = out / "sentence_vectors.pt"
-    extra = [prepared(c, d, split, outside) for c, d in (also or {}).items()]
+    extra = [prepared(c, d, split, outside, ranker) for c, d in (also or {}).items()]
     matrices = {id(d): m for d, m, _ in [(data, prefetch, signals), *extra]}
     own = {id(d): s for d, _, s in [(data, prefetch, signals), *extra]}
     rankers = CitrecRankers(lambda d, *_: matrices[id(d)], lambda d, *_: own[id(d)])
@@ -237,6 +240,9 @@ def main() -> None:
     parser.add_argument("--config", default="{}", help="JSON of extra CitrecConfig keys")
     parser.add_argument("--baselines", nargs="*", default=list(BASELINES),
                         help="baseline rows (fewer: a cheaper rerun whose baselines are known)")
+    parser.add_argument("--prefetch", default=PREFETCH,
+                        help=f"the prefetch ranker (default {PREFETCH}; e.g. "
+                        f"{PREFETCH}+minilm-en@en, English pairs heard by the English model too)")
     parser.add_argument("--also", nargs=2, action="append", default=[],
                         metavar=("CORPUS", "DIR"), help="another corpus to train on, with "
                         "the --out directory of this benchmark's run on it")
@@ -260,8 +266,9 @@ def main() -> None:
                      f"{', '.join([*ABLATIONS, *variants])}")
     results = run(args.corpus, args.out, args.seeds, args.split, args.outside_references,
                   args.runs, common, {Path(c): Path(d) for c, d in args.also},
-                  tuple(args.baselines), variants, args.dev_only, tuple(args.rerank))
-    results["config"] = {**common, "variants": variants}
+                  tuple(args.baselines), variants, args.dev_only, tuple(args.rerank),
+                  args.prefetch)
+    results["config"] = {**common, "variants": variants, "prefetch": args.prefetch}
     if args.dev_only:
         (args.out / "dev.json").write_text(json.dumps(results["training"], indent=1))
         for name, row in results["training"].items():

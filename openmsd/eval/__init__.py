@@ -12,6 +12,7 @@ from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
     from openmsd.eval.citrec import (
+        CONTEXT_SIGNALS,
         GROUPS,
         PREFETCH,
         SENTENCE_SIGNALS,
@@ -79,6 +80,7 @@ _WHERE: dict[str, str] = {
     "METRICS": "sdsm",
     "PREFETCH": "citrec",
     "SENTENCE_SIGNALS": "citrec",
+    "CONTEXT_SIGNALS": "citrec",
     "Pool": "sdsm",
     "Queries": "citrec",
     "RESOURCE_LEVELS": "sdsm",
@@ -127,8 +129,9 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "COLUMNS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH", "RESOURCE_LEVELS",
-    "SENTENCE_SIGNALS", "TASKS", "CitrecEvalError", "DenseScorer", "Pool", "Queries",
+    "COLUMNS", "CONTEXT_SIGNALS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH",
+    "RESOURCE_LEVELS", "SENTENCE_SIGNALS", "TASKS", "CitrecEvalError", "DenseScorer", "Pool",
+    "Queries",
     "RetrievalEvalError", "SDSMError", "SDSMEvaluator", "ScorerRows", "accuracy", "bioc_rows",
     "breakdown_rows", "check_protocol", "common_pool", "evaluate", "evaluate_files",
     "evaluate_pool_files", "evaluate_retrieval", "evaluate_sdsm", "header", "hide_links",

@@ -189,9 +189,17 @@ PREFETCH = f"bm25@same+{DEFAULT_MODEL}"
 """The prefetch ranker: reciprocal-rank fusion of BM25 and the dense model (what an untuned
 ``hybrid`` was until session 11, when it gained ``minilm-en@en`` for English pairs; the
 figures of docs/citrec.md were measured with this one)."""
-SENTENCE_SIGNALS = {"sentence_bm25": "bm25", "sentence_dense": DEFAULT_MODEL}
+ENGLISH_MODEL = "minilm-en@en"
+"""The English-only model, heard only where the location's text and the candidate are both
+English (``-inf`` elsewhere: the rerank fusion reads such a pair as neutral, z-score 0)."""
+SENTENCE_SIGNALS = {"sentence_bm25": "bm25", "sentence_dense": DEFAULT_MODEL,
+                    "sentence_en": ENGLISH_MODEL}
 """The rerank stage's own-sentence features and the rankers that score them (the prefetch's
-BM25 and dense members, on the location's sentence alone)."""
+BM25 and dense members and, on English pairs, the English-only model (session 12), on the
+location's sentence alone)."""
+CONTEXT_SIGNALS = {"fundamental_en": ENGLISH_MODEL}
+"""The rerank stage's features of the location's fundamental context (the prefetch's query)
+and their rankers: the English-only model on English pairs (session 12)."""
 
 
 def rerank_fusion(model: str) -> RerankFusion | None:
@@ -300,6 +308,9 @@ def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed
         for feature, ranker in SENTENCE_SIGNALS.items():
             if feature not in cache:
                 cache[feature] = score_rows(ranker, data, queries, texts=own)
+        for feature, ranker in CONTEXT_SIGNALS.items():
+            if feature not in cache:
+                cache[feature] = score_rows(ranker, data, queries)
         key = f"manuscript:{model}"
         if key not in cache:
             cache[key] = _profile_rows(model, data, queries)
@@ -308,7 +319,8 @@ def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed
             cache.update((f"{f}:{model}", v) for f, v in graph_scores(
                 data, test_locations, candidates, base("prefetch"), cache[key], test,
                 split).items())
-        return {**{f: cache[f] for f in SENTENCE_SIGNALS}, "manuscript": cache[key],
+        return {**{f: cache[f] for f in (*SENTENCE_SIGNALS, *CONTEXT_SIGNALS)},
+                "manuscript": cache[key],
                 **{f: cache[f"{f}:{model}"] for f in GRAPH_FEATURES}}
 
     n_relevant = np.array([len(loc.cited) for loc in test_locations])

@@ -12,12 +12,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.eval import (
+    CONTEXT_SIGNALS,
     PREFETCH,
     SENTENCE_SIGNALS,
     Queries,
@@ -40,10 +42,11 @@ from openmsd.train import (
 
 
 def prefetch_matrix(data: CitrecData, locations: list[Location], candidates: list[str],
-                    split: str) -> np.ndarray:
-    """The prefetch's scores (queries × candidates, masked pairs −inf) of ``locations``."""
+                    split: str, ranker: str = PREFETCH) -> np.ndarray:
+    """The prefetch's scores (queries × candidates, masked pairs −inf) of ``locations``
+    (``ranker``: another prefetch than :data:`~openmsd.eval.citrec.PREFETCH`)."""
     column = {p: i for i, p in enumerate(candidates)}
-    rows = score_rows(PREFETCH, data, Queries(locations, candidates, column))
+    rows = score_rows(ranker, data, Queries(locations, candidates, column))
     return np.where(candidate_mask(data, locations, candidates, split),
                     np.asarray(rows, np.float64), -np.inf)
 
@@ -54,22 +57,27 @@ def all_locations_prefetch(data: CitrecData, candidates: list[str], split: str) 
     return prefetch_matrix(data, data.locations, candidates, split)
 
 
-def sentence_signals(data: CitrecData, locations: list[Location], candidates: list[str]
-                     ) -> dict[str, np.ndarray]:
+def sentence_signals(data: CitrecData, locations: list[Location], candidates: list[str],
+                     known: Collection[str] = ()) -> dict[str, np.ndarray]:
     """{feature: scores (queries × candidates)} of each location's own sentence by the
-    rankers of :data:`SENTENCE_SIGNALS` (unmasked: the rerank stage only reads the prefetched
-    candidates)."""
+    rankers of :data:`SENTENCE_SIGNALS` and of its fundamental context by those of
+    :data:`CONTEXT_SIGNALS`, but the ``known`` features (unmasked: the rerank stage only reads
+    the prefetched candidates)."""
     queries = Queries(locations, candidates, {p: i for i, p in enumerate(candidates)})
     own = [loc.sentences[loc.at] for loc in locations]
-    return {feature: np.asarray(score_rows(name, data, queries, texts=own), np.float64)
-            for feature, name in SENTENCE_SIGNALS.items()}
+    texts: dict[str, list[str] | None] = {**dict.fromkeys(SENTENCE_SIGNALS, own),
+                                          **dict.fromkeys(CONTEXT_SIGNALS)}
+    return {feature: np.asarray(score_rows(name, data, queries, texts=texts[feature]),
+                                np.float64)
+            for feature, name in {**SENTENCE_SIGNALS, **CONTEXT_SIGNALS}.items()
+            if feature not in known}
 
 
-def all_locations_signals(data: CitrecData, candidates: list[str], split: str
-                          ) -> dict[str, np.ndarray]:
+def all_locations_signals(data: CitrecData, candidates: list[str], split: str,
+                          known: Collection[str] = ()) -> dict[str, np.ndarray]:
     """:func:`sentence_signals` of all of ``data.locations``: the citrec trainer's
     :data:`~openmsd.train.citrec.train.Signals`."""
-    return sentence_signals(data, data.locations, candidates)
+    return sentence_signals(data, data.locations, candidates, known)
 
 
 def dev_evaluator(config: TrainConfig | CitrecConfig) -> Any:

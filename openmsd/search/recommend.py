@@ -420,31 +420,30 @@ def _graph_rows(graph: CitationGraph | None, ids: list[str], exclude: Collection
                          if similarity is not None else None)
 
 
-def _own_sentence_scores(scorer: Scorer, sentences: Queries, prefetched: list[list[str]]
-                         ) -> list[np.ndarray]:
-    """Each location's own sentence (row ``i`` of ``sentences``) scored by ``scorer`` against
-    its prefetched papers (``prefetched[i]``): the same values as one ``score`` call per
-    sentence, with fewer encoder calls. A dense member encodes the sentences of one token
-    count together (:func:`openmsd.models.alike_groups`: no padding, so each vector is the
-    one the sentence alone gets, bit for bit on one thread), then every pool is scored from
-    those vectors
-    (the scorer's ``score_pools``, which BM25 answers analysing every sentence in one call;
-    a scorer without one: ``score`` per sentence)."""
+def _pool_scores(scorer: Scorer, queries: Queries, prefetched: list[list[str]]
+                 ) -> list[np.ndarray]:
+    """Each location's query (row ``i`` of ``queries``: its own sentence, or its fundamental
+    context) scored by ``scorer`` against its prefetched papers (``prefetched[i]``): the same
+    values as one ``score`` call per query, with fewer encoder calls. A dense member encodes
+    the queries of one token count together (:func:`openmsd.models.alike_groups`: no padding,
+    so each vector is the one the query alone gets, bit for bit on one thread), then every
+    pool is scored from those vectors (the scorer's ``score_pools``, which BM25 answers
+    analysing every query in one call; a scorer without one: ``score`` per query)."""
     from openmsd.models import alike_groups
     from openmsd.search.ranking import dense_members
 
     for dense in dense_members(scorer):
-        if dense.name in sentences.vectors or not len(sentences):
+        if dense.name in queries.vectors or not len(queries):
             continue
-        vectors = np.zeros((len(sentences), dense.vectors.shape[1]), np.float32)
-        for group in alike_groups(dense.encoder(), sentences.texts, "query"):
-            vectors[group] = dense.query_vectors(sentences.subset(group))
-        sentences.vectors[dense.name] = vectors
+        vectors = np.zeros((len(queries), dense.vectors.shape[1]), np.float32)
+        for group in alike_groups(dense.encoder(), queries.texts, "query"):
+            vectors[group] = dense.query_vectors(queries.subset(group))
+        queries.vectors[dense.name] = vectors
     pools = [np.array([scorer.papers.position[p] for p in ids], np.int64) for ids in prefetched]
     batched = getattr(scorer, "score_pools", None)
     if batched is not None:
-        return batched(sentences, pools)
-    return [np.asarray(scorer.score(sentences.subset([i]), pool))[0]
+        return batched(queries, pools)
+    return [np.asarray(scorer.score(queries.subset([i]), pool))[0]
             for i, pool in enumerate(pools)]
 
 
@@ -459,10 +458,12 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
     fundamental-context text, ordered by ``fusion`` over the prefetch's rank, the cosine of the
     manuscript's whole finished content (``profiles``, the model's manuscript encoder) with
     each candidate's vector in ``index``, and the BM25 and dense scores of the location's own
-    sentence (``own``; a ranker the corpus cannot run gives no evidence: zeros, logged) and,
+    sentence (``own``) and the English-only model's on it and on the fundamental context
+    (:data:`~openmsd.eval.CONTEXT_SIGNALS`; a ranker the corpus cannot run, e.g. a corpus
+    without minilm-en vectors, gives no evidence: zeros, logged once) and,
     when the fusion weighs them, the corpus's citation graph (:func:`_graph_rows`, the papers of
     ``exclude`` not read); the best ``k`` as (paper id, fused score)."""
-    from openmsd.eval import SENTENCE_SIGNALS
+    from openmsd.eval import CONTEXT_SIGNALS, SENTENCE_SIGNALS
     from openmsd.models import GRAPH_FEATURES, candidate_features
     from openmsd.rank import Queries
     from openmsd.search.ranking import corpus_scorer
@@ -474,21 +475,27 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
         with contextlib.suppress(FileNotFoundError, OSError):
             graph = load_citation_graph(corpus)
     scorers = {}
-    for feature, name in SENTENCE_SIGNALS.items():
+    rankers = {**SENTENCE_SIGNALS, **CONTEXT_SIGNALS}
+    missing: dict[str, list[str]] = {}
+    for feature, name in rankers.items():
         if feature in fusion.features:
             try:
                 scorers[feature] = corpus_scorer(corpus, name)
             except (ValueError, FileNotFoundError) as error:
-                log.warning("recommend: rerank feature %s left out: %s (%s)", feature, name,
-                            error)
-    sentences = Queries.of_texts(own)  # each one's language identified once for both
-    own_scores = {feature: _own_sentence_scores(scorer, sentences, prefetched)
-                  for feature, scorer in scorers.items()}
+                missing.setdefault(f"{name} ({error})", []).append(feature)
+    for why, features in missing.items():  # once per ranker the corpus cannot run
+        log.warning("recommend: rerank feature%s %s left out (0): %s",
+                    "s" * (len(features) > 1), ", ".join(features), why)
+    sentences = Queries.of_texts(own)  # each one's language identified once for all
+    contexts = Queries.of_texts(texts) if set(CONTEXT_SIGNALS) & set(scorers) else None
+    scores = {feature: _pool_scores(scorer, contexts if feature in CONTEXT_SIGNALS
+                                    else sentences, prefetched)
+              for feature, scorer in scorers.items()}
     out = []
     for i, ids in enumerate(prefetched):
         signals = {"manuscript": _index_cosines(index, profiles[i], ids)[None, :]}
-        for feature in SENTENCE_SIGNALS:
-            row = own_scores[feature][i] if feature in own_scores else np.zeros(len(ids))
+        for feature in rankers:
+            row = scores[feature][i] if feature in scores else np.zeros(len(ids))
             signals[feature] = np.asarray(row, float)[None, :]
         if wants_graph:
             signals.update(_graph_rows(graph, ids, exclude, (

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FEATURES", "NONNEGATIVE", "PREFETCH", "PREFETCH_DEPTH", "RerankFusion",
+__all__ = ["FEATURES", "LANGUAGE_PAIR", "NONNEGATIVE", "PREFETCH", "PREFETCH_DEPTH", "RerankFusion",
            "candidate_features", "fit_fusion", "rerank_rows", "top_candidates"]
 
 PREFETCH = "prefetch"
@@ -33,19 +33,27 @@ PREFETCH = "prefetch"
 PREFETCH_DEPTH = 200
 """How many of the prefetch's candidates the second stage reorders (training, `eval citrec`,
 `recommend`)."""
-FEATURES = (PREFETCH, "manuscript", "sentence_bm25", "sentence_dense", "popularity")
+FEATURES = (PREFETCH, "manuscript", "sentence_bm25", "sentence_dense", "popularity",
+            "sentence_en", "fundamental_en")
 """The features of the shipped fusion (chosen by grouped cross-validation on the training and
 dev citing papers, ``benchmarks/citrec_rerank_cv.py``, docs/citrec.md, Sessions 10 and 11):
 the prefetch's rank, the model's cosine of the whole finished manuscript with the candidate,
 BM25 and the dense model on the location's own sentence alone, and the candidate's popularity
 in the corpus's citation graph (log 1 + its in-degree among the citing papers the location may
-see, :mod:`openmsd.models.citrec.graph`; zero where the corpus has no links)."""
+see, :mod:`openmsd.models.citrec.graph`; zero where the corpus has no links), and the
+English-only ``minilm-en`` on the own sentence and on the fundamental context, heard only where
+the location and the candidate are both English (session 12; zero elsewhere)."""
 NONNEGATIVE = ("popularity", "neighbours", "cocited")
 """Features whose weight may only be ≥ 0 (:func:`fit_fusion` leaves one out, weight 0, when
 its fit is negative): the citation graph may raise a candidate, never lower it. A negative
 weight learns how an evaluation's candidate pool was built (with outside references each
 candidate is one citing paper's reference, so "cited by another paper" means "not by this
 one"), which no corpus a user ranks shares."""
+
+
+LANGUAGE_PAIR = ("sentence_en", "fundamental_en")
+"""Features heard only for some language pairs (``minilm-en@en``: English-English): a pair
+they do not hear is neutral (z-score 0), not a low score."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,11 @@ def top_candidates(prefetch: np.ndarray, depth: int) -> list[np.ndarray]:
 def candidate_features(names: Sequence[str], row: int, columns: np.ndarray,
                        signals: Mapping[str, np.ndarray]) -> np.ndarray:
     """(len(columns), len(names)) features of query ``row``'s prefetched ``columns`` (in the
-    prefetch's order): the prefetch's −log rank, each other signal's z-score among them."""
+    prefetch's order): the prefetch's −log rank, each other signal's z-score among them. A
+    non-finite score of a :data:`LANGUAGE_PAIR` feature is a pair it does not speak for
+    (``minilm-en@en`` on a pair that is not English-English): z-score 0, the others z-scored
+    among themselves; of any other feature it is no evidence (BM25 without a shared word):
+    score 0, z-scored with the rest."""
     if not len(columns):
         return np.zeros((0, len(names)))
     values = []
@@ -101,9 +113,15 @@ def candidate_features(names: Sequence[str], row: int, columns: np.ndarray,
             continue
         if name not in signals:
             raise KeyError(f"rerank: no {name!r} scores given (have {', '.join(signals)})")
-        score = np.nan_to_num(np.asarray(signals[name][row, columns], np.float64),
-                              nan=0.0, posinf=0.0, neginf=0.0)
-        values.append((score - score.mean()) / (score.std() + 1e-9))
+        score = np.asarray(signals[name][row, columns], np.float64)
+        if name not in LANGUAGE_PAIR:
+            score = np.nan_to_num(score, nan=0.0, posinf=0.0, neginf=0.0)
+        heard = np.isfinite(score)
+        z = np.zeros(len(columns))
+        if heard.any():
+            known = score[heard]
+            z[heard] = (known - known.mean()) / (known.std() + 1e-9)
+        values.append(z)
     return np.stack(values, 1) if values else np.zeros((len(columns), 0))
 
 

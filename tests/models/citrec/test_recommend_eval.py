@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from openmsd.corpus import Corpus
@@ -66,6 +67,52 @@ def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_pat
     # no marker: one location per paragraph
     plain = recommend_citations(corpus, text.replace(" {{cite:b9}}", ""), encoder, str(model), 2)
     assert [loc["location"] for loc in plain] == [0, 4]
+
+
+def test_recommend_computes_the_english_features(citrec_model, unarxive_corpus, tmp_path,
+                                                 caplog) -> None:
+    """The fusion weighs minilm-en on English pairs (session 12): a corpus without minilm-en
+    vectors still answers (the features 0, said once); with them the features move the order."""
+    import logging
+    import shutil
+
+    from openmsd.models import RerankFusion, read_settings
+    from openmsd.models.registry import MODELS
+    from openmsd.search.recommend import rerank_hits
+
+    model, _ = citrec_model
+    assert {"sentence_en", "fundamental_en"} <= set(read_settings(model).rerank["features"])
+    corpus = Corpus(shutil.copytree(unarxive_corpus, tmp_path / "corpus"))
+    encoder = load_model(str(model))
+    embed_corpus(corpus, encoder, str(model))
+    build_index(corpus, str(model))
+    from openmsd.index import load_index
+
+    index = load_index(corpus, str(model))
+    texts = ["Random polynomials have many zeros near the unit circle, as conjectured.",
+             "Graph neural networks learn representations of molecules for prediction."]
+    own = [t.split(",")[0] for t in texts]
+    profiles = encoder.encode(texts, "query")
+    english = RerankFusion(("prefetch", "sentence_en", "fundamental_en"), (0.01, 1.0, 1.0))
+    plain = RerankFusion(("prefetch",), (1.0,))
+    with caplog.at_level(logging.WARNING):
+        without = rerank_hits(corpus, texts, own, profiles, index, english, 5)
+    left_out = [r for r in caplog.records if "left out" in r.getMessage()]
+    assert len(left_out) == 1 and "minilm-en" in left_out[0].getMessage()  # said once
+    # no vectors: no evidence, the prefetch's order
+    assert [[p for p, _ in hits] for hits in without] == [
+        [p for p, _ in hits] for hits in rerank_hits(corpus, texts, own, profiles, index, plain, 5)]
+    embed_corpus(corpus, MODELS["minilm-en"].load(), "minilm-en")
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        heard = rerank_hits(corpus, texts, own, profiles, index, english, 5)
+    assert not [r for r in caplog.records if "left out" in r.getMessage()]
+    # the English model now scores the English pairs: the fused scores are no longer the
+    # prefetch's alone (same candidates)
+    assert [sorted(p for p, _ in hits) for hits in heard] == [sorted(p for p, _ in hits)
+                                                             for hits in without]
+    assert not np.allclose([s for hits in heard for _, s in hits],
+                           [s for hits in without for _, s in hits])
 
 
 def test_two_stage_reranks_only_the_prefetched_candidates() -> None:

@@ -60,6 +60,23 @@ def test_only_the_prefetched_candidates_are_reordered() -> None:
     assert np.isclose(features[:, 1].mean(), 0) and np.isclose(features[:, 1].std(), 1)
 
 
+def test_a_signal_that_does_not_speak_for_a_pair_leaves_it_neutral() -> None:
+    # minilm-en@en on an English location: -inf for the French candidates (not heard)
+    signals = {"sentence_en": np.array([[0.9, -np.inf, 0.1, np.nan, 0.5]])}
+    features = candidate_features(("sentence_en",), 0, np.arange(5), signals)[:, 0]
+    assert features[1] == features[3] == 0.0  # unheard: the mean of the heard ones
+    heard = features[[0, 2, 4]]
+    assert np.isclose(heard.mean(), 0) and np.isclose(heard.std(), 1)
+    assert heard[0] > heard[2] > heard[1]
+    # a French location: no pair heard, the feature is 0 for every candidate
+    french = {"sentence_en": np.full((1, 4), -np.inf)}
+    assert not candidate_features(("sentence_en",), 0, np.arange(4), french).any()
+    # BM25 without a shared word is no evidence: a score of 0, below the others
+    bm25 = {"sentence_bm25": np.array([[2.0, -np.inf, 1.0]])}
+    z = candidate_features(("sentence_bm25",), 0, np.arange(3), bm25)[:, 0]
+    assert z[1] < z[2] < z[0] and np.isclose(z.mean(), 0)
+
+
 def test_a_saved_fusion_is_read_back_or_refused() -> None:
     fusion = RerankFusion(("prefetch", "manuscript"), (0.7, 0.3))
     assert RerankFusion.of(fusion.as_dict()) == fusion

@@ -79,8 +79,11 @@ def test_trained_model_is_written_and_loads_as_an_encoder(citrec_model) -> None:
     # the learned rerank fusion was fitted on the training locations and saved with the model
     assert encoder.settings.rerank == metrics["rerank"]
     assert metrics["rerank"]["features"] == ["prefetch", "manuscript", "sentence_bm25",
-                                             "sentence_dense", "popularity"]
-    assert metrics["rerank"]["coefficients"][-1] >= 0  # the graph may only raise a candidate
+                                             "sentence_dense", "popularity", "sentence_en",
+                                             "fundamental_en"]
+    weights = dict(zip(metrics["rerank"]["features"], metrics["rerank"]["coefficients"],
+                       strict=True))
+    assert weights["popularity"] >= 0  # the graph may only raise a candidate
     assert 0 <= metrics["dev_rerank_recall@10"] <= 1
     profiles = encoder.encode_profiles([["We study zeros.", "They lie near the circle."]])
     assert profiles.shape == (1, encoder.dim)

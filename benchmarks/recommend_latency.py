@@ -81,8 +81,8 @@ STAGES = {"identify": "language identification", "_paragraph_sentences": "senten
           "_cocitations": "co-citations", "_prefetch": "prefetch (hybrid, 200 a location)",
           "_index_cosines": "rerank: manuscript cosine",
           "rerank_hits": "rerank: sentence languages, features, fusion"}
-#: Timed per scorer: ``_own_sentence_scores``, the own-sentence stage of the scorer it gets.
-OWN_SENTENCE = "_own_sentence_scores"
+#: Timed per scorer: ``_pool_scores``, the own-sentence stage of the scorer it gets.
+OWN_SENTENCE = "_pool_scores"
 #: Stages that contain others: their time is given without their children's.
 CHILDREN = {"rerank: sentence languages, features, fusion": [
                 "prefetch (hybrid, 200 a location)", "rerank: manuscript cosine",

@@ -18,7 +18,7 @@ from openmsd.corpus import identify
 from openmsd.models import alike_groups
 from openmsd.models.encoder import SentenceTransformerEncoder
 from openmsd.rank import DenseScorer, Papers, Queries, load_scorer
-from openmsd.search.recommend import _own_sentence_scores
+from openmsd.search.recommend import _pool_scores
 from tests.conftest import SHARED_DATA
 
 
@@ -74,7 +74,7 @@ def test_texts_of_one_token_count_encode_as_each_alone(tiny_model) -> None:
 
 
 @pytest.mark.usefixtures("one_thread")
-def test_own_sentence_scores_are_one_score_call_a_sentence(tiny_model) -> None:
+def test_pool_scores_are_one_score_call_a_sentence(tiny_model) -> None:
     records = _taln(300)
     texts = [f"{r['title']} {r['abstract']}" for r in records]
     papers = Papers([r["id"] for r in records], texts, [lang for lang, _ in identify(texts)])
@@ -88,7 +88,7 @@ def test_own_sentence_scores_are_one_score_call_a_sentence(tiny_model) -> None:
     prefetched[3] = []  # a location nothing was prefetched for
     for scorer in (dense, bm25):
         encoder.calls = 0
-        found = _own_sentence_scores(scorer, Queries.of_texts(sentences), prefetched)
+        found = _pool_scores(scorer, Queries.of_texts(sentences), prefetched)
         calls = encoder.calls
         for i, (sentence, ids) in enumerate(zip(sentences, prefetched, strict=True)):
             pool = np.array([papers.position[p] for p in ids], np.int64)

@@ -96,7 +96,8 @@ def test_enriched_vectors_embed_the_summary(corpus_dir):
     plain_ids, plain = load_vectors(corpus, "muse-v3")
     rich_ids, rich = load_vectors(corpus, "muse-v3+author64")
     assert plain_ids == rich_ids
-    same = {p: bool(np.allclose(plain[i], rich[i])) for i, p in enumerate(plain_ids)}
+    # unchanged texts: the same vectors up to batch composition (muse-v3, numpy 2.4: ~2e-7)
+    same = {p: bool(np.allclose(plain[i], rich[i], atol=1e-5)) for i, p in enumerate(plain_ids)}
     assert same == {"en-parse": True, "es-parse": True, "fr-mt": True, "fr-parse": False,
                     "fr-title": False}
     summary = current_summaries(corpus, "author", 64)["fr-parse"]

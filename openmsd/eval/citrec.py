@@ -44,6 +44,7 @@ from openmsd.models import (
     read_settings,
     rerank_rows,
 )
+from openmsd.rank import ENGLISH_MODEL as ENGLISH_ONLY
 from openmsd.rank import Queries as TextQueries
 from openmsd.train import (
     TRAIN_MANIFEST,
@@ -189,7 +190,7 @@ PREFETCH = f"bm25@same+{DEFAULT_MODEL}"
 """The prefetch ranker: reciprocal-rank fusion of BM25 and the dense model (what an untuned
 ``hybrid`` was until session 11, when it gained ``minilm-en@en`` for English pairs; the
 figures of docs/citrec.md were measured with this one)."""
-ENGLISH_MODEL = "minilm-en@en"
+ENGLISH_MODEL = f"{ENGLISH_ONLY}@en"
 """The English-only model, heard only where the location's text and the candidate are both
 English (``-inf`` elsewhere: the rerank fusion reads such a pair as neutral, z-score 0)."""
 SENTENCE_SIGNALS = {"sentence_bm25": "bm25", "sentence_dense": DEFAULT_MODEL,

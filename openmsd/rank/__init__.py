@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     )
     from openmsd.rank.metadata import METADATA_SCORERS
     from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
-    from openmsd.rank.scorer import Papers, Queries, Scorer
+    from openmsd.rank.scorer import Papers, Queries, Scorer, score_pools
     from openmsd.rank.topk import top_k, top_k_of_scores
 
 _WHERE: dict[str, str] = {
@@ -90,6 +90,7 @@ _WHERE: dict[str, str] = {
     "load_encoder": "dense",
     "load_scorer": "load",
     "ranker_path": "load",
+    "score_pools": "scorer",
     "top_k": "topk",
     "top_k_of_scores": "topk",
     "tuned": "load",
@@ -101,8 +102,8 @@ __all__ = [
     "PAPERS_SQL", "Contribution", "DenseScorer", "Fallback", "Fusion", "Papers", "Queries",
     "Scorer", "UnknownScorerError", "available", "blend", "combine", "corpus_papers",
     "default_dense", "dense_models", "english_texts", "fallbacks", "features", "fuse", "heard",
-    "is_builtin", "is_dense", "leaves", "load_encoder", "load_scorer", "ranker_path", "top_k",
-    "top_k_of_scores", "transformed", "tuned",
+    "is_builtin", "is_dense", "leaves", "load_encoder", "load_scorer", "ranker_path", "score_pools",
+    "top_k", "top_k_of_scores", "transformed", "tuned",
 ]
 
 

@@ -427,9 +427,10 @@ def _pool_scores(scorer: Scorer, queries: Queries, prefetched: list[list[str]]
     values as one ``score`` call per query, with fewer encoder calls. A dense member encodes
     the queries of one token count together (:func:`openmsd.models.alike_groups`: no padding,
     so each vector is the one the query alone gets, bit for bit on one thread), then every
-    pool is scored from those vectors (the scorer's ``score_pools``, which BM25 answers
-    analysing every query in one call; a scorer without one: ``score`` per query)."""
+    pool is scored from those vectors (:func:`openmsd.rank.score_pools`: BM25 analyses every
+    query in one call)."""
     from openmsd.models import alike_groups
+    from openmsd.rank import score_pools
     from openmsd.search.ranking import dense_members
 
     for dense in dense_members(scorer):
@@ -439,12 +440,8 @@ def _pool_scores(scorer: Scorer, queries: Queries, prefetched: list[list[str]]
         for group in alike_groups(dense.encoder(), queries.texts, "query"):
             vectors[group] = dense.query_vectors(queries.subset(group))
         queries.vectors[dense.name] = vectors
-    pools = [np.array([scorer.papers.position[p] for p in ids], np.int64) for ids in prefetched]
-    batched = getattr(scorer, "score_pools", None)
-    if batched is not None:
-        return batched(queries, pools)
-    return [np.asarray(scorer.score(queries.subset([i]), pool))[0]
-            for i, pool in enumerate(pools)]
+    return score_pools(scorer, queries, [np.array([scorer.papers.position[p] for p in ids],
+                                                  np.int64) for ids in prefetched])
 
 
 def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.ndarray,

@@ -118,16 +118,19 @@ class DenseScorer(ExactScorer):
     def score_pools(self, queries: Queries, pools: list[np.ndarray]) -> list[np.ndarray]:
         """:func:`openmsd.rank.scorer.score_pools`: each query's row of :meth:`score` of its
         own pool (the same product, one query at a time), without a ``Queries`` per query
-        when the query vectors are known (a fusion's candidate stage found them); else
+        when the query vectors are known (a fusion's candidate stage found them), the
+        candidates' vectors copied from those its ``top_k`` read where it did; else
         :meth:`score` per query (a free text encoded alone, as it always was)."""
         if self.name not in queries.vectors:
             return [self.score(queries.subset([i]), pool)[0] for i, pool in enumerate(pools)]
         vectors = queries.vectors[self.name]
+        read = queries.read.get(self.name) if queries.read is not None else None
         out = []
         for i, pool in enumerate(pools):
             pool = np.asarray(pool, np.int64)
             row = vectors[i:i + 1]
-            scores = row @ self.vectors[pool].T
+            scores = row @ (self.vectors[pool] if read is None
+                            else self._reread(pool, read[0][i], read[1][i])).T
             scores[:, ~self.present[pool]] = -np.inf
             if not row.any():
                 scores[:] = -np.inf
@@ -148,8 +151,12 @@ class DenseScorer(ExactScorer):
         vectors = self.query_vectors(queries)
         scores, found = index.search_rows(vectors, k + 1, allowed)
         rows = np.where(found >= 0, positions[np.maximum(found, 0)], -1)
-        # the exact scores of the stored vectors (the index may be older than the vectors)
-        scores = np.einsum("qd,qkd->qk", vectors, self.vectors[np.maximum(rows, 0)])
+        # the exact scores of the stored vectors (the index may be older than the vectors),
+        # read once: a fusion scores its candidates again from these (score_pools)
+        read = self.vectors[np.maximum(rows, 0)]
+        if queries.read is not None:
+            queries.read[self.name] = (rows, read)
+        scores = np.einsum("qd,qkd->qk", vectors, read)
         keep = (rows >= 0) & self.present[np.maximum(rows, 0)] & (rows != queries.rows[:, None])
         scores = np.where(keep, scores, -np.inf)
         scores[~vectors.any(axis=1)] = -np.inf
@@ -158,6 +165,23 @@ class DenseScorer(ExactScorer):
         rows, scores = rows[at, order], scores[at, order].astype(np.float32)
         rows[~np.isfinite(scores)] = -1
         return rows, scores
+
+    def _reread(self, pool: np.ndarray, rows: np.ndarray, read: np.ndarray) -> np.ndarray:
+        """``self.vectors[pool]``, the rows that one query's ``top_k`` read (``rows``, their
+        vectors ``read``) copied from those (a few hundred kilobytes, still in the cache)
+        rather than read again from the whole matrix; the same values, so the same scores."""
+        if not len(rows):
+            return self.vectors[pool]
+        order = np.argsort(rows, kind="stable")
+        known = rows[order]
+        at = np.minimum(np.searchsorted(known, pool), len(known) - 1)
+        hit = known[at] == pool
+        if hit.all():
+            return read[order[at]]
+        out = np.empty((len(pool), self.vectors.shape[1]), np.float32)
+        out[hit] = read[order[at[hit]]]
+        out[~hit] = self.vectors[pool[~hit]]  # a graph member's candidates
+        return out
 
     def positions(self, index: VectorIndex) -> np.ndarray:
         """Each index row's row in the collection (-1: a paper it does not have), listed once

@@ -239,13 +239,18 @@ class Fusion(ExactScorer):
         rows = np.full((len(queries), k), -1, np.int64)
         scores = np.full((len(queries), k), -np.inf, np.float32)
         said: list[list[list[Contribution]]] = []
-        pools = self.candidates(queries, filters)
-        # each member's scores of every query's own candidates, computed for all queries at once
-        by_member = [score_pools(m, queries, pools) for m in self.members]
+        kept, queries.read = queries.read, {}  # the dense candidates' vectors, read once
+        try:
+            pools = self.candidates(queries, filters)
+            # each member's scores of every query's own candidates, for all queries at once
+            by_member = [score_pools(m, queries, pools) for m in self.members]
+        finally:
+            queries.read = kept
         for i, pool in enumerate(pools):
-            one = queries.subset([i])
-            parts = [exclude_self(p[i][None, :].astype(np.float32, copy=True), one, pool)
-                     for p in by_member]
+            parts = [p[i][None, :].astype(np.float32, copy=True) for p in by_member]
+            if queries.rows[i] >= 0:  # never the query paper itself (exclude_self)
+                for part in parts:
+                    part[0, pool == queries.rows[i]] = -np.inf
             fused = fuse(parts, self.weights, self.method, self.fallbacks)[0]
             order = np.argsort(-fused, kind="stable")[:k]
             order = order[np.isfinite(fused[order])]

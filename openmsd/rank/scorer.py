@@ -64,6 +64,12 @@ class Queries:
     rows: np.ndarray
     #: each dense scorer's query vectors, once encoded (a fusion's stages encode a query once)
     vectors: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    #: while a fusion ranks these queries (None otherwise: nothing kept), each dense
+    #: member's ``top_k`` candidates: their rows (queries × m, -1: none) and stored vectors
+    #: (queries × m × dim), read once from the collection's matrix and scored again from
+    #: there (:meth:`openmsd.rank.dense.DenseScorer.score_pools`); not carried by
+    #: :meth:`subset`
+    read: dict[str, tuple[np.ndarray, np.ndarray]] | None = field(default=None, repr=False)
 
     @classmethod
     def of_rows(cls, papers: Papers, rows: Sequence[int] | np.ndarray) -> Queries:

@@ -167,6 +167,32 @@ def test_every_querys_pool_scored_at_once_as_one_query_at_a_time():
                     member.name
 
 
+def test_a_fusion_scores_its_dense_candidates_from_the_vectors_its_top_k_read():
+    """While a fusion ranks, the dense member's score_pools copies its candidates' vectors
+    from those its top_k read (a graph member's candidates from the collection's matrix):
+    the same float32 scores as one score() per query; nothing is kept afterwards."""
+    dense = _dense(_index())
+    cheap = Fusion("cheap", [dense, load_scorer("citation", PAPERS, citations=CITATIONS)],
+                   pool_depth=30)
+    texts = Queries.of_texts(["graph parsing", "réseau neuronal"], ["en", "fr"])
+    texts.vectors["vectors"] = VECTORS[[3, 7]]
+    for batch in (Queries.of_rows(PAPERS, [0, 11, 420, 11]), texts):
+        batch.read = {}
+        pools = cheap.candidates(batch)
+        rows, read = batch.read["vectors"]
+        assert read.shape == (len(batch), 31, VECTORS.shape[1])
+        assert np.array_equal(read, VECTORS[np.maximum(rows, 0)])
+        linked = [np.setdiff1d(pool, rows[i]) for i, pool in enumerate(pools)]
+        assert any(len(extra) for extra in linked) == (batch.rows >= 0).all()
+        for i, (scores, pool) in enumerate(zip(dense.score_pools(batch, pools), pools,
+                                               strict=True)):
+            one = np.asarray(dense.score(batch.subset([i]), pool), np.float32)[0]
+            assert np.array_equal(scores, one)
+        batch.read = None
+        cheap.top_k_explained(batch, 5)
+        assert batch.read is None and batch.subset([0]).read is None
+
+
 def test_what_each_member_said_is_its_score_and_rank_among_the_candidates():
     """top_k_explained: per result and member, the member's exact score of it and its rank
     among the query's candidates (1 + the candidates it scores higher; None: no score)."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -111,7 +110,6 @@ def main() -> None:
         args.json.write_text(json.dumps({"directory": str(args.directory), "seed": args.seed,
                                          "test_locations": len(locations), "rows": out},
                                         indent=1))
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -42,7 +42,10 @@ def row_scores(name: str, kept: dict[str, np.ndarray], directory: Path, seed: in
                              f"{', '.join(k for k in kept if ':' not in k)})")
         return kept[name]
     model = directory / f"seed{seed}" / run
-    settings = read_settings(model)
+    try:
+        settings = read_settings(model)
+    except ValueError as error:  # names the file
+        raise SystemExit(f"{name}: {error}") from None
     if settings.rerank is None:
         raise SystemExit(f"{model}: no learned rerank fusion in its citrec.json")
     fusion = RerankFusion.of(settings.rerank)

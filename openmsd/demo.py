@@ -63,7 +63,7 @@ def _table(results: list[Result]) -> Table:
         title = r.title or r.english_title or ""
         if r.english_title and r.english_title != title:
             title += f"\n[dim]{r.english_title}[/]"
-        table.add_row(f"{r.score:.2f}", r.language or "?", str(r.year or ""), title, _why(r))
+        table.add_row(f"{r.score:.3g}", r.language or "?", str(r.year or ""), title, _why(r))
     return table
 
 
@@ -167,7 +167,7 @@ def run(out_dir: Path, console: Console, progress: Progress,
                       highlight=False)
         for r in location["results"]:
             title = r["title"] or r["english_title"] or ""
-            console.print(f"  {r['score']:.2f}  [{r['language'] or '?'}] {r['year'] or ''}  "
+            console.print(f"  {r['score']:.3g}  [{r['language'] or '?'}] {r['year'] or ''}  "
                           f"{title}", highlight=False, markup=False)
             if r.get("drivers"):
                 console.print(f"        because of: {shorten(r['drivers'][0]['sentence'])}",

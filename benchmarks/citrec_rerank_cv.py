@@ -296,6 +296,18 @@ def test_read(inputs: Inputs, sets: dict[str, tuple[str, ...]],
     return out
 
 
+def prefetch_recall(inputs: Inputs, ks: Sequence[int] = (10, 100, 200)
+                    ) -> dict[str, dict[str, float]]:
+    """The prefetch's Recall@k over the train + dev locations and over the dev ones (how much
+    the rerank stage can find: comparing prefetch rankers, ``citrec_table3.py --prefetch``)."""
+    out = {}
+    for part, rows in (("train+dev", inputs.rows), ("dev", inputs.dev_rows)):
+        locations = [inputs.data.locations[i] for i in rows]
+        out[part] = {f"Recall@{k}": round(recall_at(inputs.prefetch[rows], locations,
+                                                    inputs.candidates, k), 4) for k in ks}
+    return out
+
+
 def markdown(results: dict[str, dict[str, Any]], inputs: Inputs) -> str:
     base = results.get("prefetch", {})
     lines = [f"| features (+ the prefetch's −log rank) | CV R@10 (prefetch "
@@ -309,7 +321,9 @@ def markdown(results: dict[str, dict[str, Any]], inputs: Inputs) -> str:
                      f"{', '.join(str(w) for w in row.get('weights', []))} |")
     lines += ["", f"{len(inputs.rows)} train + dev locations of {len(set(inputs.groups))} "
               f"citing papers ({len(inputs.dev_rows)} dev of {len(inputs.dev)}); split "
-              f"{inputs.split}; Recall@10 in %."]
+              f"{inputs.split}; Recall@10 in %. The prefetch's Recall@10 / @100 / @200: "
+              + "; ".join(f"{part} " + " / ".join(f"{100 * v:.1f}" for v in recall.values())
+                          for part, recall in prefetch_recall(inputs).items()) + "."]
     return "\n".join(lines)
 
 
@@ -371,7 +385,7 @@ def main() -> None:
         {"directory": str(args.directory), "split": args.split, "seed": args.seed,
          "also": args.also,
          "folds": args.folds, "repeats": args.repeats, "free_sign": args.free_sign,
-         "sets": results}, indent=1))
+         "prefetch_recall": prefetch_recall(inputs), "sets": results}, indent=1))
     text = markdown(results, inputs)
     (args.out / "rerank_cv.md").write_text(text + "\n")
     print(text)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         recommend_citations,
     )
     from openmsd.search.related import (
+        SUMMARY,
         PaperNotFoundError,
         Result,
         find_paper,
@@ -57,6 +58,7 @@ _WHERE: dict[str, str] = {
     "PaperNotFoundError": "related",
     "RankWeights": "recommend",
     "Result": "related",
+    "SUMMARY": "related",
     "built_scorer": "ranking",
     "compute_related_lists": "related_lists",
     "corpus_scorer": "ranking",
@@ -90,7 +92,7 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "MAX_LOCATIONS", "PaperNotFoundError", "RankWeights", "Result", "built_scorer",
+    "MAX_LOCATIONS", "SUMMARY", "PaperNotFoundError", "RankWeights", "Result", "built_scorer",
     "compute_related_lists", "corpus_scorer",
     "dense_members", "find_paper", "is_built", "is_current", "is_loaded", "language_warning",
     "library_seeds", "lists_path", "load_citation_graph", "load_paper_records", "nearest",

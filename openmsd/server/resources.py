@@ -40,6 +40,7 @@ from openmsd.models import (
 )
 from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer, is_builtin
 from openmsd.search import (
+    SUMMARY,
     is_loaded,
     load_citation_graph,
     load_paper_records,
@@ -273,7 +274,9 @@ class Resources:
         once when already loaded; after a re-ingest, the new build's)."""
         from openmsd.search import corpus_scorer, dense_members
 
-        load_paper_records(self.corpus)
+        records = load_paper_records(self.corpus)
+        for name in SUMMARY:  # what a search or related answer shows of each result
+            records.column(name)
         paper_aliases(self.corpus)
         load_citation_graph(self.corpus)
         served = {vector_key(m, self.backends[m]): m for m in self.models}

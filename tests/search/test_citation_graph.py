@@ -183,3 +183,19 @@ def test_paper_records_equal_the_papers_table(taln):
     query = ids[7]
     assert {k: v for k, v in paper_details(taln, query).items()
             if k not in ("references", "cited_by")} == expected[7]
+
+
+def test_summary_columns_of_records_read_as_the_whole_records(taln):
+    """``get`` with columns (a result's summary, read from Python lists) gives what the whole
+    records give for those columns, in the ids' order, unknown ids left out."""
+    records = load_paper_records(taln)
+    ids = random.Random(3).sample(sorted(records.rows), 40)
+    asked = [*ids[:20], "no-such-paper", *ids[20:], ids[0]]
+    columns = ["title", "english_title", "language", "year", "venue", "doi"]
+    whole = records.get(asked)
+    assert len(whole) == 41 and [r["paper_id"] for r in whole] == [*ids, ids[0]]
+    summary = records.get(asked, columns)
+    assert summary == [{c: r[c] for c in columns} for r in whole]
+    assert [list(r) for r in summary] == [columns] * 41
+    assert any(r["english_title"] for r in summary) and any(r["year"] for r in summary)
+    assert records.get(["no-such-paper"], columns) == [] == records.get([], columns)

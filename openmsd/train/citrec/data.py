@@ -10,8 +10,9 @@ the supplemental context is drawn from; otherwise the window's own earlier sente
 
 Candidates are the corpus papers with a title or an abstract; with ``outside=True`` also the
 references that resolve to no corpus paper (keyed on their first identifier, ``doi:…``,
-``openalex:…``, ``arxiv:…``, else ``ref:CITING#REF``; text: the reference's title or raw string),
-for corpora such as the unarXive sample whose references lie outside them.
+``openalex:…``, ``arxiv:…``, else on their normalised title, ``title:…``, so that one work cited
+by several papers is one candidate, else ``ref:CITING#REF``; text: the reference's title or raw
+string), for corpora such as the unarXive sample whose references lie outside them.
 
 Held-out citing papers (:func:`held_out`) are drawn by seed: their locations are the test
 queries, and training never sees them (nor their citations in the co-citation counts).
@@ -26,12 +27,16 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 
 from openmsd.corpus import Corpus
+from openmsd.identifiers import normalize_title
 from openmsd.ingest import without_markers
 from openmsd.io import arrow_table
 from openmsd.models import paper_input, split_sentences
 
 #: Sources whose context ``position`` is the marker's offset in the context text.
 OFFSET_SOURCES = ("jats", "unarxive")
+#: A normalised reference title shorter than this names no work ("Introduction"): such a
+#: reference stays its citing paper's own candidate.
+MIN_TITLE_CHARS = 15
 
 
 class CitrecDataError(ValueError):
@@ -74,9 +79,21 @@ class CitrecData:
         return dict(sorted(counts.items()))
 
 
-def outside_id(citing_id: str, ref_id: str | None, targets: list[str] | None) -> str:
-    """The candidate id of a reference outside the corpus."""
-    return targets[0] if targets else f"ref:{citing_id}#{ref_id}"
+def outside_id(citing_id: str, ref_id: str | None, targets: list[str] | None,
+               title: str | None = None) -> str:
+    """The candidate id of a reference outside the corpus: its first identifier, else its
+    normalised title (one work cited by several papers, e.g. TALN's ParsCit references, which
+    have no identifier), else the reference itself.
+
+    >>> outside_id("p1", "3", None, "BLEU: a Method for Automatic Evaluation")
+    'title:bleu a method for automatic evaluation'
+    >>> outside_id("p1", "3", ["doi:10.1/x"], "BLEU"), outside_id("p1", "3", [], "Intro")
+    ('doi:10.1/x', 'ref:p1#3')
+    """
+    if targets:
+        return targets[0]
+    key = normalize_title(title)
+    return f"title:{key}" if len(key) >= MIN_TITLE_CHARS else f"ref:{citing_id}#{ref_id}"
 
 
 def _candidates(corpus: Corpus, outside: bool) -> dict[str, tuple[str, str | None]]:
@@ -91,7 +108,7 @@ def _candidates(corpus: Corpus, outside: bool) -> dict[str, tuple[str, str | Non
             WHERE cited_id IS NULL ORDER BY citing_id, position""").to_pylist()
         for r in refs:
             text = (r["title"] or r["raw"] or "").strip()
-            key = outside_id(r["citing_id"], r["ref_id"], r["targets"])
+            key = outside_id(r["citing_id"], r["ref_id"], r["targets"], r["title"])
             if text and key not in papers:
                 papers[key] = (paper_input(text, None), None)
     return papers
@@ -99,12 +116,12 @@ def _candidates(corpus: Corpus, outside: bool) -> dict[str, tuple[str, str | Non
 
 def _reference_lists(corpus: Corpus, outside: bool, papers: Collection[str]
                      ) -> dict[str, set[str]]:
-    rows = arrow_table(corpus.connect(), 'SELECT citing_id, cited_id, ref_id, targets FROM '
-                                         '"references"').to_pylist()
+    rows = arrow_table(corpus.connect(), 'SELECT citing_id, cited_id, ref_id, targets, title '
+                                         'FROM "references"').to_pylist()
     lists: dict[str, set[str]] = {}
     for r in rows:
-        cited = r["cited_id"] or (outside_id(r["citing_id"], r["ref_id"], r["targets"])
-                                  if outside else None)
+        cited = r["cited_id"] or (outside_id(r["citing_id"], r["ref_id"], r["targets"],
+                                             r["title"]) if outside else None)
         if cited in papers:
             lists.setdefault(r["citing_id"], set()).add(cited)
     return lists
@@ -149,10 +166,10 @@ def _context_rows(corpus: Corpus, outside: bool) -> Iterator[dict]:
     con = corpus.connect()
     join = ('LEFT JOIN "references" r ON r.citing_id = c.citing_id AND r.ref_id = c.ref_id'
             if outside else "")
-    targets = "r.targets" if outside else "NULL::VARCHAR[]"
+    targets = ("r.targets, r.title AS ref_title" if outside
+               else "NULL::VARCHAR[] AS targets, NULL::VARCHAR AS ref_title")
     yield from arrow_table(con, f"""
-        SELECT c.citing_id, c.cited_id, c.ref_id, {targets} AS targets, c.text, c.position,
-               c.source
+        SELECT c.citing_id, c.cited_id, c.ref_id, {targets}, c.text, c.position, c.source
         FROM contexts c {join}
         ORDER BY c.citing_id, c.text, c.position""").to_pylist()
 
@@ -169,8 +186,8 @@ def load(corpus: Corpus, outside: bool = False,
     merged: dict[tuple[str, str, int], Location] = {}
     split_cache: dict[str, tuple[list[str], list[int]]] = {}
     for row in _context_rows(corpus, outside):
-        cited = row["cited_id"] or (outside_id(row["citing_id"], row["ref_id"], row["targets"])
-                                    if outside else None)
+        cited = row["cited_id"] or (outside_id(row["citing_id"], row["ref_id"], row["targets"],
+                                               row["ref_title"]) if outside else None)
         if progress:
             progress(1)
         if cited is None:
@@ -228,9 +245,10 @@ def _years(corpus: Corpus, outside: bool) -> dict[str, int]:
     years = {r["paper_id"]: int(r["year"]) for r in arrow_table(
         con, "SELECT paper_id, year FROM papers WHERE year IS NOT NULL").to_pylist()}
     if outside:
-        for r in arrow_table(con, 'SELECT citing_id, ref_id, targets, year FROM "references" '
-                                  "WHERE cited_id IS NULL AND year IS NOT NULL").to_pylist():
-            key = outside_id(r["citing_id"], r["ref_id"], r["targets"])
+        for r in arrow_table(con, 'SELECT citing_id, ref_id, targets, title, year FROM '
+                                  '"references" WHERE cited_id IS NULL AND year IS NOT NULL'
+                             ).to_pylist():
+            key = outside_id(r["citing_id"], r["ref_id"], r["targets"], r["title"])
             with contextlib.suppress(TypeError, ValueError):
                 years.setdefault(key, int(r["year"]))
     return years

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from openmsd.corpus import Corpus
+from openmsd.corpus import Corpus, ingest
 from openmsd.models import load_model, load_splits, save_splits, split_sentences
 from openmsd.train import CitrecConfig, load
 from openmsd.train.citrec.data import held_out
 from openmsd.train.citrec.train import CitrecConfigError
+from tests.conftest import SHARED_DATA
 
 
 def test_locations_of_real_unarxive_papers(unarxive_corpus) -> None:
@@ -28,6 +29,31 @@ def test_locations_of_real_unarxive_papers(unarxive_corpus) -> None:
     assert all(c in data.papers for loc in data.locations for c in loc.cited)
     with pytest.raises(ValueError, match="no citation context"):
         load(Corpus(unarxive_corpus), outside=False)  # no reference resolves inside it
+
+
+def test_a_work_cited_by_two_papers_outside_the_corpus_is_one_candidate(tmp_path) -> None:
+    """TALN's ParsCit references have no identifier: two papers citing WordNet cite one
+    candidate (its normalised title), not two copies with the same text."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present")
+    taln = SHARED_DATA / "taln"
+    citing = ("recital-2001-long-006", "taln-2001-poster-005")
+    (tmp_path / "parscit").mkdir()
+    for name in citing:
+        (tmp_path / "parscit" / f"{name}.parscit.xml").write_bytes(
+            (taln / "parscit" / f"{name}.parscit.xml").read_bytes())
+    (tmp_path / "papers.jsonl").write_text("".join(
+        line for line in (taln / "papers.jsonl").read_text().splitlines(keepends=True)
+        if any(f'"id": "{name}"' in line for name in citing)))
+    ingest([tmp_path / "papers.jsonl", tmp_path / "parscit"], tmp_path / "corpus")
+    data = load(Corpus(tmp_path / "corpus"), outside=True)
+    wordnet = "title:wordnet an electronic lexical database"
+    assert wordnet in data.papers
+    assert {c for c in citing if wordnet in data.reference_lists.get(c, set())} == set(citing)
+    assert {loc.citing_id for loc in data.locations if wordnet in loc.cited} == set(citing)
+    texts = [text for paper, (text, _) in data.papers.items() if paper.startswith("title:")]
+    assert len(texts) == len(set(texts))  # no work twice
+    assert any(p.startswith("ref:") for p in data.papers)  # a reference with no usable title
 
 
 def test_sentence_splits_are_carried_to_the_next_process(tmp_path) -> None:

@@ -22,7 +22,11 @@ Runs, one process, each a median over ``--repeats`` runs after one warm-up:
   dimension in an exact in-memory index (the rerank reads one stored vector per candidate,
   the same cost from any index; a model index on disk would become the corpus's default dense
   model and change the load test's ``hybrid``); the e5 vectors the own-sentence scorer reads
-  are stored in the corpus the same way (``server_load.store_vectors``) when absent;
+  are stored in the corpus the same way (``server_load.store_vectors``) when absent; with
+  ``--english``, minilm-en's too, so that the rerank's English features (minilm-en on the
+  location's own sentence and its fundamental context, English pairs) and the untuned
+  ``hybrid``'s ``minilm-en@en`` run as they do on a corpus embedded with minilm-en (each
+  location's texts encoded for real);
 * **two stages, one e5 call a sentence** (the batching's peer, session 11's path): the same
   with driver sentences, the e5 encoder made unable to count tokens
   (:func:`openmsd.models.alike_groups` then gives each sentence alone), so each location's own
@@ -86,12 +90,15 @@ OWN_SENTENCE = "_pool_scores"
 #: Stages that contain others: their time is given without their children's.
 CHILDREN = {"rerank: sentence languages, features, fusion": [
                 "prefetch (hybrid, 200 a location)", "rerank: manuscript cosine",
-                "rerank: own-sentence bm25", "rerank: own-sentence e5 (encoding, scores)"],
+                "rerank: own-sentence bm25", "rerank: own-sentence e5 (encoding, scores)",
+                "rerank: minilm-en, own sentence and context (encoding, scores)"],
             "prefetch (hybrid, 200 a location)": ["prefetch: muse-v3 query encoding"]}
-#: The rerank stage's own-sentence rankers (``openmsd.eval.SENTENCE_SIGNALS``) by stage.
+#: The rerank stage's rankers (``openmsd.eval.SENTENCE_SIGNALS``, ``CONTEXT_SIGNALS``) by
+#: stage; minilm-en where the corpus has its vectors (``--english``).
 SENTENCE = {"rerank: own-sentence bm25": "bm25",
-            "rerank: own-sentence e5 (encoding, scores)": "e5-small-multilingual"}
-E5_DIM = 384
+            "rerank: own-sentence e5 (encoding, scores)": "e5-small-multilingual",
+            "rerank: minilm-en, own sentence and context (encoding, scores)": "minilm-en@en"}
+E5_DIM = MINILM_DIM = 384
 E5_STAGE = "rerank: own-sentence e5 (encoding, scores)"
 TWO_STAGES = "two stages (trained model, learned rerank)"
 ONE_BY_ONE = "two stages, one e5 call a sentence (the batching's peer)"
@@ -196,7 +203,9 @@ def run(corpus: Corpus, encoder: Any, index: VectorIndex, explain: bool, repeats
         targets.append((encoder, "encode_profiles", "manuscript profiles"))
         prefetch = dense_members(corpus_scorer(corpus, "hybrid"))[0].encoder()
         targets.append((prefetch, "encode", "prefetch: muse-v3 query encoding"))
-        stage_of = {id(corpus_scorer(corpus, name)): stage for stage, name in SENTENCE.items()}
+        stage_of = {id(corpus_scorer(corpus, name)): stage for stage, name in SENTENCE.items()
+                    if list(vectors_dir(corpus, name.partition("@")[0]).glob("part-*.parquet"))
+                    or name == "bm25"}
         targets.append((recommend_module, OWN_SENTENCE,
                         lambda scorer, *_: stage_of.get(id(scorer), "rerank: own-sentence ?")))
     e5 = (dense_members(corpus_scorer(corpus, SENTENCE[E5_STAGE]))[0].encoder() if two_stage
@@ -235,6 +244,12 @@ def main() -> None:
     parser.add_argument("--citrec", type=Path, default=None,
                         help="A trained MP-BERT4CR model (train citrec) with its rerank "
                              "fusion; without it only the index-alone run is measured.")
+    parser.add_argument("--english", action="store_true",
+                        help="Store seeded minilm-en vectors of the papers when absent, so that "
+                             "the rerank's English features (and the untuned hybrid's "
+                             "minilm-en@en) run as on a corpus embedded with minilm-en. This "
+                             "changes the corpus's hybrid for good: give it its own --cache (a "
+                             "copy of the load test's, e.g. cp -al), not the load test's.")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     corpus = Corpus(build_corpus(args.cache / f"n{args.papers}", args.papers, args.kind, MODEL))
@@ -248,6 +263,9 @@ def main() -> None:
                          "(train citrec fits one)")
         if not list(vectors_dir(corpus, SENTENCE[E5_STAGE]).glob("part-*.parquet")):
             store_vectors(corpus, "e5-small-multilingual", E5_DIM)
+        if args.english and not list(vectors_dir(corpus, "minilm-en").glob("part-*.parquet")):
+            store_vectors(corpus, "minilm-en", MINILM_DIM)
+        result["english"] = bool(list(vectors_dir(corpus, "minilm-en").glob("part-*.parquet")))
         index = model_index(corpus, citrec.dim)
         result["citrec"] = str(args.citrec)
         plans += [(TWO_STAGES, citrec, index, True, True, False),

@@ -63,7 +63,7 @@ def _table(results: list[Result]) -> Table:
         title = r.title or r.english_title or ""
         if r.english_title and r.english_title != title:
             title += f"\n[dim]{r.english_title}[/]"
-        table.add_row(f"{r.score:.2f}", r.language or "?", str(r.year or ""), title, _why(r))
+        table.add_row(f"{r.score:.3g}", r.language or "?", str(r.year or ""), title, _why(r))
     return table
 
 
@@ -117,6 +117,15 @@ def _embed(corpus: Corpus, model: str, console: Console, progress: Progress) -> 
     return key, backend
 
 
+def _quiet_loading() -> None:
+    """transformers' own "Loading weights" bar would print between the demo's steps."""
+    try:
+        from transformers.utils import logging
+    except ImportError:  # the ONNX path without transformers: nothing to quiet
+        return
+    logging.disable_progress_bar()
+
+
 def run(out_dir: Path, console: Console, progress: Progress,
         model: str = DEFAULT_MODEL) -> dict[str, float]:
     """Run the demo into ``out_dir``, printing to ``console``; ``progress`` opens the progress
@@ -129,6 +138,7 @@ def run(out_dir: Path, console: Console, progress: Progress,
         now = time.perf_counter()
         times[name], clock = now - clock, now
 
+    _quiet_loading()
     corpus = _ingest(out_dir, console, progress)
     lap("ingest")
     key, backend = _embed(corpus, model, console, progress)
@@ -167,7 +177,7 @@ def run(out_dir: Path, console: Console, progress: Progress,
                       highlight=False)
         for r in location["results"]:
             title = r["title"] or r["english_title"] or ""
-            console.print(f"  {r['score']:.2f}  [{r['language'] or '?'}] {r['year'] or ''}  "
+            console.print(f"  {r['score']:.3g}  [{r['language'] or '?'}] {r['year'] or ''}  "
                           f"{title}", highlight=False, markup=False)
             if r.get("drivers"):
                 console.print(f"        because of: {shorten(r['drivers'][0]['sentence'])}",

@@ -104,10 +104,10 @@ class Procedure:
 
 def procedures(members: Sequence[str], dense: str | None,
                paper_fit: dict[str, Any] | None = None) -> list[Procedure]:
-    """The candidates for the fallback over ``members``: the untuned default (RRF of
-    ``bm25@same`` and ``dense``), ``dense`` alone, ``paper_fit`` (a spec fitted on paper
-    queries, when its members are among ``members``), then the fitted ones: the pair
-    ``bm25@same`` + ``dense``, and every member. With no ``dense`` among ``members``, each
+    """The candidates for the fallback over ``members``: the untuned default of a corpus in
+    one language (RRF of ``bm25@same`` and ``dense``), ``dense`` alone, ``paper_fit`` (a spec
+    fitted on paper queries, when its members are among ``members``), then the fitted ones: the
+    pair ``bm25@same`` + ``dense``, and every member. With no ``dense`` among ``members``, each
     member alone takes the place of the first two.
 
     >>> [p.name for p in procedures(["bm25@same", "bm25-en", "e5"], "e5")]

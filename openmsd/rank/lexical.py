@@ -40,6 +40,16 @@ class LexicalScorer(ExactScorer):
         texts, languages = _view(papers.texts, papers.languages, papers.english, view)
         self.model = BM25().fit(texts, languages)
 
+    def reads(self, queries: Queries) -> np.ndarray:
+        """Which queries this view reads in its own words: all in the original view; in the
+        English view those in English or with an English text (``NAME@cross`` hears only
+        these: other words meet English ones only by chance)."""
+        if self.view == "original":
+            return np.ones(len(queries), bool)
+        return np.array([lang == "en" or bool(e)
+                         for lang, e in zip(queries.languages, queries.english, strict=True)],
+                        bool)
+
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
         texts, languages = _view(queries.texts, queries.languages, queries.english, self.view)
         scores = self.model.scores(texts, languages, np.asarray(candidates, np.int64))

@@ -11,13 +11,14 @@ Names:
   an author-habit scorer (:data:`openmsd.rank.authorship.AUTHOR_SCORERS`), over a corpus;
 * ``NAME@LANG``: scorer ``NAME`` heard only for pairs of papers both in ``LANG``
   (``minilm-en@en``: the English-only model for English pairs); ``NAME@same``: only for pairs
-  in one language (``bm25@same``);
+  in one language (``bm25@same``); ``NAME@cross``: only for pairs in two languages;
 * ``NAME~prf``: pseudo-relevance feedback over ``NAME``; ``NAME~links``: ``NAME``'s scores
   carried over the citation graph (:mod:`openmsd.rank.feedback`);
 * a fusion: ``A+B+…`` (reciprocal-rank fusion of the members), ``hybrid`` (text and
   metadata: what ``openmsd tune`` fitted on the train and dev splits, else RRF of
-  ``bm25@same``, the corpus's dense model and, for English pairs, ``minilm-en@en`` where it can
-  be had)
+  ``bm25@same``, the corpus's dense model, ``bm25-en@cross`` (words across languages, in
+  English) in a corpus of several languages and, for English pairs, ``minilm-en@en`` where it
+  can be had)
   and ``hybrid-graph`` (text and citation graph, likewise).
 
 A name that names nothing is a :class:`UnknownScorerError` listing the scorers this collection
@@ -26,6 +27,7 @@ can have.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Collection
 from pathlib import Path
@@ -51,6 +53,8 @@ RANKER_FILE = "ranker.json"
 #: The English-only model an untuned ``hybrid`` adds for English pairs (``minilm-en@en``),
 #: over files, or over a corpus that has its vectors (``openmsd embed CORPUS --model minilm-en``).
 ENGLISH_MODEL = "minilm-en"
+#: The words an untuned ``hybrid`` compares across languages, in a corpus of several languages.
+CROSS_LEXICAL = "bm25-en@cross"
 #: What ``hybrid-graph`` adds to ``hybrid`` when nothing is tuned.
 DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "shared-references")
 
@@ -103,6 +107,21 @@ def default_dense(corpus: Corpus | None) -> str:
     return DEFAULT_MODEL
 
 
+@functools.lru_cache(maxsize=64)
+def _languages(root: Path, build: str | None) -> int:
+    if build is None:  # never ingested into
+        return 0
+    return Corpus(root).connect().execute(
+        "SELECT count(DISTINCT language) FROM papers "
+        "WHERE language IS NOT NULL AND language <> 'und'").fetchone()[0]
+
+
+def multilingual(corpus: Corpus) -> bool:
+    """Whether the corpus's papers are in more than one (known) language; counted once per
+    corpus build."""
+    return _languages(corpus.root, corpus.manifest().get("build", {}).get("id")) > 1
+
+
 def available(papers: Papers) -> list[str]:
     """The scorer names this collection can have."""
     from openmsd.models import MODELS
@@ -145,14 +164,19 @@ def _is_dense(name: str) -> bool:
 
 def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
     """What ``hybrid`` / ``hybrid-graph`` stand for here: the tuned spec, else the defaults
-    (``hybrid``: RRF of ``bm25@same``, the dense model and ``minilm-en@en`` where it can be
-    had; ``hybrid-graph``, which ranks a paper's related papers: RRF of the dense model,
-    ``bm25-en`` (the papers' English texts: words across languages) and the graph counts)."""
+    (``hybrid``: RRF of ``bm25@same``, the dense model, ``bm25-en@cross`` in a corpus of
+    several languages and ``minilm-en@en`` where it can be had; ``hybrid-graph``, which ranks a
+    paper's related papers: RRF of the dense model, ``bm25-en`` (the papers' English texts:
+    words across languages) and the graph counts)."""
     spec = tuned(corpus).get(name)
     if spec:
         return spec
     dense = dense or default_dense(corpus)
     members = ["bm25@same", dense]
+    if corpus is not None and multilingual(corpus):
+        # words across languages, in English: an English query meets a Portuguese paper through
+        # its English title (bm25@same hears only pairs in one language; @cross the others)
+        members.append(CROSS_LEXICAL)
     if dense != ENGLISH_MODEL and (corpus is None or ENGLISH_MODEL in dense_models(corpus)):
         # English pairs also hear the English-only model, where it can be had: for English
         # queries it outranks the multilingual one (docs/ranking.md, Session 11)

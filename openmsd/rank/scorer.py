@@ -197,7 +197,12 @@ class LanguagePairScorer(ExactScorer):
       (``minilm-en@en``: the English-only model beside the multilingual one, for English pairs);
     * ``NAME@same``: query and candidate in the same language (``bm25@same``: words compared
       only within a language, so that cross-lingual pairs are left to the dense model and the
-      English view); a query or candidate of unknown language (``und``) pairs with any.
+      English view); a query or candidate of unknown language (``und``) pairs with any;
+    * ``NAME@cross``: query and candidate in two different known languages, the pairs
+      ``NAME@same`` does not hear, for the queries the inner scorer reads (its ``reads``, where
+      it has one): ``bm25-en@cross``: an English query, or a paper with an English text,
+      meets a Portuguese paper through its English title, and no pair is counted by two BM25
+      views.
     """
 
     def __init__(self, inner: Scorer, language: str):
@@ -215,13 +220,21 @@ class LanguagePairScorer(ExactScorer):
         return self._heard(self._codes_of(queries), self.codes[candidates])
 
     def _codes_of(self, queries: Queries) -> np.ndarray:
-        return np.array([self.code.get(lang, -1) for lang in queries.languages], np.int32)
+        codes = np.array([self.code.get(lang, -1) for lang in queries.languages], np.int32)
+        reads = getattr(self.inner, "reads", None)
+        if self.language == "cross" and reads is not None:
+            # a query the inner scorer cannot read (a Spanish text against English words) would
+            # meet the other languages' papers only by chance: heard by none, as one of unknown
+            # language (whose pairs are all NAME@same's)
+            codes[~reads(queries)] = self.code["und"]
+        return codes
 
     def _heard(self, mine: np.ndarray, theirs: np.ndarray) -> np.ndarray:
-        if self.language == "same":
+        if self.language in ("same", "cross"):
             und = self.code["und"]
-            return ((mine[:, None] == theirs[None, :]) | (mine[:, None] == und)
+            same = ((mine[:, None] == theirs[None, :]) | (mine[:, None] == und)
                     | (theirs[None, :] == und))
+            return same if self.language == "same" else ~same
         wanted = self.code.get(self.language, -2)
         return (mine[:, None] == wanted) & (theirs[None, :] == wanted)
 

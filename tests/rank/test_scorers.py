@@ -4,6 +4,7 @@ fusion, and the names that make them."""
 from __future__ import annotations
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pytest
 
@@ -117,6 +118,29 @@ def test_language_pair_scorer_and_unknown_names():
         load_scorer("ppr", PAPERS)
 
 
+def test_cross_pairs_are_the_ones_same_does_not_hear():
+    """``@cross`` hears the pairs of two languages, so ``bm25@same`` and ``bm25-en@cross``
+    count each pair once; a free text the English view cannot read (French words against
+    English ones) or of unknown language is heard by none of its pairs."""
+    everything = np.arange(5)
+    for queries in (Queries.of_rows(PAPERS, [0, 3]),
+                    Queries.of_texts(["neural parsing", "réseaux neuronaux", "neural"],
+                                     ["en", "fr", "und"])):
+        same = load_scorer("bm25@same", PAPERS).heard(queries, everything)
+        cross = load_scorer("bm25-en@cross", PAPERS)
+        heard = cross.heard(queries, everything)
+        assert not (same & heard).any()
+        if queries.rows[0] >= 0:  # fr1 (with an English text) and en2: every other pair
+            assert (same | heard).all()
+        else:
+            assert heard[0].tolist() == [True, True, False, False, True]  # en: the French
+            assert not heard[1:].any()  # a French text without English words; und: @same's
+    # en2 ("Neural parsing with graphs") meets fr1 and fr2 through their English titles
+    scores = load_scorer("bm25-en@cross", PAPERS).score(Queries.of_rows(PAPERS, [3]),
+                                                         everything)[0]
+    assert np.isfinite(scores[[0, 1]]).all() and not np.isfinite(scores[[2, 3]]).any()
+
+
 def test_shared_references_couple_through_works_outside_the_corpus(tmp_path):
     from openmsd.rank.graph import reference_works
 
@@ -205,3 +229,36 @@ def test_untuned_hybrid_adds_the_english_model_where_it_can_be_had(tmp_path):
     (tmp_path / "vectors" / "minilm-en" / "part-0.parquet").unlink()
     assert fusion_spec("hybrid", Corpus(tmp_path))["members"] == ["bm25@same", "muse-v3"]
     assert "minilm-en@en" not in fusion_spec("hybrid-graph", None)["members"]
+
+
+def test_untuned_hybrid_compares_words_across_languages_in_a_multilingual_corpus(tmp_path):
+    """``bm25-en@cross`` joins the untuned ``hybrid`` of a corpus of several languages, and
+    an English sentence then finds the Portuguese paper whose English title it repeats."""
+    from openmsd.corpus import Corpus, ingest
+    from openmsd.rank import corpus_papers
+    from openmsd.rank.load import fusion_spec
+
+    works = tmp_path / "works.jsonl"
+    rows = [("pt1", "pt", "Fatores associados à SRAG por COVID-19 em idosos com doença "
+             "cardiovascular", "Factors associated with severe acute respiratory syndrome by "
+             "COVID-19 in older people with cardiovascular disease")]
+    rows += [(f"en{i}", "en", f"COVID-19 and {topic} in older adults", None)
+             for i, topic in enumerate(["kidney disease", "vaccination", "intensive care"])]
+    works.write_text("".join(orjson.dumps(
+        {"id": i, "language": lang, "title": title,
+         **({"translations": {"en": {"title": en}}} if en else {})}).decode() + "\n"
+        for i, lang, title, en in rows))
+    corpus = Corpus(tmp_path / "corpus")
+    ingest([works], corpus.root, None, False)
+    assert fusion_spec("hybrid", corpus, "bm25")["members"] == ["bm25@same", "bm25",
+                                                                "bm25-en@cross"]
+    papers = corpus_papers(corpus)
+    query = Queries.of_texts(["Severe acute respiratory syndrome by COVID-19 in older people "
+                              "with cardiovascular disease"], ["en"])
+    def found(scorer: str) -> list[str]:
+        rows = load_scorer(scorer, papers).top_k(query, 4)[0][0]
+        return [papers.ids[r] for r in rows if r >= 0]
+
+    assert "pt1" not in found("bm25@same")  # an English query: Portuguese words not heard
+    assert found("bm25-en@cross") == ["pt1"]  # its English title; English pairs are @same's
+    assert "pt1" in found("bm25@same+bm25-en@cross")[:2]  # first of its member, like en0

@@ -308,7 +308,8 @@ def prefetch_recall(inputs: Inputs, ks: Sequence[int] = (10, 100, 200)
     return out
 
 
-def markdown(results: dict[str, dict[str, Any]], inputs: Inputs) -> str:
+def markdown(results: dict[str, dict[str, Any]], inputs: Inputs,
+             recall: dict[str, dict[str, float]]) -> str:
     base = results.get("prefetch", {})
     lines = [f"| features (+ the prefetch's −log rank) | CV R@10 (prefetch "
              f"{100 * base.get('cv', 0):.1f}) | dev R@10 (prefetch "
@@ -322,8 +323,8 @@ def markdown(results: dict[str, dict[str, Any]], inputs: Inputs) -> str:
     lines += ["", f"{len(inputs.rows)} train + dev locations of {len(set(inputs.groups))} "
               f"citing papers ({len(inputs.dev_rows)} dev of {len(inputs.dev)}); split "
               f"{inputs.split}; Recall@10 in %. The prefetch's Recall@10 / @100 / @200: "
-              + "; ".join(f"{part} " + " / ".join(f"{100 * v:.1f}" for v in recall.values())
-                          for part, recall in prefetch_recall(inputs).items()) + "."]
+              + "; ".join(f"{part} " + " / ".join(f"{100 * v:.1f}" for v in at.values())
+                          for part, at in recall.items()) + "."]
     return "\n".join(lines)
 
 
@@ -381,12 +382,13 @@ def main() -> None:
                              lambda line: print(line, file=sys.stderr, flush=True),
                              nonnegative, also)
     args.out.mkdir(parents=True, exist_ok=True)
+    recall = prefetch_recall(inputs)
     (args.out / "rerank_cv.json").write_text(json.dumps(
         {"directory": str(args.directory), "split": args.split, "seed": args.seed,
          "also": args.also,
          "folds": args.folds, "repeats": args.repeats, "free_sign": args.free_sign,
-         "prefetch_recall": prefetch_recall(inputs), "sets": results}, indent=1))
-    text = markdown(results, inputs)
+         "prefetch_recall": recall, "sets": results}, indent=1))
+    text = markdown(results, inputs, recall)
     (args.out / "rerank_cv.md").write_text(text + "\n")
     print(text)
     if args.test_best is not None:  # the choice is the CV's, made before the test is read

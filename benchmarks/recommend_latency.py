@@ -179,6 +179,11 @@ def counting_tokens(encoder: Any, counts: bool) -> Iterator[None]:
         del encoder.token_counts
 
 
+def has_vectors(corpus: Corpus, model: str) -> bool:
+    """Whether ``model``'s vectors of the papers are stored in the corpus."""
+    return any(vectors_dir(corpus, model).glob("part-*.parquet"))
+
+
 def model_index(corpus: Corpus, dim: int, seed: int = 1) -> VectorIndex:
     """An exact in-memory index of seeded clustered ``dim``-d unit vectors, one per paper of
     the corpus's muse-v3 index, in its order (a trained model's vectors of the papers)."""
@@ -204,8 +209,7 @@ def run(corpus: Corpus, encoder: Any, index: VectorIndex, explain: bool, repeats
         prefetch = dense_members(corpus_scorer(corpus, "hybrid"))[0].encoder()
         targets.append((prefetch, "encode", "prefetch: muse-v3 query encoding"))
         stage_of = {id(corpus_scorer(corpus, name)): stage for stage, name in SENTENCE.items()
-                    if list(vectors_dir(corpus, name.partition("@")[0]).glob("part-*.parquet"))
-                    or name == "bm25"}
+                    if name == "bm25" or has_vectors(corpus, name.partition("@")[0])}
         targets.append((recommend_module, OWN_SENTENCE,
                         lambda scorer, *_: stage_of.get(id(scorer), "rerank: own-sentence ?")))
     e5 = (dense_members(corpus_scorer(corpus, SENTENCE[E5_STAGE]))[0].encoder() if two_stage
@@ -261,11 +265,11 @@ def main() -> None:
         if getattr(getattr(citrec, "settings", None), "rerank", None) is None:
             parser.error(f"--citrec {args.citrec}: no learned rerank fusion in its citrec.json "
                          "(train citrec fits one)")
-        if not list(vectors_dir(corpus, SENTENCE[E5_STAGE]).glob("part-*.parquet")):
+        if not has_vectors(corpus, SENTENCE[E5_STAGE]):
             store_vectors(corpus, "e5-small-multilingual", E5_DIM)
-        if args.english and not list(vectors_dir(corpus, "minilm-en").glob("part-*.parquet")):
+        if args.english and not has_vectors(corpus, "minilm-en"):
             store_vectors(corpus, "minilm-en", MINILM_DIM)
-        result["english"] = bool(list(vectors_dir(corpus, "minilm-en").glob("part-*.parquet")))
+        result["english"] = has_vectors(corpus, "minilm-en")
         index = model_index(corpus, citrec.dim)
         result["citrec"] = str(args.citrec)
         plans += [(TWO_STAGES, citrec, index, True, True, False),

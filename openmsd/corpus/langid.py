@@ -147,6 +147,29 @@ class FastText:
         return out
 
 
+def _decide(cld3: tuple[str, float, bool], fasttext: tuple[str, float]
+            ) -> tuple[str, float | None]:
+    """The combined answer from CLD3's and fastText's guesses (:class:`Combined`)."""
+    (language, cld3_p, reliable), (guess, fasttext_p) = cld3, fasttext
+    if language == guess:
+        return guess, round(max(cld3_p, fasttext_p), 4)
+    if fasttext_p >= FASTTEXT_SURE:
+        return guess, round(fasttext_p, 4)
+    if reliable and language != UND and cld3_p > fasttext_p:
+        return language, round(cld3_p, 4)
+    return UND, None
+
+
+def _merge(cld3: tuple[str, float, bool], ranked: list[tuple[str, float]]
+           ) -> list[tuple[str, float]]:
+    """fastText's ranked languages and CLD3's own, each with the mean of the two identifiers'
+    probabilities (0 where one does not name it), best first."""
+    mean = {language: p / 2 for language, p in ranked}
+    if cld3[0] != UND:
+        mean[cld3[0]] = mean.get(cld3[0], 0.0) + cld3[1] / 2
+    return sorted(mean.items(), key=lambda c: -c[1])
+
+
 class Combined:
     """CLD3 and fastText together (see the module docstring): agreement, else fastText when
     it is sure, else a reliable and surer CLD3, else ``und``."""
@@ -160,24 +183,22 @@ class Combined:
         fastText's guess of ``text``, when it was asked already)."""
         if not text or _too_short(text):
             return UND, None
-        cld3, cld3_p, reliable = self.cld3.guess(text)
-        fasttext, fasttext_p = fasttext_guess or self.fasttext.guess(text)
-        if cld3 == fasttext:
-            return fasttext, round(max(cld3_p, fasttext_p), 4)
-        if fasttext_p >= FASTTEXT_SURE:
-            return fasttext, round(fasttext_p, 4)
-        if reliable and cld3 != UND and cld3_p > fasttext_p:
-            return cld3, round(cld3_p, 4)
-        return UND, None
+        return _decide(self.cld3.guess(text), fasttext_guess or self.fasttext.guess(text))
 
     def candidates(self, text: str, k: int = CANDIDATES) -> list[tuple[str, float]]:
         """The languages fastText ranks in its ``k`` best and CLD3's own, each with the mean of
         the two identifiers' probabilities for it (0 where one does not name it), best first."""
-        cld3, cld3_p, _ = self.cld3.guess(text)
-        mean = {language: p / 2 for language, p in self.fasttext.candidates(text, k)}
-        if cld3 != UND:
-            mean[cld3] = mean.get(cld3, 0.0) + cld3_p / 2
-        return sorted(mean.items(), key=lambda c: -c[1])
+        return _merge(self.cld3.guess(text), self.fasttext.candidates(text, k))
+
+    def one_and_candidates(self, text: str, k: int = CANDIDATES
+                           ) -> tuple[tuple[str, float | None], list[tuple[str, float]] | None]:
+        """:meth:`one` and :meth:`candidates` of one text from a single call of each
+        identifier (fastText's best candidate is its guess); candidates None for a text too
+        short to identify."""
+        if not text or _too_short(text):
+            return (UND, None), None
+        cld3, ranked = self.cld3.guess(text), self.fasttext.candidates(text, k)
+        return _decide(cld3, ranked[0]), _merge(cld3, ranked)
 
     def __call__(self, texts: Sequence[str]) -> list[tuple[str, float | None]]:
         return [self.one(text) for text in texts]
@@ -287,7 +308,17 @@ def detect(texts: Sequence[str], declared: Sequence[str | None] | None = None,
     todo = [i for i, d in enumerate(said) if d is None]
     if identifier is None:
         identifier = default_identifier()
-    found = identifier([texts[i] for i in todo]) if todo else []
+    candidates: dict[int, list[tuple[str, float]]] = {}
+    if groups is not None and isinstance(identifier, Combined):
+        # One pass: the answer and the candidates a group prior may choose among.
+        found = []
+        for i in todo:
+            answer, ranked = identifier.one_and_candidates(texts[i])
+            found.append(answer)
+            if groups[i] and ranked is not None:
+                candidates[i] = ranked
+    else:
+        found = identifier([texts[i] for i in todo]) if todo else []
     out: list[tuple[str, float | None]] = [(d, None) if d else (UND, None) for d in said]
     for i, (language, confidence) in zip(todo, found, strict=True):
         out[i] = (language or UND, confidence)
@@ -296,10 +327,6 @@ def detect(texts: Sequence[str], declared: Sequence[str | None] | None = None,
             own, sure = identifier.fasttext.guess(title)
             if own != "en" and sure >= TITLE_SURE and not _too_short(title):
                 out[i] = (own, round(sure, 4))
-    candidates: dict[int, list[tuple[str, float]]] = {}
-    if groups is not None and isinstance(identifier, Combined):
-        candidates = {i: identifier.candidates(texts[i]) for i in todo
-                      if groups[i] and texts[i] and not _too_short(texts[i])}
     detections = []
     for i, (language, confidence) in enumerate(out):
         ranked = candidates.get(i)

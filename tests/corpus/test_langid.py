@@ -177,3 +177,20 @@ def test_identify_sure_answers_as_identify_thresholded(shared_data):
     assert min(sureness) < 0.9 < max(sureness)
     with pytest.raises(ValueError, match="at least"):
         identify_sure(texts, 0.3)
+
+
+def test_one_pass_gives_the_answer_and_candidates_of_two(shared_data):
+    """``one_and_candidates`` asks each identifier once and answers as ``one`` and
+    ``candidates`` asked apart, on 600 SciELO health titles (what the ingest's first pass
+    identifies, with their venues' priors to come)."""
+    identifier = Combined()
+    rows = bioc_rows(shared_data / "scielo-monolingual" / "es-health.xml")
+    texts = [row.title or row.text for _, row in zip(range(600), rows)] + ["", "Errata"]
+    assert len(texts) == 602
+    for text in texts:
+        answer, ranked = identifier.one_and_candidates(text)
+        assert answer == identifier.one(text)
+        if ranked is not None:
+            assert ranked == identifier.candidates(text)
+        else:
+            assert answer == (UND, None)

@@ -185,7 +185,8 @@ def test_one_pass_gives_the_answer_and_candidates_of_two(shared_data):
     identifies, with their venues' priors to come)."""
     identifier = Combined()
     rows = bioc_rows(shared_data / "scielo-monolingual" / "es-health.xml")
-    texts = [row.title or row.text for _, row in zip(range(600), rows)] + ["", "Errata"]
+    texts = [row.title or row.text for _, row in zip(range(600), rows, strict=False)]
+    texts += ["", "Errata"]
     assert len(texts) == 602
     for text in texts:
         answer, ranked = identifier.one_and_candidates(text)

@@ -228,7 +228,7 @@ def fold_recall(inputs: Inputs, signals: dict[str, np.ndarray], fit: np.ndarray,
 def grouped_folds(groups: np.ndarray, folds: int, repeat: int
                   ) -> list[tuple[np.ndarray, np.ndarray]]:
     """(fit, held) index pairs, whole groups per fold: scikit-learn's GroupKFold for repeat 0
-    (the folds of the shipped choice), else the groups shuffled by ``repeat`` and dealt round-robin."""
+    (the shipped choice's folds), else the groups shuffled by ``repeat``, dealt round-robin."""
     from sklearn.model_selection import GroupKFold
 
     if repeat == 0:

@@ -13,7 +13,7 @@ Signals: ``manuscript`` (the untrained start's whole-manuscript cosine,
 :func:`openmsd.train.profile_scores`), ``sentence_bm25`` / ``sentence_dense`` (the location's
 own sentence), ``fundamental_bm25`` / ``fundamental_dense`` (the fundamental context, with
 ``--fundamental``), ``sentence_en`` / ``fundamental_en`` (the English-only ``minilm-en`` on
-English-English pairs only, own sentence / fundamental context; with ``--english``, Session 12),
+English-English pairs only, own sentence / fundamental context; with ``--english``),
 and the citation-graph signals of :mod:`openmsd.models.citrec.graph`
 (``popularity``, ``neighbours``, ``cocited``): only the reference lists of citing papers the
 location may see: never its own paper's, never a test paper's or one of the fold being
@@ -60,9 +60,9 @@ from openmsd.train import (
 )
 
 SHIPPED = ("manuscript", "sentence_bm25", "sentence_dense")
-"""Session 10's chosen set (with the prefetch)."""
-SESSION11 = (*SHIPPED, "popularity")
-"""Session 11's shipped set (popularity's weight ≥ 0)."""
+"""The manuscript and own-sentence set (with the prefetch)."""
+WITH_POPULARITY = (*SHIPPED, "popularity")
+"""That set with popularity (its weight ≥ 0)."""
 SETS: dict[str, tuple[str, ...]] = {
     "prefetch": (),
     "+ manuscript": ("manuscript",),
@@ -71,26 +71,25 @@ SETS: dict[str, tuple[str, ...]] = {
     "+ own sentence: BM25 + e5": ("sentence_bm25", "sentence_dense"),
     "+ fundamental: BM25": ("fundamental_bm25",),
     "+ fundamental: e5": ("fundamental_dense",),
-    "+ manuscript + own sentence (session 10)": SHIPPED,
+    "+ manuscript + own sentence": SHIPPED,
     "+ manuscript + own sentence + fundamental": (*SHIPPED, "fundamental_bm25",
                                                    "fundamental_dense"),
     "+ graph: popularity": ("popularity",),
     "+ graph: neighbours": ("neighbours",),
     "+ graph: cocited": ("cocited",),
     "+ graph: all three": GRAPH_FEATURES,
-    "session 10 + popularity": (*SHIPPED, "popularity"),
-    "session 10 + neighbours": (*SHIPPED, "neighbours"),
-    "session 10 + cocited": (*SHIPPED, "cocited"),
-    "session 10 + neighbours + cocited": (*SHIPPED, "neighbours", "cocited"),
-    "session 10 + all three graph": (*SHIPPED, *GRAPH_FEATURES),
+        "+ manuscript + own sentence + neighbours": (*SHIPPED, "neighbours"),
+    "+ manuscript + own sentence + cocited": (*SHIPPED, "cocited"),
+    "+ manuscript + own sentence + neighbours + cocited": (*SHIPPED, "neighbours", "cocited"),
+    "+ manuscript + own sentence + all three graph": (*SHIPPED, *GRAPH_FEATURES),
     "+ own sentence: minilm-en (en-en)": ("sentence_en",),
     "+ fundamental: minilm-en (en-en)": ("fundamental_en",),
     "+ own sentence + fundamental: minilm-en": ("sentence_en", "fundamental_en"),
-    "session 11 (session 10 + popularity ≥ 0)": SESSION11,
-    "session 11 + own sentence: minilm-en": (*SESSION11, "sentence_en"),
-    "session 11 + fundamental: minilm-en": (*SESSION11, "fundamental_en"),
-    "session 11 + both minilm-en": (*SESSION11, "sentence_en", "fundamental_en"),
-    "session 11 − own sentence e5 + own sentence minilm-en": (
+    "+ manuscript + own sentence + popularity ≥ 0": WITH_POPULARITY,
+    "+ popularity + own sentence: minilm-en": (*WITH_POPULARITY, "sentence_en"),
+    "+ popularity + fundamental: minilm-en": (*WITH_POPULARITY, "fundamental_en"),
+    "+ popularity + both minilm-en": (*WITH_POPULARITY, "sentence_en", "fundamental_en"),
+    "+ popularity − own sentence e5 + own sentence minilm-en": (
         "manuscript", "sentence_bm25", "popularity", "sentence_en"),
 }
 """The feature sets compared (the prefetch's rank is in each)."""
@@ -229,7 +228,7 @@ def fold_recall(inputs: Inputs, signals: dict[str, np.ndarray], fit: np.ndarray,
 def grouped_folds(groups: np.ndarray, folds: int, repeat: int
                   ) -> list[tuple[np.ndarray, np.ndarray]]:
     """(fit, held) index pairs, whole groups per fold: scikit-learn's GroupKFold for repeat 0
-    (session 10's folds), else the groups shuffled by ``repeat`` and dealt round-robin."""
+    (the shipped choice's folds), else the groups shuffled by ``repeat``, dealt round-robin."""
     from sklearn.model_selection import GroupKFold
 
     if repeat == 0:

@@ -27,7 +27,7 @@ Runs, one process, each a median over ``--repeats`` runs after one warm-up:
   location's own sentence and its fundamental context, English pairs) and the untuned
   ``hybrid``'s ``minilm-en@en`` run as they do on a corpus embedded with minilm-en (each
   location's texts encoded for real);
-* **two stages, one e5 call a sentence** (the batching's peer, session 11's path): the same
+* **two stages, one e5 call a sentence** (the batching's peer, the earlier path): the same
   with driver sentences, the e5 encoder made unable to count tokens
   (:func:`openmsd.models.alike_groups` then gives each sentence alone), so each location's own
   sentence is encoded in its own call, as before the own sentences were encoded a token count

@@ -2,16 +2,16 @@
 paths measured on the citation locations of real corpora, chosen on the locations of the
 non-held-out citing papers and read once on the held-out (newest) ones.
 
-    python benchmarks/recommend_untrained.py taln --split time --out docs/citrec/session12/taln
+    python benchmarks/recommend_untrained.py taln --split time --out /tmp/recommend-untrained/taln
     python benchmarks/recommend_untrained.py ux --outside-references --split time \
-        --out docs/citrec/session12/ux
+        --out /tmp/recommend-untrained/ux
 
 Each location is scored over every candidate (its cited papers among them) by:
 
 * ``bm25`` and ``e5-small-multilingual``: the fundamental context (its sentence with the ones
   before and after) against title + abstract, as ``eval citrec``'s baselines;
-* ``dense, own sentence first``: what ``recommend`` ranks by without a trained model until
-  session 12: the index's cosine with ``0.6 × the own sentence's vector + 0.4 × the
+* ``dense, own sentence first``: what ``recommend`` once ranked by without a trained model:
+  the index's cosine with ``0.6 × the own sentence's vector + 0.4 × the
   context's`` (:class:`openmsd.search.recommend.RankWeights`), which orders candidates as
   ``0.6 × cos(sentence) + 0.4 × cos(context)`` of the unit vectors;
 * ``prefetch``: the fused ranker (:data:`openmsd.eval.PREFETCH`: RRF of BM25 and e5) on the

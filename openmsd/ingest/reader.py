@@ -1,4 +1,4 @@
-"""What every reader is, and the streaming helpers they share.
+"""What every reader is, and the streaming functions they share.
 
 A reader is a :class:`Reader`: a format name, a ``sniff(head, path)`` test on the first bytes of
 a file (decompressed), and ``read(path, report)`` yielding :data:`openmsd.corpus.schema.Record`

@@ -79,7 +79,7 @@ def alike_groups(encoder: DenseEncoder, texts: Sequence[str], kind: Kind = "pass
     that says how many tokens it reads, ``token_counts``), else each text alone. Groups in
     order of their first text. The same bits on one thread (``openmsd serve``'s setting); on
     more, a BLAS may split a small product of a group otherwise than a text's (last-bit
-    differences, ~3e-8: docs/citrec.md, session 12).
+    differences, ~3e-8: docs/citrec.md).
 
     >>> class Words:  # a stand-in encoder that reads one token per word
     ...     def token_counts(self, texts, kind):

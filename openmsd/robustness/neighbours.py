@@ -86,7 +86,7 @@ class Outcome:
     abstract: str = ""
 
 
-# -- text helpers ---------------------------------------------------------------------------
+# -- text functions -------------------------------------------------------------------------
 
 def _tidy(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()

@@ -1,4 +1,4 @@
-"""Helpers the reader tests share: write test lines, group a reader's records by kind."""
+"""What the reader tests share: write test lines, group a reader's records by kind."""
 
 from __future__ import annotations
 

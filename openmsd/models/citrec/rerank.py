@@ -36,13 +36,13 @@ PREFETCH_DEPTH = 200
 FEATURES = (PREFETCH, "manuscript", "sentence_bm25", "sentence_dense", "popularity",
             "sentence_en", "fundamental_en")
 """The features of the shipped fusion (chosen by grouped cross-validation on the training and
-dev citing papers, ``benchmarks/citrec_rerank_cv.py``, docs/citrec.md, Sessions 10 and 11):
+dev citing papers, ``benchmarks/citrec_rerank_cv.py``, docs/citrec.md):
 the prefetch's rank, the model's cosine of the whole finished manuscript with the candidate,
 BM25 and the dense model on the location's own sentence alone, and the candidate's popularity
 in the corpus's citation graph (log 1 + its in-degree among the citing papers the location may
 see, :mod:`openmsd.models.citrec.graph`; zero where the corpus has no links), and the
 English-only ``minilm-en`` on the own sentence and on the fundamental context, heard only where
-the location and the candidate are both English (session 12; zero elsewhere)."""
+the location and the candidate are both English (zero elsewhere)."""
 NONNEGATIVE = ("popularity", "neighbours", "cocited")
 """Features whose weight may only be ≥ 0 (:func:`fit_fusion` leaves one out, weight 0, when
 its fit is negative): the citation graph may raise a candidate, never lower it. A negative

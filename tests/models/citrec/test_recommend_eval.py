@@ -71,7 +71,7 @@ def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_pat
 
 def test_recommend_computes_the_english_features(citrec_model, unarxive_corpus, tmp_path,
                                                  caplog) -> None:
-    """The fusion weighs minilm-en on English pairs (session 12): a corpus without minilm-en
+    """The fusion weighs minilm-en on English pairs: a corpus without minilm-en
     vectors still answers (the features 0, said once); with them the features move the order."""
     import logging
     import shutil

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from openmsd.cli import app
 from openmsd.corpus import ingest
 from openmsd.fetch import SeedError, read_seed_file, seeds_from_zotero
-from tests.fetch.apiserver import ZOTERO_KEY, Server, zotero_item
+from tests.fetch.apiserver import OPENALEX_KEY, ZOTERO_KEY, Server, zotero_item
 
 runner = CliRunner()
 
@@ -74,7 +74,8 @@ def test_zotero_collection_as_seeds(api: Server, tmp_path: Path) -> None:
     result = runner.invoke(app, ["fetch", "openalex", "--zotero", "user:42",
                                  "--zotero-collection", "ABCD1234", "--zotero-key", ZOTERO_KEY,
                                  "--zotero-url", api.zotero, "--api-url", api.openalex,
-                                 "--depth", "0", "--out", str(out), "--json"])
+                                 "--api-key", OPENALEX_KEY, "--depth", "0", "--out", str(out),
+                                 "--json"])
     assert result.exit_code == 0, result.output
     report = orjson.loads(result.stdout[result.stdout.index("{"):])
     assert report["works"] >= 6 and report["unresolved"]

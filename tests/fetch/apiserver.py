@@ -101,6 +101,7 @@ class World:
     keys: dict[str, float] = field(default_factory=lambda: {OPENALEX_KEY: 1.0})
     keyless_usd: float = 0.01
     spent: dict[str, float] = field(default_factory=dict)  # by key ("" without one)
+    max_per_page: int = 100  # the documented range is 1-100 (200 before 2026)
 
     def add(self, work: dict[str, Any]) -> None:
         self.works[work["id"].rsplit("/", 1)[-1]] = work
@@ -303,9 +304,10 @@ class _Handler(BaseHTTPRequestHandler):
             ids = [w for w in ids if any(word in (world.works[w]["title"] or "").lower()
                                          for word in words)]
         per_page = int(query.get("per_page") or query.get("per-page") or 25)
-        if not 1 <= per_page <= 100:
+        if not 1 <= per_page <= self.world.max_per_page:
             self.send_json(400, {"error": "Invalid query parameters error.",
-                                 "message": f"per_page is {per_page}: expected 1 to 100"})
+                                 "message": f"per_page is {per_page}: expected 1 to "
+                                            f"{self.world.max_per_page}"})
             return
         offset = _offset(query.get("cursor", "*"))
         chunk = ids[offset:offset + per_page]

@@ -172,10 +172,7 @@ def fetch_openalex(
     _need_clients()
     from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, check_out, crawl, estimate
 
-    if mailto:
-        err.print("note: --mailto is ignored: OpenAlex retired mailto and the polite pool on "
-                  "February 13, 2026; set OPENALEX_API_KEY (a free key) instead",
-                  highlight=False, markup=False)
+    _mailto_note(mailto)
     try:
         _check_timeout(timeout)
         if not dry_run:
@@ -193,6 +190,13 @@ def fetch_openalex(
     except FetchError as error:
         fail(str(error))
     _print_report(vars(report), json)
+
+
+def _mailto_note(mailto: str | None) -> None:
+    if mailto:
+        err.print("note: --mailto is ignored: OpenAlex retired mailto and the polite pool on "
+                  "February 13, 2026; set OPENALEX_API_KEY (a free key) instead",
+                  highlight=False, markup=False)
 
 
 def _check_timeout(seconds: float) -> None:
@@ -278,10 +282,12 @@ def update(
         help="Seconds one request may take, answer body included.")] = 60.0,
     api_url: Annotated[str | None, typer.Option(help="The OpenAlex API (default: the "
                                                      "fetch's).")] = None,
+    mailto: Annotated[str | None, typer.Option(hidden=True)] = None,
 ) -> None:
     """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
     embed and index it for every model the corpus has an index for."""
     _need_clients()
+    _mailto_note(mailto)
     from openmsd.corpus import Corpus, CorpusError, ingest
     from openmsd.fetch import PER_PAGE, FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index import build_index

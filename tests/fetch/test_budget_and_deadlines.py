@@ -5,9 +5,12 @@ server."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -235,3 +238,24 @@ def test_an_out_path_that_cannot_be_written_is_refused_before_anything_runs(
     # checked first: before the seed file (missing here) is read
     result = _fetch(api, afile / "w.jsonl.gz", "--seeds", str(tmp_path / "missing.bib"))
     assert "is a file, not a folder" in _error_line(result.output)
+
+
+def test_trickling_headers_are_cut_at_the_deadline_too() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        with contextlib.suppress(OSError):
+            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 300:  # 60 s in all
+                conn.send(bytes([byte]))
+                time.sleep(0.2)
+        conn.close()
+
+    threading.Thread(target=trickle, daemon=True).start()
+    began = time.monotonic()
+    with pytest.raises(NetworkError, match="no complete answer within 2 s"):
+        OpenAlex(f"http://127.0.0.1:{port}", Polite(retries=2, timeout=2)).work("W1")
+    assert time.monotonic() - began < 10
+    listener.close()

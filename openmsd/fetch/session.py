@@ -19,9 +19,11 @@ One :class:`Polite` configuration gives a :class:`requests.Session` that
 from __future__ import annotations
 
 import contextlib
+import heapq
 import io
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -91,17 +93,17 @@ class _Deadline:
 
     def __init__(self, seconds: float):
         self.seconds = seconds
-        self.expired = False
+        self.expired = self.cancelled = False
         self._connection: HTTPConnection | None = None
         self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._fire)
-        self._timer.daemon = True
 
     def start(self) -> None:
-        self._timer.start()
+        _WATCHDOG.add(self, time.monotonic() + self.seconds)
 
     def cancel(self) -> None:
-        self._timer.cancel()
+        with self._lock:
+            self.cancelled = True
+            self._connection = None
 
     def watch(self, connection: HTTPConnection) -> None:
         """Called as ``connection`` sends a request (the first or a retry)."""
@@ -110,13 +112,53 @@ class _Deadline:
                 raise DeadlineExceeded("deadline passed")
             self._connection = connection
 
-    def _fire(self) -> None:
+    def fire(self) -> None:
         with self._lock:
+            if self.cancelled:
+                return
             self.expired = True
             sock = getattr(self._connection, "sock", None)
         if sock is not None:  # socket.shutdown, not the SSL wrapper's: SSL state untouched
             with contextlib.suppress(OSError):
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class _Watchdog:
+    """One thread for every deadline of the process: it sleeps until the nearest and fires
+    those that were not cancelled (a thread per request would cost more than the request)."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, _Deadline]] = []
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._count = 0
+
+    def add(self, deadline: _Deadline, when: float) -> None:
+        with self._wake:
+            self._count += 1
+            heapq.heappush(self._heap, (when, self._count, deadline))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="fetch-deadlines",
+                                                daemon=True)
+                self._thread.start()
+            elif self._heap[0][2] is deadline:
+                self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            due = []
+            with self._wake:
+                while self._heap and (self._heap[0][2].cancelled
+                                      or self._heap[0][0] <= time.monotonic()):
+                    due.append(heapq.heappop(self._heap)[2])
+                if not due:
+                    wait = self._heap[0][0] - time.monotonic() if self._heap else None
+                    self._wake.wait(wait)
+            for deadline in due:
+                deadline.fire()
+
+
+_WATCHDOG = _Watchdog()
 
 
 class _WatchedHTTPConnection(HTTPConnection):

@@ -229,13 +229,24 @@ def fetch_crossref_command(
     mailto: Annotated[str | None, typer.Option(help="Your e-mail (Crossref's polite pool).")]
     = None,
     api_url: Annotated[str, typer.Option(help="The Crossref API.")] = CROSSREF_API,
+    timeout: Annotated[float, typer.Option(
+        help="Seconds one request may take, answer body included.")] = 60.0,
     json: JsonOpt = False,
 ) -> None:
     """Fetch Crossref works for DOIs: the reference lists and abstracts OpenAlex lacks."""
     _need_clients()
-    from openmsd.fetch import FetchError, Polite, dois_lacking, fetch_crossref, read_seed_file
+    from openmsd.fetch import (
+        FetchError,
+        Polite,
+        check_out,
+        dois_lacking,
+        fetch_crossref,
+        read_seed_file,
+    )
 
     try:
+        _check_timeout(timeout)
+        check_out(out_file)
         wanted = list(dois or [])
         for path in seed_file or []:
             wanted += [s.key[4:] for s in read_seed_file(path) if s.key and
@@ -245,7 +256,8 @@ def fetch_crossref_command(
         if not wanted:
             fail("no DOI to fetch: give DOIs, --seeds or --lacking-in")
         with _progress() as progress:
-            report = fetch_crossref(wanted, out_file, api_url, Polite(mailto=mailto),
+            report = fetch_crossref(wanted, out_file, api_url,
+                                    Polite(mailto=mailto, timeout=timeout),
                                     _ticker(progress, "fetching Crossref"))
     except (FetchError, OSError) as error:
         fail(str(error))

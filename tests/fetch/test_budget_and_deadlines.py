@@ -26,6 +26,7 @@ from openmsd.fetch import (
     OpenAlex,
     Polite,
     crawl,
+    fetch_crossref,
     iter_works,
     seeds_from_ids,
 )
@@ -259,3 +260,15 @@ def test_trickling_headers_are_cut_at_the_deadline_too() -> None:
         OpenAlex(f"http://127.0.0.1:{port}", Polite(retries=2, timeout=2)).work("W1")
     assert time.monotonic() - began < 10
     listener.close()
+
+
+def test_a_trickling_crossref_answer_is_cut_at_the_deadline_too(api: Server,
+                                                               tmp_path: Path) -> None:
+    api.world.fault("/crossref/works/", 200, body=b"{" + b" " * 400 + b"}", mode="trickle",
+                    pause=0.25)
+    began = time.monotonic()
+    with pytest.raises(NetworkError, match=r"no complete answer within 2 s") as caught:
+        fetch_crossref(["10.5555/test.1005"], tmp_path / "c.json", api.crossref,
+                       Polite(retries=0, timeout=2))
+    assert time.monotonic() - began < 10 and str(caught.value).count("http://") == 1
+    assert not (tmp_path / "c.json").exists()

@@ -102,8 +102,8 @@ def estimate(client: OpenAlex, plan: FetchPlan) -> Estimate:
                                          else 0) * share)
         level = math.floor(wanted * share)
         total += level
-        if depth >= 1:
-            result.notes.append(f"step {depth + 1}: extrapolated from the seeds' mean "
+        if depth == 1:
+            result.notes.append(f"steps 2 on extrapolated from the seeds' mean "
                                 f"{mean_refs:.1f} references"
                                 + (f" and {mean_citers:.1f} citers" if plan.citing else ""))
     result.works = total

@@ -62,7 +62,7 @@ class OpenAlex:
         parts = urlsplit(api_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise FetchError(f"--api-url {api_url!r}: expected an http(s) URL")
-        if max_cost is not None and max_cost < 0:
+        if max_cost is not None and not 0 <= max_cost < float("inf"):
             raise FetchError(f"--max-cost {max_cost:g}: expected 0 or more (USD)")
         self.api_url = api_url.rstrip("/")
         self.polite = replace(polite or Polite(), api_key=api_key or (polite or Polite()).api_key)

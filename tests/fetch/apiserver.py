@@ -139,6 +139,11 @@ class World:
                         "X-RateLimit-Remaining-USD": f"{max(0.0, limit - spent):.4f}",
                         "X-RateLimit-Cost-USD": f"{cost:.4f}"}
 
+    def counted(self, work: dict[str, Any]) -> dict[str, Any]:
+        """``work`` with its ``cited_by_count``: the works here that reference it."""
+        wid = work["id"].rsplit("/", 1)[-1]
+        return {**work, "cited_by_count": len(self.citers().get(wid, []))}
+
     def citers(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for wid, work in self.works.items():
@@ -272,7 +277,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_json(404, {"error": "Not Found",
                                      "message": f"Work {key} not found"})
                 return
-            self.send_json(200, work)
+            self.send_json(200, world.counted(work))
             return
         filters = _filters(query.get("filter", ""))
         known = {"openalex_id", "cites", "from_updated_date", "language", "publication_year",
@@ -314,7 +319,8 @@ class _Handler(BaseHTTPRequestHandler):
         meta = {"count": len(ids), "db_response_time_ms": 3, "page": None,
                 "per_page": per_page, "groups_count": None,
                 "next_cursor": _cursor(offset + per_page) if chunk else None}
-        self.send_json(200, {"meta": meta, "results": [world.works[w] for w in chunk],
+        self.send_json(200, {"meta": meta, "results": [world.counted(world.works[w])
+                                                       for w in chunk],
                              "group_by": []})
 
     def crossref(self, doi: str) -> None:

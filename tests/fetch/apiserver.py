@@ -102,9 +102,11 @@ class World:
     keyless_usd: float = 0.01
     spent: dict[str, float] = field(default_factory=dict)  # by key ("" without one)
     max_per_page: int = 100  # the documented range is 1-100 (200 before 2026)
+    cited_by: dict[str, int] | None = None  # counts of citers, rebuilt after add()
 
     def add(self, work: dict[str, Any]) -> None:
         self.works[work["id"].rsplit("/", 1)[-1]] = work
+        self.cited_by = None
 
     def fault(self, pattern: str, status: int, body: bytes | None = None,
               headers: dict[str, str] | None = None, mode: str = "",
@@ -141,8 +143,9 @@ class World:
 
     def counted(self, work: dict[str, Any]) -> dict[str, Any]:
         """``work`` with its ``cited_by_count``: the works here that reference it."""
-        wid = work["id"].rsplit("/", 1)[-1]
-        return {**work, "cited_by_count": len(self.citers().get(wid, []))}
+        if self.cited_by is None:
+            self.cited_by = {w: len(c) for w, c in self.citers().items()}
+        return {**work, "cited_by_count": self.cited_by.get(work["id"].rsplit("/", 1)[-1], 0)}
 
     def citers(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}

@@ -29,7 +29,7 @@ from openmsd.fetch.budget import KEY_HELP, Budget, BudgetSpent, price
 from openmsd.fetch.ids import seed_path, work_id
 from openmsd.fetch.session import (
     BadAnswer,
-    DeadlineExceeded,
+    CutAnswer,
     FetchError,
     NetworkError,
     Polite,
@@ -123,14 +123,13 @@ class OpenAlex:
             cursor = page.next_cursor
 
     def _call(self, call: Any, url: str) -> Any:
-        """Run a pyalex call to ``url``; a body cut off is tried again (``retries``), every
-        other failure becomes one :class:`FetchError` naming the URL (never the key)."""
+        """Run a pyalex call to ``url``; a body cut off is tried again (``retries``: urllib3
+        retries everything before the body), every other failure becomes one
+        :class:`FetchError` naming the URL (never the key)."""
         for attempt in range(self.polite.retries + 1):
             try:
                 return self._once(call, url)
-            except DeadlineExceeded:
-                raise
-            except NetworkError:
+            except CutAnswer:
                 if attempt == self.polite.retries:
                     raise
                 time.sleep(min(self.polite.backoff * 2 ** attempt, self.polite.backoff_max))
@@ -179,6 +178,10 @@ class OpenAlex:
             raise BadAnswer(f"{where}: unexpected answer ({error})") from None
 
     def _refused(self, status: int, text: str) -> str:
+        if status == 403:
+            return (f"{self.api_url}: 403 forbidden ({text}); OpenAlex answers 403 to requests "
+                    "that come too fast (wait, then run the same command again) and to a key "
+                    "without access to what was asked")
         if self.polite.api_key:
             return (f"{self.api_url}: {status} refused ({text}): the API key is wrong; check "
                     "OPENALEX_API_KEY or --api-key against openalex.org/settings/api")

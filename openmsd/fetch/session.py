@@ -38,8 +38,8 @@ from urllib3.util import Retry
 from openmsd.fetch.budget import Budget, BudgetSpent, spent_answer
 from openmsd.fetch.errors import BadAnswer, FetchError, NetworkError
 
-__all__ = ["RETRY_STATUS", "BadAnswer", "DeadlineExceeded", "FetchError", "NetworkError",
-           "Polite", "ResponseTooLarge", "polite_session", "public_url"]
+__all__ = ["RETRY_STATUS", "BadAnswer", "CutAnswer", "DeadlineExceeded", "FetchError",
+           "NetworkError", "Polite", "ResponseTooLarge", "polite_session", "public_url"]
 
 RETRY_STATUS = (429, 500, 502, 503, 504)
 CONNECT_TIMEOUT = 10.0
@@ -51,6 +51,10 @@ class ResponseTooLarge(requests.RequestException):
 
 class DeadlineExceeded(NetworkError):
     """A request whose answer was not complete within its deadline."""
+
+
+class CutAnswer(NetworkError):
+    """An answer whose body stalled or broke off after its headers (worth one more try)."""
 
 
 @dataclass(frozen=True)
@@ -259,10 +263,10 @@ def _read_body(response: requests.Response, max_bytes: int, url: str, seconds: f
         body = response.raw.read(max_bytes + 1, decode_content=True)
     except ReadTimeoutError:
         response.close()
-        raise NetworkError(f"{url}: the answer stalled (no data for {seconds:g} s)") from None
+        raise CutAnswer(f"{url}: the answer stalled (no data for {seconds:g} s)") from None
     except (ProtocolError, OSError) as error:
         response.close()
-        raise NetworkError(f"{url}: the answer broke off ({_short(error)})") from None
+        raise CutAnswer(f"{url}: the answer broke off ({_short(error)})") from None
     if len(body) > max_bytes:
         response.close()
         raise ResponseTooLarge(f"{url}: answer over the limit of {max_bytes:,} bytes")

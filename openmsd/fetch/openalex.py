@@ -203,7 +203,8 @@ def _error_text(error: requests.HTTPError) -> str:
 def _reason(error: Exception) -> str:
     reason = error.args[0] if error.args else error
     reason = getattr(reason, "reason", reason)
-    return _KEY.sub("api_key=...", str(reason))[:200]
+    return _POOL.sub("", _KEY.sub("api_key=...", str(reason)))[:200]
 
 
 _KEY = re.compile(r"api_key=[^&\s)]*")
+_POOL = re.compile(r"\b\w*Connection(?:Pool)?\(host='[^']*', port=\d+\): ")

@@ -53,6 +53,7 @@ def test_unreachable_api_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["fetch", "openalex", "W1", "--out", str(tmp_path / "w.jsonl"),
                                  "--api-url", "http://127.0.0.1:9", "--retries", "0"])
     assert result.exit_code == 2 and "unreachable" in result.output
+    assert "host=" not in result.output and "Connection(" not in result.output
     assert not (tmp_path / "w.jsonl").exists()
     result = runner.invoke(app, ["fetch", "openalex", "--filter", "language", "--out",
                                  str(tmp_path / "w.jsonl")])

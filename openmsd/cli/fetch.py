@@ -67,6 +67,17 @@ def _since(value: str | None) -> str | None:
     return None
 
 
+def _cost_line(report: dict) -> str:
+    """``cost $0.0012 (12 billed calls); $0.9988 left today of $1 a day``, or ``""``."""
+    if "cost_usd" not in report:
+        return ""
+    line = f"; cost ${report['cost_usd']:.4f} ({report.get('billed_calls', 0):,} billed calls)"
+    left, limit = report.get("budget_remaining_usd"), report.get("budget_limit_usd")
+    if left is not None:
+        line += f", ${left:.4f} left today" + (f" of ${limit:g} a day" if limit else "")
+    return line
+
+
 def _print_report(report: dict, as_json: bool) -> None:
     if not as_json:
         for item in report.get("unresolved", []):
@@ -80,7 +91,33 @@ def _print_report(report: dict, as_json: bool) -> None:
         f"{report['out']}: {report['works']:,} works in {report['requests']:,} requests, "
         f"{report['seconds']:.1f} s ({rate:.1f} works/s); "
         f"{len(report.get('unresolved', [])):,} unresolved"
-        + (" (stopped at --max-works)" if report.get("stopped_at_max_works") else "")))
+        + (" (stopped at --max-works)" if report.get("stopped_at_max_works") else "")
+        + _cost_line(report)))
+
+
+def _print_estimate(estimate: dict, as_json: bool) -> None:
+    from rich.table import Table
+
+    from openmsd.fetch import PRICES
+
+    def view(data: dict) -> Table:
+        table = Table(title="dry run: the calls this fetch would make (only free calls "
+                            "were made)", title_justify="left")
+        for name in ("calls", "kind", "price each", "cost"):
+            table.add_column(name, justify="left" if name == "kind" else "right")
+        for kind, count in data["calls"].items():
+            table.add_row(f"{count:,}", kind, f"${PRICES[kind]:g}",
+                          f"${count * PRICES[kind]:.4f}")
+        left, limit = data["budget_remaining_usd"], data["budget_limit_usd"]
+        table.caption = (f"about {data['works']:,} works, ${data['cost_usd']:.4f} in all; "
+                         + (f"${left:.4f} left today of ${limit:g} a day"
+                            if left is not None and limit is not None
+                            else "the API sent no budget headers")
+                         + "".join(f"; {note}" for note in data["notes"]))
+        table.caption_justify = "left"
+        return table
+
+    emit(estimate, as_json, view)
 
 
 @fetch_app.command("openalex")
@@ -110,33 +147,61 @@ def fetch_openalex(
     depth: Annotated[int, typer.Option(help="Expansion steps from the seeds (0: seeds "
                                             "only).")] = 1,
     max_works: Annotated[int, typer.Option(help="Stop after this many works.")] = 10_000,
+    api_key: Annotated[str | None, typer.Option(
+        envvar="OPENALEX_API_KEY", show_envvar=True,
+        help="Your OpenAlex API key (free at openalex.org/settings/api; $1 a day of calls), "
+             "sent as the api_key parameter.")] = None,
+    max_cost: Annotated[float | None, typer.Option(
+        help="USD: stop before this run spends more (progress kept).")] = None,
+    dry_run: Annotated[bool, typer.Option(
+        help="Estimate the calls and the cost, making only free calls.")] = False,
+    timeout: Annotated[float, typer.Option(
+        help="Seconds one request may take, answer body included.")] = 60.0,
     mailto: Annotated[str | None, typer.Option(
-        help="Your e-mail: OpenAlex's polite pool (faster, more reliable).")] = None,
+        help="Ignored: OpenAlex retired mailto and the polite pool (February 2026); use "
+             "--api-key.")] = None,
     since: Annotated[str | None, typer.Option(
         help="YYYY-MM-DD: only works updated since then.")] = None,
     api_url: Annotated[str, typer.Option(help="The OpenAlex API (a mirror, a test server).")]
     = DEFAULT_API,
-    api_key: Annotated[str | None, typer.Option(envvar="OPENALEX_API_KEY",
-                                                help="An OpenAlex API key.")] = None,
     retries: Annotated[int, typer.Option(help="Retries of a 429 / 5xx answer.")] = 5,
     json: JsonOpt = False,
 ) -> None:
     """Fetch OpenAlex works around seed papers: their references, with --citing their citers,
-    --depth steps away; resumable (run it again after an interruption)."""
+    --depth steps away; resumable (run it again after an interruption or a spent budget)."""
     _need_clients()
-    from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
+    from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, check_out, crawl, estimate
 
+    _mailto_note(mailto)
     try:
+        _check_timeout(timeout)
+        if not dry_run:
+            check_out(out_file)
         plan = FetchPlan(seeds=_seeds(seeds, seed_file, zotero, zotero_collection, zotero_key,
                                       zotero_url),
                          search=search, filters=_filters(filter_), citing=citing, depth=depth,
                          max_works=max_works, since=_since(since))
-        client = OpenAlex(api_url, Polite(mailto=mailto, retries=retries), api_key)
+        client = OpenAlex(api_url, Polite(retries=retries, timeout=timeout), api_key, max_cost)
+        if dry_run:
+            _print_estimate(estimate(client, plan).as_dict(), json)
+            return
         with _progress() as progress:
             report = crawl(client, plan, out_file, _ticker(progress, "fetching OpenAlex"))
     except FetchError as error:
         fail(str(error))
     _print_report(vars(report), json)
+
+
+def _mailto_note(mailto: str | None) -> None:
+    if mailto:
+        err.print("note: --mailto is ignored: OpenAlex retired mailto and the polite pool on "
+                  "February 13, 2026; set OPENALEX_API_KEY (a free key) instead",
+                  highlight=False, markup=False)
+
+
+def _check_timeout(seconds: float) -> None:
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        fail(f"--timeout {seconds}: expected a number of seconds above 0")
 
 
 def _seeds(ids: list[str] | None, files: list[Path] | None, zotero: str | None,
@@ -164,13 +229,24 @@ def fetch_crossref_command(
     mailto: Annotated[str | None, typer.Option(help="Your e-mail (Crossref's polite pool).")]
     = None,
     api_url: Annotated[str, typer.Option(help="The Crossref API.")] = CROSSREF_API,
+    timeout: Annotated[float, typer.Option(
+        help="Seconds one request may take, answer body included.")] = 60.0,
     json: JsonOpt = False,
 ) -> None:
     """Fetch Crossref works for DOIs: the reference lists and abstracts OpenAlex lacks."""
     _need_clients()
-    from openmsd.fetch import FetchError, Polite, dois_lacking, fetch_crossref, read_seed_file
+    from openmsd.fetch import (
+        FetchError,
+        Polite,
+        check_out,
+        dois_lacking,
+        fetch_crossref,
+        read_seed_file,
+    )
 
     try:
+        _check_timeout(timeout)
+        check_out(out_file)
         wanted = list(dois or [])
         for path in seed_file or []:
             wanted += [s.key[4:] for s in read_seed_file(path) if s.key and
@@ -180,7 +256,8 @@ def fetch_crossref_command(
         if not wanted:
             fail("no DOI to fetch: give DOIs, --seeds or --lacking-in")
         with _progress() as progress:
-            report = fetch_crossref(wanted, out_file, api_url, Polite(mailto=mailto),
+            report = fetch_crossref(wanted, out_file, api_url,
+                                    Polite(mailto=mailto, timeout=timeout),
                                     _ticker(progress, "fetching Crossref"))
     except (FetchError, OSError) as error:
         fail(str(error))
@@ -208,16 +285,23 @@ def _last_fetch(corpus: Path) -> tuple[Path, dict]:
 @app.command("update")
 def update(
     corpus: Annotated[Path, typer.Argument(help="A corpus built from 'openmsd fetch'.")],
-    mailto: Annotated[str | None, typer.Option(help="Your e-mail (default: the fetch's).")]
-    = None,
+    api_key: Annotated[str | None, typer.Option(
+        envvar="OPENALEX_API_KEY", show_envvar=True,
+        help="Your OpenAlex API key (free at openalex.org/settings/api).")] = None,
+    max_cost: Annotated[float | None, typer.Option(
+        help="USD: stop before this run spends more (progress kept).")] = None,
+    timeout: Annotated[float, typer.Option(
+        help="Seconds one request may take, answer body included.")] = 60.0,
     api_url: Annotated[str | None, typer.Option(help="The OpenAlex API (default: the "
                                                      "fetch's).")] = None,
+    mailto: Annotated[str | None, typer.Option(hidden=True)] = None,
 ) -> None:
     """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
     embed and index it for every model the corpus has an index for."""
     _need_clients()
+    _mailto_note(mailto)
     from openmsd.corpus import Corpus, CorpusError, ingest
-    from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
+    from openmsd.fetch import PER_PAGE, FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index import build_index
     from openmsd.models import embed_corpus, load_model, stored_backends, vector_key
     from openmsd.report import IngestError
@@ -225,11 +309,13 @@ def update(
 
     try:
         previous, sidecar = _last_fetch(corpus)
+        _check_timeout(timeout)
         plan = FetchPlan.from_dict({**sidecar["plan"], "since": sidecar["finished"]})
+        plan.per_page = min(plan.per_page, PER_PAGE)  # fetches before 2026 paged by 200
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         target = previous.with_name(f"{previous.name.split('.')[0]}.update-{stamp}.jsonl.gz")
-        client = OpenAlex(api_url or sidecar["api_url"],
-                          Polite(mailto=mailto or sidecar.get("mailto")))
+        client = OpenAlex(api_url or sidecar["api_url"], Polite(timeout=timeout), api_key,
+                          max_cost)
         with _progress() as progress:
             report = crawl(client, plan, target, _ticker(progress, "fetching OpenAlex"))
         _print_report(vars(report), False)

@@ -15,9 +15,20 @@ from typing import TYPE_CHECKING
 from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
-    from openmsd.fetch.crawler import BATCH, FetchPlan, FetchReport, crawl, iter_works, sidecar_path
+    from openmsd.fetch.budget import PRICES, Budget, BudgetSpent, CostCap
+    from openmsd.fetch.crawler import (
+        BATCH,
+        PER_PAGE,
+        FetchPlan,
+        FetchReport,
+        check_out,
+        crawl,
+        iter_works,
+        sidecar_path,
+    )
     from openmsd.fetch.crossref import CROSSREF_API, CrossrefReport, dois_lacking, fetch_crossref
-    from openmsd.fetch.errors import BadAnswer, FetchError
+    from openmsd.fetch.dry_run import Estimate, estimate
+    from openmsd.fetch.errors import BadAnswer, FetchError, NetworkError
     from openmsd.fetch.ids import seed_path, work_id
     from openmsd.fetch.openalex import DEFAULT_API, OpenAlex
     from openmsd.fetch.seeds import (
@@ -29,11 +40,21 @@ if TYPE_CHECKING:
         seeds_from_ris,
         seeds_from_zotero,
     )
-    from openmsd.fetch.session import Polite, ResponseTooLarge
+    from openmsd.fetch.session import DeadlineExceeded, Polite, ResponseTooLarge
 
 _WHERE: dict[str, str] = {
     "BATCH": "crawler",
     "BadAnswer": "errors",
+    "Budget": "budget",
+    "BudgetSpent": "budget",
+    "CostCap": "budget",
+    "DeadlineExceeded": "session",
+    "Estimate": "dry_run",
+    "NetworkError": "errors",
+    "PER_PAGE": "crawler",
+    "PRICES": "budget",
+    "check_out": "crawler",
+    "estimate": "dry_run",
     "CROSSREF_API": "crossref",
     "CrossrefReport": "crossref",
     "DEFAULT_API": "openalex",
@@ -60,11 +81,12 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "BATCH", "CROSSREF_API", "DEFAULT_API", "BadAnswer", "CrossrefReport", "FetchError",
-    "FetchPlan", "FetchReport", "OpenAlex", "Polite", "ResponseTooLarge", "Seed", "SeedError",
-    "crawl", "dois_lacking", "fetch_crossref", "iter_works", "read_seed_file", "seed_path",
-    "seeds_from_bibtex", "seeds_from_ids", "seeds_from_ris", "seeds_from_zotero", "sidecar_path",
-    "work_id",
+    "BATCH", "CROSSREF_API", "DEFAULT_API", "PER_PAGE", "PRICES", "BadAnswer", "Budget",
+    "BudgetSpent", "CostCap", "CrossrefReport", "DeadlineExceeded", "Estimate", "FetchError",
+    "FetchPlan", "FetchReport", "NetworkError", "OpenAlex", "Polite", "ResponseTooLarge",
+    "Seed", "SeedError", "check_out", "crawl", "dois_lacking", "estimate", "fetch_crossref",
+    "iter_works", "read_seed_file", "seed_path", "seeds_from_bibtex", "seeds_from_ids",
+    "seeds_from_ris", "seeds_from_zotero", "sidecar_path", "work_id",
 ]
 
 

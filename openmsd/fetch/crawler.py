@@ -1,10 +1,16 @@
 """``openmsd fetch openalex``: from seeds to OpenAlex works JSONL, breadth first, resumable.
 
-The crawl runs a queue of tasks: a seed (``/works/{key}``, or a title looked up by search), a
-search, a filter, a batch of referenced works (``filter=openalex_id:W1|W2...``) or the works
-citing a batch (``filter=cites:W1|W2...``), each paged with cursors. A work found at depth
-``d < depth`` queues its references (and, with ``citing``, its citers) at depth ``d + 1``;
-the crawl stops at ``max_works``.
+The crawl runs a queue of tasks: a seed (``/works/{key}``, free, or a title looked up by
+search), a search, a filter, a batch of referenced works or the works citing a batch
+(``filter=cites:W1|W2...``), each paged with cursors. A work found at depth ``d < depth``
+queues its references (and, with ``citing``, its citers) at depth ``d + 1``; the crawl stops
+at ``max_works``.
+
+OpenAlex bills list calls and lets singletons go free: a batch of up to 100 referenced works
+is one OR-filter call (``filter=openalex_id:W1|...|W100``, $0.0001), a batch of fewer than
+:data:`SINGLETONS_BELOW` ids, or any batch once the budget or ``--max-cost`` cannot pay a list
+call, is fetched as free singletons. A spent budget, ``--max-cost``, a network failure or a
+refused key stop the crawl with its progress kept.
 
 Works are appended to ``OUT.partial`` (JSON Lines) and the queue, with the cursor of the task
 under way, to ``OUT.progress.json`` after every page. A fetch killed midway, run again with the
@@ -33,10 +39,13 @@ from openmsd.fetch.openalex import OpenAlex
 from openmsd.fetch.seeds import Seed
 from openmsd.fetch.session import BadAnswer, FetchError
 
-__all__ = ["BATCH", "FetchPlan", "FetchReport", "crawl", "iter_works", "sidecar_path"]
+__all__ = ["BATCH", "PER_PAGE", "SINGLETONS_BELOW", "FetchPlan", "FetchReport", "check_out",
+           "crawl", "iter_works", "sidecar_path"]
 
-BATCH = 50  # ids per filter request (OpenAlex accepts up to 100 OR-ed values)
-PER_PAGE = 200
+BATCH = 100  # ids per OR-filter request (OpenAlex's most OR-ed values, and its largest page)
+PER_PAGE = 100  # OpenAlex's per_page range is 1-100 (developers.openalex.org, paging)
+SINGLETONS_BELOW = 3  # a batch of fewer ids goes as free singletons
+SAVE_EVERY = 25  # singletons fetched between two saves of the progress file
 STATE_VERSION = 1
 
 
@@ -74,11 +83,29 @@ class FetchReport:
     stopped_at_max_works: bool = False
     resumed: bool = False
     out: str = ""
+    cost_usd: float = 0.0
+    billed_calls: int = 0
+    budget_limit_usd: float | None = None
+    budget_remaining_usd: float | None = None
 
 
 def sidecar_path(out: Path) -> Path:
     """Where a finished fetch records its plan and report: ``OUT.fetch.json``."""
     return out.with_name(out.name + ".fetch.json")
+
+
+def check_out(out: Path) -> None:
+    """Refuse an output path that cannot be written, before anything runs: a folder, a path
+    under a file, a folder that cannot be written."""
+    if out.is_dir():
+        raise FetchError(f"--out {out}: is a folder; expected a file name like works.jsonl.gz")
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        raise FetchError(f"--out {out}: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise FetchError(f"--out {out}: cannot write in {parent}")
 
 
 def _initial_tasks(plan: FetchPlan) -> list[dict[str, Any]]:
@@ -170,6 +197,8 @@ class _Crawl:
             task = queue[0]
             if task["kind"] == "seed":
                 self.seed(task)
+            elif task["kind"] == "ids" and self.as_singletons(task):
+                self.singletons(task)
             else:
                 self.paged(task)
             queue.pop(0)
@@ -218,8 +247,34 @@ class _Crawl:
             filters["from_updated_date"] = self.plan.since
         return query.filter(**filters) if filters else query
 
+    def as_singletons(self, task: dict[str, Any]) -> bool:
+        """Whether the ids of ``task`` go as free singletons: few of them, already begun so,
+        or no budget left for the OR-filter call."""
+        if "next" in task or len(task["ids"]) < SINGLETONS_BELOW:
+            return True
+        return task.get("cursor", "*") == "*" and not self.client.affords(self.query(task))
+
+    def singletons(self, task: dict[str, Any]) -> None:
+        """Fetch the ids of ``task`` one by one (``/works/W...``, free); one not found is
+        skipped, as the OR-filter would skip it."""
+        ids = task["ids"]
+        start = task.setdefault("next", 0)
+        for number in range(start, len(ids)):
+            if self.full():
+                return
+            try:
+                work = self.client.work(ids[number])
+            except BadAnswer:
+                work = None  # a reference that cannot be read is left out, as a filter would
+            if work is not None and work_id(work.get("id")):
+                self.emit([work], task["depth"])
+            task["next"] = number + 1
+            if task["next"] % SAVE_EVERY == 0:
+                self.state.save()
+
     def paged(self, task: dict[str, Any]) -> None:
-        per_page = BATCH if task["kind"] == "ids" else self.plan.per_page
+        per_page = min(BATCH, self.plan.per_page) if task["kind"] == "ids" else \
+            self.plan.per_page
         cursor = task.get("cursor", "*")
         while cursor and not self.full():
             page = self.client.page(self.query(task), cursor, per_page)
@@ -266,44 +321,80 @@ class _Crawl:
                 if rid and rid not in state.seen:
                     state.seen.add(rid)
                     refs.append(rid)
-        for start in range(0, len(refs), BATCH):
-            state.queue.append({"kind": "ids", "ids": refs[start:start + BATCH],
-                                "depth": depth + 1})
+        self.enqueue("ids", refs, depth + 1)
         if self.plan.citing:
-            for start in range(0, len(citers), BATCH):
-                state.queue.append({"kind": "cites", "ids": citers[start:start + BATCH],
-                                    "depth": depth + 1})
+            self.enqueue("cites", citers, depth + 1)
+
+    def enqueue(self, kind: str, ids: list[str], depth: int) -> None:
+        """Queue ``ids`` in batches of :data:`BATCH`, first filling the last batch of the same
+        kind and depth that has not started (fewer, fuller calls: each costs the same)."""
+        queue = self.state.queue
+        open_ = next((t for t in reversed(queue[1:]) if t["kind"] == kind
+                      and t["depth"] == depth and "cursor" not in t and "next" not in t), None)
+        if open_ is not None and len(open_["ids"]) < BATCH:
+            room = BATCH - len(open_["ids"])
+            open_["ids"].extend(ids[:room])
+            ids = ids[room:]
+        for start in range(0, len(ids), BATCH):
+            queue.append({"kind": kind, "ids": ids[start:start + BATCH], "depth": depth})
+
+
+def check_plan(plan: FetchPlan) -> None:
+    """Refuse a plan that cannot run (one line naming the option)."""
+    if plan.depth < 0:
+        raise FetchError(f"--depth {plan.depth}: expected 0 or more")
+    if plan.max_works <= 0:
+        raise FetchError(f"--max-works {plan.max_works}: expected 1 or more")
+    if not 1 <= plan.per_page <= PER_PAGE:
+        raise FetchError(f"per_page {plan.per_page}: expected 1 to {PER_PAGE}")
+    if not (plan.seeds or plan.search or plan.filters):
+        raise FetchError("nothing to fetch: give seeds, --search or --filter")
 
 
 def crawl(client: OpenAlex, plan: FetchPlan, out: Path,
           tick: Callable[[int], None] | None = None) -> FetchReport:
     """Fetch ``plan`` from ``client`` into ``out`` (OpenAlex works JSONL, gzipped when the
-    name ends in ``.gz``), resuming from ``OUT.progress.json`` when there is one."""
-    if plan.depth < 0:
-        raise FetchError(f"--depth {plan.depth}: expected 0 or more")
-    if plan.max_works <= 0:
-        raise FetchError(f"--max-works {plan.max_works}: expected 1 or more")
-    if not (plan.seeds or plan.search or plan.filters):
-        raise FetchError("nothing to fetch: give seeds, --search or --filter")
-    if out.is_dir():
-        raise FetchError(f"--out {out}: is a folder; expected a file name like works.jsonl.gz")
+    name ends in ``.gz``), resuming from ``OUT.progress.json`` when there is one.
+
+    A crawl that cannot go on (spent budget, ``--max-cost``, network failure, refused key)
+    raises :class:`FetchError` with its progress kept and saying so; one whose seeds all
+    resolved to nothing raises it too, and writes no output."""
+    check_plan(plan)
+    check_out(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
     state = _State(plan, out.with_name(out.name + ".progress.json"), partial)
     state.start()
     requests_before = client.requests
+    spent_before, billed_before = client.budget.spent_usd, client.budget.billed_calls
     began = time.perf_counter()
     try:
         _Crawl(client, state, tick).run()
+    except FetchError as error:
+        raise type(error)(f"{error} (progress kept: {len(state.written):,} works so far in "
+                          f"{partial}; run the same command again to go on)") from None
     finally:
-        state.report.requests += client.requests - requests_before
-        state.report.seconds = round(state.report.seconds + time.perf_counter() - began, 3)
+        report = state.report
+        report.requests += client.requests - requests_before
+        report.seconds = round(report.seconds + time.perf_counter() - began, 3)
+        report.cost_usd = round(report.cost_usd + client.budget.spent_usd - spent_before, 6)
+        report.billed_calls += client.budget.billed_calls - billed_before
+        report.budget_limit_usd = client.budget.limit_usd
+        report.budget_remaining_usd = client.budget.left()
         state.save()
-    report = state.report
     report.works, report.out = len(state.written), str(out)
+    if plan.seeds and not (plan.search or plan.filters) and \
+            len(report.unresolved) >= len(plan.seeds):
+        partial.unlink(missing_ok=True)
+        state.path.unlink(missing_ok=True)
+        reasons = "; ".join(f"{u['seed']}: {u['reason']}" for u in report.unresolved[:3])
+        more = f" (and {len(report.unresolved) - 3:,} more)" if len(report.unresolved) > 3 \
+            else ""
+        raise FetchError(f"no seed resolved (of {len(plan.seeds):,}), nothing written to "
+                         f"{out}: {reasons}{more}")
     _finish(partial, out)
     state.path.unlink()
-    sidecar = {"plan": plan.as_dict(), "api_url": client.api_url, "mailto": client.polite.mailto,
+    sidecar = {"plan": plan.as_dict(), "api_url": client.api_url,
                "finished": datetime.now(UTC).strftime("%Y-%m-%d"), "report": asdict(report)}
     tmp = sidecar_path(out).with_name(sidecar_path(out).name + ".tmp")
     tmp.write_bytes(orjson.dumps(sidecar, option=orjson.OPT_INDENT_2))

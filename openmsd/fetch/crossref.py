@@ -1,12 +1,15 @@
 """``openmsd fetch crossref``: Crossref works (habanero) for DOIs, as the Crossref JSON the
 ingest reader reads (``{"items": [work, ...]}``): the reference lists and abstracts OpenAlex
 lacks. habanero (2.9) neither retries nor exposes its HTTP client, so 429 (its
-``Retry-After``) and 5xx answers are retried here around each call, with exponential backoff.
+``Retry-After``) and 5xx answers are retried here around each call, with exponential backoff,
+and each call gets its overall deadline (``polite.timeout``) here too: a call still running
+then is abandoned to a daemon thread and reported as a :class:`NetworkError`.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,7 +21,7 @@ import orjson
 from habanero import Crossref, RequestError
 
 from openmsd.fetch.crawler import iter_works
-from openmsd.fetch.session import RETRY_STATUS, FetchError, Polite
+from openmsd.fetch.session import RETRY_STATUS, FetchError, NetworkError, Polite
 from openmsd.identifiers import normalize_doi
 
 __all__ = ["CROSSREF_API", "CrossrefReport", "dois_lacking", "fetch_crossref"]
@@ -54,12 +57,34 @@ def _retry_after(response: httpx2.Response, attempt: int, polite: Polite) -> flo
     return min(polite.backoff * 2 ** attempt, polite.backoff_max)
 
 
+def _bounded(call: Callable[[], Any], seconds: float, url: str) -> Any:
+    """``call()``, or :class:`NetworkError` when it has not returned within ``seconds``."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as error:  # handed to the caller below
+            box["error"] = error
+
+    worker = threading.Thread(target=run, name="crossref-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise NetworkError(f"{url}: no complete answer within {seconds:g} s (--timeout); the "
+                           "server is too slow or stalled")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def _work(client: Crossref, doi: str, polite: Polite, report: CrossrefReport) -> Any:
     """The Crossref ``message`` of ``doi``; None when Crossref does not know it."""
     for attempt in range(polite.retries + 1):
         report.requests += 1
         try:
-            answer = client.works(ids=doi)
+            answer = _bounded(lambda: client.works(ids=doi), polite.timeout,
+                              f"{client.base_url}/works/{doi}")
         except httpx2.HTTPStatusError as error:
             status = error.response.status_code
             if status == 404:
@@ -75,6 +100,8 @@ def _work(client: Crossref, doi: str, polite: Polite, report: CrossrefReport) ->
             if error.status_code == 404:
                 return None
             raise FetchError(f"{client.base_url}/works/{doi}: {error}") from None
+        except NetworkError:
+            raise
         except (httpx2.TransportError, RuntimeError) as error:
             raise FetchError(f"{client.base_url}: unreachable ({error})") from None
         except ValueError as error:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["BadAnswer", "FetchError"]
+__all__ = ["BadAnswer", "FetchError", "NetworkError"]
 
 
 class FetchError(RuntimeError):
@@ -12,3 +12,8 @@ class FetchError(RuntimeError):
 class BadAnswer(FetchError):
     """One answer that cannot be used (malformed, too large, an error after every retry):
     the item it was for is reported, the fetch may go on."""
+
+
+class NetworkError(FetchError):
+    """A request that failed on the wire after its retries (stalled, cut off, too slow): the
+    fetch stops, its progress kept for the next run."""

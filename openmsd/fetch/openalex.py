@@ -1,10 +1,12 @@
 """The OpenAlex client: pyalex's query builder, pointed at any API URL, on a polite session.
 
-pyalex (0.21) builds URLs for ``https://api.openalex.org`` only and retries on ``https://``
-only, with no timeout. :func:`works_query` returns a pyalex ``Works`` query bound to a
-:class:`OpenAlex` client: same filters, search and cursor paging, but its URL is rebased on
-``api_url`` (a mirror, a test server) and its requests go through
-:func:`openmsd.fetch.session.polite_session` (429 / ``Retry-After`` / 5xx backoff, size limit).
+pyalex (0.21) builds URLs for ``https://api.openalex.org`` only, retries on ``https://``
+only, with no timeout, and sends its key as an ``Authorization`` header. :class:`OpenAlex`
+keeps pyalex's ``Works`` queries (filters, search, cursor paging) but rebases their URL on
+``api_url`` (a mirror, a test server) and sends them through
+:func:`openmsd.fetch.session.polite_session`: the key as ``api_key`` on every request,
+429 / ``Retry-After`` / 5xx backoff, an overall deadline per request, a size limit, and the
+rate-limit headers counted in :attr:`OpenAlex.budget`.
 
 >>> client = OpenAlex("http://127.0.0.1:9/v1")
 >>> client.works().filter(cites="W1").url
@@ -13,19 +15,34 @@ only, with no timeout. :func:`works_query` returns a pyalex ``Works`` query boun
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pyalex
 import requests
 
+from openmsd.fetch.budget import KEY_HELP, Budget, BudgetSpent, price
 from openmsd.fetch.ids import seed_path, work_id
-from openmsd.fetch.session import BadAnswer, FetchError, Polite, polite_session
+from openmsd.fetch.session import (
+    BadAnswer,
+    CutAnswer,
+    FetchError,
+    NetworkError,
+    Polite,
+    ResponseTooLarge,
+    polite_session,
+    public_url,
+)
 
 __all__ = ["DEFAULT_API", "OpenAlex", "Page", "seed_path", "work_id"]
 
 DEFAULT_API = "https://api.openalex.org"
+
+
 class Page(list):
     """One page of works (dicts) with the cursor of the next page (None on the last)."""
 
@@ -36,22 +53,21 @@ class Page(list):
 
 
 class OpenAlex:
-    """An OpenAlex API at ``api_url``, reached politely; ``api_key`` for premium features."""
+    """An OpenAlex API at ``api_url``; ``api_key`` (else ``polite.api_key``) goes in the
+    ``api_key`` parameter of every request; ``max_cost`` (USD) caps what this client may
+    spend (:class:`~openmsd.fetch.budget.CostCap` before a call that would pass it)."""
 
     def __init__(self, api_url: str = DEFAULT_API, polite: Polite | None = None,
-                 api_key: str | None = None):
+                 api_key: str | None = None, max_cost: float | None = None):
         parts = urlsplit(api_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise FetchError(f"--api-url {api_url!r}: expected an http(s) URL")
+        if max_cost is not None and not 0 <= max_cost < float("inf"):
+            raise FetchError(f"--max-cost {max_cost:g}: expected 0 or more (USD)")
         self.api_url = api_url.rstrip("/")
-        self.polite = polite or Polite()
-        self.session = polite_session(self.polite)
-        if api_key:
-            self.session.headers["Authorization"] = f"Bearer {api_key}"
-        # pyalex adds its configured identity to every request: make it ours.
-        pyalex.config.email = self.polite.mailto
-        pyalex.config.api_key = api_key
-        pyalex.config.user_agent = self.session.headers["User-Agent"]
+        self.polite = replace(polite or Polite(), api_key=api_key or (polite or Polite()).api_key)
+        self.budget = Budget(keyed=bool(self.polite.api_key), max_cost=max_cost)
+        self.session = polite_session(self.polite, self.budget)
         self.requests = 0
         base, session, client = parts, self.session, self
 
@@ -73,22 +89,31 @@ class OpenAlex:
         return self._works()
 
     def work(self, key: str) -> dict[str, Any] | None:
-        """The work at ``/works/{key}`` (redirects of merged ids followed); None on 404."""
+        """The work at ``/works/{key}`` (free; redirects of merged ids followed); None on
+        404."""
+        url = f"{self.api_url}/works/{quote(key, safe=':/')}"
         try:
-            return dict(self._call(lambda: self._works()[key], f"works/{key}"))
+            return dict(self._call(lambda: self._works()[key], url))
         except _NotFound:
             return None
 
-    def page(self, query: pyalex.Works, cursor: str = "*", per_page: int = 200) -> Page:
-        """One cursor page of ``query``."""
-        result = self._call(lambda: query.get(per_page=per_page, cursor=cursor), query.url)
+    def affords(self, query: pyalex.Works) -> bool:
+        """Whether the budget and ``max_cost`` allow one call of ``query``."""
+        return self.budget.affords(price(query.url))
+
+    def page(self, query: pyalex.Works, cursor: str = "*", per_page: int = 100) -> Page:
+        """One cursor page of ``query`` (:class:`~openmsd.fetch.budget.CostCap` or
+        :class:`~openmsd.fetch.budget.BudgetSpent` before a call the budget cannot pay)."""
+        url = query.url
+        self.budget.reserve(url)
+        result = self._call(lambda: query.get(per_page=per_page, cursor=cursor), url)
         meta = result.meta or {}
         if "next_cursor" not in meta:
-            raise BadAnswer(f"{query.url}: answer without meta.next_cursor")
+            raise BadAnswer(f"{public_url(url)}: answer without meta.next_cursor")
         return Page([dict(w) for w in result], meta.get("next_cursor"), meta.get("count"))
 
     def pages(self, query: pyalex.Works, cursor: str = "*",
-              per_page: int = 200) -> Iterator[Page]:
+              per_page: int = 100) -> Iterator[Page]:
         """Every page of ``query`` from ``cursor`` on."""
         while cursor:
             page = self.page(query, cursor, per_page)
@@ -97,37 +122,70 @@ class OpenAlex:
                 return
             cursor = page.next_cursor
 
-    def _call(self, call: Any, what: str) -> Any:
-        """Run a pyalex call, turning transport failures into :class:`FetchError`."""
+    def _call(self, call: Any, url: str) -> Any:
+        """Run a pyalex call to ``url``; a body cut off is tried again (``retries``: urllib3
+        retries everything before the body), every other failure becomes one
+        :class:`FetchError` naming the URL (never the key)."""
+        for attempt in range(self.polite.retries + 1):
+            try:
+                return self._once(call, url)
+            except CutAnswer:
+                if attempt == self.polite.retries:
+                    raise
+                time.sleep(min(self.polite.backoff * 2 ** attempt, self.polite.backoff_max))
+        raise AssertionError("unreachable")
+
+    def _once(self, call: Any, url: str) -> Any:
+        where = public_url(url)
         try:
             return call()
+        except BudgetSpent as error:
+            raise BudgetSpent(self.budget.spent_message(str(error))) from None
         except requests.HTTPError as error:
             status = error.response.status_code if error.response is not None else None
             if status == 404:
-                raise _NotFound(what) from None
+                raise _NotFound(where) from None
             if status in (401, 403):
-                raise FetchError(f"{self.api_url}: {status} refused ({_error_text(error)}); "
-                                 "is the API key right?") from None
-            raise BadAnswer(f"{self.api_url}/{what}: HTTP {status} ({_error_text(error)})"
-                             ) from None
+                raise FetchError(self._refused(status, _error_text(error))) from None
+            raise BadAnswer(f"{where}: HTTP {status} ({_error_text(error)})") from None
         except requests.exceptions.RetryError as error:
-            raise BadAnswer(f"{self.api_url}/{what}: still failing after "
-                             f"{self.polite.retries} retries ({_reason(error)})") from None
+            raise BadAnswer(f"{where}: still failing after {self.polite.retries} retries "
+                            f"({_reason(error)})") from None
         except requests.exceptions.JSONDecodeError as error:
-            raise BadAnswer(f"{self.api_url}/{what}: the answer is not JSON ({error})"
-                             ) from None
+            raise BadAnswer(f"{where}: the answer is not JSON ({error})") from None
+        except requests.exceptions.ConnectTimeout:
+            raise NetworkError(f"{where}: unreachable (no connection within the timeout)"
+                               ) from None
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ChunkedEncodingError,
+                requests.exceptions.ContentDecodingError) as error:
+            raise NetworkError(f"{where}: the answer stalled or broke off ({_reason(error)})"
+                               ) from None
         except requests.ConnectionError as error:
-            raise FetchError(f"{self.api_url}: unreachable ({_reason(error)})") from None
+            reason = _reason(error)
+            if "NewConnectionError" in reason or "Failed to resolve" in reason or \
+                    "Connection refused" in reason:
+                raise NetworkError(f"{self.api_url}: unreachable ({reason})") from None
+            raise NetworkError(f"{where}: the connection broke off ({reason})") from None
+        except ResponseTooLarge as error:
+            raise BadAnswer(str(error)) from None
         except requests.RequestException as error:
-            raise BadAnswer(f"{self.api_url}/{what}: {error}") from None
+            raise BadAnswer(f"{where}: {error}") from None
         except pyalex.api.QueryError as error:
             if "API key" in str(error):  # pyalex's answer to a 401
-                raise FetchError(f"{self.api_url}: 401 refused ({error}); is the API key "
-                                 "right?") from None
-            raise BadAnswer(f"{self.api_url}/{what}: the API refused the query ({error})"
-                            ) from None
+                raise FetchError(self._refused(401, str(error))) from None
+            raise BadAnswer(f"{where}: the API refused the query ({error})") from None
         except (ValueError, KeyError, TypeError) as error:
-            raise BadAnswer(f"{self.api_url}/{what}: unexpected answer ({error})") from None
+            raise BadAnswer(f"{where}: unexpected answer ({error})") from None
+
+    def _refused(self, status: int, text: str) -> str:
+        if status == 403:
+            return (f"{self.api_url}: 403 forbidden ({text}); OpenAlex answers 403 to requests "
+                    "that come too fast (wait, then run the same command again) and to a key "
+                    "without access to what was asked")
+        if self.polite.api_key:
+            return (f"{self.api_url}: {status} refused ({text}): the API key is wrong; check "
+                    "OPENALEX_API_KEY or --api-key against openalex.org/settings/api")
+        return f"{self.api_url}: {status} refused ({text}): OpenAlex wants an API key; {KEY_HELP}"
 
 
 class _NotFound(LookupError):
@@ -145,4 +203,8 @@ def _error_text(error: requests.HTTPError) -> str:
 def _reason(error: Exception) -> str:
     reason = error.args[0] if error.args else error
     reason = getattr(reason, "reason", reason)
-    return str(reason)[:200]
+    return _POOL.sub("", _KEY.sub("api_key=...", str(reason)))[:200]
+
+
+_KEY = re.compile(r"api_key=[^&\s)]*")
+_POOL = re.compile(r"\b\w*Connection(?:Pool)?\(host='[^']*', port=\d+\): ")

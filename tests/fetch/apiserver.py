@@ -6,8 +6,17 @@ APIs document: OpenAlex ``/works/{id}`` (301 for a merged id, 404 with
 "work", "message": {...}}``, 404 ``Resource not found.``); Zotero ``/users/{id}/collections/
 {key}/items/top`` (a JSON array, ``Total-Results`` and ``Link`` paging, 403 for a wrong key).
 
+OpenAlex answers as documented since February 13, 2026 ("Authentication & Pricing",
+developers.openalex.org): the key in the ``api_key`` parameter (an ``Authorization`` header is
+not read), a daily budget in USD per key (``World.keys``) or without one
+(``World.keyless_usd``); singletons free, list calls $0.0001, searches $0.001; every answer
+carries ``X-RateLimit-Limit-USD``, ``X-RateLimit-Remaining-USD`` and ``X-RateLimit-Cost-USD``;
+a call the budget left cannot pay is a 429, an unknown key a 401.
+
 Faults are scripted: ``world.fault("/openalex/works?", 429, headers={"Retry-After": "1"})``
-answers the next request whose path contains the pattern with that status, once.
+answers the next request whose path contains the pattern with that status, once;
+``mode="trickle"`` sends its body one byte every ``pause`` seconds, ``mode="truncate"`` sends
+half of it and closes the connection.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +38,8 @@ OPENALEX = "/openalex"
 CROSSREF = "/crossref"
 ZOTERO = "/zotero"
 ZOTERO_KEY = "zotero-test-key"
+OPENALEX_KEY = "openalex-test-key"
+PRICES = {"singleton": 0.0, "list": 0.0001, "search": 0.001}
 
 
 def inverted_index(text: str) -> dict[str, list[int]]:
@@ -80,28 +92,60 @@ class World:
     merged: dict[str, str] = field(default_factory=dict)
     crossref: dict[str, dict[str, Any]] = field(default_factory=dict)
     zotero: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    faults: list[tuple[str, int, dict[str, str], bytes]] = field(default_factory=list)
+    faults: list[tuple[str, int, dict[str, str], bytes, str, float]] = field(
+        default_factory=list)
     log: list[str] = field(default_factory=list)
     delay: float = 0.0  # seconds before each answer (a slow API)
     headers: list[dict[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    keys: dict[str, float] = field(default_factory=lambda: {OPENALEX_KEY: 1.0})
+    keyless_usd: float = 0.01
+    spent: dict[str, float] = field(default_factory=dict)  # by key ("" without one)
+    max_per_page: int = 100  # the documented range is 1-100 (200 before 2026)
+    cited_by: dict[str, int] | None = None  # counts of citers, rebuilt after add()
 
     def add(self, work: dict[str, Any]) -> None:
         self.works[work["id"].rsplit("/", 1)[-1]] = work
+        self.cited_by = None
 
     def fault(self, pattern: str, status: int, body: bytes | None = None,
-              headers: dict[str, str] | None = None) -> None:
+              headers: dict[str, str] | None = None, mode: str = "",
+              pause: float = 0.0) -> None:
         if body is None:
             body = json.dumps({"error": "Server error", "message": f"status {status}"}).encode()
-        self.faults.append((pattern, status, headers or {}, body))
+        self.faults.append((pattern, status, headers or {}, body, mode, pause))
 
-    def take_fault(self, path: str) -> tuple[int, dict[str, str], bytes] | None:
+    def take_fault(self, path: str) -> tuple[int, dict[str, str], bytes, str, float] | None:
         with self.lock:
-            for i, (pattern, status, headers, body) in enumerate(self.faults):
+            for i, (pattern, status, headers, body, mode, pause) in enumerate(self.faults):
                 if pattern in path:
                     del self.faults[i]
-                    return status, headers, body
+                    return status, headers, body, mode, pause
         return None
+
+    def charge(self, key: str | None, kind: str) -> tuple[int, dict[str, str]]:
+        """Bill one call: (status, rate-limit headers); 401 for an unknown key, 429 when the
+        budget left cannot pay it."""
+        if key is not None and key not in self.keys:
+            return 401, {}
+        limit = self.keys[key] if key is not None else self.keyless_usd
+        cost = PRICES[kind]
+        with self.lock:
+            spent = self.spent.get(key or "", 0.0)
+            if cost > limit - spent + 1e-12:
+                status, cost = 429, 0.0
+            else:
+                status = 200
+                spent = self.spent[key or ""] = spent + cost
+        return status, {"X-RateLimit-Limit-USD": f"{limit:.4f}",
+                        "X-RateLimit-Remaining-USD": f"{max(0.0, limit - spent):.4f}",
+                        "X-RateLimit-Cost-USD": f"{cost:.4f}"}
+
+    def counted(self, work: dict[str, Any]) -> dict[str, Any]:
+        """``work`` with its ``cited_by_count``: the works here that reference it."""
+        if self.cited_by is None:
+            self.cited_by = {w: len(c) for w, c in self.citers().items()}
+        return {**work, "cited_by_count": self.cited_by.get(work["id"].rsplit("/", 1)[-1], 0)}
 
     def citers(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
@@ -119,6 +163,15 @@ def _offset(cursor: str) -> int:
     if cursor == "*":
         return 0
     return int(base64.urlsafe_b64decode(cursor.encode()).decode().split(":")[1])
+
+
+def _kind(rest: str, query: dict[str, str]) -> str:
+    """How OpenAlex bills a call: ``singleton``, ``list`` or ``search``."""
+    if rest.startswith("/"):
+        return "singleton"
+    if "search" in query or ".search:" in query.get("filter", ""):
+        return "search"
+    return "list"
 
 
 def _filters(value: str) -> dict[str, str]:
@@ -147,24 +200,63 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def send_json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        headers = {**getattr(self, "budget", {}), **(headers or {})}
         self.send(status, json.dumps(data).encode(), headers=headers)
+
+    def send_faulty(self, status: int, body: bytes, headers: dict[str, str], mode: str,
+                    pause: float) -> None:
+        """Headers with the whole body's Content-Length, then the body trickled or cut."""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.close_connection = True
+        try:
+            if mode == "truncate":
+                self.wfile.write(body[:len(body) // 2])
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            for byte in body:  # trickle
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(pause)
+        except OSError:  # the client gave up
+            return
 
     def do_GET(self) -> None:
         world = self.world
+        self.budget: dict[str, str] = {}
         if world.delay:
             time.sleep(world.delay)
         with world.lock:
             world.log.append(self.path)
             world.headers.append(dict(self.headers))
         if fault := world.take_fault(self.path):
-            status, headers, body = fault
-            self.send(status, body, headers=headers)
+            status, headers, body, mode, pause = fault
+            if mode:
+                self.send_faulty(status, body, headers, mode, pause)
+            else:
+                self.send(status, body, headers=headers)
             return
         parts = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         path = parts.path
         if path.startswith(OPENALEX + "/works"):
-            self.openalex(path[len(OPENALEX + "/works"):], query)
+            rest = path[len(OPENALEX + "/works"):]
+            status, budget = world.charge(query.get("api_key"), _kind(rest, query))
+            if status == 401:
+                self.send_json(401, {"error": "Invalid API key",
+                                     "message": "The API key you provided is not valid."})
+                return
+            if status == 429:
+                self.send_json(429, {"error": "Rate limit exceeded",
+                                     "message": "Daily budget exhausted."}, headers=budget)
+                return
+            self.budget = budget
+            self.openalex(rest, query)
         elif path.startswith(CROSSREF + "/works/"):
             self.crossref(unquote(path[len(CROSSREF + "/works/"):]))
         elif path.startswith(ZOTERO + "/"):
@@ -188,7 +280,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_json(404, {"error": "Not Found",
                                      "message": f"Work {key} not found"})
                 return
-            self.send_json(200, work)
+            self.send_json(200, world.counted(work))
             return
         filters = _filters(query.get("filter", ""))
         known = {"openalex_id", "cites", "from_updated_date", "language", "publication_year",
@@ -219,13 +311,19 @@ class _Handler(BaseHTTPRequestHandler):
         if words:
             ids = [w for w in ids if any(word in (world.works[w]["title"] or "").lower()
                                          for word in words)]
-        per_page = int(query.get("per-page", 25))
+        per_page = int(query.get("per_page") or query.get("per-page") or 25)
+        if not 1 <= per_page <= self.world.max_per_page:
+            self.send_json(400, {"error": "Invalid query parameters error.",
+                                 "message": f"per_page is {per_page}: expected 1 to "
+                                            f"{self.world.max_per_page}"})
+            return
         offset = _offset(query.get("cursor", "*"))
         chunk = ids[offset:offset + per_page]
         meta = {"count": len(ids), "db_response_time_ms": 3, "page": None,
                 "per_page": per_page, "groups_count": None,
                 "next_cursor": _cursor(offset + per_page) if chunk else None}
-        self.send_json(200, {"meta": meta, "results": [world.works[w] for w in chunk],
+        self.send_json(200, {"meta": meta, "results": [world.counted(world.works[w])
+                                                       for w in chunk],
                              "group_by": []})
 
     def crossref(self, doi: str) -> None:

@@ -7,9 +7,16 @@ from collections.abc import Iterator
 import pytest
 
 from openmsd.fetch import Polite
-from tests.fetch.apiserver import Server, World, crossref_work, openalex_work, serve
+from tests.fetch.apiserver import (
+    OPENALEX_KEY,
+    Server,
+    World,
+    crossref_work,
+    openalex_work,
+    serve,
+)
 
-FAST = Polite(mailto="me@example.org", retries=3, backoff=0.01, backoff_max=0.05, timeout=5)
+FAST = Polite(retries=3, backoff=0.01, backoff_max=0.05, timeout=5, api_key=OPENALEX_KEY)
 
 
 def small_world() -> World:

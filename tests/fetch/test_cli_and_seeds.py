@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from openmsd.cli import app
 from openmsd.corpus import ingest
 from openmsd.fetch import SeedError, read_seed_file, seeds_from_zotero
-from tests.fetch.apiserver import ZOTERO_KEY, Server, zotero_item
+from tests.fetch.apiserver import OPENALEX_KEY, ZOTERO_KEY, Server, zotero_item
 
 runner = CliRunner()
 
@@ -53,6 +53,7 @@ def test_unreachable_api_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["fetch", "openalex", "W1", "--out", str(tmp_path / "w.jsonl"),
                                  "--api-url", "http://127.0.0.1:9", "--retries", "0"])
     assert result.exit_code == 2 and "unreachable" in result.output
+    assert "host=" not in result.output and "Connection(" not in result.output
     assert not (tmp_path / "w.jsonl").exists()
     result = runner.invoke(app, ["fetch", "openalex", "--filter", "language", "--out",
                                  str(tmp_path / "w.jsonl")])
@@ -74,7 +75,8 @@ def test_zotero_collection_as_seeds(api: Server, tmp_path: Path) -> None:
     result = runner.invoke(app, ["fetch", "openalex", "--zotero", "user:42",
                                  "--zotero-collection", "ABCD1234", "--zotero-key", ZOTERO_KEY,
                                  "--zotero-url", api.zotero, "--api-url", api.openalex,
-                                 "--depth", "0", "--out", str(out), "--json"])
+                                 "--api-key", OPENALEX_KEY, "--depth", "0", "--out", str(out),
+                                 "--json"])
     assert result.exit_code == 0, result.output
     report = orjson.loads(result.stdout[result.stdout.index("{"):])
     assert report["works"] >= 6 and report["unresolved"]

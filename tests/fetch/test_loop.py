@@ -18,7 +18,7 @@ import requests
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from tests.fetch.apiserver import World, openalex_work, serve, taln_world
+from tests.fetch.apiserver import OPENALEX_KEY, World, openalex_work, serve, taln_world
 
 runner = CliRunner()
 MODEL = "muse-v3"
@@ -74,7 +74,7 @@ def test_fetch_ingest_embed_index_serve_update(world: World, tmp_path: Path) -> 
     works, corpus = tmp_path / "w.jsonl.gz", tmp_path / "mycorpus"
     for server in serve(world):
         output = _run("fetch", "openalex", "--seeds", str(library), "--citing", "--depth", "2",
-                      "--max-works", "40", "--out", str(works), "--mailto", "me@example.org",
+                      "--max-works", "40", "--out", str(works), "--api-key", OPENALEX_KEY,
                       "--api-url", server.openalex)
         assert "doi:10.5555/unknown.9" in output and "1 unresolved" in output
         _run("ingest", str(works), "--out", str(corpus))
@@ -106,7 +106,7 @@ def test_fetch_ingest_embed_index_serve_update(world: World, tmp_path: Path) -> 
                                 "sur l'analyse syntaxique.", 2026, "fr", ["Ana Silva"], [1040],
                                 updated="2099-01-01"))
         world.works["W1041"]["updated_date"] = "2099-01-01T00:00:00.000000"
-        output = _run("update", str(corpus))
+        output = _run("update", str(corpus), "--api-key", OPENALEX_KEY)
         assert "2 works" in output
         stats = orjson.loads(_run("corpus", "stats", str(corpus), "--json"))
         assert stats["papers"] == 41

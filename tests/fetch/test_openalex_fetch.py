@@ -21,7 +21,7 @@ from openmsd.fetch import (
     sidecar_path,
 )
 from openmsd.ingest.openalex import rebuild_abstract
-from tests.fetch.apiserver import Server
+from tests.fetch.apiserver import OPENALEX_KEY, Server
 from tests.fetch.conftest import FAST
 
 
@@ -45,8 +45,14 @@ def test_seeds_references_and_citers_depth_1(api: Server, tmp_path: Path) -> Non
     assert not out.with_name(out.name + ".partial").exists()
     assert not out.with_name(out.name + ".progress.json").exists()
     assert orjson.loads(sidecar_path(out).read_bytes())["plan"]["citing"] is True
-    # polite pool: every request carries the mailto
-    assert all("mailto=me%40example.org" in p for p in api.world.log)
+    # the key in the api_key parameter of every request; no header, no retired mailto
+    assert all(f"api_key={OPENALEX_KEY}" in p for p in api.world.log)
+    assert not any("Authorization" in h for h in api.world.headers)
+    assert not any("mailto" in p for p in api.world.log)
+    # two free singletons, one OR-filter of the 4 references, one cites filter: $0.0002
+    assert report.billed_calls == 2 and report.cost_usd == pytest.approx(0.0002)
+    assert report.budget_limit_usd == 1.0
+    assert report.budget_remaining_usd == pytest.approx(1.0 - 0.0002)
 
 
 def test_depth_2_bounded_by_max_works(api: Server, tmp_path: Path) -> None:
@@ -142,8 +148,14 @@ def test_unreachable_api_and_oversized_answer(api: Server, tmp_path: Path) -> No
     with pytest.raises(FetchError, match="unreachable"):
         crawl(OpenAlex("http://127.0.0.1:9", polite), plan, tmp_path / "a.jsonl")
     small = Polite(retries=0, max_bytes=100)
-    report = crawl(OpenAlex(api.openalex, small), plan, tmp_path / "b.jsonl")
-    assert "over the limit" in report.unresolved[0]["reason"]
+    with pytest.raises(FetchError, match=r"no seed resolved \(of 1\).*over the limit"):
+        crawl(OpenAlex(api.openalex, small), plan, tmp_path / "b.jsonl")
+    assert not (tmp_path / "b.jsonl").exists()
+    two = FetchPlan(seeds=seeds_from_ids(["W1001", "W1002"], "cli"), depth=0)
+    api.world.fault("/works/W1001", 200, body=b"x" * 3000)
+    report = crawl(OpenAlex(api.openalex, Polite(retries=0, max_bytes=2000)), two,
+                   tmp_path / "b.jsonl")
+    assert "over the limit" in report.unresolved[0]["reason"] and report.works == 1
     with pytest.raises(FetchError, match="expected an http"):
         OpenAlex("ftp://x")
     crossref = fetch_crossref(["10.5555/test.1005"], tmp_path / "c.json", api.crossref, small)
@@ -187,9 +199,7 @@ def test_a_fetch_killed_midway_resumes_without_duplicates(api: Server, tmp_path:
 
 
 def test_a_refused_key_stops_the_fetch_with_a_clear_error(api: Server, tmp_path: Path) -> None:
-    body = b'{"error": "Invalid API key", "message": "The API key you provided is not valid."}'
-    api.world.fault("/works/W1001", 401, body=body)
-    with pytest.raises(FetchError, match=r"401 refused .*Invalid API key.*is the API key right"):
+    with pytest.raises(FetchError, match=r"401 refused .*Invalid API key.*the API key is wrong"):
         crawl(OpenAlex(api.openalex, FAST, api_key="wrong"),
               FetchPlan(seeds=seeds_from_ids(["W1001", "W1002"], "cli")), tmp_path / "w.jsonl")
-    assert api.world.headers[-1]["Authorization"] == "Bearer wrong"
+    assert "api_key=wrong" in api.world.log[-1]

@@ -110,7 +110,8 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
     if as_json:
         emit(found.as_dict(), True)
     elif not found.new:
-        out.print(f"{corpus}: {nothing_new(found)}", highlight=False, markup=False)
+        out.print(f"{corpus}: {nothing_new(found)}", highlight=False, markup=False,
+                  soft_wrap=True)
     else:
         since_text = found.since.strftime("%Y-%m-%d %H:%M UTC") if found.since else "the start"
         err.print(f"{found.new} new papers since {since_text}; the first {len(found.results)} "

@@ -321,7 +321,7 @@ def svg(picture: Picture, link: Callable[[Node], str | None] | None = None,
                 _el(holder, "circle", cx=f"{picture.x[i]:.1f}", cy=f"{picture.y[i]:.1f}",
                     r=f"{picture.radius[i]:.1f}", fill=colour,
                     stroke="#000000" if node.query else "#ffffff",
-                    stroke_width=3 if node.query else 1)
+                    stroke_width=3 if node.query else 1, class_="query" if node.query else "paper")
     return etree.tostring(root, encoding="unicode")
 
 

@@ -82,7 +82,7 @@ def _dir(corpus: Corpus) -> Path:
 def _build_time(corpus: Corpus) -> datetime:
     """When the corpus's current build was written (its papers table's time)."""
     stamp = corpus.table_path("papers").stat().st_mtime
-    return datetime.fromtimestamp(stamp, UTC).replace(microsecond=0)
+    return datetime.fromtimestamp(stamp, UTC)
 
 
 def _read_arrivals(path: Path) -> dict[str, datetime]:

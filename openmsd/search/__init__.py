@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from openmsd.search.view import recommendations_view, results_table, shorten
     from openmsd.search.watch import (
         Watch,
+        arrivals,
         record_watch,
         seed_set_name,
         stored_watches,
@@ -76,6 +77,7 @@ _WHERE: dict[str, str] = {
     "STRONG_SIMILARITY": "neighbourhood",
     "SUMMARY": "related",
     "Watch": "watch",
+    "arrivals": "watch",
     "atom": "feed",
     "build_neighbourhood": "neighbourhood",
     "built_scorer": "ranking",
@@ -123,7 +125,7 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "FORMATS", "LAYOUTS", "MAX_LOCATIONS", "STRONG_SIMILARITY", "SUMMARY",
     "Neighbourhood", "PaperNotFoundError", "Picture",
-    "RankWeights", "Result", "Watch", "atom", "build_neighbourhood", "built_scorer",
+    "RankWeights", "Result", "Watch", "arrivals", "atom", "build_neighbourhood", "built_scorer",
     "compute_related_lists",
     "corpus_scorer", "dense_members", "digest_html", "draw", "find_paper", "is_built",
     "is_current", "is_loaded", "language_warning", "library_seeds", "lists_path",

@@ -15,6 +15,7 @@ free spot is shortened, then left to the hover text, so labels never pile up.
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,8 +37,12 @@ FONT = 11  # px
 CHAR = 0.56 * FONT  # mean width of a character
 LINE = FONT + 3
 TOP, BOTTOM, SIDE = 64, 40, 16
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#17becf", "#bcbd22", "#7f7f7f"]
+LANGUAGE_COLOURS = {"en": "#1f77b4", "es": "#ff7f0e", "pt": "#2ca02c", "fr": "#d62728",
+                    "de": "#9467bd", "it": "#8c564b", "ru": "#e377c2", "zh": "#17becf",
+                    "ja": "#bcbd22", "und": "#7f7f7f"}
+"""Each common language's colour (matplotlib's tab10), the same in every picture."""
+EXTRA = ["#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
+         "#31a354", "#756bb1", "#636363"]
 OTHER = "#c7c7c7"
 SVG_NS = "http://www.w3.org/2000/svg"
 
@@ -75,16 +80,14 @@ class Picture:
 
 
 def _colours(nodes: list[Node]) -> dict[str, str]:
-    """A colour per language, the most frequent first (ties by name); ``und`` is grey."""
+    """A colour per language, the same in every picture (a fixed one for the common
+    languages, else one of :data:`EXTRA` by a digest of the code), the most frequent first."""
     counts: dict[str, int] = {}
     for node in nodes:
         counts[node.language] = counts.get(node.language, 0) + 1
-    ordered = sorted((lang for lang in counts if lang != "und"), key=lambda g: (-counts[g], g))
-    colours = {lang: PALETTE[i] if i < len(PALETTE) - 1 else OTHER
-               for i, lang in enumerate(ordered)}
-    if "und" in counts:
-        colours["und"] = PALETTE[-1]
-    return colours
+    ordered = sorted(counts, key=lambda g: (g == "und", -counts[g], g))
+    return {lang: LANGUAGE_COLOURS.get(lang)
+            or EXTRA[zlib.crc32(lang.encode()) % len(EXTRA)] for lang in ordered}
 
 
 def _force(hood: Neighbourhood, seed: int) -> np.ndarray:
@@ -134,35 +137,31 @@ def text_width(text: str) -> float:
 
 
 def _spread(x: np.ndarray, y: np.ndarray, radius: np.ndarray, box: tuple[float, ...],
-            move_x: bool, rounds: int = 200) -> None:
-    """Push apart nodes closer than their radii plus a label's height (in place)."""
+            move_x: bool, rounds: int = 300) -> None:
+    """Push apart nodes closer than their radii plus a label's height (in place): each round
+    moves both nodes of every such pair half the missing distance apart (only up and down
+    when ``move_x`` is false: a time axis keeps its x)."""
     left, top, right, bottom = box
-    n = len(x)
+    gap = radius[:, None] + radius[None, :] + LINE + 4
+    upper = np.triu(np.ones((len(x), len(x)), bool), 1)
     for _ in range(rounds):
-        moved = False
-        for i in range(n):
-            for j in range(i + 1, n):
-                dx, dy = x[j] - x[i], y[j] - y[i]
-                gap = radius[i] + radius[j] + LINE + 4
-                dist = math.hypot(dx, dy)
-                if dist >= gap:
-                    continue
-                moved = True
-                if dist < 1e-6:
-                    dx, dy, dist = (0.0, 1.0, 1.0) if not move_x else (1.0, 0.5, 1.118)
-                push = (gap - dist) / 2
-                if move_x:
-                    ux, uy = dx / dist, dy / dist
-                else:
-                    ux, uy = 0.0, (1.0 if dy >= 0 else -1.0)
-                x[i] -= ux * push
-                x[j] += ux * push
-                y[i] -= uy * push
-                y[j] += uy * push
+        dx, dy = x[None, :] - x[:, None], y[None, :] - y[:, None]
+        dist = np.hypot(dx, dy)
+        close = upper & (dist < gap)
+        if not close.any():
+            return
+        same = dist < 1e-6  # one on top of the other: apart along a fixed direction
+        dx, dy = np.where(same, 1.0 if move_x else 0.0, dx), np.where(same, 1.0, dy)
+        dist = np.where(same, 1.0, dist)
+        push = np.where(close, (gap - dist) / 2, 0.0)
+        if move_x:
+            ux, uy = dx / dist, dy / dist
+        else:
+            ux, uy = np.zeros_like(dx), np.where(dy >= 0, 1.0, -1.0)
+        x += (ux * push).sum(axis=0) - (ux * push).sum(axis=1)
+        y += (uy * push).sum(axis=0) - (uy * push).sum(axis=1)
         np.clip(x, left, right, out=x)
         np.clip(y, top, bottom, out=y)
-        if not moved:
-            return
 
 
 def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float, float]

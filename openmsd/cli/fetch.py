@@ -14,7 +14,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from openmsd.cli.options import JsonOpt
 from openmsd.cli.output import emit, err, fail, out
-from openmsd.cli.watch import WATCH_K, AtomOpt, HtmlOpt, run_watch
+from openmsd.cli.watch import WATCH_K, AtomOpt, HtmlOpt, check_outputs, run_watch
 
 __all__ = ["app", "fetch_app"]
 
@@ -223,6 +223,8 @@ def update(
     embed and index it for every model the corpus has an index for; with --watch, then list
     what is new for a library (one command for a cron job)."""
     _need_clients()
+    if watch:
+        check_outputs(watch, atom_file, html_file)
     _update(corpus, mailto, api_url)
     if watch:
         run_watch(corpus, watch, None, None, atom_file, html_file, WATCH_K, None, None, None,

@@ -3,6 +3,7 @@ picture (:mod:`openmsd.search.picture`), written to a file."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,6 +42,9 @@ def check_graph_target(target: Path | None, by: str) -> None:
         fail(f"--by {by!r}: expected one of {', '.join(LAYOUTS)}")
     if target.is_dir():
         fail(f"--graph {target}: a directory; give a file name")
+    folder = target.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        fail(f"--graph {target}: cannot write there ({folder} is not a writable folder)")
 
 
 def _dense_index(corpus: Corpus, model: str | None) -> Any:

@@ -14,7 +14,7 @@ from openmsd.cli.options import BackendOpt, CorpusArg, JsonOpt
 from openmsd.cli.output import emit, err, fail, out
 from openmsd.corpus import Corpus, CorpusError
 
-__all__ = ["WATCH_K", "AtomOpt", "HtmlOpt", "app", "run_watch"]
+__all__ = ["WATCH_K", "AtomOpt", "HtmlOpt", "app", "check_outputs", "run_watch"]
 
 WATCH_K = 50
 """New papers a feed lists at most."""
@@ -47,6 +47,16 @@ def _check_target(option: str, target: Path | None) -> None:
         fail(f"{option} {target}: cannot write there ({folder} is not a writable folder)")
 
 
+def check_outputs(seeds: list[Path], atom_file: Path | None, html_file: Path | None) -> None:
+    """Fail before any work for a seed file that is not there or an output that cannot be
+    written (``update --watch`` checks them before it fetches)."""
+    for path in seeds:
+        if not path.is_file():
+            fail(f"{path}: no such seed file (a BibTeX, RIS or ids file)")
+    _check_target("--atom", atom_file)
+    _check_target("--html", html_file)
+
+
 def _write(option: str, target: Path, data: bytes) -> None:
     from openmsd.io import atomic_path
 
@@ -77,8 +87,7 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
         watch_library,
     )
 
-    _check_target("--atom", atom_file)
-    _check_target("--html", html_file)
+    check_outputs([*seeds, *(negative or [])], atom_file, html_file)
     start = _since(since)
     try:
         target = Corpus(corpus)

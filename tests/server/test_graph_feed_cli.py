@@ -88,7 +88,7 @@ def test_graph_bad_outputs(served_corpus: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("", encoding="utf-8")
     out = _run("related", served_corpus, "fr-parse", "--graph", blocker / "g.svg", code=2)
-    assert "cannot write it" in out
+    assert "cannot write there" in out and "is not a writable folder" in out
     out = _run("related", served_corpus, "fr-parse", "--graph", tmp_path / "g.svg", "--by",
                "size", code=2)
     assert "--by 'size'" in out
@@ -129,5 +129,7 @@ def test_watch_bad_inputs(corpus: Path, tmp_path: Path) -> None:
                code=2)
     assert "--atom" in out and "cannot write there" in out
     assert not (corpus / "watch").exists()  # a failed watch records nothing
+    out = _run("watch", corpus, "--seeds", tmp_path / "missing.bib", code=2)
+    assert "missing.bib: no such seed file" in out
     out = _run("watch", corpus, "--seeds", seeds, "--since", "last week", code=2)
     assert "--since 'last week'" in out

@@ -3,6 +3,7 @@ picture (:mod:`openmsd.search.picture`), written to a file."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Annotated, Any
@@ -40,6 +41,9 @@ def check_graph_target(target: Path | None, by: str) -> None:
              f"{target.suffix or 'no extension'!r}")
     if by not in LAYOUTS:
         fail(f"--by {by!r}: expected one of {', '.join(LAYOUTS)}")
+    if target.suffix.lower() == ".png" and importlib.util.find_spec("matplotlib") is None:
+        fail(f"--graph {target}: PNG needs matplotlib: pip install 'openmsd[eval]' (or write "
+             ".svg)")
     if target.is_dir():
         fail(f"--graph {target}: a directory; give a file name")
     folder = target.parent

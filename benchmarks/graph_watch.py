@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from openmsd.corpus import Corpus, ingest
@@ -142,14 +143,12 @@ def watch_times(corpus: Corpus, key: str, seeds: int, new: int, repeats: int
     rest = sorted(set(ids) - set(library))
     fresh = set(rng.sample(rest, new))
     known = arrivals(corpus)  # every paper recorded, at the build's time
-    built = max(known.values())
-    later = built + timedelta(hours=1)
-    path = corpus.root / "watch" / "arrivals.parquet"
-    table = pa.table({"paper_id": list(known),
-                      "arrived": [later if p in fresh else known[p] for p in known]},
-                     schema=pa.schema([("paper_id", pa.string()),
-                                       ("arrived", pa.timestamp("us", tz="UTC"))]))
-    pq.write_table(table, path)
+    built = pc.max(known["arrived"]).as_py()
+    later = pa.scalar(built + timedelta(hours=1), known.schema.field("arrived").type)
+    marked = pc.if_else(pc.is_in(known["paper_id"], pa.array(sorted(fresh))), later,
+                        known["arrived"])
+    pq.write_table(known.set_column(1, "arrived", marked),
+                   corpus.root / "watch" / "arrivals.parquet")
     name = seed_set_name(library, [])
     write_json(corpus.root / "watch" / f"{name}.json", {
         "name": name, "positive": library, "negative": [], "model": key,

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from filelock import FileLock
 
@@ -85,37 +86,33 @@ def _build_time(corpus: Corpus) -> datetime:
     return datetime.fromtimestamp(stamp, UTC)
 
 
-def _read_arrivals(path: Path) -> dict[str, datetime]:
-    if not path.exists():
-        return {}
-    table = pq.read_table(path)
-    return dict(zip(table["paper_id"].to_pylist(), table["arrived"].to_pylist(), strict=True))
-
-
-def arrivals(corpus: Corpus, record: bool = True) -> dict[str, datetime]:
-    """When each paper of the corpus entered it; papers not yet recorded get the current
-    build's time (and, with ``record``, are recorded in ``watch/arrivals.parquet``)."""
-    ids = corpus.read("papers", ["paper_id"])["paper_id"].to_pylist()
+def arrivals(corpus: Corpus, record: bool = True) -> pa.Table:
+    """``paper_id``, ``arrived`` (UTC): when each paper of the corpus entered it; papers not
+    yet recorded get the current build's time (and, with ``record``, are recorded in
+    ``watch/arrivals.parquet``)."""
+    papers = corpus.read("papers", ["paper_id"])
     path = _dir(corpus) / ARRIVALS
-    known = _read_arrivals(path)
-    missing = [paper_id for paper_id in ids if paper_id not in known]
-    if missing:
-        built = _build_time(corpus)
-        known.update(dict.fromkeys(missing, built))
+    known = pq.read_table(path, schema=_SCHEMA) if path.exists() else _SCHEMA.empty_table()
+    table = papers.join(known, "paper_id", join_type="left outer").select(["paper_id",
+                                                                           "arrived"])
+    if table["arrived"].null_count:
+        built = pa.scalar(_build_time(corpus), _SCHEMA.field("arrived").type)
+        table = table.set_column(1, "arrived", pc.fill_null(table["arrived"], built))
         if record:
-            _write_arrivals(corpus, known)
-    return {paper_id: known[paper_id] for paper_id in ids}
+            _write_arrivals(corpus, table)
+    return table
 
 
-def _write_arrivals(corpus: Corpus, known: dict[str, datetime]) -> None:
+def _write_arrivals(corpus: Corpus, table: pa.Table) -> None:
+    """Add the papers of ``table`` the record does not hold yet (another watch's record
+    stands), atomically, under a lock."""
     path = _dir(corpus) / ARRIVALS
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(path) + ".lock"):
-        merged = {**known, **_read_arrivals(path)}  # another watch's record stands
-        table = pa.table({"paper_id": list(merged), "arrived": list(merged.values())},
-                         schema=_SCHEMA)
+        known = pq.read_table(path, schema=_SCHEMA) if path.exists() else _SCHEMA.empty_table()
+        added = table.filter(pc.invert(pc.is_in(table["paper_id"], known["paper_id"])))
         with atomic_path(path) as tmp:
-            pq.write_table(table, tmp)
+            pq.write_table(pa.concat_tables([known, added.cast(_SCHEMA)]), tmp)
 
 
 def watch_state(corpus: Corpus, name: str) -> dict[str, Any] | None:
@@ -146,14 +143,20 @@ def watch_library(corpus: Corpus, positive: list[str], negative: list[str], mode
     if start is None and state is not None:
         start = datetime.fromisoformat(state["watched"])
     arrived = arrivals(corpus, record)
-    seeds = set(positive) | set(negative)
-    new = [p for p, when in arrived.items()
-           if p not in seeds and (start is None or when > start)]
+    keep = pc.invert(pc.is_in(arrived["paper_id"], pa.array([*positive, *negative],
+                                                            pa.string())))
+    if start is not None:
+        keep = pc.and_(keep, pc.greater(arrived["arrived"],
+                                        pa.scalar(start, _SCHEMA.field("arrived").type)))
+    new = arrived.filter(keep)["paper_id"].to_pylist()
     index = index or load_index(corpus, model)
     results = (related_to_library(corpus, positive, model, negative, k, index=index, among=new)
                if new else [])
+    listed = arrived.filter(pc.is_in(arrived["paper_id"],
+                                     pa.array([r.paper_id for r in results], pa.string())))
     found = Watch(name, list(positive), list(negative), model, start, now, len(new), results,
-                  {r.paper_id: arrived[r.paper_id] for r in results},
+                  dict(zip(listed["paper_id"].to_pylist(), listed["arrived"].to_pylist(),
+                           strict=True)),
                   without_vectors(index, new))
     if record:
         record_watch(corpus, found)

@@ -28,7 +28,8 @@ from openmsd.search.neighbourhood import Neighbourhood, Node
 from openmsd.search.view import shorten
 from openmsd.search.xml_text import xml_text
 
-__all__ = ["FORMATS", "LAYOUTS", "Picture", "draw", "save", "svg"]
+__all__ = ["FORMATS", "LANGUAGE_COLOURS", "LAYOUTS", "Label", "Picture", "draw", "hover", "save",
+           "svg", "text_width"]
 
 FORMATS = (".svg", ".png")
 LAYOUTS = ("similarity", "year")

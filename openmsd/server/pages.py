@@ -140,10 +140,15 @@ def paper_view(request: Request, resources: Served, f: PageFilters, key: str) ->
 def library_view(request: Request, resources: Served,
                  id: Annotated[list[Key], Query(min_length=1, max_length=MAX_IDS)],
                  not_: Annotated[list[Key], Query(alias="not", max_length=MAX_IDS)] = [],  # noqa: B006
-                 k: Annotated[int, Query(ge=1, le=MAX_K)] = 10) -> HTMLResponse:
-    """Related to these N papers: the papers related to a whole library."""
-    found = related_to_library_for(resources, RelatedRequest(positive=id, negative=not_,
-                                                             k=max(k, GRAPH_K)))
+                 k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
+                 lang: Annotated[list[Language], Query(max_length=50)] = [],  # noqa: B006
+                 year_from: Annotated[int | None, Query(ge=0, le=3000)] = None,
+                 year_to: Annotated[int | None, Query(ge=0, le=3000)] = None) -> HTMLResponse:
+    """Related to these N papers: the papers related to a whole library (in ``lang``, from
+    ``year_from`` to ``year_to``)."""
+    found = related_to_library_for(resources, RelatedRequest(
+        positive=id, negative=not_, k=max(k, GRAPH_K), lang=lang, year_from=year_from,
+        year_to=year_to))
     seeds = papers_by_id(resources.corpus, found["positive"])
     page = {"offset": 0, "k": k, "next_offset": None, "results": found["results"][:k]}
     graph = picture_of(resources, found["positive"], found["results"], found["model"])

@@ -58,6 +58,14 @@ def test_filters_apply_to_the_picture(client) -> None:
     assert languages and languages <= {"es", "pt"}
 
 
+def test_library_picture_filters(client) -> None:
+    svg = _svg(client.get("/library?id=fr-parse&id=es-parse&lang=pt&year_from=2000").text)
+    assert _papers(svg)[:2] == ["fr-parse", "es-parse"]
+    hovers = [a.find(f"{SVG}title").text.split("\n")[1] for a in svg.iter(f"{SVG}a")
+              if a.get("data-paper") not in ("fr-parse", "es-parse")]
+    assert hovers and all(h.startswith("pt · ") for h in hovers)
+
+
 def test_a_script_title_stays_text_in_the_picture(client) -> None:
     page = client.get("/library?id=xss&id=fr-parse&k=5")
     assert page.status_code == 200

@@ -28,6 +28,7 @@ from openmsd.cli import (
     search,
     serve,
     train,
+    watch,
 )
 from openmsd.cli.output import err
 
@@ -72,7 +73,7 @@ app = typer.Typer(cls=_MainGroup, no_args_is_help=True, pretty_exceptions_enable
                   help="Multilingual related-paper search and citation recommendation "
                        "(OpenMSD). New here? Run 'openmsd demo'.")
 for _commands in (demo.app, fetch.app, corpus.app, models.app, search.app, train.app,
-                  robustness.app, enrich.app, serve.app):
+                  robustness.app, enrich.app, serve.app, watch.app):
     app.add_typer(_commands)  # commands at the top level: 'openmsd ingest', ...
 app.add_typer(corpus.corpus_app, name="corpus")
 app.add_typer(fetch.fetch_app, name="fetch")

@@ -14,6 +14,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from openmsd.cli.options import JsonOpt
 from openmsd.cli.output import emit, err, fail, out
+from openmsd.cli.watch import WATCH_K, AtomOpt, HtmlOpt, check_outputs, run_watch
 
 __all__ = ["app", "fetch_app"]
 
@@ -295,11 +296,28 @@ def update(
     api_url: Annotated[str | None, typer.Option(help="The OpenAlex API (default: the "
                                                      "fetch's).")] = None,
     mailto: Annotated[str | None, typer.Option(hidden=True)] = None,
+    watch: Annotated[list[Path] | None, typer.Option(
+        help="Then watch for this library (as 'openmsd watch --seeds'): what is new for "
+             "it.")] = None,
+    atom_file: AtomOpt = None,
+    html_file: HtmlOpt = None,
 ) -> None:
     """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
-    embed and index it for every model the corpus has an index for."""
+    embed and index it for every model the corpus has an index for; with --watch, then list
+    what is new for a library (one command for a cron job)."""
     _need_clients()
     _mailto_note(mailto)
+    if watch:
+        check_outputs(watch, atom_file, html_file)
+    _update(corpus, api_key, max_cost, timeout, api_url)
+    if watch:
+        run_watch(corpus, watch, None, None, atom_file, html_file, WATCH_K, None, None, None,
+                  False)
+
+
+def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: float,
+            api_url: str | None) -> None:
+    """Fetch, ingest, embed and index what changed since the last fetch of ``corpus``."""
     from openmsd.corpus import Corpus, CorpusError, ingest
     from openmsd.fetch import PER_PAGE, FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index import build_index

@@ -9,6 +9,15 @@ from typing import Annotated
 
 import typer
 
+from openmsd.cli.graph import (
+    GRAPH_K,
+    ByOpt,
+    GraphKOpt,
+    GraphOpt,
+    SimilarEdgesOpt,
+    check_graph_target,
+    write_graph,
+)
 from openmsd.cli.options import BackendOpt, CorpusArg, ExportOpt, JsonOpt, K, LangOpt, YearOpt
 from openmsd.cli.output import emit, err, fail
 from openmsd.corpus import Corpus, CorpusError
@@ -27,7 +36,13 @@ from openmsd.rank import (
     is_builtin,
     is_dense,
 )
-from openmsd.search import PaperNotFoundError, Result, recommendations_view, results_table
+from openmsd.search import (
+    PaperNotFoundError,
+    Result,
+    find_paper,
+    recommendations_view,
+    results_table,
+)
 
 __all__ = ["app"]
 
@@ -138,12 +153,18 @@ def related(
     export: ExportOpt = None,
     json: JsonOpt = False,
     backend: BackendOpt = None,
+    graph: GraphOpt = None,
+    graph_k: GraphKOpt = GRAPH_K,
+    by: ByOpt = "similarity",
+    similar_edges: SimilarEdgesOpt = False,
 ) -> None:
     """The papers most related to a paper, or to a whole library (--seeds), in any language,
-    with why."""
+    with why; --graph draws them as a picture."""
     from openmsd.fetch import FetchError, read_seed_file
     from openmsd.search import library_seeds, rank_related, related_to_library
 
+    check_graph_target(graph, by)
+    shown, k = k, max(k, graph_k) if graph else k
     try:
         target = Corpus(corpus)
         years = _year_range(year)
@@ -162,15 +183,19 @@ def related(
             key = (dense if "@" in dense else
                    vector_key(dense, _index_backend(target, dense, backend)))
             results = related_to_library(target, positive, key, negatives, k, lang, years)
+            queries = positive
         elif paper:
             results = rank_related(target, paper, _ranker(target, model, backend, HYBRID_GRAPH),
                                    k, lang, years)
+            queries = [find_paper(target, paper)]
         else:
             fail("give a paper id or DOI, or --seeds LIBRARY")
+        if graph:
+            write_graph(graph, target, queries, results[:graph_k], model, by, similar_edges)
     except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError, UnknownScorerError,
             UnknownModelError) as error:
         fail(str(error))
-    _show(results, target, json, export, lang, years, "the index holds no other paper")
+    _show(results[:shown], target, json, export, lang, years, "the index holds no other paper")
 
 
 @app.command("search")

@@ -14,7 +14,9 @@ from openmsd.faces import lazy_getattr
 if TYPE_CHECKING:
     from openmsd.search.build_cache import is_loaded
     from openmsd.search.citation_graph import load_citation_graph, read_graph
+    from openmsd.search.feed import atom, digest_html, nothing_new
     from openmsd.search.library import library_seeds, related_to_library
+    from openmsd.search.neighbourhood import STRONG_SIMILARITY, Neighbourhood, build_neighbourhood
     from openmsd.search.paper_records import (
         load_paper_records,
         paper_aliases,
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
         read_records,
     )
     from openmsd.search.papers import paper_details, papers_by_id
+    from openmsd.search.picture import FORMATS, LAYOUTS, Picture, draw, save, svg
     from openmsd.search.ranking import (
         built_scorer,
         corpus_scorer,
@@ -52,17 +55,37 @@ if TYPE_CHECKING:
         stored_related,
     )
     from openmsd.search.view import recommendations_view, results_table, shorten
+    from openmsd.search.watch import (
+        Watch,
+        arrivals,
+        record_watch,
+        seed_set_name,
+        stored_watches,
+        watch_library,
+        watch_state,
+    )
 
 _WHERE: dict[str, str] = {
+    "FORMATS": "picture",
+    "LAYOUTS": "picture",
     "MAX_LOCATIONS": "recommend",
+    "Neighbourhood": "neighbourhood",
     "PaperNotFoundError": "related",
+    "Picture": "picture",
     "RankWeights": "recommend",
     "Result": "related",
+    "STRONG_SIMILARITY": "neighbourhood",
     "SUMMARY": "related",
+    "Watch": "watch",
+    "arrivals": "watch",
+    "atom": "feed",
+    "build_neighbourhood": "neighbourhood",
     "built_scorer": "ranking",
     "compute_related_lists": "related_lists",
     "corpus_scorer": "ranking",
     "dense_members": "ranking",
+    "digest_html": "feed",
+    "draw": "picture",
     "find_paper": "related",
     "is_built": "ranking",
     "is_current": "related_lists",
@@ -73,6 +96,7 @@ _WHERE: dict[str, str] = {
     "load_citation_graph": "citation_graph",
     "load_paper_records": "paper_records",
     "nearest": "related",
+    "nothing_new": "feed",
     "paper_aliases": "paper_records",
     "paper_details": "papers",
     "papers_by_id": "papers",
@@ -83,22 +107,34 @@ _WHERE: dict[str, str] = {
     "read_records": "paper_records",
     "recommend_citations": "recommend",
     "recommendations_view": "view",
+    "record_watch": "watch",
     "related_papers": "related",
     "related_to_library": "library",
     "results_table": "view",
+    "save": "picture",
     "search": "related",
+    "seed_set_name": "watch",
     "shorten": "view",
     "stored_related": "related_lists",
+    "stored_watches": "watch",
+    "svg": "picture",
+    "watch_library": "watch",
+    "watch_state": "watch",
 }
 
 __all__ = [
-    "MAX_LOCATIONS", "SUMMARY", "PaperNotFoundError", "RankWeights", "Result", "built_scorer",
-    "compute_related_lists", "corpus_scorer",
-    "dense_members", "find_paper", "is_built", "is_current", "is_loaded", "language_warning",
-    "library_seeds", "lists_path", "load_citation_graph", "load_paper_records", "nearest",
+    "FORMATS", "LAYOUTS", "MAX_LOCATIONS", "STRONG_SIMILARITY", "SUMMARY",
+    "Neighbourhood", "PaperNotFoundError", "Picture",
+    "RankWeights", "Result", "Watch", "arrivals", "atom", "build_neighbourhood", "built_scorer",
+    "compute_related_lists",
+    "corpus_scorer", "dense_members", "digest_html", "draw", "find_paper", "is_built",
+    "is_current", "is_loaded", "language_warning", "library_seeds", "lists_path",
+    "load_citation_graph", "load_paper_records", "nearest", "nothing_new",
     "paper_aliases", "paper_details", "papers_by_id", "rank_related", "rank_search",
     "read_aliases", "read_graph", "read_records", "recommend_citations", "recommendations_view",
-    "related_papers", "related_to_library", "results_table", "search", "shorten", "stored_related",
+    "record_watch",
+    "related_papers", "related_to_library", "results_table", "save", "search", "seed_set_name",
+    "shorten", "stored_related", "stored_watches", "svg", "watch_library", "watch_state",
 ]
 
 

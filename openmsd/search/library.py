@@ -10,6 +10,7 @@ corpus by DOI, arXiv id, OpenAlex id or title.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,8 @@ from openmsd.identifiers import normalize_title
 from openmsd.index import VectorIndex, load_index
 from openmsd.search.related import PaperNotFoundError, Result, find_paper, related_results
 
-__all__ = ["NEGATIVE_WEIGHT", "LibraryResult", "library_seeds", "related_to_library"]
+__all__ = ["NEGATIVE_WEIGHT", "LibraryResult", "library_seeds", "related_to_library",
+           "without_vectors"]
 
 NEGATIVE_WEIGHT = 0.5
 SEED_MARGIN = 0.05
@@ -72,13 +74,40 @@ def _vectors(index: VectorIndex, ids: list[str], what: str, corpus: Corpus) -> n
     return np.asarray(rows, np.float32).reshape(len(ids), index.index.d)
 
 
+def without_vectors(index: VectorIndex, ids: Collection[str]) -> list[str]:
+    """The ``ids`` that have no vector in ``index`` (no title or abstract, or not embedded)."""
+    return [paper_id for paper_id in ids if paper_id not in index.rows]
+
+
+def _rank_among(index: VectorIndex, query: np.ndarray, ids: list[str], k: int,
+                languages: list[str] | None,
+                years: tuple[int | None, int | None] | None) -> list[tuple[str, float]]:
+    """The ``k`` of ``ids`` (those with a vector) nearest to ``query``, by cosine."""
+    rows = [index.rows[paper_id] for paper_id in ids if paper_id in index.rows]
+    if languages or years:
+        langs = index.papers["language"].to_pylist()
+        when = index.papers["year"].to_pylist()
+        low, high = years or (None, None)
+        rows = [r for r in rows if (not languages or langs[r] in languages)
+                and (low is None or (when[r] is not None and when[r] >= low))
+                and (high is None or (when[r] is not None and when[r] <= high))]
+    if not rows:
+        return []
+    vectors = np.asarray([index.vector(r) for r in rows], np.float32)
+    scores = vectors @ query
+    top = np.argsort(-scores, kind="stable")[:k]
+    return [(index.ids[rows[i]], float(scores[i])) for i in top]
+
+
 def related_to_library(corpus: Corpus, positive: list[str], model: str,
                        negative: list[str] | None = None, k: int = 10,
                        languages: list[str] | None = None,
                        years: tuple[int | None, int | None] | None = None,
-                       index: VectorIndex | None = None) -> list[LibraryResult]:
+                       index: VectorIndex | None = None,
+                       among: Collection[str] | None = None) -> list[LibraryResult]:
     """The ``k`` papers nearest to the ``positive`` seeds and away from the ``negative`` ones
-    (ids, DOIs or aliases), each with the seeds that put it there."""
+    (ids, DOIs or aliases), each with the seeds that put it there; ``among``: only these
+    paper ids are ranked (those without a vector are left out: :func:`without_vectors`)."""
     if not positive:
         raise ValueError("related to a library: no positive seed")
     pos = [find_paper(corpus, key) for key in positive]
@@ -90,8 +119,12 @@ def related_to_library(corpus: Corpus, positive: list[str], model: str,
         query = query - NEGATIVE_WEIGHT * _vectors(index, neg, "negative", corpus).mean(axis=0)
     query /= np.linalg.norm(query) or 1.0
     skip = set(pos) | set(neg)
-    hits = index.search(query[None, :], k + len(skip), languages, years)[0]
-    hits = [hit for hit in hits if hit[0] not in skip][:k]
+    if among is None:
+        hits = index.search(query[None, :], k + len(skip), languages, years)[0]
+        hits = [hit for hit in hits if hit[0] not in skip][:k]
+    else:
+        hits = _rank_among(index, query, [p for p in among if p not in skip], k, languages,
+                           years)
     results = [LibraryResult(**vars(r)) for r in related_results(corpus, hits)]
     if results:
         found = _vectors(index, [r.paper_id for r in results], "result", corpus)

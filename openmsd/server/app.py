@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from openmsd.server import api, pages
+from openmsd.server import api, feeds, pages
 from openmsd.server.resources import THREADS_ENV, Resources
 
 MAX_BODY = 256 * 1024
@@ -177,6 +177,7 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
                        keep_alive_requests=keep_alive_requests)
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(feeds.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.exception_handler(StarletteHTTPException)

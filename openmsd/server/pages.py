@@ -39,6 +39,7 @@ from openmsd.server.api import (
     related_to_library_for,
     search_or_related,
 )
+from openmsd.server.pictures import GRAPH_K, picture_of
 
 TEMPLATES = Path(__file__).parent / "templates"
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -124,9 +125,12 @@ def paper_view(request: Request, resources: Served, f: PageFilters, key: str) ->
     try:
         page = related_page(resources, paper["paper_id"], f)
         note = None
+        wide = related_page(resources, paper["paper_id"],
+                            f.model_copy(update={"k": GRAPH_K, "offset": 0}))
+        graph = picture_of(resources, [paper["paper_id"]], wide["results"], f.model)
     except HTTPException as error:
-        page, note = None, error.detail
-    return render(request, "paper.html", paper=paper, page=page, note=note,
+        page, note, graph = None, error.detail, None
+    return render(request, "paper.html", paper=paper, page=page, note=note, graph=graph,
                   bars=language_chart(page["results"]) if page else [],
                   links=_page_links(request, page) if page else {},
                   filters=_filters_shown(resources, f))
@@ -136,12 +140,20 @@ def paper_view(request: Request, resources: Served, f: PageFilters, key: str) ->
 def library_view(request: Request, resources: Served,
                  id: Annotated[list[Key], Query(min_length=1, max_length=MAX_IDS)],
                  not_: Annotated[list[Key], Query(alias="not", max_length=MAX_IDS)] = [],  # noqa: B006
-                 k: Annotated[int, Query(ge=1, le=MAX_K)] = 10) -> HTMLResponse:
-    """Related to these N papers: the papers related to a whole library."""
-    found = related_to_library_for(resources, RelatedRequest(positive=id, negative=not_, k=k))
+                 k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
+                 lang: Annotated[list[Language], Query(max_length=50)] = [],  # noqa: B006
+                 year_from: Annotated[int | None, Query(ge=0, le=3000)] = None,
+                 year_to: Annotated[int | None, Query(ge=0, le=3000)] = None) -> HTMLResponse:
+    """Related to these N papers: the papers related to a whole library (in ``lang``, from
+    ``year_from`` to ``year_to``)."""
+    found = related_to_library_for(resources, RelatedRequest(
+        positive=id, negative=not_, k=max(k, GRAPH_K), lang=lang, year_from=year_from,
+        year_to=year_to))
     seeds = papers_by_id(resources.corpus, found["positive"])
-    page = {"offset": 0, "k": k, "next_offset": None, "results": found["results"]}
-    return render(request, "library.html", seeds=seeds, negative=found["negative"], page=page)
+    page = {"offset": 0, "k": k, "next_offset": None, "results": found["results"][:k]}
+    graph = picture_of(resources, found["positive"], found["results"], found["model"])
+    return render(request, "library.html", seeds=seeds, negative=found["negative"], page=page,
+                  graph=graph)
 
 
 @router.get("/recommend", response_class=HTMLResponse)

@@ -2,6 +2,15 @@
 "use strict";
 
 document.addEventListener("DOMContentLoaded", () => {
+  // A picture wider than the screen scrolls to its query paper.
+  document.querySelectorAll(".graph-scroll").forEach((frame) => {
+    const query = frame.querySelector("circle.query");
+    if (query && frame.scrollWidth > frame.clientWidth) {
+      const box = query.getBoundingClientRect(), outer = frame.getBoundingClientRect();
+      frame.scrollLeft += box.left - outer.left - frame.clientWidth / 2;
+    }
+  });
+
   // Filters apply as soon as they change.
   const filters = document.getElementById("filters");
   if (filters) {

@@ -1,0 +1,167 @@
+"""``openmsd watch``: the papers new for a library since its last watch, ranked for it, as a
+table, an Atom feed and an HTML digest (:mod:`openmsd.search.watch`,
+:mod:`openmsd.search.feed`). ``openmsd update --watch`` runs it after an update."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from openmsd.cli.options import BackendOpt, CorpusArg, JsonOpt
+from openmsd.cli.output import emit, err, fail, out
+from openmsd.corpus import Corpus, CorpusError
+
+__all__ = ["WATCH_K", "AtomOpt", "HtmlOpt", "app", "check_outputs", "run_watch"]
+
+WATCH_K = 50
+"""New papers a feed lists at most."""
+
+app = typer.Typer()
+
+
+def _since(value: str | None) -> datetime | None:
+    """``--since`` as a UTC time: a date (its midnight) or an ISO date and time."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        fail(f"--since {value!r}: expected a date YYYY-MM-DD (or YYYY-MM-DDTHH:MM)")
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _check_target(option: str, target: Path | None) -> None:
+    """Fail before any work when ``target`` cannot be written (a directory, a missing or
+    read-only folder)."""
+    import os
+
+    if target is None:
+        return
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        fail(f"{option} {target}: a directory; give a file name")
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        fail(f"{option} {target}: cannot write there ({folder} is not a writable folder)")
+
+
+def check_outputs(seeds: list[Path], atom_file: Path | None, html_file: Path | None) -> None:
+    """Fail before any work for a seed file that is not there or an output that cannot be
+    written (``update --watch`` checks them before it fetches)."""
+    for path in seeds:
+        if not path.is_file():
+            fail(f"{path}: no such seed file (a BibTeX, RIS or ids file)")
+    _check_target("--atom", atom_file)
+    _check_target("--html", html_file)
+
+
+def _write(option: str, target: Path, data: bytes) -> None:
+    from openmsd.io import atomic_path
+
+    try:
+        with atomic_path(target) as tmp:
+            tmp.write_bytes(data)
+    except OSError as error:
+        fail(f"{option} {target}: cannot write it: {error.strerror or error}")
+
+
+def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
+              since: str | None, atom_file: Path | None, html_file: Path | None, k: int,
+              model: str | None, backend: str | None, base_url: str | None,
+              as_json: bool) -> None:
+    """Watch ``corpus`` for the library in ``seeds``; print the new papers (or "nothing new
+    since DATE"), write the feed files, then store the watch."""
+    from openmsd.fetch import FetchError, read_seed_file
+    from openmsd.models import choose_backend, vector_key
+    from openmsd.rank import default_dense
+    from openmsd.search import (
+        PaperNotFoundError,
+        atom,
+        digest_html,
+        library_seeds,
+        nothing_new,
+        record_watch,
+        results_table,
+        watch_library,
+    )
+
+    check_outputs([*seeds, *(negative or [])], atom_file, html_file)
+    start = _since(since)
+    try:
+        target = Corpus(corpus)
+        target.check()
+        wanted = [s for f in seeds for s in read_seed_file(f)]
+        positive, missing = library_seeds(target, wanted)
+        negatives, missing_neg = library_seeds(target, [s for f in negative or []
+                                                        for s in read_seed_file(f)])
+        for name in missing + missing_neg:
+            err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
+        if not positive:
+            fail(f"{', '.join(map(str, seeds))}: none of its {len(wanted)} seeds is a paper of "
+                 f"{corpus}" + (" (the file lists no seed)" if not wanted else ""))
+        dense = model or default_dense(target)
+        key = dense if "@" in dense else vector_key(dense, choose_backend(target, dense, backend,
+                                                                          "index"))
+        found = watch_library(target, positive, negatives, key, k, start, record=False)
+    except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError) as error:
+        fail(str(error))
+    title = f"New for a library of {len(positive)} papers in {target.root.name}"
+    if atom_file:
+        _write("--atom", atom_file, atom(found, title, base_url))
+    if html_file:
+        _write("--html", html_file, digest_html(found, title, base_url).encode())
+    record_watch(target, found)
+    if found.unranked:
+        err.print(f"[yellow]note[/]: {len(found.unranked)} new papers have no vector (no title "
+                  "or abstract?) and are not ranked", highlight=False)
+    if as_json:
+        emit(found.as_dict(), True)
+    elif not found.new:
+        out.print(f"{corpus}: {nothing_new(found)}", highlight=False, markup=False,
+                  soft_wrap=True)
+    else:
+        since_text = found.since.strftime("%Y-%m-%d %H:%M UTC") if found.since else "the start"
+        err.print(f"{found.new} new papers since {since_text}; the first {len(found.results)} "
+                  f"ranked for these {len(positive)} papers", highlight=False)
+        emit(found.results, False, results_table)
+    for option, written in (("atom feed", atom_file), ("HTML digest", html_file)):
+        if written:
+            err.print(f"{option} -> {written}", highlight=False, markup=False)
+
+
+SeedsOpt = Annotated[list[Path], typer.Option(
+    help="The library: BibTeX, RIS, or ids one a line.")]
+NegativeOpt = Annotated[list[Path] | None, typer.Option(
+    help="A library of papers to steer away from.")]
+SinceOpt = Annotated[str | None, typer.Option(
+    help="YYYY-MM-DD: the papers that entered the corpus since then (default: since the "
+         "previous watch of these seeds; every paper the first time).")]
+AtomOpt = Annotated[Path | None, typer.Option("--atom", help="Write an Atom feed here.")]
+HtmlOpt = Annotated[Path | None, typer.Option("--html", help="Write an HTML digest here.")]
+BaseUrlOpt = Annotated[str | None, typer.Option(
+    help="Link entries to the paper pages of 'openmsd serve' at this address (default: "
+         "their DOI).")]
+
+
+@app.command("watch")
+def watch_command(
+    corpus: CorpusArg,
+    seeds: SeedsOpt,
+    negative: NegativeOpt = None,
+    since: SinceOpt = None,
+    atom_file: AtomOpt = None,
+    html_file: HtmlOpt = None,
+    k: Annotated[int, typer.Option("-k", min=1, help="New papers listed at most.")] = WATCH_K,
+    model: Annotated[str | None, typer.Option(help="The dense model whose index ranks.")]
+    = None,
+    backend: BackendOpt = None,
+    base_url: BaseUrlOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """The papers that entered the corpus since the last watch of this library (or
+    --since), ranked for the whole library across languages, with why; as a table, an Atom
+    feed and an HTML digest."""
+    run_watch(corpus, seeds, negative, since, atom_file, html_file, k, model, backend,
+              base_url, json)

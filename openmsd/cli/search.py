@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from openmsd.cli.options import BackendOpt, CorpusArg, ExportOpt, JsonOpt, K, LangOpt, YearOpt
-from openmsd.cli.output import emit, err, fail
+from openmsd.cli.output import emit, err, fail, piped
 from openmsd.corpus import Corpus, CorpusError
 from openmsd.models import (
     UnknownModelError,
@@ -27,7 +27,15 @@ from openmsd.rank import (
     is_builtin,
     is_dense,
 )
-from openmsd.search import PaperNotFoundError, Result, recommendations_view, results_table
+from openmsd.search import (
+    PaperNotFoundError,
+    Result,
+    ranked,
+    ranked_locations,
+    recommendations_table,
+    recommendations_view,
+    results_table,
+)
 
 __all__ = ["app"]
 
@@ -113,7 +121,7 @@ def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | No
         sys.stdout.write(export_records(papers_by_id(corpus, [r.paper_id for r in results]),
                                         export))
     else:
-        emit([r.as_dict() for r in results], as_json, lambda _: results_table(results))
+        emit(ranked([r.as_dict() for r in results]), as_json, lambda _: results_table(results))
     if not results:
         _say_why_empty(corpus, languages, years, otherwise)
 
@@ -266,4 +274,5 @@ def recommend(
         err.print(f"{len(ids)} BibTeX entries -> {bibtex_file}", highlight=False)
     if not any(location["results"] for location in found):
         _say_why_empty(target, lang, years, "the index is empty")
-    emit(found, json, recommendations_view)
+    emit(ranked_locations(found), json,
+         recommendations_table if piped() else recommendations_view)

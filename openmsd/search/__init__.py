@@ -51,7 +51,14 @@ if TYPE_CHECKING:
         lists_path,
         stored_related,
     )
-    from openmsd.search.view import recommendations_view, results_table, shorten
+    from openmsd.search.relevance import ranked, ranked_locations, relevance
+    from openmsd.search.view import (
+        percent,
+        recommendations_table,
+        recommendations_view,
+        results_table,
+        shorten,
+    )
 
 _WHERE: dict[str, str] = {
     "MAX_LOCATIONS": "recommend",
@@ -78,12 +85,17 @@ _WHERE: dict[str, str] = {
     "papers_by_id": "papers",
     "rank_related": "ranking",
     "rank_search": "ranking",
+    "percent": "view",
+    "ranked": "relevance",
+    "ranked_locations": "relevance",
+    "recommendations_table": "view",
     "read_aliases": "paper_records",
     "read_graph": "citation_graph",
     "read_records": "paper_records",
     "recommend_citations": "recommend",
     "recommendations_view": "view",
     "related_papers": "related",
+    "relevance": "relevance",
     "related_to_library": "library",
     "results_table": "view",
     "search": "related",
@@ -93,12 +105,13 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "MAX_LOCATIONS", "SUMMARY", "PaperNotFoundError", "RankWeights", "Result", "built_scorer",
-    "compute_related_lists", "corpus_scorer",
-    "dense_members", "find_paper", "is_built", "is_current", "is_loaded", "language_warning",
-    "library_seeds", "lists_path", "load_citation_graph", "load_paper_records", "nearest",
-    "paper_aliases", "paper_details", "papers_by_id", "rank_related", "rank_search",
-    "read_aliases", "read_graph", "read_records", "recommend_citations", "recommendations_view",
-    "related_papers", "related_to_library", "results_table", "search", "shorten", "stored_related",
+    "compute_related_lists", "corpus_scorer", "dense_members", "find_paper", "is_built",
+    "is_current", "is_loaded", "language_warning", "library_seeds", "lists_path",
+    "load_citation_graph", "load_paper_records", "nearest", "paper_aliases", "paper_details",
+    "papers_by_id", "percent", "rank_related", "rank_search", "ranked", "ranked_locations",
+    "read_aliases", "read_graph", "read_records", "recommend_citations",
+    "recommendations_table", "recommendations_view", "related_papers", "related_to_library",
+    "relevance", "results_table", "search", "shorten", "stored_related",
 ]
 
 

@@ -30,7 +30,7 @@ from openmsd.search import (
     rank_related,
     rank_search,
     recommend_citations,
-    relevance,
+    relevances,
     shorten,
 )
 
@@ -70,7 +70,7 @@ def _table(results: list[Result]) -> Table:
         table.add_column(column, no_wrap=True, justify="right" if column == "#" else "left")
     table.add_column("title", overflow="fold", ratio=3)
     table.add_column("why", overflow="fold", ratio=1, min_width=21)
-    shares = relevance([r.score for r in results])
+    shares = relevances([r.score for r in results])
     for rank, (r, share) in enumerate(zip(results, shares, strict=True), 1):
         title = escape(r.title or r.english_title or "")
         if r.english_title and r.english_title != (r.title or r.english_title):
@@ -189,7 +189,7 @@ def run(out_dir: Path, console: Console, progress: Progress,
         console.print(f"\n[bold]sentence {location['sentence_number']}[/] "
                       f"{' '.join(location['markers'])}: {location['sentence']}",
                       highlight=False)
-        shares = relevance([r["score"] for r in location["results"]])
+        shares = relevances([r["score"] for r in location["results"]])
         for rank, (r, share) in enumerate(zip(location["results"], shares, strict=True), 1):
             title = r["title"] or r["english_title"] or ""
             console.print(f"  {rank}. {percent(share):>4}  [{r['language'] or '?'}] "

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
         lists_path,
         stored_related,
     )
-    from openmsd.search.relevance import ranked, ranked_locations, relevance
+    from openmsd.search.relevance import ranked, ranked_locations, relevances
     from openmsd.search.view import (
         percent,
         recommendations_table,
@@ -95,7 +95,7 @@ _WHERE: dict[str, str] = {
     "recommend_citations": "recommend",
     "recommendations_view": "view",
     "related_papers": "related",
-    "relevance": "relevance",
+    "relevances": "relevance",
     "related_to_library": "library",
     "results_table": "view",
     "search": "related",
@@ -111,7 +111,7 @@ __all__ = [
     "papers_by_id", "percent", "rank_related", "rank_search", "ranked", "ranked_locations",
     "read_aliases", "read_graph", "read_records", "recommend_citations",
     "recommendations_table", "recommendations_view", "related_papers", "related_to_library",
-    "relevance", "results_table", "search", "shorten", "stored_related",
+    "relevances", "results_table", "search", "shorten", "stored_related",
 ]
 
 

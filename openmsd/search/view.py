@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from openmsd.search.related import Result
-from openmsd.search.relevance import relevance
+from openmsd.search.relevance import relevances
 
 __all__ = ["percent", "recommendations_table", "recommendations_view", "results_table",
            "shorten"]
@@ -49,7 +49,7 @@ def results_table(results: list[Result]) -> Table | None:
         table.add_column(column, no_wrap=True, justify="right" if column == "#" else "left")
     table.add_column("title", overflow="fold", ratio=3)
     table.add_column("why related", overflow="fold", ratio=1)
-    shares = relevance([r.score for r in results])
+    shares = relevances([r.score for r in results])
     for rank, (r, share) in enumerate(zip(results, shares, strict=True), 1):
         title = escape(r.title or r.english_title or "")
         if r.english_title and r.english_title != (r.title or r.english_title):
@@ -67,7 +67,7 @@ def recommendations_view(found: list[dict[str, Any]]) -> Group:
     for location in found:
         lines.append(f"[bold]sentence {location['sentence_number']}[/] "
                      f"{escape(' '.join(location['markers']))}: {escape(location['sentence'])}")
-        shares = relevance([r["score"] for r in location["results"]])
+        shares = relevances([r["score"] for r in location["results"]])
         for rank, (r, share) in enumerate(zip(location["results"], shares, strict=True), 1):
             title = r["title"] or r["english_title"] or ""
             lines.append(escape(f"  {rank}. {percent(share):>4}  {r['paper_id']}  "
@@ -94,7 +94,7 @@ def recommendations_table(found: list[dict[str, Any]]) -> Table | None:
                    "because of"):
         table.add_column(column)
     for location in found:
-        shares = relevance([r["score"] for r in location["results"]])
+        shares = relevances([r["score"] for r in location["results"]])
         for rank, (r, share) in enumerate(zip(location["results"], shares, strict=True), 1):
             drivers = r.get("drivers") or []
             table.add_row(str(location["sentence_number"]), escape(" ".join(location["markers"])),

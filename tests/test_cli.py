@@ -17,7 +17,7 @@ def test_ingest_json_report_and_query(tmp_path):
                                  "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["counts"]["papers"] == 51 and report["problems"] == 0
+    assert report["counts"]["papers"] == 50 and report["problems"] == 0
     query = runner.invoke(app, ["corpus", "query", str(corpus),
                                 "SELECT count(*) AS n FROM \"references\""])
     assert query.exit_code == 0  # not a terminal: a header line, then one line a row

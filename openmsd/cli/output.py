@@ -96,16 +96,20 @@ def rows_table(columns: list[str], rows: list[dict[str, Any]]) -> Table:
     return table
 
 
+class _Lines(str):
+    """Lines of text to write as they are (Rich would expand their tabs)."""
+
+
 def _unwrapped(shown: Any) -> list[Any]:
     """What to print in a pipe for ``shown``: a table as its TSV lines, a group item by item
     (a blank line after each table but the last), anything else as it is."""
     if isinstance(shown, Table):
-        return [Text("\n".join(tsv_lines(shown)))]
+        return [_Lines("\n".join(tsv_lines(shown)))]
     if isinstance(shown, Group):
         parts: list[Any] = []
         for item in shown.renderables:
-            if parts and isinstance(parts[-1], Text) and "\t" in parts[-1].plain:
-                parts.append(Text(""))
+            if parts and isinstance(parts[-1], _Lines):
+                parts.append(_Lines(""))
             parts.extend(_unwrapped(item))
         return parts
     return [shown]
@@ -127,7 +131,11 @@ class SafeConsole(Console):
             super().print(*objects, **kwargs)
             return
         for part in (part for item in objects for part in _unwrapped(item)):
-            super().print(part, **{**kwargs, "soft_wrap": True})
+            if isinstance(part, _Lines):
+                self.file.write(part + "\n")
+            else:
+                super().print(part, **{**kwargs, "soft_wrap": True})
+        self.file.flush()
 
 
 out = SafeConsole(emoji=False)

@@ -102,7 +102,7 @@ def test_a_terminal_keeps_the_table_layout_and_a_file_gets_tsv() -> None:
     table.add_column("why")
     table.add_row("A title " * 12, "similar text\nshared English words")
     terminal, file = io.StringIO(), io.StringIO()
-    SafeConsole(file=terminal, force_terminal=True, width=60).print(table)
+    SafeConsole(file=terminal, force_terminal=True, color_system=None, width=60).print(table)
     SafeConsole(file=file).print(table)
     assert "┃" in terminal.getvalue() and max(map(len, terminal.getvalue().splitlines())) <= 60
     assert file.getvalue().splitlines() == [

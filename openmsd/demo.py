@@ -26,6 +26,7 @@ from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_mod
 from openmsd.rank import HYBRID, HYBRID_GRAPH
 from openmsd.search import (
     Result,
+    context_driver,
     percent,
     rank_related,
     rank_search,
@@ -194,8 +195,9 @@ def run(out_dir: Path, console: Console, progress: Progress,
             title = r["title"] or r["english_title"] or ""
             console.print(f"  {rank}. {percent(share):>4}  [{r['language'] or '?'}] "
                           f"{r['year'] or ''}  {title}", highlight=False, markup=False)
-            if r.get("drivers"):
-                console.print(f"        because of: {shorten(r['drivers'][0]['sentence'])}",
+            driver = context_driver(location, r)
+            if driver:
+                console.print(f"        because of: {shorten(driver)}",
                               highlight=False, markup=False, style="dim")
     lap("recommend")
     _next_steps(out_dir, console)

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     )
     from openmsd.search.relevance import ranked, ranked_locations, relevances
     from openmsd.search.view import (
+        context_driver,
         percent,
         recommendations_table,
         recommendations_view,
@@ -68,6 +69,7 @@ _WHERE: dict[str, str] = {
     "SUMMARY": "related",
     "built_scorer": "ranking",
     "compute_related_lists": "related_lists",
+    "context_driver": "view",
     "corpus_scorer": "ranking",
     "dense_members": "ranking",
     "find_paper": "related",
@@ -105,7 +107,8 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "MAX_LOCATIONS", "SUMMARY", "PaperNotFoundError", "RankWeights", "Result", "built_scorer",
-    "compute_related_lists", "corpus_scorer", "dense_members", "find_paper", "is_built",
+    "compute_related_lists", "context_driver", "corpus_scorer", "dense_members", "find_paper",
+    "is_built",
     "is_current", "is_loaded", "language_warning", "library_seeds", "lists_path",
     "load_citation_graph", "load_paper_records", "nearest", "paper_aliases", "paper_details",
     "papers_by_id", "percent", "rank_related", "rank_search", "ranked", "ranked_locations",

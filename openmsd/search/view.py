@@ -13,8 +13,8 @@ from rich.table import Table
 from openmsd.search.related import Result
 from openmsd.search.relevance import relevances
 
-__all__ = ["percent", "recommendations_table", "recommendations_view", "results_table",
-           "shorten"]
+__all__ = ["context_driver", "percent", "recommendations_table", "recommendations_view",
+           "results_table", "shorten"]
 
 
 def percent(share: float) -> str:
@@ -36,6 +36,22 @@ def shorten(text: str, width: int = 110) -> str:
     if len(text) <= width:
         return text
     return text[:width - 1].rsplit(" ", 1)[0] + "…"
+
+
+def context_driver(location: dict[str, Any], result: dict[str, Any]) -> str | None:
+    """The sentence that points to ``result`` most, when it is a sentence around the
+    location rather than the location's own sentence (printed just above it); else None.
+
+    >>> loc = {"sentence": "A [1]."}
+    >>> context_driver(loc, {"drivers": [{"sentence": "A [1]."}]}) is None
+    True
+    >>> context_driver(loc, {"drivers": [{"sentence": "Before."}]})
+    'Before.'
+    """
+    drivers = result.get("drivers") or []
+    if not drivers or drivers[0]["sentence"] == location["sentence"]:
+        return None
+    return drivers[0]["sentence"]
 
 
 def results_table(results: list[Result]) -> Table | None:
@@ -72,8 +88,9 @@ def recommendations_view(found: list[dict[str, Any]]) -> Group:
             title = r["title"] or r["english_title"] or ""
             lines.append(escape(f"  {rank}. {percent(share):>4}  {r['paper_id']}  "
                                 f"[{r['language'] or '?'}] {r['year'] or ''}  {title}"))
-            if r.get("drivers"):
-                lines.append(f"[dim]         ← {escape(shorten(r['drivers'][0]['sentence']))}[/]")
+            driver = context_driver(location, r)
+            if driver:
+                lines.append(f"[dim]         ← {escape(shorten(driver))}[/]")
             if r.get("co_cited_with"):
                 lines.append(f"[dim]         co-cited with "
                              f"{escape(', '.join(r['co_cited_with'][:3]))} in the corpus[/]")

@@ -169,10 +169,12 @@ def emit(data: Any, as_json: bool,
 
 @contextlib.contextmanager
 def progress() -> Iterator[Callable[[str, int | None], Callable[[int], None]]]:
-    """Progress bars on stderr: ``start(label, total)`` gives ``advance(n)``."""
+    """Progress bars on stderr: ``start(label, total)`` gives ``advance(n)``; none when
+    stderr is not a terminal (a log gets no blank lines from them)."""
     columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                TextColumn("{task.completed:,} records"), TimeElapsedColumn()]
-    with Progress(*columns, console=err, transient=True) as bars:
+    with Progress(*columns, console=err, transient=True,
+                  disable=not err.is_terminal) as bars:
         def start(label: str, total: int | None) -> Callable[[int], None]:
             task = bars.add_task(label, total=total)
             return lambda n: bars.advance(task, n)

@@ -43,7 +43,7 @@ def _ticker(progress: Progress, label: str):
 def _progress() -> Progress:
     return Progress(SpinnerColumn(), TextColumn("{task.description}"),
                     TextColumn("{task.completed:,} works"), TimeElapsedColumn(),
-                    console=err, transient=True)
+                    console=err, transient=True, disable=not err.is_terminal)
 
 
 def _filters(values: list[str] | None) -> dict[str, str]:

@@ -17,8 +17,8 @@ from rich.table import Table
 from typer.testing import CliRunner
 
 from openmsd.cli import SAMPLE, app
-from openmsd.cli.output import SafeConsole, rows_table, tsv_lines
-from openmsd.corpus import ingest
+from openmsd.cli.output import SafeConsole, tsv_lines
+from openmsd.corpus import ingest, query_view
 
 ARTICLE = "10.1590/2236-8906-76-2021"
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,4 +108,4 @@ def test_a_terminal_keeps_the_table_layout_and_a_file_gets_tsv() -> None:
     assert file.getvalue().splitlines() == [
         "# Papers", "title\twhy",
         f"{('A title ' * 12).strip()}\tsimilar text / shared English words"]
-    assert tsv_lines(rows_table(["a"], [{"a": "x\ty"}])) == ["a", "x y"]
+    assert tsv_lines(query_view(["a"], [{"a": "x\ty"}])) == ["a", "x y"]

@@ -12,8 +12,15 @@ from rich.markup import escape
 
 import openmsd.ingest as formats
 from openmsd.cli.options import CorpusArg, JsonOpt, StrictOpt
-from openmsd.cli.output import emit, err, fail, out, piped, progress, rows_table
-from openmsd.corpus import Corpus, CorpusError, build_summary, corpus_stats, stats_view
+from openmsd.cli.output import emit, err, fail, out, piped, progress
+from openmsd.corpus import (
+    Corpus,
+    CorpusError,
+    build_summary,
+    corpus_stats,
+    query_view,
+    stats_view,
+)
 from openmsd.corpus import ingest as run_ingest
 from openmsd.report import IngestError
 
@@ -112,6 +119,6 @@ def query(
         fail(f"{type(error).__name__}: {error}")
     rows = result.to_pylist()
     if json or piped():
-        emit(rows, json, lambda _: rows_table(result.column_names, rows))
+        emit(rows, json, lambda _: query_view(result.column_names, rows))
     else:
         out.print(str(con.from_arrow(result)), markup=False, highlight=False)

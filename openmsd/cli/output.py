@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 __all__ = ["SafeConsole", "emit", "err", "fail", "out", "piped", "plain", "progress",
-           "rows_table", "tsv_lines"]
+           "tsv_lines"]
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -55,10 +55,10 @@ def tsv_lines(table: Table) -> list[str]:
     """``table`` as tab-separated lines: ``# title`` (when it has one), the header, one line
     per row, ``# caption`` (when it has one).
 
-    >>> t = Table(title="Papers")
-    >>> t.add_column("n"); t.add_column("title")
-    >>> t.add_row("1", "Florestas\\nForests"); tsv_lines(t)
-    ['# Papers', 'n\\ttitle', '1\\tFlorestas / Forests']
+    >>> from openmsd.corpus import query_view
+    >>> tsv_lines(query_view(["n", "title"], [{"n": 1, "title": "Florestas\\nForests"},
+    ...                                        {"n": 2, "title": "[b]x\\ty", "z": 0}]))
+    ['n\\ttitle', '1\\tFlorestas / Forests', '2\\t[b]x y']
     """
     lines = [f"# {_cell(table.title)}"] if table.title else []
     if table.show_header:
@@ -70,30 +70,6 @@ def tsv_lines(table: Table) -> list[str]:
     if table.caption:
         lines.append(f"# {_cell(table.caption)}")
     return lines
-
-
-def _value(value: Any) -> str:
-    """A value as a cell: nothing for None, JSON for a list or a struct, else its text."""
-    if value is None:
-        return ""
-    if isinstance(value, list | dict | tuple):
-        return orjson.dumps(value, default=str).decode()
-    return str(value)
-
-
-def rows_table(columns: list[str], rows: list[dict[str, Any]]) -> Table:
-    """A table of ``rows`` (dicts keyed by ``columns``), every cell literal text (never read
-    as markup).
-
-    >>> tsv_lines(rows_table(["id", "tags"], [{"id": "[b]1", "tags": ["x", "y"]}]))
-    ['id\\ttags', '[b]1\\t["x","y"]']
-    """
-    table = Table()
-    for column in columns:
-        table.add_column(Text(column))
-    for row in rows:
-        table.add_row(*(Text(_value(row.get(column))) for column in columns))
-    return table
 
 
 class _Lines(str):

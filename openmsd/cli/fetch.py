@@ -212,6 +212,7 @@ def update(
     = None,
     api_url: Annotated[str | None, typer.Option(help="The OpenAlex API (default: the "
                                                      "fetch's).")] = None,
+    json: JsonOpt = False,
 ) -> None:
     """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
     embed and index it for every model the corpus has an index for."""
@@ -232,9 +233,14 @@ def update(
                           Polite(mailto=mailto or sidecar.get("mailto")))
         with _progress() as progress:
             report = crawl(client, plan, target, _ticker(progress, "fetching OpenAlex"))
-        _print_report(vars(report), False)
+        embedded: dict[str, int] = {}
+        if not json:
+            _print_report(vars(report), False)
         if not report.works:
-            out.print(f"{corpus}: nothing new since {plan.since}", highlight=False)
+            if not json:
+                out.print(f"{corpus}: nothing new since {plan.since}", highlight=False)
+            else:
+                emit({"fetch": vars(report), "since": plan.since, "embedded": embedded}, True)
             return
         ingest([target], corpus)
         for model in indexed_models(corpus):
@@ -242,7 +248,11 @@ def update(
                 key = vector_key(model, backend)
                 done = embed_corpus(Corpus(corpus), load_model(model, backend), key)
                 build_index(Corpus(corpus), key)
-                out.print(f"{key}: {done.embedded:,} papers embedded and indexed",
-                          highlight=False)
+                embedded[key] = done.embedded
+                if not json:
+                    out.print(f"{key}: {done.embedded:,} papers embedded and indexed",
+                              highlight=False)
+        if json:
+            emit({"fetch": vars(report), "since": plan.since, "embedded": embedded}, True)
     except (FetchError, CorpusError, IngestError, FileNotFoundError, ValueError) as error:
         fail(str(error))

@@ -109,3 +109,20 @@ def test_a_terminal_keeps_the_table_layout_and_a_file_gets_tsv() -> None:
         "# Papers", "title\twhy",
         f"{('A title ' * 12).strip()}\tsimilar text / shared English words"]
     assert tsv_lines(query_view(["a"], [{"a": "x\ty"}])) == ["a", "x y"]
+
+
+def test_every_command_that_prints_results_takes_json() -> None:
+    """All but the demo (a guided tour), serve (a server) and eval retrieval (JSON always)."""
+    import typer.main
+
+    def commands(command, prefix: str = ""):
+        for name, sub in getattr(command, "commands", {}).items():
+            path = f"{prefix} {name}".strip()
+            if getattr(sub, "commands", None):
+                yield from commands(sub, path)
+            else:
+                yield path, sub
+
+    without = sorted(path for path, command in commands(typer.main.get_command(app))
+                     if not any("--json" in getattr(p, "opts", []) for p in command.params))
+    assert without == ["demo", "eval retrieval", "serve"]

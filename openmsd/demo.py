@@ -67,8 +67,8 @@ def _table(results: list[Result]) -> Table:
     result's), language, year, title (with its English title when it has another language),
     and why it was found."""
     table = Table(box=None, padding=(0, 1), show_edge=False)
-    for column in ("#", "relevance", "lang", "year"):
-        table.add_column(column, no_wrap=True, justify="right" if column == "#" else "left")
+    for column in ("rank", "relevance", "lang", "year"):
+        table.add_column(column, no_wrap=True, justify="right" if column == "rank" else "left")
     table.add_column("title", overflow="fold", ratio=3)
     table.add_column("why", overflow="fold", ratio=1, min_width=21)
     shares = relevances([r.score for r in results])

@@ -22,7 +22,7 @@ from openmsd.corpus import ingest, query_view
 
 ARTICLE = "10.1590/2236-8906-76-2021"
 ROOT = Path(__file__).resolve().parents[1]
-HEADER = ["#", "relevance", "paper", "lang", "year", "title", "why related"]
+HEADER = ["rank", "relevance", "paper", "lang", "year", "title", "why related"]
 runner = CliRunner()
 
 

@@ -61,8 +61,8 @@ def results_table(results: list[Result]) -> Table | None:
     if not results:
         return None
     table = Table()
-    for column in ("#", "relevance", "paper", "lang", "year"):
-        table.add_column(column, no_wrap=True, justify="right" if column == "#" else "left")
+    for column in ("rank", "relevance", "paper", "lang", "year"):
+        table.add_column(column, no_wrap=True, justify="right" if column == "rank" else "left")
     table.add_column("title", overflow="fold", ratio=3)
     table.add_column("why related", overflow="fold", ratio=1)
     shares = relevances([r.score for r in results])
@@ -107,7 +107,7 @@ def recommendations_table(found: list[dict[str, Any]]) -> Table | None:
     if not any(location["results"] for location in found):
         return None
     table = Table()
-    for column in ("sentence", "markers", "#", "relevance", "paper", "lang", "year", "title",
+    for column in ("sentence", "markers", "rank", "relevance", "paper", "lang", "year", "title",
                    "because of"):
         table.add_column(column)
     for location in found:

@@ -1,5 +1,5 @@
 """What every command prints through: the two consoles, errors, progress bars and the one
-"table or JSON" helper (:func:`emit`).
+"table or JSON" function (:func:`emit`).
 
 On a terminal, tables and text keep Rich's layout. In a pipe or a file (:func:`piped`),
 nothing is wrapped at a width: a line of text stays one line, and a table becomes

@@ -37,7 +37,7 @@ def piped(*args: str) -> subprocess.CompletedProcess:
     """``openmsd ARGS`` with its standard output to a pipe."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "80"}
     done = subprocess.run([sys.executable, "-m", "openmsd.cli", *args], capture_output=True,
-                          text=True, env=env, timeout=300)
+                          text=True, env=env, timeout=900)
     assert done.returncode == 0, done.stderr
     return done
 

@@ -9,12 +9,14 @@ Every step calls the functions the ``related``, ``search`` and ``recommend`` com
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from openmsd.corpus import Corpus, ingest
@@ -22,7 +24,16 @@ from openmsd.index import build_index
 from openmsd.ingest import read_manuscript
 from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH
-from openmsd.search import Result, rank_related, rank_search, recommend_citations, shorten
+from openmsd.search import (
+    Result,
+    context_driver,
+    percent,
+    rank_related,
+    rank_search,
+    recommend_citations,
+    relevances,
+    shorten,
+)
 
 __all__ = ["PARAGRAPH", "QUERIES", "RELATED", "SAMPLE", "run", "shorten"]
 
@@ -52,18 +63,21 @@ def _why(result: Result) -> str:
 
 
 def _table(results: list[Result]) -> Table:
-    """Results as a borderless table: score, language, year, title (with its English title
-    when it has another language), and why it was found."""
+    """Results as a borderless table: rank, relevance (the score as a share of the first
+    result's), language, year, title (with its English title when it has another language),
+    and why it was found."""
     table = Table(box=None, padding=(0, 1), show_edge=False)
-    for column in ("score", "lang", "year"):
-        table.add_column(column, no_wrap=True)
+    for column in ("rank", "relevance", "lang", "year"):
+        table.add_column(column, no_wrap=True, justify="right" if column == "rank" else "left")
     table.add_column("title", overflow="fold", ratio=3)
     table.add_column("why", overflow="fold", ratio=1, min_width=21)
-    for r in results:
-        title = r.title or r.english_title or ""
-        if r.english_title and r.english_title != title:
-            title += f"\n[dim]{r.english_title}[/]"
-        table.add_row(f"{r.score:.3g}", r.language or "?", str(r.year or ""), title, _why(r))
+    shares = relevances([r.score for r in results])
+    for rank, (r, share) in enumerate(zip(results, shares, strict=True), 1):
+        title = escape(r.title or r.english_title or "")
+        if r.english_title and r.english_title != (r.title or r.english_title):
+            title += f"\n[dim]{escape(r.english_title)}[/]"
+        table.add_row(str(rank), percent(share), r.language or "?", str(r.year or ""), title,
+                      escape(_why(r)))
     return table
 
 
@@ -153,8 +167,9 @@ def run(out_dir: Path, console: Console, progress: Progress,
         console.print(_table(rank_related(corpus, paper_id, HYBRID_GRAPH, k=5)))
     console.print(f"[dim]Ranked as `openmsd related` ranks ({HYBRID_GRAPH}): the {model} "
                   "vectors, BM25 over each paper's own words and over its English words, and "
-                  "the citation graph, fused by reciprocal rank (score: the fused score, higher "
-                  "is closer); why: the signals that put the paper there.[/]", highlight=False)
+                  "the citation graph, fused by reciprocal rank; relevance: the fused score as a "
+                  "share of the first result's; why: the signals that put the paper there.[/]",
+                  highlight=False)
     lap("related")
 
     _step(console, 4, "One search in three languages")
@@ -175,12 +190,14 @@ def run(out_dir: Path, console: Console, progress: Progress,
         console.print(f"\n[bold]sentence {location['sentence_number']}[/] "
                       f"{' '.join(location['markers'])}: {location['sentence']}",
                       highlight=False)
-        for r in location["results"]:
+        shares = relevances([r["score"] for r in location["results"]])
+        for rank, (r, share) in enumerate(zip(location["results"], shares, strict=True), 1):
             title = r["title"] or r["english_title"] or ""
-            console.print(f"  {r['score']:.3g}  [{r['language'] or '?'}] {r['year'] or ''}  "
-                          f"{title}", highlight=False, markup=False)
-            if r.get("drivers"):
-                console.print(f"        because of: {shorten(r['drivers'][0]['sentence'])}",
+            console.print(f"  {rank}. {percent(share):>4}  [{r['language'] or '?'}] "
+                          f"{r['year'] or ''}  {title}", highlight=False, markup=False)
+            driver = context_driver(location, r)
+            if driver:
+                console.print(f"        because of: {shorten(driver)}",
                               highlight=False, markup=False, style="dim")
     lap("recommend")
     _next_steps(out_dir, console)
@@ -202,6 +219,8 @@ def _next_steps(out_dir: Path, console: Console) -> None:
          "openmsd index build my-corpus"),
     ]
     for text, command in steps:
-        console.print(f"  {text}\n    [bold green]{command}[/]", highlight=False)
-    console.print("  The web app needs the serve extra: pip install -e \".[serve]\"; 'openmsd "
-                  "--help' lists every command.", highlight=False, markup=False)
+        console.print(f"  {text}\n    [bold green]{escape(command)}[/]", highlight=False)
+    if importlib.util.find_spec("fastapi") is None:  # the serve extra is not installed
+        console.print("  The web app needs the serve extra: pip install -e \".[serve]\"",
+                      highlight=False, markup=False)
+    console.print("  'openmsd --help' lists every command.", highlight=False, markup=False)

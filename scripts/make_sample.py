@@ -12,6 +12,11 @@ left out (their self-citations are input errors). Licences are checked for every
 SciELO CC BY 4.0 (each file's ``<license>``), unarXive papers CC BY 4.0 (each record's
 ``metadata.license``; the data set itself is CC BY-SA 4.0), S2ORC ODC-By 1.0.
 
+Two SciELO files are not copied as they are: a test file of the SciELO schema examples is left
+out (``LEFT_OUT``), and one article whose file declares the wrong language gets its language
+corrected (``LANGUAGE_FIXES``; ``tests/test_sample.py`` checks every declared language against
+language identification).
+
 Run: ``python scripts/make_sample.py [SHARED_DATA]``. The output is byte-for-byte reproducible
 (gzip without time stamps).
 """
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -28,6 +34,18 @@ from lxml import etree
 
 CC_BY = "creativecommons.org/licenses/by/"
 XLINK = "{http://www.w3.org/1999/xlink}href"
+
+LEFT_OUT = {
+    "hxcB3n9hzmSGz4v6dgzDsxp.xml": "a test file of the SciELO schema examples, not an article "
+                                   "(its title: 'ARQUIVO MODIFICADO PARA VERIFICAR "
+                                   "FUNCIONALIDADE ...')",
+}
+"""SciELO files not copied, and why."""
+LANGUAGE_FIXES = {
+    "2318-0889-tinf-33-e200057.xml": ("pt", "es"),  # title, abstract, keywords, body: Spanish
+}
+"""SciELO files whose declared language (``<article xml:lang>``) is wrong: (declared, right),
+set on the article and on its keyword group."""
 
 # topic -> S2ORC paper ids (metadata_sample.jsonl), all with an abstract
 S2ORC_TOPICS = {
@@ -70,6 +88,23 @@ def scielo_licence(path: Path) -> str:
     return licences[0]
 
 
+def relabel(data: bytes, wrong: str, right: str) -> bytes:
+    """JATS ``data`` with the language ``wrong`` declared on ``<article>`` and on its
+    ``<kwd-group>`` elements made ``right``.
+
+    >>> relabel(b'<article a="1" xml:lang="pt"><kwd-group xml:lang="pt"/>', "pt", "es")
+    b'<article a="1" xml:lang="es"><kwd-group xml:lang="es"/>'
+    """
+    out, found = data, 0
+    for element in (b"article", b"kwd-group"):
+        pattern = rb"(<" + element + rb"\b[^>]*?\sxml:lang=\")" + wrong.encode() + rb"\""
+        out, n = re.subn(pattern, rb"\g<1>" + right.encode() + b'"', out)
+        found += n if element == b"article" else 0
+    if found != 1:
+        raise SystemExit(f"<article xml:lang={wrong!r}> found {found} times, expected once")
+    return out
+
+
 def _gzip(target: Path, data: bytes) -> None:
     with gzip.GzipFile(target, "wb", mtime=0) as handle:
         handle.write(data)
@@ -82,10 +117,16 @@ def main(shared: Path, out: Path) -> dict[str, int]:
     counts = {"scielo-jats": 0, "unarxive": 0, "s2orc": 0}
     (out / "scielo-jats").mkdir(parents=True)
     for source in sorted((shared / "scielo-jats").glob("*.xml")):
+        if source.name in LEFT_OUT:
+            print(f"left out: {source.name}: {LEFT_OUT[source.name]}", file=sys.stderr)
+            continue
         if CC_BY not in scielo_licence(source):
             print(f"left out (licence): {source.name}", file=sys.stderr)
             continue
-        _gzip(out / "scielo-jats" / f"{source.name}.gz", source.read_bytes())
+        data = source.read_bytes()
+        if source.name in LANGUAGE_FIXES:
+            data = relabel(data, *LANGUAGE_FIXES[source.name])
+        _gzip(out / "scielo-jats" / f"{source.name}.gz", data)
         counts["scielo-jats"] += 1
     (out / "unarxive").mkdir()
     lines = (shared / "unarxive-sample" / "arXiv_src_2212_086.jsonl").read_text().splitlines()

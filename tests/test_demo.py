@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 import openmsd.demo as demo_module
 from openmsd.cli import app
+from openmsd.cli.output import SafeConsole
 from openmsd.corpus import Corpus
 from openmsd.demo import PARAGRAPH, QUERIES, RELATED, run
 from openmsd.search import rank_related
@@ -65,6 +66,24 @@ def test_a_second_run_reuses_the_corpus_and_its_vectors(demo):
     assert "0 papers embedded" in text.getvalue()
 
 
+def test_the_demo_in_a_pipe_or_a_file_prints_whole_lines(demo):
+    """One result a line (TSV), 'What next' commands whole, no hint to install the serve
+    extra where it is installed."""
+    root, _, _ = demo
+    text = io.StringIO()
+    run(root, SafeConsole(file=text), _no_bars, model="muse-v3")
+    lines = text.getvalue().splitlines()
+    assert f"    openmsd related {root} {RELATED[0][0]}" in lines
+    assert any(line.startswith("    openmsd ingest FILES --out my-corpus && ")
+               and line.endswith(" && openmsd index build my-corpus") for line in lines)
+    headers = [line for line in lines if line.startswith("rank\trelevance\t")]
+    assert len(headers) == len(RELATED) + len(QUERIES)
+    rows = [line.split("\t") for line in lines if re.match(r"\d+\t\d+%\t", line)]
+    assert len(rows) == 5 * len(RELATED) + 3 * len(QUERIES)
+    assert all(len(row) == 6 for row in rows) and {row[1] for row in rows} >= {"100%"}
+    assert "pip install" not in text.getvalue()  # the serve extra is installed here
+
+
 def test_module_examples():
     assert doctest.testmod(demo_module).failed == 0
 
@@ -77,7 +96,7 @@ def test_openmsd_demo_runs_the_default_model_on_its_fast_backend(tmp_path):
     assert "ONNX Runtime, int8" in result.stdout and "What next" in result.stdout
     assert (tmp_path / "d" / "index" / "e5-small-multilingual@onnx" / "index.faiss").exists()
     stats = runner.invoke(app, ["corpus", "stats", str(tmp_path / "d"), "--json"])
-    assert json.loads(stats.stdout)["papers"] == 125
+    assert json.loads(stats.stdout)["papers"] == 124
 
 
 def test_the_command_line_exits_cleanly_twenty_times(demo):
@@ -102,5 +121,6 @@ def test_recommend_numbers_sentences_alike_in_text_and_json(demo):
                "-k", "2"]
     found = json.loads(runner.invoke(app, [*command, "--json"]).stdout)
     assert [loc["sentence_number"] for loc in found] == [loc["location"] + 1 for loc in found]
-    text = runner.invoke(app, command).output
-    assert all(f"sentence {loc['sentence_number']} " in text for loc in found)
+    rows = [line.split("\t") for line in runner.invoke(app, command).stdout.splitlines()[1:]]
+    assert [int(row[0]) for row in rows] == [loc["sentence_number"] for loc in found
+                                            for _ in loc["results"]]

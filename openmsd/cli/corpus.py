@@ -7,11 +7,20 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Group
+from rich.markup import escape
 
 import openmsd.ingest as formats
 from openmsd.cli.options import CorpusArg, JsonOpt, StrictOpt
-from openmsd.cli.output import emit, err, fail, out, progress
-from openmsd.corpus import Corpus, CorpusError, build_summary, corpus_stats, stats_view
+from openmsd.cli.output import emit, err, fail, out, piped, progress
+from openmsd.corpus import (
+    Corpus,
+    CorpusError,
+    build_summary,
+    corpus_stats,
+    query_view,
+    stats_view,
+)
 from openmsd.corpus import ingest as run_ingest
 from openmsd.report import IngestError
 
@@ -71,10 +80,12 @@ def ingest(
 
 
 @app.command("formats")
-def list_formats() -> None:
+def list_formats(json: JsonOpt = False) -> None:
     """The source formats openmsd reads."""
-    for name in formats.FORMATS:
-        out.print(f"[bold]{name}[/]: {formats.get_reader(name).description}", highlight=False)
+    rows = [{"format": name, "description": formats.get_reader(name).description}
+            for name in formats.FORMATS]
+    emit(rows, json, lambda _: Group(*(f"[bold]{r['format']}[/]: {escape(r['description'])}"
+                                       for r in rows)))
 
 
 @corpus_app.command("stats")
@@ -92,12 +103,22 @@ def query(
     corpus: CorpusArg,
     sql: Annotated[str, typer.Argument(help="SQL over the views papers, citations, references, "
                                        "contexts.")],
+    json: JsonOpt = False,
 ) -> None:
-    """Run SQL over the corpus tables with DuckDB and print the result."""
+    """Run SQL over the corpus tables with DuckDB and print the result: DuckDB's table on a
+    terminal, one row a line (tab-separated, every row) in a pipe or a file, or JSON."""
     try:
         con = Corpus(corpus).connect()
-        out.print(str(con.sql(sql)), markup=False, highlight=False)
+        relation = con.sql(sql)
+        if relation is None:  # a statement without a result (SET, CREATE VIEW ...)
+            return
+        result = relation.to_arrow_table()
     except CorpusError as error:
         fail(str(error))
     except Exception as error:  # DuckDB's own errors name the problem well
         fail(f"{type(error).__name__}: {error}")
+    rows = result.to_pylist()
+    if json or piped():
+        emit(rows, json, lambda _: query_view(result.column_names, rows))
+    else:
+        out.print(str(con.from_arrow(result)), markup=False, highlight=False)

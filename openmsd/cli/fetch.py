@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 import typer
@@ -44,7 +44,7 @@ def _ticker(progress: Progress, label: str):
 def _progress() -> Progress:
     return Progress(SpinnerColumn(), TextColumn("{task.description}"),
                     TextColumn("{task.completed:,} works"), TimeElapsedColumn(),
-                    console=err, transient=True)
+                    console=err, transient=True, disable=not err.is_terminal)
 
 
 def _filters(values: list[str] | None) -> dict[str, str]:
@@ -301,6 +301,7 @@ def update(
              "it.")] = None,
     atom_file: AtomOpt = None,
     html_file: HtmlOpt = None,
+    json: JsonOpt = False,
 ) -> None:
     """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
     embed and index it for every model the corpus has an index for; with --watch, then list
@@ -309,15 +310,18 @@ def update(
     _mailto_note(mailto)
     if watch:
         check_outputs(watch, atom_file, html_file)
-    _update(corpus, api_key, max_cost, timeout, api_url)
-    if watch:
+    summary = _update(corpus, api_key, max_cost, timeout, api_url, json)
+    if watch:  # with --json, the watch's object is the one printed
         run_watch(corpus, watch, None, None, atom_file, html_file, WATCH_K, None, None, None,
-                  False)
+                  json)
+    elif json:
+        emit(summary, True)
 
 
 def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: float,
-            api_url: str | None) -> None:
-    """Fetch, ingest, embed and index what changed since the last fetch of ``corpus``."""
+            api_url: str | None, json: bool) -> dict[str, Any]:
+    """Fetch, ingest, embed and index what changed since the last fetch of ``corpus``; the
+    fetch's report, since when, and the papers embedded per vector key."""
     from openmsd.corpus import Corpus, CorpusError, ingest
     from openmsd.fetch import PER_PAGE, FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index import build_index
@@ -336,17 +340,24 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
                           max_cost)
         with _progress() as progress:
             report = crawl(client, plan, target, _ticker(progress, "fetching OpenAlex"))
-        _print_report(vars(report), False)
+        embedded: dict[str, int] = {}
+        if not json:
+            _print_report(vars(report), False)
+        summary = {"fetch": vars(report), "since": plan.since, "embedded": embedded}
         if not report.works:
-            out.print(f"{corpus}: nothing new since {plan.since}", highlight=False)
-            return
+            if not json:
+                out.print(f"{corpus}: nothing new since {plan.since}", highlight=False)
+            return summary
         ingest([target], corpus)
         for model in indexed_models(corpus):
             for backend in stored_backends(Corpus(corpus), model, "index"):  # each store apart
                 key = vector_key(model, backend)
                 done = embed_corpus(Corpus(corpus), load_model(model, backend), key)
                 build_index(Corpus(corpus), key)
-                out.print(f"{key}: {done.embedded:,} papers embedded and indexed",
-                          highlight=False)
+                embedded[key] = done.embedded
+                if not json:
+                    out.print(f"{key}: {done.embedded:,} papers embedded and indexed",
+                              highlight=False)
+        return summary
     except (FetchError, CorpusError, IngestError, FileNotFoundError, ValueError) as error:
         fail(str(error))

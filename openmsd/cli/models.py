@@ -8,9 +8,10 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from openmsd.cli.options import BackendOpt, CorpusArg, JsonOpt, SplitOpt
-from openmsd.cli.output import emit, fail, out, progress
+from openmsd.cli.output import emit, fail, progress
 from openmsd.corpus import Corpus, CorpusError
 from openmsd.index import HNSW_THRESHOLD, FactoryParams, build_factory_index, build_index
 from openmsd.models import (
@@ -126,6 +127,7 @@ def index_build(
                                              "the stored vectors (0: none).")] = 100,
     target_recall: Annotated[float, typer.Option(help="--factory: the recall@10 nprobe is "
                                                       "chosen to reach.")] = 0.95,
+    json: JsonOpt = False,
 ) -> None:
     """Build the FAISS index of a model's vectors, or add the papers embedded since."""
     try:
@@ -150,8 +152,12 @@ def index_build(
     settings = built.settings
     tuned = (f"; nprobe {settings.nprobe} (recall@{settings.k} {settings.recall:.3f} on "
              f"{settings.calibration_rows:,} held-out rows)" if settings else "")
-    out.print(f"{model}: {built.index.ntotal:,} papers indexed ({added:,} added, "
-              f"{type(built.index).__name__}{tuned})", highlight=False)
+    summary = {"model": model, "indexed": built.index.ntotal, "added": added,
+               "index": type(built.index).__name__,
+               "settings": asdict(settings) if settings else None}
+    emit(summary, json, lambda _: escape(
+        f"{model}: {built.index.ntotal:,} papers indexed ({added:,} added, "
+        f"{type(built.index).__name__}{tuned})"))
 
 
 @index_app.command("related")
@@ -161,6 +167,7 @@ def index_related(
                                              "store (the server's default for related).")]
     = "hybrid-graph",
     workers: Annotated[int, typer.Option(min=1, help="Processes ranking papers.")] = 1,
+    json: JsonOpt = False,
 ) -> None:
     """Rank every paper's related papers once for this corpus build and store them beside the
     index: ``openmsd serve`` then answers a paper's related papers by lookup (unfiltered, up to
@@ -182,5 +189,8 @@ def index_related(
                                            progress=step)
     except (CorpusError, FileNotFoundError, ValueError, RuntimeError) as error:
         fail(str(error))
-    out.print(f"{ranker}: related papers of {seen[0]:,} papers in "
-              f"{time.perf_counter() - started:.0f} s -> {target}", highlight=False)
+    seconds = time.perf_counter() - started
+    emit({"ranker": ranker, "papers": seen[0], "seconds": round(seconds, 1),
+          "path": str(target)}, json,
+         lambda _: escape(f"{ranker}: related papers of {seen[0]:,} papers in {seconds:.0f} s "
+                          f"-> {target}"))

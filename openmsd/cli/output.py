@@ -1,5 +1,10 @@
 """What every command prints through: the two consoles, errors, progress bars and the one
-"table or JSON" helper (:func:`emit`)."""
+"table or JSON" function (:func:`emit`).
+
+On a terminal, tables and text keep Rich's layout. In a pipe or a file (:func:`piped`),
+nothing is wrapped at a width: a line of text stays one line, and a table becomes
+tab-separated values (:func:`tsv_lines`): its title as a ``# title`` line, a header line, then
+one line per row, a cell of several lines joined with `` / ``."""
 
 from __future__ import annotations
 
@@ -11,12 +16,14 @@ from typing import Any, NoReturn
 
 import orjson
 import typer
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
 from rich.text import Text
 
-__all__ = ["SafeConsole", "emit", "err", "fail", "out", "plain", "progress"]
+__all__ = ["SafeConsole", "emit", "err", "fail", "out", "piped", "plain", "progress",
+           "tsv_lines"]
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -31,16 +38,89 @@ def plain(text: str) -> str:
     return _CONTROL.sub("", text)
 
 
+def _cell(value: Any) -> str:
+    """A table cell as one line of plain text: markup dropped, its lines joined with `` / ``,
+    tabs made spaces."""
+    if isinstance(value, Text):
+        text = value.plain
+    elif isinstance(value, str):
+        text = Text.from_markup(value).plain
+    else:
+        text = "" if value is None else str(value)
+    lines = (" ".join(line.split()) for line in plain(text).splitlines())
+    return " / ".join(line for line in lines if line)
+
+
+def tsv_lines(table: Table) -> list[str]:
+    """``table`` as tab-separated lines: ``# title`` (when it has one), the header, one line
+    per row, ``# caption`` (when it has one).
+
+    >>> from openmsd.corpus import query_view
+    >>> tsv_lines(query_view(["n", "title"], [{"n": 1, "title": "Florestas\\nForests"},
+    ...                                        {"n": 2, "title": "[b]x\\ty", "z": 0}]))
+    ['n\\ttitle', '1\\tFlorestas / Forests', '2\\t[b]x y']
+    """
+    lines = [f"# {_cell(table.title)}"] if table.title else []
+    if table.show_header:
+        lines.append("\t".join(_cell(column.header) for column in table.columns))
+    cells = [list(column.cells) for column in table.columns]
+    for row in range(table.row_count):
+        lines.append("\t".join(_cell(column[row]) if row < len(column) else ""
+                               for column in cells))
+    if table.caption:
+        lines.append(f"# {_cell(table.caption)}")
+    return lines
+
+
+class _Lines(str):
+    """Lines of text to write as they are (Rich would expand their tabs)."""
+
+
+def _unwrapped(shown: Any) -> list[Any]:
+    """What to print in a pipe for ``shown``: a table as its TSV lines, a group item by item
+    (a blank line after each table but the last), anything else as it is."""
+    if isinstance(shown, Table):
+        return [_Lines("\n".join(tsv_lines(shown)))]
+    if isinstance(shown, Group):
+        parts: list[Any] = []
+        for item in shown.renderables:
+            if parts and isinstance(parts[-1], _Lines):
+                parts.append(_Lines(""))
+            parts.extend(_unwrapped(item))
+        return parts
+    return [shown]
+
+
 class SafeConsole(Console):
     """A console that strips control characters from every string it renders (printed
-    strings, table cells, lines of a group)."""
+    strings, table cells, lines of a group), and that wraps nothing when it writes to a pipe
+    or a file: text stays on its lines, tables become TSV (:func:`tsv_lines`)."""
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(plain(text), **kwargs)
 
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """Rich's ``print``; in a pipe or a file, soft-wrapped, tables as TSV lines."""
+        if self.is_terminal or not any(isinstance(o, Table | Group) for o in objects):
+            if not self.is_terminal:
+                kwargs["soft_wrap"] = True
+            super().print(*objects, **kwargs)
+            return
+        for part in (part for item in objects for part in _unwrapped(item)):
+            if isinstance(part, _Lines):
+                self.file.write(part + "\n")
+            else:
+                super().print(part, **{**kwargs, "soft_wrap": True})
+        self.file.flush()
+
 
 out = SafeConsole(emoji=False)
 err = SafeConsole(stderr=True, emoji=False)
+
+
+def piped() -> bool:
+    """Whether standard output goes to a pipe or a file rather than a terminal."""
+    return not out.is_terminal
 
 
 def fail(message: str) -> NoReturn:
@@ -56,7 +136,7 @@ def emit(data: Any, as_json: bool,
     False), else ``view(data)`` (a table, a line, a group of them) on the console."""
     if as_json:
         option = orjson.OPT_INDENT_2 if indent else 0
-        sys.stdout.write(orjson.dumps(data, option=option).decode() + "\n")
+        sys.stdout.write(orjson.dumps(data, default=str, option=option).decode() + "\n")
         return
     shown = view(data) if view is not None else None
     if shown is not None:
@@ -65,10 +145,12 @@ def emit(data: Any, as_json: bool,
 
 @contextlib.contextmanager
 def progress() -> Iterator[Callable[[str, int | None], Callable[[int], None]]]:
-    """Progress bars on stderr: ``start(label, total)`` gives ``advance(n)``."""
+    """Progress bars on stderr: ``start(label, total)`` gives ``advance(n)``; none when
+    stderr is not a terminal (a log gets no blank lines from them)."""
     columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                TextColumn("{task.completed:,} records"), TimeElapsedColumn()]
-    with Progress(*columns, console=err, transient=True) as bars:
+    with Progress(*columns, console=err, transient=True,
+                  disable=not err.is_terminal) as bars:
         def start(label: str, total: int | None) -> Callable[[int], None]:
             task = bars.add_task(label, total=total)
             return lambda n: bars.advance(task, n)

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from openmsd.cli.output import fail, out
+from openmsd.cli.options import JsonOpt
+from openmsd.cli.output import emit, fail, out
 from openmsd.models import UnknownModelError, UnsupportedBackendError
 from openmsd.report import IngestError
 
@@ -40,6 +41,7 @@ def robustness_command(
         "--examples-from", help="Quote example texts only from the papers of this input "
                                 "(one of PAPERS; repeatable): one whose licence lets the report "
                                 "be published.")] = [],  # noqa: B006
+    json: JsonOpt = False,
 ) -> None:
     """The robustness suite (Singh & Singh): short-query alternative-self retrieval (Tasks I,
     II), the 32 textual neighbours (NN1_Ret, NN10_Ret, AOP-10/20, similarity distributions,
@@ -53,6 +55,9 @@ def robustness_command(
     except (RobustnessError, IngestError, UnknownModelError, UnsupportedBackendError,
             ValueError) as error:
         fail(str(error))
+    if json:
+        emit(report, True)
+        return
     for name, result in report["models"].items():
         cap = ", ".join(f"{c} {v['AOP-20']}{'*' if v['optimal'] else ''}"
                         for c, v in result["capability"].items())

@@ -19,7 +19,7 @@ from openmsd.cli.graph import (
     write_graph,
 )
 from openmsd.cli.options import BackendOpt, CorpusArg, ExportOpt, JsonOpt, K, LangOpt, YearOpt
-from openmsd.cli.output import emit, err, fail
+from openmsd.cli.output import emit, err, fail, piped
 from openmsd.corpus import Corpus, CorpusError
 from openmsd.models import (
     UnknownModelError,
@@ -40,6 +40,9 @@ from openmsd.search import (
     PaperNotFoundError,
     Result,
     find_paper,
+    ranked,
+    ranked_locations,
+    recommendations_table,
     recommendations_view,
     results_table,
 )
@@ -128,7 +131,7 @@ def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | No
         sys.stdout.write(export_records(papers_by_id(corpus, [r.paper_id for r in results]),
                                         export))
     else:
-        emit([r.as_dict() for r in results], as_json, lambda _: results_table(results))
+        emit(ranked([r.as_dict() for r in results]), as_json, lambda _: results_table(results))
     if not results:
         _say_why_empty(corpus, languages, years, otherwise)
 
@@ -291,4 +294,5 @@ def recommend(
         err.print(f"{len(ids)} BibTeX entries -> {bibtex_file}", highlight=False)
     if not any(location["results"] for location in found):
         _say_why_empty(target, lang, years, "the index is empty")
-    emit(found, json, recommendations_view)
+    emit(ranked_locations(found), json,
+         recommendations_table if piped() else recommendations_view)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
+import orjson
 import typer
 
 from openmsd.cli.options import JsonOpt
@@ -82,6 +83,7 @@ def train_command(
 @app.command("experiment")
 def experiment_command(
     config: Annotated[Path, typer.Argument(help="The experiment file (TOML or YAML).")],
+    json: JsonOpt = False,
 ) -> None:
     """Train and evaluate a grid of recipes × positive sets × seeds; write results.json and
     results.md (OpenMSD Tables 5/6 layout) into the experiment's out directory."""
@@ -93,7 +95,10 @@ def experiment_command(
         run_experiment(experiment, log=lambda m: err.print(m, highlight=False))
     except TRAIN_ERRORS as error:
         fail(str(error))
-    out.print((experiment.out / "results.md").read_text(), highlight=False)
+    if json:
+        emit(orjson.loads((experiment.out / "results.json").read_bytes()), True)
+        return
+    out.print((experiment.out / "results.md").read_text(), highlight=False, markup=False)
 
 
 def _tuned_lines(spec: dict[str, Any]) -> str:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         identify_sure,
         paper_text,
     )
+    from openmsd.corpus.query_result import query_view
     from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record
     from openmsd.corpus.spark_ingest import ingest_on_spark, local_spark
     from openmsd.corpus.sql import SparkSql
@@ -80,6 +81,7 @@ _WHERE: dict[str, str] = {
     "parse_variant": "summaries",
     "read_papers": "summaries",
     "stage": "ingest_run",
+    "query_view": "query_result",
     "stats_view": "stats",
     "summaries_dir": "summaries",
     "summaries_for_model": "summaries",
@@ -94,7 +96,8 @@ __all__ = [
     "LanguageIdentifier", "Record", "SparkSql", "build_corpus", "build_id", "build_summary",
     "corpus_stats", "current_summaries", "derive", "digest", "enriched_name", "identify",
     "identify_sure", "ingest", "ingest_on_spark", "local_spark", "paper_text", "parse_enriched",
-    "parse_variant", "read_papers", "stage", "stats_view", "summaries_dir", "summaries_for_model",
+    "parse_variant", "query_view", "read_papers", "stage", "stats_view", "summaries_dir",
+    "summaries_for_model",
     "table1_rows", "variant_summaries", "write_summaries",
 ]
 

@@ -11,8 +11,19 @@ from rich.markup import escape
 from rich.table import Table
 
 from openmsd.search.related import Result
+from openmsd.search.relevance import relevances
 
-__all__ = ["recommendations_view", "results_table", "shorten"]
+__all__ = ["context_driver", "percent", "recommendations_table", "recommendations_view",
+           "results_table", "shorten"]
+
+
+def percent(share: float) -> str:
+    """A relevance (0 to 1) as a whole percentage.
+
+    >>> percent(0.984)
+    '98%'
+    """
+    return f"{round(100 * share)}%"
 
 
 def shorten(text: str, width: int = 110) -> str:
@@ -27,38 +38,59 @@ def shorten(text: str, width: int = 110) -> str:
     return text[:width - 1].rsplit(" ", 1)[0] + "…"
 
 
+def context_driver(location: dict[str, Any], result: dict[str, Any]) -> str | None:
+    """The sentence that points to ``result`` most, when it is a sentence around the
+    location rather than the location's own sentence (printed just above it); else None.
+
+    >>> loc = {"sentence": "A [1]."}
+    >>> context_driver(loc, {"drivers": [{"sentence": "A [1]."}]}) is None
+    True
+    >>> context_driver(loc, {"drivers": [{"sentence": "Before."}]})
+    'Before.'
+    """
+    drivers = result.get("drivers") or []
+    if not drivers or drivers[0]["sentence"] == location["sentence"]:
+        return None
+    return drivers[0]["sentence"]
+
+
 def results_table(results: list[Result]) -> Table | None:
-    """Score, paper, language, year, title (with its English title when it has another
-    language) and why related, one row a result; None for no results."""
+    """Rank, relevance (the score as a share of the best result's), paper, language, year,
+    title (with its English title when it has another language) and why related, one row a
+    result; None for no results."""
     if not results:
         return None
     table = Table()
-    for column in ("score", "paper", "lang", "year"):
-        table.add_column(column, no_wrap=True)
+    for column in ("rank", "relevance", "paper", "lang", "year"):
+        table.add_column(column, no_wrap=True, justify="right" if column == "rank" else "left")
     table.add_column("title", overflow="fold", ratio=3)
     table.add_column("why related", overflow="fold", ratio=1)
-    for r in results:
-        title = r.title or r.english_title or ""
-        if r.english_title and r.english_title != title:
-            title += f"\n[dim]{r.english_title}[/]"
-        table.add_row(f"{r.score:.3f}", r.paper_id, r.language or "?", str(r.year or ""), title,
-                      "; ".join(r.why))
+    shares = relevances([r.score for r in results])
+    for rank, (r, share) in enumerate(zip(results, shares, strict=True), 1):
+        title = escape(r.title or r.english_title or "")
+        if r.english_title and r.english_title != (r.title or r.english_title):
+            title += f"\n[dim]{escape(r.english_title)}[/]"
+        table.add_row(str(rank), percent(share), escape(r.paper_id), r.language or "?",
+                      str(r.year or ""), title, escape("; ".join(r.why)))
     return table
 
 
 def recommendations_view(found: list[dict[str, Any]]) -> Group:
-    """Each citation location (its sentence and markers), then its papers: score, id,
-    language, year, title, the sentence that points to it most and what it is co-cited with."""
+    """Each citation location (its sentence and markers), then its papers: rank, relevance
+    (the score as a share of the location's best), id, language, year, title, the sentence
+    that points to it most and what it is co-cited with."""
     lines: list[str] = []
     for location in found:
         lines.append(f"[bold]sentence {location['sentence_number']}[/] "
                      f"{escape(' '.join(location['markers']))}: {escape(location['sentence'])}")
-        for r in location["results"]:
+        shares = relevances([r["score"] for r in location["results"]])
+        for rank, (r, share) in enumerate(zip(location["results"], shares, strict=True), 1):
             title = r["title"] or r["english_title"] or ""
-            lines.append(escape(f"  {r['score']:.3f}  {r['paper_id']}  [{r['language'] or '?'}] "
-                                f"{r['year'] or ''}  {title}"))
-            if r.get("drivers"):
-                lines.append(f"[dim]         ← {escape(shorten(r['drivers'][0]['sentence']))}[/]")
+            lines.append(escape(f"  {rank}. {percent(share):>4}  {r['paper_id']}  "
+                                f"[{r['language'] or '?'}] {r['year'] or ''}  {title}"))
+            driver = context_driver(location, r)
+            if driver:
+                lines.append(f"[dim]         ← {escape(shorten(driver))}[/]")
             if r.get("co_cited_with"):
                 lines.append(f"[dim]         co-cited with "
                              f"{escape(', '.join(r['co_cited_with'][:3]))} in the corpus[/]")
@@ -66,3 +98,25 @@ def recommendations_view(found: list[dict[str, Any]]) -> Group:
             lines.append(escape(f"  cite together ({location['cites']} works): "
                                 f"{', '.join(location['cocited_set'])}"))
     return Group(*lines)
+
+
+def recommendations_table(found: list[dict[str, Any]]) -> Table | None:
+    """The papers of every citation location, one row a paper: the location's sentence
+    number and markers, rank, relevance, id, language, year, title and the sentence that
+    points to it most (what ``recommend`` prints in a pipe); None for no results."""
+    if not any(location["results"] for location in found):
+        return None
+    table = Table()
+    for column in ("sentence", "markers", "rank", "relevance", "paper", "lang", "year", "title",
+                   "because of"):
+        table.add_column(column)
+    for location in found:
+        shares = relevances([r["score"] for r in location["results"]])
+        for rank, (r, share) in enumerate(zip(location["results"], shares, strict=True), 1):
+            drivers = r.get("drivers") or []
+            table.add_row(str(location["sentence_number"]), escape(" ".join(location["markers"])),
+                          str(rank), percent(share), escape(r["paper_id"]),
+                          r["language"] or "?", str(r["year"] or ""),
+                          escape(r["title"] or r["english_title"] or ""),
+                          escape(drivers[0]["sentence"]) if drivers else "")
+    return table

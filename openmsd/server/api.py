@@ -13,11 +13,12 @@ between pool threads), unless the structures they read are being loaded (:func:`
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar, get_type_hints
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, BeforeValidator, Field, StringConstraints, create_model
 from starlette.concurrency import run_in_threadpool
@@ -33,6 +34,8 @@ from openmsd.search import (
     papers_by_id,
     rank_related,
     rank_search,
+    ranked,
+    ranked_locations,
     recommend_citations,
     related_papers,
     related_to_library,
@@ -107,6 +110,15 @@ Result = model_of(RelatedResult, "A related paper and why it is related.")
 """The API's result: :class:`openmsd.search.related.Result`, field for field."""
 
 
+class Ranked(Result):  # type: ignore[misc, valid-type]
+    """A result with its place and a relevance a person can read."""
+
+    rank: int = Field(description="Its place in the ranking, from 1 (across pages).")
+    relevance: float = Field(description="Its score as a share of the first result's, from 0 "
+                             "to 1 (the raw score's scale depends on the ranker: a fused "
+                             "reciprocal-rank score, a cosine, BM25).")
+
+
 class Paper(BaseModel):
     """A corpus paper."""
 
@@ -134,7 +146,7 @@ class Results(BaseModel):
     next_offset: int | None = Field(description="The offset of the next page, if any.")
     paper: Paper | None = Field(None, description="The paper the query named, when it named "
                                 "one (by id or DOI): the results are then its related papers.")
-    results: list[Result]
+    results: list[Ranked]
 
 
 class RelatedRequest(BaseModel):
@@ -151,7 +163,7 @@ class RelatedRequest(BaseModel):
     model: Model | None = None
 
 
-class LibraryResult(Result):
+class LibraryResult(Ranked):
     """A paper related to a library, with the seeds that put it there."""
 
     seeds: list[str]
@@ -192,7 +204,7 @@ class Driver(BaseModel):
     score: float
 
 
-class Recommended(Result):
+class Recommended(Ranked):
     """A paper to cite and the context sentences that point to it most, best first."""
 
     drivers: list[Driver] = Field([])
@@ -234,9 +246,10 @@ def served_model(resources: Resources, model: str | None, where: str = "query",
 def _page(model: str, f: Filters, results: list[Any], paper: dict | None = None) -> dict:
     shown = results[f.offset:f.offset + f.k]
     more = len(results) > f.offset + f.k and f.offset + f.k < MAX_RANK
+    best = results[0].score if results else None
     return {"model": model, "offset": f.offset, "k": f.k,
             "next_offset": f.offset + f.k if more else None, "paper": paper,
-            "results": [r.as_dict() for r in shown]}
+            "results": ranked([r.as_dict() for r in shown], f.offset + 1, best)}
 
 
 def paper_or_404(resources: Resources, key: str) -> dict[str, Any]:
@@ -304,7 +317,7 @@ def related_to_library_for(resources: Resources, body: RelatedRequest) -> dict[s
     except PaperNotFoundError as error:
         raise HTTPException(404, str(error).split(": ", 1)[-1]) from None
     return {"model": model, "positive": positive, "negative": negative,
-            "results": [r.as_dict() for r in found]}
+            "results": ranked([r.as_dict() for r in found])}
 
 
 def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any]:
@@ -317,7 +330,7 @@ def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any
     except ValueError as error:
         raise HTTPException(422, [{"loc": ["body", "at" if body.at else "text"],
                                    "type": "value_error", "msg": str(error)}]) from None
-    return {"model": model, "locations": found}
+    return {"model": model, "locations": ranked_locations(found)}
 
 
 async def search_answer(resources: Resources, q: str, f: Filters) -> dict[str, Any]:
@@ -405,16 +418,66 @@ async def paper_route(resources: Served, key: Key) -> dict[str, Any]:
     return await quick(resources, paper_or_404, resources, key)
 
 
+POST_EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
+    "/api/related": {
+        "library": {"summary": "Papers related to two papers of a library",
+                    "value": {"positive": ["10.1590/2236-8906-76-2021",
+                                           "10.1590/2236-8906-108/2020"], "k": 5}},
+        "filtered": {"summary": "Away from one paper, only Portuguese and Spanish, 2015 on",
+                     "value": {"positive": ["10.1590/2236-8906-76-2021"],
+                               "negative": ["10.1590/1676-0611-bn-2021-1306"],
+                               "lang": ["pt", "es"], "year_from": 2015, "k": 10}},
+    },
+    "/api/recommend": {
+        "markers": {"summary": "A paragraph with citation markers",
+                    "value": {"text": "Child vaccination in Brazil is unequal: children of "
+                                      "black and brown mothers are vaccinated less [3].",
+                              "k": 5}},
+        "at": {"summary": "Only the sentence containing a marker",
+               "value": {"text": "Forests recover slowly [1]. Orchids of central Brazil "
+                                 "are little known [2].", "at": "[2]", "k": 3,
+                         "explain": False}},
+    },
+}
+"""The POST routes' example bodies: in the OpenAPI document, and in the answer to a GET."""
+
+
+def wrong_method(method: str, path: str, allowed: str, base: str = "http://127.0.0.1:8000"
+                 ) -> str:
+    """What a 405 says: which method the route at ``path`` takes and, for a POST route, an
+    example request to the server at ``base``.
+
+    >>> print(wrong_method("GET", "/api/recommend", "POST")[:64])
+    GET /api/recommend: this endpoint takes POST only, with a JSON b
+    """
+    examples = POST_EXAMPLES.get(path)
+    if not examples:
+        return f"{method} {path}: this endpoint takes {allowed} only"
+    body = json.dumps(next(iter(examples.values()))["value"], ensure_ascii=False)
+    return (f"{method} {path}: this endpoint takes POST only, with a JSON body, e.g. "
+            f"curl -X POST -H 'Content-Type: application/json' -d '{body}' "
+            f"{base.rstrip('/')}{path} "
+            "(every field and more examples: /openapi.json)")
+
+
 @router.post("/api/related", response_model=LibraryResults, tags=["papers"])
-def related_library_route(resources: Served, body: RelatedRequest) -> dict[str, Any]:
+def related_library_route(
+        resources: Served,
+        body: Annotated[RelatedRequest, Body(openapi_examples=POST_EXAMPLES["/api/related"])],
+) -> dict[str, Any]:
     """Papers related to a whole library (positive seeds), away from negative seeds; each
-    result names the seeds that put it there."""
+    result names the seeds that put it there. POST only: the library is a JSON body."""
     return related_to_library_for(resources, body)
 
 
 @router.post("/api/recommend", response_model=Recommendations, tags=["recommend"])
-def recommend_route(resources: Served, body: RecommendRequest) -> dict[str, Any]:
-    """Papers to cite at each citation location of a manuscript text."""
+def recommend_route(
+        resources: Served,
+        body: Annotated[RecommendRequest,
+                        Body(openapi_examples=POST_EXAMPLES["/api/recommend"])],
+) -> dict[str, Any]:
+    """Papers to cite at each citation location of a manuscript text. POST only: the text is
+    a JSON body."""
     return recommend_for(resources, body)
 
 

@@ -182,10 +182,15 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> Response:
+        headers = getattr(error, "headers", None)
+        detail = error.detail
+        if error.status_code == 405:  # say which method, with an example request
+            detail = api.wrong_method(request.method, request.url.path,
+                                      (headers or {}).get("Allow", "another method"),
+                                      str(request.base_url))
         if _wants_json(request):
-            return JSONResponse({"detail": error.detail}, error.status_code,
-                                headers=getattr(error, "headers", None))
-        return pages.error_page(request, error.status_code, error.detail)
+            return JSONResponse({"detail": detail}, error.status_code, headers=headers)
+        return pages.error_page(request, error.status_code, detail)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, error: RequestValidationError) -> Response:

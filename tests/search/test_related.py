@@ -36,9 +36,9 @@ def corpus(tmp_path_factory, encoder):
 
 def test_embedding_is_resumable_and_never_twice(corpus, encoder):
     again = embed_corpus(corpus, encoder, MODEL)
-    assert again.embedded == 0 and again.cached == 51 and again.no_text == 0
+    assert again.embedded == 0 and again.cached == 50 and again.no_text == 0
     ids, vectors = load_vectors(corpus, MODEL)
-    assert len(ids) == 51 and vectors.shape == (51, 512)
+    assert len(ids) == 50 and vectors.shape == (50, 512)
 
 
 def test_related_excludes_the_paper_and_explains_citation_links(corpus):
@@ -79,7 +79,7 @@ def test_every_alias_finds_the_paper_sql_finds(corpus):
     """find_paper's in-memory alias map answers as a scan of the aliases column does."""
     con = corpus.connect()
     rows = con.execute("SELECT DISTINCT unnest(aliases) AS a FROM papers").fetchall()
-    assert len(rows) > 51  # DOIs and SciELO PIDs
+    assert len(rows) > 50  # DOIs and SciELO PIDs
     for (name,) in rows:
         expected = con.execute("SELECT paper_id FROM papers WHERE list_contains(aliases, ?) "
                                "ORDER BY paper_id LIMIT 1", [name]).fetchone()[0]
@@ -92,9 +92,9 @@ def test_index_grows_incrementally(corpus, encoder, tmp_path):
     copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
     ingest([SAMPLE / "unarxive"], copy.root)
     result = embed_corpus(copy, encoder, MODEL)
-    assert result.embedded == 7 and result.cached == 51
+    assert result.embedded == 7 and result.cached == 50
     index, added = build_index(copy, MODEL)
-    assert added == 7 and index.index.ntotal == 58
+    assert added == 7 and index.index.ntotal == 57
 
 
 def test_cli_related_and_search_json(corpus):
@@ -127,7 +127,7 @@ def test_filter_masks_equal_a_row_by_row_check(corpus):
 def test_an_index_of_another_kind_is_built_anew(corpus, tmp_path):
     copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
     hnsw, added = build_index(copy, MODEL, "hnsw")  # the corpus has an exact index
-    assert index_kind(hnsw.index) == "hnsw" and added == 51
+    assert index_kind(hnsw.index) == "hnsw" and added == 50
     again, added = build_index(copy, MODEL)  # auto extends what is there
     assert index_kind(again.index) == "hnsw" and added == 0
     assert index_kind(load_index(copy, MODEL).index) == "hnsw"

@@ -3,6 +3,7 @@ BibTeX, statistics, validation (422 naming the field), 404s, size limits and err
 
 from __future__ import annotations
 
+import json
 from urllib.parse import quote
 
 import pytest
@@ -16,7 +17,7 @@ CONTRACT = ["/healthz", "/api/search", "/api/papers/{key}", "/api/papers/{key}/r
 def test_health_and_openapi_schema_lists_the_contract(client) -> None:
     health = client.get("/healthz").json()
     assert {k: health[k] for k in ("status", "indexed", "reloads")} == {
-        "status": "ok", "indexed": {"muse-v3": 59}, "reloads": {"muse-v3": 0}}
+        "status": "ok", "indexed": {"muse-v3": 58}, "reloads": {"muse-v3": 0}}
     # the fused search's dense member encodes through the server's batching encoder
     before = health["encoded"]["muse-v3"]["texts"]
     assert client.get("/api/search", params={"q": "analyse syntaxique du français"}).json()[
@@ -66,8 +67,8 @@ def test_pagination_pages_are_consecutive(client) -> None:
     assert first["next_offset"] == 3 and second["offset"] == 3
     ids = [r["paper_id"] for r in first["results"] + second["results"]]
     assert ids == [r["paper_id"] for r in whole]
-    last = client.get("/api/papers/fr-parse/related?k=10&offset=50").json()  # 58 others
-    assert len(last["results"]) == 8 and last["next_offset"] is None
+    last = client.get("/api/papers/fr-parse/related?k=10&offset=50").json()  # 57 others
+    assert len(last["results"]) == 7 and last["next_offset"] is None
     beyond = client.get("/api/papers/fr-parse/related?k=10&offset=60").json()
     assert beyond["results"] == [] and beyond["next_offset"] is None
 
@@ -151,8 +152,8 @@ def test_bibtex_export(client) -> None:
 
 def test_stats(client) -> None:
     stats = client.get("/api/stats").json()
-    assert stats["papers"] == 59 and stats["citations"] == 9
-    assert stats["models"]["muse-v3"] == {"indexed": 59, "index": "IndexFlatIP", "default": True}
+    assert stats["papers"] == 58 and stats["citations"] == 9
+    assert stats["models"]["muse-v3"] == {"indexed": 58, "index": "IndexFlatIP", "default": True}
 
 
 def test_titles_are_escaped_in_pages(client) -> None:
@@ -229,3 +230,33 @@ def test_a_long_manuscript_gets_every_location_from_recommend(served_corpus) -> 
     assert all(loc["results"] for loc in every)
     first = recommend_citations(corpus, text, encoder, "muse-v3", 2)
     assert len(first) == MAX_LOCATIONS and first == every[:MAX_LOCATIONS]
+
+
+def test_results_carry_their_rank_and_a_relevance_against_the_first(client) -> None:
+    first = client.get("/api/papers/fr-parse/related?k=3").json()["results"]
+    second = client.get("/api/papers/fr-parse/related?k=3&offset=3").json()["results"]
+    assert [r["rank"] for r in first + second] == [1, 2, 3, 4, 5, 6]
+    shares = [r["relevance"] for r in first + second]
+    assert shares[0] == 1.0 and shares == sorted(shares, reverse=True) and shares[-1] < 1.0
+    best = first[0]["score"]
+    assert all(abs(r["relevance"] - r["score"] / best) <= 0.005 for r in second)
+    page = client.get("/papers/fr-parse").text
+    assert "relevance 100%" in page
+
+
+@pytest.mark.parametrize("path", ["/api/recommend", "/api/related"])
+def test_a_post_route_asked_with_get_says_post_and_shows_a_body_that_works(client, path) -> None:
+    answer = client.get(path)
+    assert answer.status_code == 405 and answer.headers["allow"] == "POST"
+    detail = answer.json()["detail"]
+    assert detail.startswith(f"GET {path}: this endpoint takes POST only") and "curl" in detail
+    body = json.loads(detail.split(" -d '", 1)[1].split("' ", 1)[0])
+    assert client.post(path, json=body).status_code == 200
+    schema = client.get("/openapi.json").json()["paths"][path]
+    assert set(schema) == {"post"} and "POST only" in schema["post"]["description"]
+    examples = schema["post"]["requestBody"]["content"]["application/json"]["examples"]
+    assert len(examples) == 2
+    for example in examples.values():
+        answer = client.post(path, json=example["value"])
+        assert answer.status_code == 200 and answer.json()["locations" if "recommend" in path
+                                                          else "results"], example

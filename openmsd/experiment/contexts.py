@@ -33,7 +33,15 @@ import pyarrow as pa
 
 from openmsd.corpus import Corpus
 from openmsd.experiment.tune import Judged, TuneError, grid_step, search
-from openmsd.rank import FEEDBACK, Papers, Queries, default_dense, fuse, load_scorer
+from openmsd.rank import (
+    FEEDBACK,
+    UNTUNED_METHOD,
+    Papers,
+    Queries,
+    default_dense,
+    fuse,
+    load_scorer,
+)
 
 __all__ = ["ALPHA", "FOLDS", "MARGIN", "MIN_CONTEXTS", "MIN_DENSE", "Procedure",
            "TooFewContexts", "choose", "citation_contexts", "fit_contexts", "folds_of",
@@ -116,7 +124,7 @@ def procedures(members: Sequence[str], dense: str | None,
     out = []
     has_dense = dense is not None and dense in members
     if has_dense and "bm25@same" in members:
-        out.append(Procedure("default", ("bm25@same", dense), (1.0, 1.0), "rrf"))
+        out.append(Procedure("default", ("bm25@same", dense), (1.0, 1.0), UNTUNED_METHOD))
     if has_dense:
         out.append(Procedure(dense, (dense,), (1.0,)))
     else:

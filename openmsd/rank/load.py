@@ -15,7 +15,8 @@ Names:
 * ``NAME~prf``: pseudo-relevance feedback over ``NAME``; ``NAME~links``: ``NAME``'s scores
   carried over the citation graph (:mod:`openmsd.rank.feedback`);
 * a fusion: ``A+B+…`` (reciprocal-rank fusion of the members), ``hybrid`` (text and
-  metadata: what ``openmsd tune`` fitted on the train and dev splits, else RRF of
+  metadata: what ``openmsd tune`` fitted on the train and dev splits where it won out of fold,
+  else the z-score fusion (:data:`UNTUNED_METHOD`) of
   ``bm25@same``, the corpus's dense model, ``bm25-en@cross`` (words across languages, in
   English) in a corpus of several languages and, for English pairs, ``minilm-en@en`` where it
   can be had)
@@ -57,6 +58,10 @@ ENGLISH_MODEL = "minilm-en"
 CROSS_LEXICAL = "bm25-en@cross"
 #: What ``hybrid-graph`` adds to ``hybrid`` when nothing is tuned.
 DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "shared-references")
+#: How the untuned fusions combine their members: CombSUM of each member's z-scores over the
+#: query's candidates, so that a member's vote is as strong as its evidence
+#: (:mod:`openmsd.rank.fusion`; docs/guides/fusion-and-tuning.md).
+UNTUNED_METHOD = "zscore"
 
 
 class UnknownScorerError(ValueError):
@@ -163,14 +168,21 @@ def _is_dense(name: str) -> bool:
 
 
 def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
-    """What ``hybrid`` / ``hybrid-graph`` stand for here: the tuned spec, else the defaults
-    (``hybrid``: RRF of ``bm25@same``, the dense model, ``bm25-en@cross`` in a corpus of
-    several languages and ``minilm-en@en`` where it can be had; ``hybrid-graph``, which ranks a
-    paper's related papers: RRF of the dense model, ``bm25-en`` (the papers' English texts:
-    words across languages) and the graph counts)."""
+    """What ``hybrid`` / ``hybrid-graph`` stand for here: the tuned spec, else
+    :func:`default_spec` (also where ``openmsd tune`` kept the untuned fusion because the tuned
+    one did not win out of fold: its record says ``"tuned": false``)."""
     spec = tuned(corpus).get(name)
-    if spec:
+    if spec and spec.get("tuned", True):
         return spec
+    return default_spec(name, corpus, dense)
+
+
+def default_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
+    """The untuned ``hybrid`` / ``hybrid-graph``, fused by z-scores (:data:`UNTUNED_METHOD`):
+    ``hybrid``: ``bm25@same``, the dense model, ``bm25-en@cross`` in a corpus of several
+    languages and ``minilm-en@en`` where it can be had; ``hybrid-graph``, which ranks a paper's
+    related papers: the dense model, ``bm25-en`` (the papers' English texts: words across
+    languages) and the graph counts."""
     dense = dense or default_dense(corpus)
     members = ["bm25@same", dense]
     if corpus is not None and multilingual(corpus):
@@ -185,7 +197,7 @@ def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> d
         # A paper query has an English view (free text has not): its words meet the other
         # languages' papers in English, where bm25@same would rank only its own language's.
         members = [dense, "bm25-en", *DEFAULT_GRAPH_MEMBERS]
-    return {"members": members, "weights": [1.0] * len(members), "method": "rrf",
+    return {"members": members, "weights": [1.0] * len(members), "method": UNTUNED_METHOD,
             "tuned": False}
 
 

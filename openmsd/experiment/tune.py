@@ -168,6 +168,13 @@ class Judged:
         self.doc = np.array([position[d] for d in judged["doc"].to_pylist()], np.int64)
         rows = getattr(pool, "rows", None)
         self.row = self.query if rows is None else np.searchsorted(rows, self.query)
+        # the matrices' columns: every pool paper, or per row its candidates (TuningPool)
+        self.columns = getattr(pool, "columns", None)
+        if self.columns is None:
+            self.column = self.doc
+        else:
+            match = self.columns[self.row] == self.doc[:, None]
+            self.column = np.where(match.any(axis=1), match.argmax(axis=1), -1)
         tasks = judged["task"].to_pylist()
         keys = list(zip(tasks, self.query.tolist(), strict=True))
         groups = {key: i for i, key in enumerate(dict.fromkeys(keys))}
@@ -183,7 +190,7 @@ class Judged:
         (free-text queries against a collection: citation contexts and their cited papers)."""
         judged = cls.__new__(cls)
         judged.query, judged.doc = np.asarray(query, np.int64), np.asarray(doc, np.int64)
-        judged.row = judged.query
+        judged.row, judged.column, judged.columns = judged.query, judged.doc, None
         keys = {q: i for i, q in enumerate(dict.fromkeys(judged.query.tolist()))}
         judged.group = np.array([keys[q] for q in judged.query.tolist()], np.int64)
         judged.group_task = np.zeros(len(keys), np.int64)
@@ -214,9 +221,12 @@ class Judged:
         """The AP (a fraction) of each (task, query) group, in group order, when the pool is
         ranked by ``matrix`` (see :meth:`objective`)."""
         rows = matrix[self.row]
-        own = rows[np.arange(len(self.query)), self.doc][:, None]
-        rank = 1 + (rows > own).sum(axis=1) + (
-            (rows == own) & (np.arange(matrix.shape[1])[None, :] > self.doc[:, None])).sum(axis=1)
+        own = rows[np.arange(len(self.query)), np.maximum(self.column, 0)][:, None]
+        ids = (np.arange(matrix.shape[1])[None, :] if self.columns is None
+               else self.columns[self.row])
+        rank = (1 + (rows > own).sum(axis=1) + ((rows == own) & (ids > self.doc[:, None]))
+                .sum(axis=1)).astype(np.float64)
+        rank[self.column < 0] = np.inf  # not among the query's candidates: never retrieved
         # AP of a group: the mean over its relevant papers of (their place among them) / rank
         order = np.lexsort((rank, self.group))
         group, rank = self.group[order], rank[order]
@@ -229,11 +239,15 @@ class Judged:
 class TuningPool:
     """A split's pool as a fit reads it: ``pool`` (every paper of it is a candidate), the
     ``judgements`` fitted on (:func:`with_queries` keeps some) and ``rows``, the pool positions
-    (sorted) of the queries the members' score matrices hold a row for."""
+    (sorted) of the queries the members' score matrices hold a row for, and ``columns``,
+    each row's candidates where a pool is too large to rank whole (:func:`candidates`)."""
 
     pool: Any
     judgements: pa.Table
     rows: np.ndarray
+    #: per row, the pool positions of its candidates (-1: none; see :func:`candidates`); None:
+    #: every pool paper is every query's candidate
+    columns: np.ndarray | None = None
 
     @property
     def ids(self) -> list[str]:
@@ -283,13 +297,48 @@ def pool_matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequ
         rows = np.arange(len(pool.ids)) if rows is None else rows
         queries = Queries.of_rows(scorers[0].papers, rows)
         everything = np.arange(len(pool.ids))
+        columns = getattr(pool, "columns", None)
         for name, scorer in zip(todo, scorers, strict=True):
             matrix = np.array(scorer.score(queries, everything), np.float32)
             matrix[np.arange(len(rows)), rows] = -np.inf
+            if columns is not None:
+                matrix = np.where(columns >= 0, np.take_along_axis(
+                    matrix, np.maximum(columns, 0), axis=1), -np.inf).astype(np.float32)
             store[name] = matrix
             if progress:
                 progress(1)
     return [store[m] for m in members]
+
+
+#: A pool of more papers than this is not ranked whole for each tuning query: its candidates
+#: are the union of each member's top :data:`DEPTH` (:func:`candidates`), as a fusion's
+#: exhaustive pool is at query time (``openmsd.rank.fusion.DEPTH``).
+FULL_POOL = 3000
+DEPTH = 100
+
+
+def candidates(corpus: Corpus, pool: TuningPool, members: Sequence[str], links: Sequence[Any],
+               store: dict[str, np.ndarray], depth: int = DEPTH,
+               progress: Callable[[int], None] | None = None) -> TuningPool:
+    """``pool`` whose rows each rank only the union of every member's top ``depth`` papers
+    (a relevant paper outside it is never retrieved), with ``store`` filled with the members'
+    scores of those candidates; ``pool`` itself when it holds at most :data:`FULL_POOL`
+    papers (every paper is then every query's candidate, as ``openmsd eval sdsm`` ranks)."""
+    if len(pool.ids) <= FULL_POOL or pool.columns is not None:
+        return pool
+    full: dict[str, np.ndarray] = {}
+    pool_matrices(corpus, pool, members, links, full, progress)
+    top = [np.argpartition(-np.nan_to_num(m, neginf=-3e38), depth, axis=1)[:, :depth]
+           for m in full.values()]
+    union = [np.unique(np.concatenate([t[i] for t in top])) for i in range(len(pool.rows))]
+    columns = np.full((len(union), max(len(u) for u in union)), -1, np.int64)
+    for i, found in enumerate(union):
+        columns[i, :len(found)] = found
+    restricted = dataclasses.replace(pool, columns=columns)
+    for name, matrix in full.items():
+        store[name] = np.where(columns >= 0, np.take_along_axis(
+            matrix, np.maximum(columns, 0), axis=1), -np.inf).astype(np.float32)
+    return restricted
 
 
 def learn(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]], task: str | None,
@@ -309,14 +358,17 @@ def learn(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]], task: str
         if not len(queries):
             continue
         held = getattr(pool, "rows", None)  # the matrices' rows: the pool's queries
-        found = features([r[queries if held is None else np.searchsorted(held, queries)]
-                          for r in rows])
-        labels = np.zeros((len(queries), len(pool.ids)), bool)
+        chosen = queries if held is None else np.searchsorted(held, queries)
+        found = features([r[chosen] for r in rows])
+        columns = getattr(pool, "columns", None)  # the matrices' columns: pool positions
+        ids = (np.broadcast_to(np.arange(len(pool.ids)), (len(queries), len(pool.ids)))
+               if columns is None else columns[chosen])
+        labels = np.zeros(ids.shape, bool)
         where = {int(q): i for i, q in enumerate(queries)}
         for q, d in zip(judged["query"].to_pylist(), judged["doc"].to_pylist(), strict=True):
-            labels[where[position[q]], position[d]] = True
-        other = np.ones_like(labels)
-        other[np.arange(len(queries)), queries] = False  # never the query paper itself
+            row = where[position[q]]
+            labels[row] |= ids[row] == position[d]
+        other = (ids >= 0) & (ids != queries[:, None])  # never the query paper itself
         x.append(np.stack([f[other] for f in found], axis=1))
         y.append(labels[other])
     if not x or not np.concatenate(y).any():
@@ -479,6 +531,28 @@ def _spec_of(members: Sequence[str], weights: Sequence[float], method: str) -> d
             "method": method}
 
 
+def members_of(sets: dict[str, Sequence[str]], untuned: dict[str, Any]) -> list[str]:
+    """Every member of the candidate sets and of the untuned fusion, once."""
+    return list(dict.fromkeys([m for chosen in sets.values() for m in chosen]
+                              + list(untuned["members"])))
+
+
+def score_members(corpus: Corpus, pools: Sequence[Any], members: Sequence[str],
+                  hidden: Sequence[Any], stores: Sequence[dict[str, np.ndarray]],
+                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
+                  label: str = "fusion") -> list[Any]:
+    """Each member's scores of each pool's queries into ``stores``; the pools as the fits read
+    them (a large pool's rows restricted to their candidates: :func:`candidates`)."""
+    scored = progress(f"{label}: members scored", len(members) * len(pools)) if progress \
+        else None
+    out = []
+    for pool, links, store in zip(pools, hidden, stores, strict=True):
+        pool = candidates(corpus, pool, members, links, store, progress=scored)
+        pool_matrices(corpus, pool, members, links, store, scored)
+        out.append(pool)
+    return out
+
+
 def fit_validated(corpus: Corpus, pools: Sequence[Any], sets: dict[str, Sequence[str]],
                   hidden: Sequence[Any], task: str | None, step: float, untuned: dict[str, Any],
                   stores: Sequence[dict[str, np.ndarray]],
@@ -490,15 +564,13 @@ def fit_validated(corpus: Corpus, pools: Sequence[Any], sets: dict[str, Sequence
     :data:`MARGIN` points with p < :data:`ALPHA`, else ``untuned``. ``stores``: per pool, the
     members' score matrices (filled here). The spec says what was kept and why
     (``cross_validation``); a kept weighting that holds metadata members also holds, under
-    ``"words"``, the best weighting of the set without them (its free-text fallback)."""
+    ``"words"``, the best weighting of the set without them (its free-text fallback). The
+    pools come from :func:`score_members`."""
     from scipy import stats
 
-    members = list(dict.fromkeys([m for chosen in sets.values() for m in chosen]
-                                 + list(untuned["members"])))
-    scored = progress(f"{label}: members scored", len(members) * len(pools)) if progress \
-        else None
+    members = members_of(sets, untuned)
     for pool, links, store in zip(pools, hidden, stores, strict=True):
-        pool_matrices(corpus, pool, members, links, store, scored)
+        pool_matrices(corpus, pool, members, links, store)  # scored already: score_members
     parts = {name: [[store[m] for m in chosen] for store in stores]
              for name, chosen in sets.items()}
     untuned_parts = [[store[m] for m in untuned["members"]] for store in stores]
@@ -750,10 +822,14 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
     if graph_pools:
         members = [HYBRID, *[m for m in METADATA_SCORERS if m not in spec[HYBRID]["members"]],
                    *GRAPH_MEMBERS]
+        sets = {"text, metadata and graph": members}
+        untuned, label = default_spec(HYBRID_GRAPH, corpus), "hybrid-graph (hidden links)"
+        stores: list[dict[str, np.ndarray]] = [{} for _ in graph_pools]
+        graph_pools = score_members(corpus, graph_pools, members_of(sets, untuned),
+                                    graph_hidden, stores, progress, label)
         spec[HYBRID_GRAPH] = fit_validated(
-            corpus, graph_pools, {"text, metadata and graph": members}, graph_hidden,
-            "citation", max(step, 0.2), default_spec(HYBRID_GRAPH, corpus),
-            [{} for _ in graph_pools], progress, seed, label="hybrid-graph (hidden links)")
+            corpus, graph_pools, sets, graph_hidden, "citation", max(step, 0.2), untuned,
+            stores, progress, seed, label=label)
         spec[HYBRID_GRAPH].update(
             split="+".join(p.split for p in graph_pools),
             objective=f"citation MAP, hidden-links protocol (seed {seed})",
@@ -813,9 +889,12 @@ def _fit_hybrid(corpus: Corpus, text: list[str], metadata: bool, step: float, se
     sets = {"words and vectors": words}
     if extra:
         sets["and metadata"] = [*words, *extra]
-    spec = fit_validated(corpus, pools, sets, [[] for _ in pools], None, step,
-                         default_spec(HYBRID, corpus), stores, progress, seed,
-                         label="hybrid (text-only)")
+    untuned, label = default_spec(HYBRID, corpus), "hybrid (text-only)"
+    hidden = [[] for _ in pools]
+    pools = score_members(corpus, pools, members_of(sets, untuned), hidden, stores, progress,
+                          label)
+    spec = fit_validated(corpus, pools, sets, hidden, None, step, untuned, stores, progress,
+                         seed, label=label)
     fallback = spec.pop("words", None)
     if spec["tuned"] and fallback and any(m in spec["members"] for m in extra):
         combined = with_fallback(spec, {**fallback, "fitted_on": "the SDSM paper queries of "

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
         FUSIONS,
         HYBRID,
         HYBRID_GRAPH,
-        UNTUNED_METHOD,
+        UNTUNED_METHODS,
         UnknownScorerError,
         available,
         default_dense,
@@ -76,7 +76,7 @@ _WHERE: dict[str, str] = {
     "Papers": "scorer",
     "Queries": "scorer",
     "Scorer": "scorer",
-    "UNTUNED_METHOD": "load",
+    "UNTUNED_METHODS": "load",
     "UnknownScorerError": "load",
     "available": "load",
     "combine": "fusion",
@@ -102,7 +102,7 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "AUTHOR_SCORERS", "BACKENDS", "ENGLISH_MODEL", "FEEDBACK", "FUSIONS", "HYBRID",
-    "HYBRID_GRAPH", "LINKS", "METADATA_SCORERS", "PAPERS_SQL", "UNTUNED_METHOD",
+    "HYBRID_GRAPH", "LINKS", "METADATA_SCORERS", "PAPERS_SQL", "UNTUNED_METHODS",
     "Contribution", "DenseScorer", "Fallback", "Fusion", "Papers", "Queries", "Scorer",
     "UnknownScorerError", "available", "blend", "combine", "corpus_papers", "default_dense",
     "default_spec", "dense_models", "english_texts", "fallbacks", "features", "fuse", "heard",

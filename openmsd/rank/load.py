@@ -62,7 +62,7 @@ DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "shared-references")
 #: over the query's candidates, so that a member's vote is as strong as its evidence (a lone
 #: match on one word of a short query counts for little); on the TALN train and dev queries
 #: 35.39 MAP against RRF's 33.83. ``hybrid-graph``: reciprocal-rank fusion, where a lone
-#: citation link is strong evidence that z-scores would flatten (41.00 against RRF's 43.08 on
+#: citation link is strong evidence that z-scores would flatten (41.10 against RRF's 43.08 on
 #: the train and dev hidden links). :mod:`openmsd.rank.fusion`; docs/guides/fusion-and-tuning.md.
 UNTUNED_METHODS = {HYBRID: "zscore", HYBRID_GRAPH: "rrf"}
 

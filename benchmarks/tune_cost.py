@@ -14,6 +14,7 @@ peak memory of the process, and how many queries each fit read out of how many i
 ``openmsd.experiment.tune.MAX_QUERIES`` a split).
 
     python benchmarks/tune_cost.py --sizes 3000 30000 100000
+    python benchmarks/tune_cost.py --sizes 100000 --append   # one size, the others kept
 
 Writes ``benchmarks/results/tune_cost.json`` (:mod:`record`).
 """
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from record import write_record
+from record import read_record, write_record
 
 from openmsd.corpus import Corpus
 from openmsd.experiment import tune_fusion
@@ -184,6 +185,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 30000, 100000])
     parser.add_argument("--work", type=Path, default=None, help="where the corpora go "
                         "(default: a temporary folder, removed)")
+    parser.add_argument("--append", action="store_true", help="keep the record's runs of "
+                        "other sizes (each run says its commit and load)")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     rows = []
@@ -191,7 +194,17 @@ def main() -> None:
         work = args.work or Path(temporary)
         work.mkdir(parents=True, exist_ok=True)
         for size in args.sizes:
-            rows.append(measure(size, work))
+            rows.append({**measure(size, work), "load_before": load_before,
+                         "load_after": round(os.getloadavg()[0], 2),
+                         "commit": subprocess.run(["git", "rev-parse", "HEAD"],
+                                                  capture_output=True, text=True).stdout.strip()})
+    if args.append:
+        try:
+            kept = read_record("tune_cost")["numbers"]["runs"]
+        except FileNotFoundError:
+            kept = []
+        rows = sorted([r for r in kept if r["papers"] not in args.sizes] + rows,
+                      key=lambda r: r["papers"])
     path = write_record(
         "tune_cost", {"runs": rows, "max_queries_per_split": MAX_QUERIES},
         data={"corpora": [r["build"] for r in rows]}, load_before=load_before, synthetic=True,

@@ -601,14 +601,19 @@ def fit_validated(corpus: Corpus, pools: Sequence[Any], sets: dict[str, Sequence
         test_result = stats.ttest_rel(ap[best], ap["untuned"])
         p = float(test_result.pvalue) if math.isfinite(test_result.pvalue) else 1.0
     keep_tuned = bool(splits) and gain >= MARGIN and p < ALPHA
-    # in sample, on every query: each member set's methods (the kept one, the words' fallback)
+    # in sample, on every query: each member set's methods (the kept one, the words'
+    # fallback), when a fit is kept; each member alone
     sizes = np.array([queries_of(pl) for pl in pools], float)
     fitted_all: dict[str, dict[str, tuple[list[float], float]]] = {}
-    singles: dict[str, float] = {}
     for name, chosen in sets.items():
-        fitted_all[name], found = methods_fitted(pools, parts[name], chosen, task,
+        if keep_tuned:
+            fitted_all[name], _ = methods_fitted(pools, parts[name], chosen, task,
                                                  grid_step(len(chosen), step), seed, advance)
-        singles.update(found)
+        elif advance:
+            advance(grid[name])  # no final fit to make
+    singles = {m: pooled([Judged(pl, task).objective(store[m])
+                          for pl, store in zip(pools, stores, strict=True)], sizes)
+               for m in members}
     untuned_value = pooled([Judged(pl, task).objective(fuse(rows, untuned["weights"],
                                                             untuned["method"]))
                             for pl, rows in zip(pools, untuned_parts, strict=True)], sizes)

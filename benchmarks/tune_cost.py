@@ -113,18 +113,23 @@ def cli(*args: str) -> float:
     done = subprocess.run([sys.executable, "-m", "openmsd", *args], capture_output=True,
                           text=True)
     if done.returncode:
-        raise SystemExit(f"openmsd {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+        raise SystemExit(f"openmsd {' '.join(args)} failed (exit {done.returncode}):\n"
+                         f"{done.stdout[-1000:]}{done.stderr[-2000:]}")
     return time.perf_counter() - started
 
 
-def build(papers: int, work: Path) -> tuple[Corpus, dict[str, Any]]:
-    """Generate, ingest, derive relations and store the stand-in vectors; what each took."""
+def build(papers: int, work: Path, reuse: bool = False) -> tuple[Corpus, dict[str, Any]]:
+    """Generate, ingest, derive relations and store the stand-in vectors; what each took
+    (``reuse``: a corpus already ingested, or with relations, in ``work`` is kept: None)."""
     source = work / f"s2orc-{papers}.jsonl.gz"
     counts = generate(papers, source)
     root = work / f"corpus-{papers}"
-    times = {"ingest_s": cli("ingest", str(source), "--out", str(root), "--format", "s2orc"),
-             "relations_s": cli("relations", str(root), "--top-languages", "1", "--idt", "0.1",
-                                "--odt", "0", "--dev", "0.1")}
+    times: dict[str, float | None] = {"ingest_s": None, "relations_s": None}
+    if not (reuse and (root / "papers.parquet").is_file()):
+        times["ingest_s"] = cli("ingest", str(source), "--out", str(root), "--format", "s2orc")
+    if not (reuse and (root / "relations" / "pairs.parquet").is_file()):
+        times["relations_s"] = cli("relations", str(root), "--top-languages", "1", "--idt",
+                                   "0.1", "--odt", "0", "--dev", "0.1")
     started = time.perf_counter()
     corpus = Corpus(root)
     embed_corpus(corpus, BagOfWordsProjection(), "synthetic-bow", batch_size=4096)
@@ -160,8 +165,8 @@ class Steps:
                 for label in self.started}
 
 
-def measure(papers: int, work: Path) -> dict[str, Any]:
-    corpus, built = build(papers, work)
+def measure(papers: int, work: Path, reuse: bool = False) -> dict[str, Any]:
+    corpus, built = build(papers, work, reuse)
     print(f"{papers:,} papers built: {json.dumps(built)}", flush=True)
     steps = Steps()
     started = time.perf_counter()
@@ -185,6 +190,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 30000, 100000])
     parser.add_argument("--work", type=Path, default=None, help="where the corpora go "
                         "(default: a temporary folder, removed)")
+    parser.add_argument("--reuse", action="store_true", help="keep a corpus of the same "
+                        "size already built in --work (its build times are then null)")
     parser.add_argument("--append", action="store_true", help="keep the record's runs of "
                         "other sizes (each run says its commit and load)")
     args = parser.parse_args()
@@ -194,7 +201,7 @@ def main() -> None:
         work = args.work or Path(temporary)
         work.mkdir(parents=True, exist_ok=True)
         for size in args.sizes:
-            rows.append({**measure(size, work), "load_before": load_before,
+            rows.append({**measure(size, work, args.reuse), "load_before": load_before,
                          "load_after": round(os.getloadavg()[0], 2),
                          "commit": subprocess.run(["git", "rev-parse", "HEAD"],
                                                   capture_output=True, text=True).stdout.strip()})

@@ -113,10 +113,11 @@ def _tuned_lines(spec: dict[str, Any]) -> str:
         cv = entry.get("cross_validation", {})
         if "kept" in cv:
             oof = cv["out_of_fold_map"]
+            p = "p < 0.0001" if cv["p"] < 1e-4 else f"p = {cv['p']:.3g}"
             lines.append(f"  kept {cv['kept']}: out of fold ({cv['folds']} folds, "
-                         f"{cv['held_out_queries']} queries) untuned {oof['untuned']:.2f}, best "
-                         f"fit ({cv['best_tuned']}) {oof[cv['best_tuned']]:.2f}, gain "
-                         f"{cv['gain']:+.2f}, p = {cv['p']:.3g}")
+                         f"{cv['held_out_queries']} task-query pairs) untuned "
+                         f"{oof['untuned']:.2f}, best fit ({cv['best_tuned']}) "
+                         f"{oof[cv['best_tuned']]:.2f}, gain {cv['gain']:+.2f}, {p}")
         for fallback in entry.get("fallbacks", []):
             lines.append(f"  when {' and '.join(fallback['silent'])} are silent (free text): "
                          f"{fallback['method']}, " + " + ".join(

@@ -124,3 +124,22 @@ def test_recommend_numbers_sentences_alike_in_text_and_json(demo):
     rows = [line.split("\t") for line in runner.invoke(app, command).stdout.splitlines()[1:]]
     assert [int(row[0]) for row in rows] == [loc["sentence_number"] for loc in found
                                             for _ in loc["results"]]
+
+
+def test_a_lone_match_on_one_word_does_not_outrank_the_papers_on_the_topic(demo):
+    """The untuned hybrid weighs how strong each member's evidence is (z-score fusion): a 1975
+    English paper on hearing impairment shares one word with a two-word Portuguese query on
+    child vaccination and BM25 ranks it first; reciprocal-rank fusion put it first, above the
+    vaccination papers the dense model ranks first."""
+    from openmsd.search import rank_search
+
+    corpus = Corpus(demo[0])
+    top = [r.title for r in rank_search(corpus, "vacinação infantil", "hybrid", k=3)]
+    assert "vaccination" in top[0].lower(), top
+    assert not any("Hearing" in title for title in top), top
+    # a query sharing only "Brasil" with the orchids, forests and bryophytes: the health
+    # papers the dense model finds come first
+    ten = [r.title for r in rank_search(corpus, "mortalidade por hepatite C no Brasil",
+                                        "hybrid", k=10)]
+    assert "Hepatitis C" in ten[0]
+    assert not [t for t in ten if "Florestas" in t or "briófitas" in t], ten

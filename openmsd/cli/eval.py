@@ -53,9 +53,9 @@ def eval_retrieval(
     qrels: Annotated[Path, typer.Option(help="Judgements: query_id<TAB>doc_id<TAB>relevance "
                                         "(integer grade; > 0 is relevant; a BEIR header line "
                                         "is skipped).")],
-    model: Annotated[str, typer.Option(help="A ranker: 'hybrid' (RRF of BM25 and the default "
-                                       "dense model), 'bm25', 'bm25-en', a registered model "
-                                       "('openmsd models list'), a SentenceTransformer "
+    model: Annotated[str, typer.Option(help="A ranker: 'hybrid' (z-score fusion of BM25 and the "
+                                       "default dense model), 'bm25', 'bm25-en', a registered "
+                                       "model ('openmsd models list'), a SentenceTransformer "
                                        "directory, a hub name, or a fusion A+B.")]
     = HYBRID,
     out_file: Annotated[Path | None, typer.Option("--out", help="Also write the JSON here.")]

@@ -6,13 +6,13 @@ A few dozen one-sentence queries are too few to fit several weights that transfe
 weighting fitted on 54 contexts scored 25.2 on them against BM25's 22.7, and 11.7 against
 15.5 on the 18 test contexts (docs/ranking.md, session 8). So each candidate
 :class:`Procedure` is scored **out of fold** (k folds of the contexts, grouped by citing
-paper, seeded): a *simple* one (nothing fitted on the contexts: the untuned default, RRF of
-``bm25@same`` and the dense model; the dense model alone; the fallback fitted on the SDSM
-paper queries) scores the held-out contexts as they are, a *fitted* one (:func:`search` over
-its members) is fitted on the other folds first. A fitted procedure is kept only when it
-beats the best simple one out of fold by :data:`MARGIN` MAP points or more **and** a paired
-t-test on the per-context AP gives p < :data:`ALPHA`; it is then fitted again on every
-context. Otherwise the best simple procedure is kept.
+paper, seeded): a *simple* one (nothing fitted on the contexts: the untuned default, the
+z-score fusion of ``bm25@same`` and the dense model; the dense model alone; the fallback
+fitted on the SDSM paper queries) scores the held-out contexts as they are, a *fitted* one
+(:func:`search` over its members) is fitted on the other folds first. A fitted procedure is
+kept only when it beats the best simple one out of fold by :data:`MARGIN` MAP points or
+more **and** a paired t-test on the per-context AP gives p < :data:`ALPHA`; it is then fitted
+again on every context. Otherwise the best simple procedure is kept.
 
 **Cross-lingual reach.** A French query must still find English papers, where every BM25
 view within a language is silent. When the members hold the corpus's dense model, every
@@ -33,7 +33,16 @@ import pyarrow as pa
 
 from openmsd.corpus import Corpus
 from openmsd.experiment.tune import Judged, TuneError, grid_step, search
-from openmsd.rank import FEEDBACK, Papers, Queries, default_dense, fuse, load_scorer
+from openmsd.rank import (
+    FEEDBACK,
+    HYBRID,
+    UNTUNED_METHODS,
+    Papers,
+    Queries,
+    default_dense,
+    fuse,
+    load_scorer,
+)
 
 __all__ = ["ALPHA", "FOLDS", "MARGIN", "MIN_CONTEXTS", "MIN_DENSE", "Procedure",
            "TooFewContexts", "choose", "citation_contexts", "fit_contexts", "folds_of",
@@ -105,10 +114,10 @@ class Procedure:
 def procedures(members: Sequence[str], dense: str | None,
                paper_fit: dict[str, Any] | None = None) -> list[Procedure]:
     """The candidates for the fallback over ``members``: the untuned default of a corpus in
-    one language (RRF of ``bm25@same`` and ``dense``), ``dense`` alone, ``paper_fit`` (a spec
-    fitted on paper queries, when its members are among ``members``), then the fitted ones: the
-    pair ``bm25@same`` + ``dense``, and every member. With no ``dense`` among ``members``, each
-    member alone takes the place of the first two.
+    one language (the z-score fusion of ``bm25@same`` and ``dense``), ``dense`` alone,
+    ``paper_fit`` (a spec fitted on paper queries, when its members are among ``members``),
+    then the fitted ones: the pair ``bm25@same`` + ``dense``, and every member. With no
+    ``dense`` among ``members``, each member alone takes the place of the first two.
 
     >>> [p.name for p in procedures(["bm25@same", "bm25-en", "e5"], "e5")]
     ['default', 'e5', 'pair, fitted', 'all members, fitted']
@@ -116,7 +125,8 @@ def procedures(members: Sequence[str], dense: str | None,
     out = []
     has_dense = dense is not None and dense in members
     if has_dense and "bm25@same" in members:
-        out.append(Procedure("default", ("bm25@same", dense), (1.0, 1.0), "rrf"))
+        out.append(Procedure("default", ("bm25@same", dense), (1.0, 1.0),
+                             UNTUNED_METHODS[HYBRID]))
     if has_dense:
         out.append(Procedure(dense, (dense,), (1.0,)))
     else:

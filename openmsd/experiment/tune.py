@@ -1,4 +1,5 @@
-"""``openmsd tune CORPUS``: fusion weights fitted on a split that is not test.
+"""``openmsd tune CORPUS``: fusion weights fitted on a split that is not test, kept only where
+they beat the untuned fusion out of fold.
 
 ``hybrid`` (words and vectors, and the papers' shared authors and year gap, with a fallback
 of words and vectors alone for free text, which has neither: what ``search`` ranks with,
@@ -6,12 +7,22 @@ chosen on citation contexts by :mod:`openmsd.experiment.contexts`) is fitted on 
 dev splits' SDSM tasks (the average MAP of the three tasks, as ``openmsd eval sdsm`` computes
 it); ``hybrid-graph`` (``hybrid`` and the citation graph, with
 ``shared-references``: what ``related`` ranks a paper's related papers with) on the hidden-links
-protocol (:func:`openmsd.eval.sdsm.hide_links`) of the train and dev splits. Each member's
-scores of the whole pool are computed once; every weighting of a grid over the simplex (step
-``step``), by weighted and by reciprocal-rank fusion, and a learned fusion, are then ranked and
-scored. The best is written to
-``CORPUS/index/ranker.json`` with its provenance: split, queries, objective, each member's own
-figure and the corpus build.
+protocol (:func:`openmsd.eval.sdsm.hide_links`) of the train and dev splits.
+
+Each member's scores of the pool are computed once, for the tuning queries only (at most
+:data:`MAX_QUERIES` per split, a seeded sample beyond: this bounds the cost on a large corpus);
+every weighting of a grid over the simplex (step ``step``) by z-score, weighted and
+reciprocal-rank fusion, refined one weight at a time, and a learned fusion, are then ranked
+and scored. **What is kept is chosen out of fold** (:func:`fit_validated`): the tuning
+queries in :data:`FOLDS` seeded folds, each candidate (member set × method) fitted on the
+other folds and scored on the held-out one, beside the untuned fusion
+(:func:`openmsd.rank.load.default_spec`) on the same queries. The best candidate is fitted
+again on every query and kept only when it beats the untuned fusion out of fold by
+:data:`MARGIN` MAP points or more and a paired t-test on the per-query AP gives p <
+:data:`ALPHA` (the rule the free-text fallback is chosen by); else the untuned fusion is kept
+(``"tuned": false``). Either is written to ``CORPUS/index/ranker.json`` with its provenance:
+split, queries, objective, each member's own figure, the out-of-fold figures, what was chosen
+and why, and the corpus build.
 """
 
 from __future__ import annotations
@@ -40,6 +51,7 @@ from openmsd.rank import (
     blend,
     combine,
     default_dense,
+    default_spec,
     dense_models,
     fallbacks,
     features,
@@ -57,8 +69,18 @@ from openmsd.rank import (
 #: ``coupling``, ``co-citation`` and ``hybrid~links`` beside them lowered the out-of-fold MAP.
 GRAPH_MEMBERS = ("ppr", "shared-references", "author-links", "author-citations", "author-ppr",
                  "cited-by")
-#: Folds of the cross-validation that chooses ``hybrid-graph``'s method (:func:`fit`).
-GRAPH_FOLDS = 5
+#: Folds of the cross-validation that chooses what is kept (:func:`fit_validated`).
+FOLDS = 5
+GRAPH_FOLDS = FOLDS
+#: How many MAP points (%) the tuned fusion must gain out of fold over the untuned one.
+MARGIN = 1.0
+#: The p-value under which the paired t-test must put that gain.
+ALPHA = 0.05
+#: The most queries of one split a fit reads (a seeded sample beyond): the members' score
+#: matrices are queries × pool, so this bounds the memory and the time of every grid point.
+MAX_QUERIES = 300
+#: The fusion methods a grid of weights is searched with (the learned one is fitted apart).
+SEARCHED = ("zscore", "weighted", "rrf")
 
 
 class TuneError(ValueError):
@@ -112,8 +134,9 @@ def ascend(value: Callable[[list[float]], float], start: Sequence[float],
     return weights, best
 
 
-#: The most weightings a grid may hold (each is ranked and scored on every tuning query).
-MAX_GRID = 1000
+#: The most weightings a grid may hold (each is ranked and scored on every tuning query; the
+#: coordinate ascent that follows refines the best).
+MAX_GRID = 400
 
 
 def grid_step(members: int, step: float) -> float:
@@ -121,7 +144,7 @@ def grid_step(members: int, step: float) -> float:
     ``members`` holds at most :data:`MAX_GRID` weightings.
 
     >>> grid_step(4, 0.1), grid_step(8, 0.1)
-    (0.1, 0.2)
+    (0.1, 0.25)
     """
     for candidate in (step, 0.125, 0.2, 0.25, 0.5):
         if candidate >= step and math.comb(round(1 / candidate) + members - 1,
@@ -132,7 +155,9 @@ def grid_step(members: int, step: float) -> float:
 
 class Judged:
     """A pool's relevant pairs as index arrays, for :meth:`objective`: the pair's query and
-    document (pool rows) and its (task, query) group."""
+    document (pool positions), the score matrices' row of its query (``row``: the query's
+    position among the pool's ``rows`` where it has them, a :class:`TuningPool`; else the
+    query's own position) and its (task, query) group."""
 
     def __init__(self, pool: Any, task: str | None):
         judged = pool.judgements
@@ -141,6 +166,15 @@ class Judged:
         position = {paper: i for i, paper in enumerate(pool.ids)}
         self.query = np.array([position[q] for q in judged["query"].to_pylist()], np.int64)
         self.doc = np.array([position[d] for d in judged["doc"].to_pylist()], np.int64)
+        rows = getattr(pool, "rows", None)
+        self.row = self.query if rows is None else np.searchsorted(rows, self.query)
+        # the matrices' columns: every pool paper, or per row its candidates (TuningPool)
+        self.columns = getattr(pool, "columns", None)
+        if self.columns is None:
+            self.column = self.doc
+        else:
+            match = self.columns[self.row] == self.doc[:, None]
+            self.column = np.where(match.any(axis=1), match.argmax(axis=1), -1)
         tasks = judged["task"].to_pylist()
         keys = list(zip(tasks, self.query.tolist(), strict=True))
         groups = {key: i for i, key in enumerate(dict.fromkeys(keys))}
@@ -156,6 +190,7 @@ class Judged:
         (free-text queries against a collection: citation contexts and their cited papers)."""
         judged = cls.__new__(cls)
         judged.query, judged.doc = np.asarray(query, np.int64), np.asarray(doc, np.int64)
+        judged.row, judged.column, judged.columns = judged.query, judged.doc, None
         keys = {q: i for i, q in enumerate(dict.fromkeys(judged.query.tolist()))}
         judged.group = np.array([keys[q] for q in judged.query.tolist()], np.int64)
         judged.group_task = np.zeros(len(keys), np.int64)
@@ -164,7 +199,8 @@ class Judged:
 
     def objective(self, matrix: np.ndarray) -> float:
         """MAP in % (the mean over the tasks of the mean AP of their queries) when the pool is
-        ranked by ``matrix`` (pool × pool, the diagonal ``-inf``); ties as trec_eval breaks
+        ranked by ``matrix`` (a row per query, a column per pool paper, the query paper itself
+        ``-inf``); ties as trec_eval breaks
         them (the higher id first), as :func:`openmsd.eval.sdsm.model_ranks` does.
 
         >>> import pyarrow as pa
@@ -184,10 +220,13 @@ class Judged:
     def average_precision(self, matrix: np.ndarray) -> np.ndarray:
         """The AP (a fraction) of each (task, query) group, in group order, when the pool is
         ranked by ``matrix`` (see :meth:`objective`)."""
-        rows = matrix[self.query]
-        own = rows[np.arange(len(self.query)), self.doc][:, None]
-        rank = 1 + (rows > own).sum(axis=1) + (
-            (rows == own) & (np.arange(matrix.shape[1])[None, :] > self.doc[:, None])).sum(axis=1)
+        rows = matrix[self.row]
+        own = rows[np.arange(len(self.query)), np.maximum(self.column, 0)][:, None]
+        ids = (np.arange(matrix.shape[1])[None, :] if self.columns is None
+               else self.columns[self.row])
+        rank = (1 + (rows > own).sum(axis=1) + ((rows == own) & (ids > self.doc[:, None]))
+                .sum(axis=1)).astype(np.float64)
+        rank[self.column < 0] = np.inf  # not among the query's candidates: never retrieved
         # AP of a group: the mean over its relevant papers of (their place among them) / rank
         order = np.lexsort((rank, self.group))
         group, rank = self.group[order], rank[order]
@@ -196,10 +235,57 @@ class Judged:
         return np.bincount(group, precision) / np.bincount(group)
 
 
+@dataclasses.dataclass(frozen=True)
+class TuningPool:
+    """A split's pool as a fit reads it: ``pool`` (every paper of it is a candidate), the
+    ``judgements`` fitted on (:func:`with_queries` keeps some) and ``rows``, the pool positions
+    (sorted) of the queries the members' score matrices hold a row for, and ``columns``,
+    each row's candidates where a pool is too large to rank whole (:func:`candidates`)."""
+
+    pool: Any
+    judgements: pa.Table
+    rows: np.ndarray
+    #: per row, the pool positions of its candidates (-1: none; see :func:`candidates`); None:
+    #: every pool paper is every query's candidate
+    columns: np.ndarray | None = None
+
+    @property
+    def ids(self) -> list[str]:
+        return self.pool.ids
+
+    @property
+    def papers(self) -> pa.Table:
+        return self.pool.papers
+
+    @property
+    def split(self) -> str:
+        return self.pool.split
+
+    @property
+    def left_out(self) -> dict[str, int]:
+        return self.pool.left_out
+
+
+def tuning_pool(pool: Any, limit: int = MAX_QUERIES, seed: int = 0) -> TuningPool:
+    """``pool`` with the judgements of at most ``limit`` of its queries (a seeded sample when it
+    has more) and those queries' positions as its matrices' rows."""
+    queries = sorted(set(pool.judgements["query"].to_pylist()))
+    if len(queries) > limit:
+        keep = np.random.default_rng(seed).choice(len(queries), limit, replace=False)
+        queries = sorted(queries[i] for i in keep)
+        pool = with_queries(pool, set(queries))
+    position = {paper: i for i, paper in enumerate(pool.ids)}
+    rows = np.array(sorted(position[q] for q in queries), np.int64)
+    return TuningPool(pool, pool.judgements, rows)
+
+
 def pool_matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any],
-                  store: dict[str, np.ndarray] | None = None) -> list[np.ndarray]:
-    """Each member's exact scores of the whole pool (pool × pool, the diagonal ``-inf``);
-    ``store`` keeps them by member name between calls on the same pool and links."""
+                  store: dict[str, np.ndarray] | None = None,
+                  progress: Callable[[int], None] | None = None) -> list[np.ndarray]:
+    """Each member's exact scores of the whole pool for the pool's queries (a row per
+    :class:`TuningPool` row, else per pool paper; the query paper itself ``-inf``); ``store``
+    keeps them by member name between calls on the same pool and links; ``progress`` is told
+    of each member scored."""
     store = {} if store is None else store
     todo = [m for m in dict.fromkeys(members) if m not in store]
     if todo:
@@ -207,13 +293,52 @@ def pool_matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequ
         papers = pool_papers(corpus, pool)
         scorers = [check_protocol(load_scorer(m, papers, hidden=links, cache=cache),
                                   "hidden-links" if links else "text-only") for m in todo]
-        queries = Queries.of_rows(scorers[0].papers, np.arange(len(pool.ids)))
+        rows = getattr(pool, "rows", None)
+        rows = np.arange(len(pool.ids)) if rows is None else rows
+        queries = Queries.of_rows(scorers[0].papers, rows)
         everything = np.arange(len(pool.ids))
+        columns = getattr(pool, "columns", None)
         for name, scorer in zip(todo, scorers, strict=True):
             matrix = np.array(scorer.score(queries, everything), np.float32)
-            np.fill_diagonal(matrix, -np.inf)
+            matrix[np.arange(len(rows)), rows] = -np.inf
+            if columns is not None:
+                matrix = np.where(columns >= 0, np.take_along_axis(
+                    matrix, np.maximum(columns, 0), axis=1), -np.inf).astype(np.float32)
             store[name] = matrix
+            if progress:
+                progress(1)
     return [store[m] for m in members]
+
+
+#: A pool of more papers than this is not ranked whole for each tuning query: its candidates
+#: are the union of each member's top :data:`DEPTH` (:func:`candidates`), as a fusion's
+#: exhaustive pool is at query time (``openmsd.rank.fusion.DEPTH``).
+FULL_POOL = 3000
+DEPTH = 100
+
+
+def candidates(corpus: Corpus, pool: TuningPool, members: Sequence[str], links: Sequence[Any],
+               store: dict[str, np.ndarray], depth: int = DEPTH,
+               progress: Callable[[int], None] | None = None) -> TuningPool:
+    """``pool`` whose rows each rank only the union of every member's top ``depth`` papers
+    (a relevant paper outside it is never retrieved), with ``store`` filled with the members'
+    scores of those candidates; ``pool`` itself when it holds at most :data:`FULL_POOL`
+    papers (every paper is then every query's candidate, as ``openmsd eval sdsm`` ranks)."""
+    if len(pool.ids) <= FULL_POOL or pool.columns is not None:
+        return pool
+    full: dict[str, np.ndarray] = {}
+    pool_matrices(corpus, pool, members, links, full, progress)
+    top = [np.argpartition(-np.nan_to_num(m, neginf=-3e38), depth, axis=1)[:, :depth]
+           for m in full.values()]
+    union = [np.unique(np.concatenate([t[i] for t in top])) for i in range(len(pool.rows))]
+    columns = np.full((len(union), max(len(u) for u in union)), -1, np.int64)
+    for i, found in enumerate(union):
+        columns[i, :len(found)] = found
+    restricted = dataclasses.replace(pool, columns=columns)
+    for name, matrix in full.items():
+        store[name] = np.where(columns >= 0, np.take_along_axis(
+            matrix, np.maximum(columns, 0), axis=1), -np.inf).astype(np.float32)
+    return restricted
 
 
 def learn(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]], task: str | None,
@@ -232,13 +357,18 @@ def learn(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]], task: str
         queries = np.array(sorted({position[q] for q in judged["query"].to_pylist()}), np.int64)
         if not len(queries):
             continue
-        found = features([r[queries] for r in rows])
-        labels = np.zeros((len(queries), len(pool.ids)), bool)
+        held = getattr(pool, "rows", None)  # the matrices' rows: the pool's queries
+        chosen = queries if held is None else np.searchsorted(held, queries)
+        found = features([r[chosen] for r in rows])
+        columns = getattr(pool, "columns", None)  # the matrices' columns: pool positions
+        ids = (np.broadcast_to(np.arange(len(pool.ids)), (len(queries), len(pool.ids)))
+               if columns is None else columns[chosen])
+        labels = np.zeros(ids.shape, bool)
         where = {int(q): i for i, q in enumerate(queries)}
         for q, d in zip(judged["query"].to_pylist(), judged["doc"].to_pylist(), strict=True):
-            labels[where[position[q]], position[d]] = True
-        other = np.ones_like(labels)
-        other[np.arange(len(queries)), queries] = False  # never the query paper itself
+            row = where[position[q]]
+            labels[row] |= ids[row] == position[d]
+        other = (ids >= 0) & (ids != queries[:, None])  # never the query paper itself
         x.append(np.stack([f[other] for f in found], axis=1))
         y.append(labels[other])
     if not x or not np.concatenate(y).any():
@@ -261,17 +391,19 @@ def pooled(found: Sequence[float], sizes: np.ndarray) -> float:
 def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
            sizes: np.ndarray, members: Sequence[str], step: float,
            progress: Callable[[int], None] | None = None,
-           allowed: Callable[[Sequence[float]], bool] | None = None) -> dict[str, Any]:
+           allowed: Callable[[Sequence[float]], bool] | None = None,
+           methods: Sequence[str] = SEARCHED) -> dict[str, Any]:
     """The best weighting of ``members`` over query sets (per set: the members' score
     matrices ``parts`` and its :class:`Judged`; the objective is the mean over the sets
-    weighted by ``sizes``): every weighting of the grid (step ``step``) by weighted and by
-    reciprocal-rank fusion, then :func:`ascend` from each method's best; only weightings
-    ``allowed`` accepts (all by default). Returns ``value``, ``weights``, ``method``,
-    ``singles`` (each member alone), ``by_method`` and ``weights_by_method``."""
+    weighted by ``sizes``): every weighting of the grid (step ``step``) by each of ``methods``
+    (z-score, weighted and reciprocal-rank fusion), then :func:`ascend` from each method's
+    best; only weightings ``allowed`` accepts (all by default). Returns ``value``,
+    ``weights``, ``method``, ``singles`` (each member alone), ``by_method`` and
+    ``weights_by_method``."""
 
     # each method's transformed scores, once per set: a weighting is then a weighted sum
     terms = {method: [(transformed(rows, method), heard(rows)) for rows in parts]
-             for method in ("weighted", "rrf")}
+             for method in methods}
 
     def weighted(weights: Sequence[float], method: str) -> float:
         if allowed is not None and not allowed(weights):
@@ -284,7 +416,7 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
     best: dict[str, Any] = {"value": -1.0}
     by_method: dict[str, float] = {}
     by_weights: dict[str, list[float]] = {}
-    for method in ("weighted", "rrf"):
+    for method in methods:
         grid_best: tuple[float, list[float]] = (-1.0, [])
         for weights in simplex(len(members), step):
             found = weighted(weights, method)
@@ -298,7 +430,7 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
         starts = [start for start in (grid_best[1], alone) if start]
         weights, found = max((ascend(lambda w, m=method: weighted(w, m), start)
                               for start in starts), key=lambda wf: wf[1])
-        total = sum(weights)  # either method ranks the same by weights scaled to sum to 1
+        total = sum(weights)  # each method ranks the same by weights scaled to sum to 1
         weights = [w / total for w in weights] if total > 0 else grid_best[1]
         by_method[method] = found
         by_weights[method] = weights
@@ -314,22 +446,58 @@ def with_queries(pool: Any, queries: Collection[str]) -> Any:
     return dataclasses.replace(pool, judgements=pool.judgements.filter(keep))
 
 
+ALL_METHODS = (*SEARCHED, "learned")
+
+
 def methods_fitted(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
                    members: Sequence[str], task: str | None, step: float, seed: int = 0,
-                   progress: Callable[[int], None] | None = None
+                   progress: Callable[[int], None] | None = None,
+                   methods: Sequence[str] = ALL_METHODS
                    ) -> tuple[dict[str, tuple[list[float], float]], dict[str, float]]:
-    """Per method (``weighted``, ``rrf``: :func:`search`; ``learned``: :func:`learn`) its
-    weights fitted on ``pools`` and their objective there; and each member's own objective."""
+    """Per method of ``methods`` (those of :data:`SEARCHED`: :func:`search`; ``learned``:
+    :func:`learn`) its weights fitted on ``pools`` and their objective there; and each
+    member's own objective."""
     sizes = np.array([queries_of(p) for p in pools], float)
     judged = [Judged(p, task) for p in pools]
-    best = search(parts, judged, sizes, members, step, progress)
-    out = {m: (best["weights_by_method"][m], best["by_method"][m]) for m in ("weighted", "rrf")}
-    learned = learn(pools, parts, task, seed)
-    out["learned"] = (learned, pooled([j.objective(combine(rows, learned, "learned"))
-                                       for j, rows in zip(judged, parts, strict=True)], sizes))
+    searched = [m for m in methods if m in SEARCHED]
+    best = search(parts, judged, sizes, members, step, progress, methods=searched)
+    out = {m: (best["weights_by_method"][m], best["by_method"][m]) for m in searched}
+    if "learned" in methods:
+        learned = learn(pools, parts, task, seed)
+        out["learned"] = (learned, pooled([j.objective(combine(rows, learned, "learned"))
+                                           for j, rows in zip(judged, parts, strict=True)],
+                                          sizes))
     if progress:
         progress(1)
     return out, best["singles"]
+
+
+def query_folds(pools: Sequence[Any], folds: int, seed: int = 0
+                ) -> list[tuple[list[Any], list[Any]]]:
+    """The tuning queries (of every pool) in ``folds`` seeded folds: per fold, the pools with
+    the other folds' queries and the pools with its own (each query in one fold; fewer than
+    two queries: no fold)."""
+    keys = [(i, q) for i, pool in enumerate(pools)
+            for q in sorted(set(pool.judgements["query"].to_pylist()))]
+    folds = min(folds, len(keys))
+    if folds < 2:
+        return []
+    order = np.random.default_rng(seed).permutation(len(keys))
+    fold_of = {keys[k]: n % folds for n, k in enumerate(order)}
+    return [tuple([with_queries(p, {q for (i, q), f in fold_of.items()
+                                    if i == n and (f == fold) == inside})
+                   for n, p in enumerate(pools)] for inside in (False, True))
+            for fold in range(folds)]
+
+
+def held_out_ap(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
+                weights: Sequence[float], method: str, task: str | None,
+                fallback: Sequence[Any] = ()) -> np.ndarray:
+    """The AP (a fraction) of every (task, query) group of ``pools`` (in pool, then group
+    order) ranked by the fusion of ``parts`` (``fallback``: its :class:`Fallback`\\ s)."""
+    found = [Judged(pool, task).average_precision(fuse(rows, weights, method, fallback))
+             for pool, rows in zip(pools, parts, strict=True) if pool.judgements.num_rows]
+    return np.concatenate(found) if found else np.zeros(0)
 
 
 def cross_validate(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
@@ -337,29 +505,147 @@ def cross_validate(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
                    seed: int = 0, progress: Callable[[int], None] | None = None
                    ) -> dict[str, float]:
     """Each method's out-of-fold objective: the tuning queries (of every pool) in ``folds``
-    seeded folds; each method fitted (:func:`methods_fitted`) on the other folds and scored
-    on the held-out one, the folds' objectives weighted by their queries (at most one fold per
-    query; with fewer than two queries, nothing to validate: ``{}``)."""
-    keys = [(i, q) for i, pool in enumerate(pools)
-            for q in sorted(set(pool.judgements["query"].to_pylist()))]
-    folds = min(folds, len(keys))
-    if folds < 2:
-        return {}
-    order = np.random.default_rng(seed).permutation(len(keys))
-    fold_of = {keys[k]: n % folds for n, k in enumerate(order)}
-    found: dict[str, list[float]] = {m: [] for m in ("weighted", "rrf", "learned")}
+    seeded folds (:func:`query_folds`); each method fitted (:func:`methods_fitted`) on the
+    other folds and scored on the held-out one, the folds' objectives weighted by their
+    queries (with fewer than two queries, nothing to validate: ``{}``)."""
+    found: dict[str, list[float]] = {m: [] for m in ALL_METHODS}
     held: list[float] = []
-    for fold in range(folds):
-        train, test = ([with_queries(p, {q for (i, q), f in fold_of.items()
-                                         if i == n and (f == fold) == inside})
-                        for n, p in enumerate(pools)] for inside in (False, True))
+    for train, test in query_folds(pools, folds, seed):
         sizes = np.array([queries_of(p) for p in test], float)
         held.append(float(sizes.sum()))
         fitted, _ = methods_fitted(train, parts, members, task, step, seed, progress)
         for method, (weights, _) in fitted.items():
             found[method].append(pooled([Judged(p, task).objective(combine(rows, weights, method))
                                          for p, rows in zip(test, parts, strict=True)], sizes))
+    if not held:
+        return {}
     return {m: round(float(np.average(v, weights=held)), 4) for m, v in found.items()}
+
+
+def _spec_of(members: Sequence[str], weights: Sequence[float], method: str) -> dict[str, Any]:
+    """A fusion spec; a weighting keeps only its members of positive weight."""
+    if method == "learned":
+        return {"members": list(members), "weights": list(weights), "method": method}
+    kept = [i for i, w in enumerate(weights) if w > 0]
+    return {"members": [members[i] for i in kept], "weights": [weights[i] for i in kept],
+            "method": method}
+
+
+def members_of(sets: dict[str, Sequence[str]], untuned: dict[str, Any]) -> list[str]:
+    """Every member of the candidate sets and of the untuned fusion, once."""
+    return list(dict.fromkeys([m for chosen in sets.values() for m in chosen]
+                              + list(untuned["members"])))
+
+
+def score_members(corpus: Corpus, pools: Sequence[Any], members: Sequence[str],
+                  hidden: Sequence[Any], stores: Sequence[dict[str, np.ndarray]],
+                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
+                  label: str = "fusion") -> list[Any]:
+    """Each member's scores of each pool's queries into ``stores``; the pools as the fits read
+    them (a large pool's rows restricted to their candidates: :func:`candidates`)."""
+    scored = progress(f"{label}: members scored", len(members) * len(pools)) if progress \
+        else None
+    out = []
+    for pool, links, store in zip(pools, hidden, stores, strict=True):
+        pool = candidates(corpus, pool, members, links, store, progress=scored)
+        pool_matrices(corpus, pool, members, links, store, scored)
+        out.append(pool)
+    return out
+
+
+def fit_validated(corpus: Corpus, pools: Sequence[Any], sets: dict[str, Sequence[str]],
+                  hidden: Sequence[Any], task: str | None, step: float, untuned: dict[str, Any],
+                  stores: Sequence[dict[str, np.ndarray]],
+                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
+                  seed: int = 0, folds: int = FOLDS, label: str = "fusion") -> dict[str, Any]:
+    """The fusion kept for ``pools`` (see the module): every candidate (a member set of
+    ``sets`` by name × a method of :data:`ALL_METHODS`) and the ``untuned`` spec scored out of
+    fold; the best candidate, fitted again on every query, if it beats ``untuned`` by
+    :data:`MARGIN` points with p < :data:`ALPHA`, else ``untuned``. ``stores``: per pool, the
+    members' score matrices (filled here). The spec says what was kept and why
+    (``cross_validation``); a kept weighting that holds metadata members also holds, under
+    ``"words"``, the best weighting of the set without them (its free-text fallback). The
+    pools come from :func:`score_members`."""
+    from scipy import stats
+
+    members = members_of(sets, untuned)
+    for pool, links, store in zip(pools, hidden, stores, strict=True):
+        pool_matrices(corpus, pool, members, links, store)  # scored already: score_members
+    parts = {name: [[store[m] for m in chosen] for store in stores]
+             for name, chosen in sets.items()}
+    untuned_parts = [[store[m] for m in untuned["members"]] for store in stores]
+    splits = query_folds(pools, folds, seed)
+    grid = {name: len(simplex(len(chosen), grid_step(len(chosen), step))) * len(SEARCHED) + 1
+            for name, chosen in sets.items()}
+    total = sum(grid.values()) * (len(splits) + 1)
+    advance = progress(f"{label}: grid points, {len(splits)} folds and the final fit", total) \
+        if progress else None
+    oof: dict[str, list[np.ndarray]] = {f"{name}, {m}": [] for name in sets for m in ALL_METHODS}
+    oof["untuned"] = []
+    for train, test in splits:
+        oof["untuned"].append(held_out_ap(test, untuned_parts, untuned["weights"],
+                                          untuned["method"], task))
+        for name, chosen in sets.items():
+            fitted, _ = methods_fitted(train, parts[name], chosen, task,
+                                       grid_step(len(chosen), step), seed, advance)
+            for method, (weights, _) in fitted.items():
+                oof[f"{name}, {method}"].append(held_out_ap(test, parts[name], weights, method,
+                                                            task))
+    ap = {key: np.concatenate(values) if values else np.zeros(0) for key, values in oof.items()}
+    mean = {key: 100 * float(v.mean()) if len(v) else 0.0 for key, v in ap.items()}
+    candidates = [key for key in ap if key != "untuned"]
+    best = max(candidates, key=mean.__getitem__)
+    gain = mean[best] - mean["untuned"]
+    p = 1.0
+    if len(ap[best]) > 1:
+        test_result = stats.ttest_rel(ap[best], ap["untuned"])
+        p = float(test_result.pvalue) if math.isfinite(test_result.pvalue) else 1.0
+    keep_tuned = bool(splits) and gain >= MARGIN and p < ALPHA
+    # in sample, on every query: each member set's methods (the kept one, the words'
+    # fallback), when a fit is kept; each member alone
+    sizes = np.array([queries_of(pl) for pl in pools], float)
+    fitted_all: dict[str, dict[str, tuple[list[float], float]]] = {}
+    for name, chosen in sets.items():
+        if keep_tuned:
+            fitted_all[name], _ = methods_fitted(pools, parts[name], chosen, task,
+                                                 grid_step(len(chosen), step), seed, advance)
+        elif advance:
+            advance(grid[name])  # no final fit to make
+    singles = {m: pooled([Judged(pl, task).objective(store[m])
+                          for pl, store in zip(pools, stores, strict=True)], sizes)
+               for m in members}
+    untuned_value = pooled([Judged(pl, task).objective(fuse(rows, untuned["weights"],
+                                                            untuned["method"]))
+                            for pl, rows in zip(pools, untuned_parts, strict=True)], sizes)
+    record = {
+        "folds": len(splits), "seed": seed, "held_out_queries": len(ap["untuned"]),
+        "out_of_fold_map": {key: round(value, 4) for key, value in mean.items()},
+        "best_tuned": best, "gain": round(gain, 4), "p": round(p, 4),
+        "kept": "tuned" if keep_tuned else "untuned",
+        "rule": f"the best candidate (member set x method) out of fold is fitted again on "
+                f"every query and kept only when it beats the untuned fusion out of fold by "
+                f">= {MARGIN:g} MAP points (mean AP of the held-out (task, query) groups) and "
+                f"a paired t-test on their AP gives p < {ALPHA:g}; else the untuned fusion"}
+    common = {"single_values": {m: round(v, 4) for m, v in singles.items()},
+              "members_tried": members, "step": step,
+              "search": "grid, then coordinate ascent; a learned fusion",
+              "cross_validation": record,
+              "best_by_method": {f"{name}, {m}": round(v, 4)
+                                 for name, fits in fitted_all.items()
+                                 for m, (_, v) in fits.items()}}
+    if not keep_tuned:
+        return {**untuned, "tuned": False, "objective_value": round(untuned_value, 4), **common}
+    name, method = best.rsplit(", ", 1)
+    weights, value = fitted_all[name][method]
+    spec = {**_spec_of(sets[name], weights, method), "tuned": True,
+            "objective_value": round(value, 4), **common}
+    others = [n for n in sets if n != name and set(sets[n]) < set(sets[name])]
+    if others:  # the set without the metadata: the best of its methods out of fold
+        words = others[0]
+        method = max(ALL_METHODS, key=lambda m: mean[f"{words}, {m}"])
+        spec["words"] = {**_spec_of(sets[words], *fitted_all[words][method][:1], method),
+                         "objective_value": round(fitted_all[words][method][1], 4)}
+    return spec
 
 
 def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Sequence[Any],
@@ -367,12 +653,12 @@ def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Se
         progress: Callable[[int], None] | None = None, seed: int = 0,
         stores: Sequence[dict[str, np.ndarray]] | None = None, folds: int = 0
         ) -> dict[str, Any]:
-    """The best fusion of ``members`` over ``pools``: :func:`search`'s weighted and
-    reciprocal-rank fusions, and the learned fusion (:func:`learn`); the objective is the mean
-    over the pools weighted by their number of queries. ``stores``: per pool, the members'
-    score matrices already computed (filled here). With ``folds``, the method is the one with
-    the best out-of-fold objective (:func:`cross_validate`; kept as ``cross_validation``),
-    then fitted on every query; else the best in sample."""
+    """The best fusion of ``members`` over ``pools`` in sample (no comparison with the untuned
+    fusion: :func:`fit_validated` makes it): :func:`search`'s fusions and the learned fusion
+    (:func:`learn`); the objective is the mean over the pools weighted by their number of
+    queries. ``stores``: per pool, the members' score matrices already computed (filled here).
+    With ``folds``, the method is the one with the best out-of-fold objective
+    (:func:`cross_validate`; kept as ``cross_validation``), then fitted on every query."""
     stores = [{} for _ in pools] if stores is None else stores
     parts = [pool_matrices(corpus, pool, members, links, store)
              for pool, links, store in zip(pools, hidden, stores, strict=True)]
@@ -381,15 +667,9 @@ def fit(corpus: Corpus, pools: Sequence[Any], members: Sequence[str], hidden: Se
     validated = (cross_validate(pools, parts, members, task, step, folds, seed, progress)
                  if folds else {})
     chosen = validated or by_method
-    method = max(chosen, key=chosen.__getitem__)  # ties: weighted, then rrf, then learned
+    method = max(chosen, key=chosen.__getitem__)
     weights, value = fitted[method]
-    if method == "learned":
-        spec: dict[str, Any] = {"members": list(members), "weights": weights,
-                                "method": method}
-    else:
-        kept = [i for i, w in enumerate(weights) if w > 0]
-        spec = {"members": [members[i] for i in kept], "weights": [weights[i] for i in kept],
-                "method": method}
+    spec = _spec_of(members, weights, method)
     if validated:
         spec["cross_validation"] = {"folds": folds, "seed": seed, "rule": "the method with the "
                                     "best out-of-fold objective, fitted again on every query",
@@ -463,11 +743,13 @@ def text_members(corpus: Corpus) -> list[str]:
     return members
 
 
-def tuning_pools(corpus: Corpus, seed: int, hidden: bool) -> tuple[list[Any], list[Any]]:
+def tuning_pools(corpus: Corpus, seed: int, hidden: bool, limit: int = MAX_QUERIES
+                 ) -> tuple[list[Any], list[Any]]:
     """The pools of the train and dev splits (never test), restricted to papers with vectors of
     the corpus's dense model (a language-pair member such as ``minilm-en@en`` may lack vectors
     outside dev and test, and then simply has no say); with ``hidden``, the hidden-links
-    protocol of each. Returns the pools and their hidden links."""
+    protocol of each; each a :class:`TuningPool` of at most ``limit`` queries. Returns the
+    pools and their hidden links."""
     pools, links = [], []
     for split in ("train", "dev"):
         try:
@@ -481,7 +763,7 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool) -> tuple[list[Any], li
             continue
         pool, hide = hide_links(pool, seed) if hidden else (pool, [])
         if pool.judgements.num_rows:
-            pools.append(pool)
+            pools.append(tuning_pool(pool, limit, seed))
             links.append(hide)
     return pools, links
 
@@ -490,6 +772,8 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool) -> tuple[list[Any], li
 #: on citation contexts, ``hybrid-graph`` on hidden links (``only`` fits some, the others are
 #: kept as saved).
 STEPS = (HYBRID, "contexts", HYBRID_GRAPH)
+
+
 def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
                 progress: Callable[[str, int], Callable[[int], None]] | None = None,
                 members: Sequence[str] | None = None, metadata: bool = True,
@@ -500,10 +784,11 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
     step, else noted as ``free_text`` and the fallback fitted on paper queries kept) and
     ``hybrid-graph``, and save them (see the
     module); ``only``: those of :data:`STEPS` to fit, the others kept as saved. With
-    ``metadata`` (or metadata among ``members``), ``hybrid`` is fitted twice, on words and
-    vectors and with the papers' ``authors`` and ``year`` too; if the second is better it is
-    kept, with the first as its fallback for queries that have no metadata (free text), unless
-    the corpus's citation contexts give one."""
+    ``metadata`` (or metadata among ``members``), ``hybrid`` is fitted on words and vectors
+    and with the papers' ``authors`` and ``year`` too; if the second is kept (out of fold, see
+    :func:`fit_validated`), the first is its fallback for queries that have no metadata (free
+    text), unless the corpus's citation contexts give one. ``progress(label, total)`` is told
+    of every member scored, grid point and fold."""
     unknown = [step_name for step_name in only if step_name not in STEPS]
     if unknown:
         raise TuneError(f"cannot tune {', '.join(unknown)}: expected some of {', '.join(STEPS)}")
@@ -516,7 +801,11 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
     words = [m for m in text if m not in METADATA_SCORERS]
     if HYBRID in only:
         spec[HYBRID] = _fit_hybrid(corpus, text, metadata, step, seed, progress)
-    if "contexts" in only:
+    if "contexts" in only and not spec[HYBRID].get("tuned", True):
+        # the untuned hybrid holds no metadata: free text is ranked by the same fusion
+        spec[HYBRID]["free_text"] = (f"the untuned {HYBRID} ranks free text too: no fallback "
+                                     "to choose")
+    elif "contexts" in only:
         from openmsd.experiment.contexts import TooFewContexts, fit_contexts
 
         said = [m for m in METADATA_SCORERS if m in spec[HYBRID]["members"]]
@@ -538,17 +827,19 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
     if graph_pools:
         members = [HYBRID, *[m for m in METADATA_SCORERS if m not in spec[HYBRID]["members"]],
                    *GRAPH_MEMBERS]
-        graph_step = grid_step(len(members), max(step, 0.2))
-        # the fit on every query, then one per fold of the cross-validation
-        grid = (len(simplex(len(members), graph_step)) * 2 + 1) * (1 + GRAPH_FOLDS)
-        spec[HYBRID_GRAPH] = fit(corpus, graph_pools, members, graph_hidden, "citation",
-                                 graph_step,
-                                 progress("hybrid-graph (train+dev, hidden links)", grid)
-                                 if progress else None, seed, folds=GRAPH_FOLDS)
+        sets = {"text, metadata and graph": members}
+        untuned, label = default_spec(HYBRID_GRAPH, corpus), "hybrid-graph (hidden links)"
+        stores: list[dict[str, np.ndarray]] = [{} for _ in graph_pools]
+        graph_pools = score_members(corpus, graph_pools, members_of(sets, untuned),
+                                    graph_hidden, stores, progress, label)
+        spec[HYBRID_GRAPH] = fit_validated(
+            corpus, graph_pools, sets, graph_hidden, "citation", max(step, 0.2), untuned,
+            stores, progress, seed, label=label)
         spec[HYBRID_GRAPH].update(
             split="+".join(p.split for p in graph_pools),
             objective=f"citation MAP, hidden-links protocol (seed {seed})",
-            queries=sum(queries_of(p) for p in graph_pools))
+            queries=sum(queries_of(p) for p in graph_pools),
+            queries_available=sum(queries_of(p.pool) for p in graph_pools))
         _save(corpus, spec)
     return spec
 
@@ -592,32 +883,33 @@ def _check_dev(corpus: Corpus) -> None:
 def _fit_hybrid(corpus: Corpus, text: list[str], metadata: bool, step: float, seed: int,
                 progress: Callable[[str, int], Callable[[int], None]] | None
                 ) -> dict[str, Any]:
-    """``hybrid`` fitted on the SDSM tasks of the train and dev splits (see
-    :func:`tune_fusion`)."""
+    """``hybrid`` chosen on the SDSM tasks of the train and dev splits (see
+    :func:`tune_fusion`): words and vectors, or with metadata too (then with the first as its
+    fallback for free text), or the untuned fusion, by :func:`fit_validated`."""
     pools, _ = tuning_pools(corpus, seed, hidden=False)
     stores: list[dict[str, np.ndarray]] = [{} for _ in pools]
     words = [m for m in text if m not in METADATA_SCORERS]
     extra = [m for m in text if m in METADATA_SCORERS] or (list(METADATA_SCORERS)
                                                             if metadata else [])
-
-    def fitted(chosen: list[str], label: str) -> dict[str, Any]:
-        chosen_step = grid_step(len(chosen), step)
-        grid = len(simplex(len(chosen), chosen_step)) * 2 + 1
-        return fit(corpus, pools, chosen, [[] for _ in pools], None, chosen_step,
-                   progress(f"hybrid (train+dev, text-only, {label})", grid) if progress
-                   else None, seed, stores)
-
-    spec = fitted(words, "words and vectors")
+    sets = {"words and vectors": words}
     if extra:
-        full = fitted([*words, *extra], "and metadata")
-        if full["objective_value"] > spec["objective_value"]:
-            combined = with_fallback(full, {**spec, "fitted_on": "the SDSM paper queries of "
-                                            "the train and dev splits"}, extra)
-            combined["objective_value"] = round(value_of(pools, combined, stores, None), 4)
-            spec = combined
+        sets["and metadata"] = [*words, *extra]
+    untuned, label = default_spec(HYBRID, corpus), "hybrid (text-only)"
+    hidden = [[] for _ in pools]
+    pools = score_members(corpus, pools, members_of(sets, untuned), hidden, stores, progress,
+                          label)
+    spec = fit_validated(corpus, pools, sets, hidden, None, step, untuned, stores, progress,
+                         seed, label=label)
+    fallback = spec.pop("words", None)
+    if spec["tuned"] and fallback and any(m in spec["members"] for m in extra):
+        combined = with_fallback(spec, {**fallback, "fitted_on": "the SDSM paper queries of "
+                                        "the train and dev splits"}, extra)
+        combined["objective_value"] = round(value_of(pools, combined, stores, None), 4)
+        spec = combined
     spec.update(split="+".join(p.split for p in pools),
                 objective="average MAP of the SDSM tasks, text-only protocol",
-                queries=sum(queries_of(p) for p in pools))
+                queries=sum(queries_of(p) for p in pools),
+                queries_available=sum(queries_of(p.pool) for p in pools))
     return spec
 
 

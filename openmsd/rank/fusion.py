@@ -7,6 +7,13 @@ graph only) takes every member's top ``depth``, as ``pool="all"`` (the exhaustiv
 evaluation) always does. Every candidate is then scored exactly by every member (BM25 scores
 only those candidates), and the members' scores are combined:
 
+* ``zscore``: each member's scores standardised over the query's candidates it scores (z-scores:
+  mean 0, standard deviation 1; no score: 0, the mean), then a weighted sum — CombSUM over
+  z-scores (Montague and Aslam, CIKM 2001; ranx's ``zmuv`` norm). A member's vote is as strong
+  as its evidence stands out from its own spread for that query: a lexical member that matches
+  a single word of a short query gives its lone match no more than an average candidate, and
+  matches on a common word fall below the papers it does not hear. The untuned ``hybrid`` and
+  ``hybrid-graph`` fuse so (:mod:`openmsd.rank.load`);
 * ``weighted``: each member's scores min–max normalised over the query's candidates (no score:
   0), then a weighted sum;
 * ``rrf``: reciprocal-rank fusion, Σ wᵢ / (60 + rankᵢ) with the rank among the candidates
@@ -36,7 +43,7 @@ import numpy as np
 
 from openmsd.rank.scorer import ExactScorer, Queries, Scorer, exclude_self, score_pools
 
-METHODS = ("weighted", "rrf", "learned")
+METHODS = ("weighted", "rrf", "zscore", "learned")
 #: Features per member of the ``learned`` method (see :func:`features`).
 FEATURES = ("score", "reciprocal rank", "has score")
 RRF_K = 60
@@ -55,6 +62,24 @@ def minmax(scores: np.ndarray) -> np.ndarray:
     high = np.where(finite, scores, -np.inf).max(axis=1, keepdims=True)
     span = np.where(high > low, high - low, 1.0)
     out = np.where(finite, (scores - np.where(np.isfinite(low), low, 0)) / span, 0.0)
+    return out.astype(np.float32)
+
+
+def zscores(scores: np.ndarray) -> np.ndarray:
+    """Each row standardised over its finite values (mean 0, standard deviation 1; a row whose
+    finite values are all equal: 0); non-finite values become 0, the row's mean.
+
+    >>> zscores(np.array([[1.0, 3.0, -np.inf], [5.0, -np.inf, -np.inf]], np.float32)).tolist()
+    [[-1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    finite = np.isfinite(scores)
+    count = np.maximum(finite.sum(axis=1, keepdims=True), 1)
+    values = np.where(finite, scores, 0.0).astype(np.float64)
+    mean = values.sum(axis=1, keepdims=True) / count
+    spread = np.sqrt(np.where(finite, (values - mean) ** 2, 0.0).sum(axis=1, keepdims=True)
+                     / count)
+    out = np.where(finite & (spread > 0), (values - mean) / np.where(spread > 0, spread, 1.0),
+                   0.0)
     return out.astype(np.float32)
 
 
@@ -82,13 +107,14 @@ def features(parts: Sequence[np.ndarray]) -> list[np.ndarray]:
 
 def transformed(parts: Sequence[np.ndarray], method: str) -> list[np.ndarray]:
     """What a fusion ``method`` sums, weighted, of members' score matrices: each member's
-    min–max scores (``weighted``), reciprocal ranks (``rrf``) or :func:`features`
-    (``learned``), so that many weightings of the same scores transform them once."""
+    min–max scores (``weighted``), reciprocal ranks (``rrf``), z-scores (``zscore``) or
+    :func:`features` (``learned``), so that many weightings of the same scores transform them
+    once."""
     if method not in METHODS:
         raise ValueError(f"fusion method must be one of {', '.join(METHODS)}, not {method!r}")
     if method == "learned":
         return features(parts)
-    transform = minmax if method == "weighted" else reciprocal_ranks
+    transform = {"weighted": minmax, "rrf": reciprocal_ranks, "zscore": zscores}[method]
     return [transform(p) for p in parts]
 
 
@@ -176,7 +202,8 @@ class Contribution:
 
 
 class Fusion(ExactScorer):
-    """A weighted or reciprocal-rank fusion of member scorers over one collection."""
+    """A score-aware (``zscore``), weighted, reciprocal-rank or learned fusion of member scorers
+    over one collection."""
 
     def __init__(self, name: str, members: Sequence[Scorer], weights: Sequence[float] | None = None,
                  method: str = "rrf", depth: int = DEPTH, pool: str = "cheap",

@@ -186,9 +186,15 @@ def test_fusions_and_the_two_protocols(corpus):
     assert text["protocol"] == "text-only" and text["significance"]["baseline"] == "bm25"
     for name in names:
         assert text["models"][name]["average"]["MAP"] > 10
-    # untuned hybrid: RRF of bm25 (within a language) and the corpus's dense model
-    untuned = f"bm25@same+{MODEL}"
-    assert text["models"]["hybrid"]["average"] == text["models"][untuned]["average"]
+    # untuned hybrid: the z-score fusion of bm25 (within a language) and the corpus's dense
+    # model, the same members as the RRF fusion named, fused on their scores
+    from openmsd.rank.load import fusion_spec
+
+    spec = fusion_spec("hybrid", corpus)
+    assert spec["members"][:2] == ["bm25@same", MODEL] and spec["method"] == "zscore"
+    assert not spec["tuned"] and spec["weights"] == [1.0] * len(spec["members"])
+    rrf = text["models"][f"bm25@same+{MODEL}"]["average"]["MAP"]
+    assert text["models"]["hybrid"]["average"]["MAP"] != rrf
     with pytest.raises(SDSMError, match="text-only protocol does not allow"):
         evaluate_sdsm(corpus, ["bm25", "co-citation"], split="test")
     with pytest.raises(UnknownScorerError, match=r"bm25, bm25-en.*adamic-adar.*hybrid"):
@@ -214,11 +220,19 @@ def test_tune_fits_on_dev_and_the_tuned_hybrid_is_used(corpus, tmp_path):
     assert run.exit_code == 0, run.output
     spec = json.loads(run.stdout)["hybrid"]
     # the train papers have no vectors here: tuned on dev alone
-    assert spec["split"] == "dev" and spec["tuned"] and spec["queries"] > 0
-    assert set(spec["best_by_method"]) == {"weighted", "rrf", "learned"}
-    if spec["method"] != "learned":
-        assert sum(spec["weights"]) == pytest.approx(1.0)
-    assert spec["objective_value"] >= max(spec["single_values"].values()) - 1e-6
+    assert spec["split"] == "dev" and spec["queries"] > 0
+    # what is kept was chosen out of fold, beside the untuned fusion on the same queries
+    cv = spec["cross_validation"]
+    assert {key.rsplit(", ", 1)[-1] for key in cv["out_of_fold_map"]} == {
+        "zscore", "weighted", "rrf", "learned", "untuned"}
+    assert cv["kept"] == ("tuned" if spec["tuned"] else "untuned")
+    assert "untuned" in cv["out_of_fold_map"] and cv["best_tuned"] in cv["out_of_fold_map"]
+    if spec["tuned"]:
+        assert cv["gain"] >= 1.0 and cv["p"] < 0.05
+        if spec["method"] != "learned":
+            assert sum(spec["weights"]) == pytest.approx(1.0)
+    else:
+        assert spec["members"][:2] == ["bm25@same", MODEL] and spec["method"] == "zscore"
     saved = json.loads((copy.root / "index" / "ranker.json").read_text())
     assert saved["hybrid"]["members"] == spec["members"]
     figures = evaluate_sdsm(copy, ["hybrid"], split="test").summary["models"]["hybrid"]

@@ -83,6 +83,22 @@ def test_fusion_rrf_and_weighted():
         combine([a], [1], "max")
 
 
+def test_zscore_fusion_weighs_a_lone_match_as_an_average_candidate():
+    # BM25 matches one word with a single paper (column 0); the dense model ranks column 1
+    # far above the rest and column 0 in the middle
+    lexical = np.array([[4.2, -np.inf, -np.inf, -np.inf, -np.inf]], np.float32)
+    dense = np.array([[0.78, 0.90, 0.80, 0.77, 0.76]], np.float32)
+    assert combine([lexical, dense], [1, 1], "rrf")[0].argmax() == 0  # the lone match first
+    assert combine([lexical, dense], [1, 1], "zscore")[0].argmax() == 1
+    # several matches: the strong one stands out; a weak one falls below a paper the dense
+    # model ranks a little lower and BM25 does not hear
+    lexical = np.array([[9.0, 1.0, 1.2, -np.inf, -np.inf]], np.float32)
+    fused = combine([lexical, dense], [1, 1], "zscore")[0]
+    assert fused[0] > fused[2] and fused[2] < fused[3]
+    assert combine([lexical, dense], [1, 1], "rrf")[0][2] > combine(
+        [lexical, dense], [1, 1], "rrf")[0][3]
+
+
 def test_fused_ranker_names_and_explanations():
     fused = load_scorer("bm25+bm25-en+coupling", PAPERS, citations=CITATIONS)
     assert isinstance(fused, Fusion) and fused.signal == "graph"

@@ -21,6 +21,7 @@ from openmsd.search import (
     atom,
     find_paper,
     nothing_new,
+    ranked,
     seed_set_name,
     stored_watches,
     watch_library,
@@ -87,9 +88,9 @@ def feed_page(request: Request, resources: Served, seeds: Seeds = [],  # noqa: B
                      for state in stored_watches(resources.corpus)]
         return render(request, "feed.html", found=None, libraries=libraries)
     found = _watch(resources, seeds, not_, k)
-    results: list[dict[str, Any]] = [
+    results: list[dict[str, Any]] = ranked([
         {**r.as_dict(), "arrived": found.arrived[r.paper_id].strftime("%Y-%m-%d")}
-        for r in found.results]
+        for r in found.results])
     page = {"offset": 0, "k": k, "next_offset": None, "results": results}
     query = urlencode([("seeds", s) for s in seeds] + [("not", s) for s in not_])
     return render(request, "feed.html", found=found, page=page, libraries=[],

@@ -214,14 +214,18 @@ def update(
                                                      "fetch's).")] = None,
 ) -> None:
     """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
-    embed and index it for every model the corpus has an index for."""
+    embed and index it for every model the corpus has an index for; the corpus's adapters
+    ('openmsd train adapter') are trained again on the grown graph (seconds)."""
     _need_clients()
+    from openmsd.cli.output import progress as bars
     from openmsd.corpus import Corpus, CorpusError, ingest
+    from openmsd.eval import sdsm_per_query
     from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index import build_index
-    from openmsd.models import embed_corpus, load_model, stored_backends, vector_key
+    from openmsd.models import embed_corpus, find_adapter, load_model, stored_backends, vector_key
     from openmsd.report import IngestError
     from openmsd.server import indexed_models
+    from openmsd.train import refresh_adapters
 
     try:
         previous, sidecar = _last_fetch(corpus)
@@ -237,12 +241,24 @@ def update(
             out.print(f"{corpus}: nothing new since {plan.since}", highlight=False)
             return
         ingest([target], corpus)
+        adapted = set()
         for model in indexed_models(corpus):
+            if find_adapter(model, Corpus(corpus)) is not None:
+                adapted.add(model)  # mapped, not embedded: trained again below
+                continue
             for backend in stored_backends(Corpus(corpus), model, "index"):  # each store apart
                 key = vector_key(model, backend)
                 done = embed_corpus(Corpus(corpus), load_model(model, backend), key)
                 build_index(Corpus(corpus), key)
                 out.print(f"{key}: {done.embedded:,} papers embedded and indexed",
                           highlight=False)
+        with bars() as start:
+            for manifest in refresh_adapters(Corpus(corpus), sdsm_per_query, start):
+                if manifest["name"] in adapted:
+                    build_index(Corpus(corpus), manifest["name"])
+                out.print(f"{manifest['name']}: trained again on the grown graph in "
+                          f"{manifest['training']['seconds']:.0f} s "
+                          f"({manifest['training']['chosen']['candidate']}; "
+                          f"{manifest['mapped']:,} papers mapped)", highlight=False)
     except (FetchError, CorpusError, IngestError, FileNotFoundError, ValueError) as error:
         fail(str(error))

@@ -38,9 +38,12 @@ if TYPE_CHECKING:
         HYBRID_GRAPH,
         UnknownScorerError,
         available,
+        corpus_adapter,
         default_dense,
         dense_models,
+        english_key,
         fallbacks,
+        fusion_spec,
         is_builtin,
         is_dense,
         leaves,
@@ -76,6 +79,9 @@ _WHERE: dict[str, str] = {
     "Scorer": "scorer",
     "UnknownScorerError": "load",
     "available": "load",
+    "corpus_adapter": "load",
+    "english_key": "load",
+    "fusion_spec": "load",
     "combine": "fusion",
     "corpus_papers": "papers",
     "default_dense": "load",
@@ -97,13 +103,13 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "AUTHOR_SCORERS", "BACKENDS", "ENGLISH_MODEL", "FEEDBACK", "FUSIONS", "HYBRID",
-    "HYBRID_GRAPH", "LINKS", "METADATA_SCORERS",
-    "PAPERS_SQL", "Contribution", "DenseScorer", "Fallback", "Fusion", "Papers", "Queries",
-    "Scorer", "UnknownScorerError", "available", "blend", "combine", "corpus_papers",
-    "default_dense", "dense_models", "english_texts", "fallbacks", "features", "fuse", "heard",
-    "is_builtin", "is_dense", "leaves", "load_encoder", "load_scorer", "ranker_path", "score_pools",
-    "top_k", "top_k_of_scores", "transformed", "tuned",
+    "AUTHOR_SCORERS", "BACKENDS", "ENGLISH_MODEL", "FEEDBACK", "FUSIONS", "HYBRID", "HYBRID_GRAPH",
+    "LINKS", "METADATA_SCORERS", "PAPERS_SQL", "Contribution", "DenseScorer", "Fallback", "Fusion",
+    "Papers", "Queries", "Scorer", "UnknownScorerError", "available", "blend", "combine",
+    "corpus_adapter", "corpus_papers", "default_dense", "dense_models", "english_key",
+    "english_texts", "fallbacks", "features", "fuse", "fusion_spec", "heard", "is_builtin",
+    "is_dense", "leaves", "load_encoder", "load_scorer", "ranker_path", "score_pools", "top_k",
+    "top_k_of_scores", "transformed", "tuned",
 ]
 
 

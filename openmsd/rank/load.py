@@ -106,10 +106,14 @@ def dense_models(corpus: Corpus) -> list[str]:
 
 
 def default_dense(corpus: Corpus | None) -> str:
-    """The dense model a command uses when none is named: the one the corpus has vectors or an
-    index for (the most recently built), else the registry default."""
+    """The dense model a command uses when none is named: the corpus's adapter
+    (:func:`corpus_adapter`), else the one the corpus has vectors or an index for (the most
+    recently built), else the registry default."""
     from openmsd.models import DEFAULT_MODEL
 
+    adapter = corpus_adapter(corpus)
+    if adapter is not None:
+        return adapter.name
     if corpus is not None:
         indexed = [m for m in dense_models(corpus) if (corpus.root / "index" / m).is_dir()]
         have = indexed or dense_models(corpus)

@@ -43,10 +43,12 @@ class FitSettings:
 
 
 def fit(vectors: torch.Tensor, rows: np.ndarray, settings: FitSettings,
-        on_epoch: Callable[[int, AdapterHead], None] | None = None) -> AdapterHead:
+        on_epoch: Callable[[int, AdapterHead], None] | None = None,
+        max_steps: int | None = None) -> AdapterHead:
     """A head fitted on ``rows`` (``anchor, positive, negative`` positions in ``vectors``;
-    negative -1: in-batch negatives only) for ``settings.epochs`` epochs; ``on_epoch(epoch,
-    head)`` after each (epochs count from 1)."""
+    negative -1: in-batch negatives only) for ``settings.epochs`` epochs, or ``max_steps``
+    batches if fewer; ``on_epoch(epoch, head)`` after each (epochs count from 1)."""
+    steps = 0
     torch.manual_seed(settings.seed)
     head = make_head(settings.head, vectors.shape[1], settings.rank, settings.seed)
     optimiser = torch.optim.Adam(head.parameters(), lr=settings.learning_rate)
@@ -56,6 +58,9 @@ def fit(vectors: torch.Tensor, rows: np.ndarray, settings: FitSettings,
         head.train()
         shuffled = rows[torch.as_tensor(order.permutation(len(rows)))]
         for start in range(0, len(shuffled), settings.batch_size):
+            if max_steps is not None and steps >= max_steps:
+                break
+            steps += 1
             batch = shuffled[start:start + settings.batch_size]
             if len(batch) < 2:
                 continue  # one row has no in-batch negative

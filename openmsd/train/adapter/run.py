@@ -79,6 +79,11 @@ class AdapterConfig:
     rank: int = 32
     seed: int = 0
     min_dev_queries: int = 100
+    cv_rows: int = 100_000
+    """Above this many training rows the corpus is large: one fold of the ``folds`` is judged,
+    each fit on a sample of this many rows, and the final head takes as many steps as the
+    chosen fit did."""
+    cv_queries: int = 2_000
     threads: int = field(default_factory=lambda: _threads())
 
     def check(self) -> None:
@@ -190,19 +195,30 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
     train_pairs = judgements(corpus, "train")
     train_pairs = train_pairs.filter(np.array([q in where and d in where for q, d in zip(
         train_pairs["query"].to_pylist(), train_pairs["doc"].to_pylist(), strict=True)], bool))
-    fits = len(candidates) * config.epochs * config.folds
-    step = progress("cross-validating the adapter", fits) if progress else None
+    large = sum(len(v) for v in rows.values()) > config.cv_rows
+    judged_folds = 1 if large else config.folds
+    fits = len(candidates) * config.epochs * judged_folds
+    step = progress("cross-validating the adapter (fitted epochs)", fits) if progress else None
     selection = cross_validate(vectors.ids, vectors.matrix, train, rows, train_pairs,
                                Judged(dev_pool, dev_known), candidates, settings, config.folds,
-                               evaluator, config.min_dev_queries, step)
+                               evaluator, config.min_dev_queries, step, judged_folds,
+                               config.cv_rows if large else None,
+                               config.cv_queries if large else None)
     head = Head("identity")
     chosen = selection.candidate
+    final_steps = None
     if chosen is not None:
-        final = FitSettings(chosen.head, chosen.pull, selection.epochs, config.batch_size,
+        every = np.vstack([rows["positives"], *(rows[e] for e in chosen.extras)])
+        epochs = selection.epochs
+        if large:  # as many steps as the chosen fit on its sample took
+            final_steps = selection.epochs * -(-config.cv_rows // config.batch_size)
+            epochs = -(-final_steps * config.batch_size // len(every))
+        final = FitSettings(chosen.head, chosen.pull, epochs, config.batch_size,
                             config.temperature, config.learning_rate, config.rank,
                             config.seed)
-        every = np.vstack([rows["positives"], *(rows[e] for e in chosen.extras)])
-        head = fit(torch.as_tensor(vectors.matrix), every, final).export()
+        step = progress("fitting the chosen head (epochs)", epochs) if progress else None
+        head = fit(torch.as_tensor(vectors.matrix), every, final,
+                   (lambda _e, _h: step(1)) if step else None, final_steps).export()
     seconds = time.perf_counter() - started
     meta = {
         "name": name,
@@ -220,8 +236,13 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
             "seconds": round(seconds, 2),
         },
         "selection": {
-            "method": f"{config.folds}-fold cross-validation over the train split's papers "
-                      "(held-out links)" + (" and the dev split" if selection.dev_used else ""),
+            "method": (f"{config.folds}-fold cross-validation over the train split's papers "
+                       "(held-out links)" if not large else
+                       f"one of {config.folds} folds of the train split's papers held out "
+                       f"(held-out links; fits on {config.cv_rows:,} sampled rows, at most "
+                       f"{config.cv_queries:,} queries judged)")
+                      + (" and the dev split" if selection.dev_used else ""),
+            "final_steps": final_steps,
             "objective": "SDSM average MAP (%) of the held-out queries",
             "queries": selection.queries,
             "dev_used": selection.dev_used,

@@ -91,33 +91,53 @@ def _judge(evaluator: Evaluator, ids: Sequence[str], matrix: np.ndarray, pool: J
     return table.select(["task", "query", "AP"])
 
 
-def _fold_pools(ids: Sequence[str], train: np.ndarray, folds: np.ndarray, k: int,
-                pairs: pa.Table, where: dict[str, int]) -> list[Judged]:
+def _fold_pools(ids: Sequence[str], train: np.ndarray, folds: np.ndarray, judged: int,
+                pairs: pa.Table, where: dict[str, int], max_queries: int | None,
+                seed: int) -> list[Judged]:
+    """The pools of the first ``judged`` folds: the fold's papers, the pairs inside it (of at
+    most ``max_queries`` queries, a seeded sample)."""
     queries = np.array([where[q] for q in pairs["query"].to_pylist()], np.int64)
     docs = np.array([where[d] for d in pairs["doc"].to_pylist()], np.int64)
     pools = []
-    for fold in range(k):
+    for fold in range(judged):
         mask = inside(queries, docs, folds, fold)
+        chosen = np.unique(queries[mask])
+        if max_queries is not None and len(chosen) > max_queries:
+            chosen = np.random.default_rng([seed, fold]).choice(chosen, max_queries,
+                                                                replace=False)
+            mask &= np.isin(queries, chosen)
         pools.append(Judged(train[folds[train] == fold], pairs.filter(pa.array(mask))))
     return pools
+
+
+def _sample(rows: np.ndarray, limit: int | None, seed: int) -> np.ndarray:
+    """At most ``limit`` of ``rows`` (a seeded sample, in their order)."""
+    if limit is None or len(rows) <= limit:
+        return rows
+    keep = np.sort(np.random.default_rng(seed).choice(len(rows), limit, replace=False))
+    return rows[keep]
 
 
 def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
                    rows: dict[str, np.ndarray], train_pairs: pa.Table, dev: Judged | None,
                    candidates: Sequence[Candidate], settings: FitSettings, k: int,
                    evaluator: Evaluator, min_dev_queries: int = 100,
-                   step: Callable[[int], None] | None = None) -> Selection:
+                   step: Callable[[int], None] | None = None, judged_folds: int | None = None,
+                   max_rows: int | None = None, max_queries: int | None = None) -> Selection:
     """Choose a candidate and its epochs (1 … ``settings.epochs``), or the identity.
 
     ``ids``/``matrix``: every paper with vectors; ``train``: the positions of the train
     split's papers; ``rows``: the training rows by source (``positives`` and any extra of the
     candidates); ``train_pairs``: the train split's relevant pairs; ``dev``: the dev pool
     (pooled in when it has ``min_dev_queries`` queries); ``step(n)``: progress, one per fitted
-    epoch."""
+    epoch. A large corpus is judged on ``judged_folds`` of the ``k`` folds only, each fit on
+    at most ``max_rows`` rows and each fold on at most ``max_queries`` queries (seeded
+    samples)."""
     where = {paper: i for i, paper in enumerate(ids)}
     folds = np.full(len(ids), -1, np.int64)
     folds[train] = fold_of([ids[i] for i in train], k, settings.seed)
-    pools = _fold_pools(ids, train, folds, k, train_pairs, where)
+    pools = _fold_pools(ids, train, folds, judged_folds or k, train_pairs, where, max_queries,
+                        settings.seed)
     dev_queries = 0 if dev is None else len(set(dev.pairs["query"].to_pylist()))
     use_dev = dev is not None and dev_queries >= min_dev_queries
     vectors = torch.as_tensor(matrix)
@@ -126,7 +146,8 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
         parts = [rows["positives"], *(rows[e] for e in candidate.extras)]
         joined = np.vstack([p for p in parts if len(p)]) if any(len(p) for p in parts) \
             else np.zeros((0, 3), np.int64)
-        return joined if fold is None else outside(joined, folds, fold)
+        chosen = joined if fold is None else outside(joined, folds, fold)
+        return _sample(chosen, max_rows, settings.seed + (fold or 0))
 
     identity = [_judge(evaluator, ids, matrix, pool, None) for pool in pools]
     if use_dev:
@@ -139,7 +160,7 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
     for candidate in candidates:
         per_epoch: dict[int, list[pa.Table]] = {e: [] for e in range(1, settings.epochs + 1)}
         chosen = replace(settings, head=candidate.head, pull=candidate.pull)
-        judged = [*range(k), *(["dev"] if use_dev else [])]
+        judged = [*range(len(pools)), *(["dev"] if use_dev else [])]
         for fold in judged:
             pool = dev if fold == "dev" else pools[int(fold)]
             assert pool is not None

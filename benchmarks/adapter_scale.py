@@ -3,8 +3,8 @@ set holds about a million train pairs, trained by the command as a user runs it.
 
     python benchmarks/adapter_scale.py /tmp/adapter-scale --papers 100000
 
-The papers (English, 500 topics, each citing 5 earlier papers of its topic) are written as
-JSONL and built with ``openmsd ingest`` and ``openmsd relations``; their vectors (384
+The papers (English, 500 topics, each citing 5 of the 20 papers of its topic before it) are
+written as JSONL and built with ``openmsd ingest`` and ``openmsd relations``; their vectors (384
 dimensions, the topic in 32 of them under noise) are written in the vectors format as
 ``e5-small-multilingual@onnx`` (no model encodes 100,000 papers on this machine in
 minutes). Then ``openmsd train adapter CORPUS --positives dc-or-cc`` is timed, with the peak
@@ -28,7 +28,7 @@ from openmsd.corpus import Corpus
 from openmsd.models import current_hashes, vectors_dir, write_part
 
 KEY = "e5-small-multilingual@onnx"
-DIM, SIGNAL, TOPICS, CITES = 384, 32, 500, 5
+DIM, SIGNAL, TOPICS, CITES, WINDOW = 384, 32, 500, 5, 20
 
 
 def generate(path: Path, papers: int, seed: int = 0) -> None:
@@ -38,9 +38,10 @@ def generate(path: Path, papers: int, seed: int = 0) -> None:
     with path.open("wb") as out:
         for i in range(papers):
             topic = i % TOPICS
-            earlier = i // TOPICS
-            cites = (rng.choice(earlier, size=min(CITES, earlier), replace=False) * TOPICS
-                     + topic) if earlier else []
+            earlier = i // TOPICS  # the topic's papers before this one: cite among the last
+            window = np.arange(max(0, earlier - WINDOW), earlier)  # few (no paper cited by all)
+            cites = (rng.choice(window, size=min(CITES, len(window)), replace=False) * TOPICS
+                     + topic) if len(window) else []
             out.write(orjson.dumps({
                 "id": f"g{i:06d}", "title": f"Generated paper {i} on topic {topic}",
                 "abstract": f"An abstract about topic {topic}, paper {i}.", "language": "en",
@@ -116,7 +117,8 @@ def main() -> None:
         "papers": manifest["corpus"]["papers_with_vectors"],
         "train_papers": manifest["corpus"]["train_papers"],
         "positive_set": args.positives, "dim": DIM,
-        "generator": f"{TOPICS} topics, {CITES} citations a paper, topic in {SIGNAL} of "
+        "generator": f"{TOPICS} topics, {CITES} citations a paper among the {WINDOW} of its "
+                     f"topic before it, topic in {SIGNAL} of "
                      f"{DIM} dimensions"}, notes=(
         "Peak RSS: the maximum resident set of the train command's process (GNU time %M); "
         "the setup (ingest, relations, vectors) is not timed in train_seconds."))

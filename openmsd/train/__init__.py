@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from openmsd.train.adapter import (
         AdapterConfig,
         AdapterDataError,
+        adapter_name,
         refresh_adapters,
         stale_adapters,
         train_adapter,
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 _WHERE: dict[str, str] = {
     "AdapterConfig": "adapter",
     "AdapterDataError": "adapter",
+    "adapter_name": "adapter",
     "train_adapter": "adapter",
     "refresh_adapters": "adapter",
     "stale_adapters": "adapter",
@@ -79,10 +81,10 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "TRAIN_ERRORS", "TRAIN_MANIFEST", "AdapterConfig", "AdapterDataError", "CitrecConfig",
     "CitrecData", "CitrecDataError", "CitrecRankers", "ConfigError", "Location", "PaperContexts",
-    "TrainConfig", "candidate_mask", "check_keys", "describe", "graph_scores", "load", "load_base",
-    "load_config", "make_loss", "profile_scores", "read_file", "recall_at", "refresh_adapters",
-    "relation_examples", "run_recipe", "split_locations", "stale_adapters", "summaries", "train",
-    "train_adapter", "two_stage",
+    "TrainConfig", "adapter_name", "candidate_mask", "check_keys", "describe", "graph_scores",
+    "load", "load_base", "load_config", "make_loss", "profile_scores", "read_file", "recall_at",
+    "refresh_adapters", "relation_examples", "run_recipe", "split_locations", "stale_adapters",
+    "summaries", "train", "train_adapter", "two_stage",
 ]
 
 

@@ -36,7 +36,7 @@ from openmsd.models import (
 )
 from openmsd.rank import corpus_papers, fusion_spec, load_scorer
 from openmsd.relations import RelationsConfig, SplitConfig, connect, derive
-from openmsd.train import AdapterConfig, AdapterDataError, train_adapter
+from openmsd.train import AdapterConfig, AdapterDataError, adapter_name, train_adapter
 
 BASE = "minilm-en@onnx"
 ADAPTER = "adapter-minilm-en"
@@ -284,3 +284,32 @@ def test_doctests(module):
     import importlib
 
     assert doctest.testmod(importlib.import_module(module)).failed == 0
+
+
+def test_update_trains_the_adapter_again_when_the_graph_grew(corpus, tiny_model, tmp_path):
+    """What ``openmsd update`` does after its ingest: relations derived again, the new papers
+    embedded by the base, the adapter trained again with its own settings and every paper
+    mapped."""
+    from openmsd.models import embed_corpus
+    from openmsd.relations import read_manifest
+    from openmsd.train import refresh_adapters, stale_adapters
+
+    base = str(tiny_model)
+    embed_corpus(corpus, load_model(base), base)
+    train_adapter(AdapterConfig(str(corpus.root), [base], epochs=2, folds=2, pulls=[0.1]),
+                  sdsm_per_query)
+    assert refresh_adapters(corpus, sdsm_per_query) == []  # current: nothing to do
+    extra = tmp_path / "more.jsonl"
+    extra.write_bytes(b"".join(orjson.dumps({
+        "id": f"q{i:03d}", "title": f"Later paper {i} on word{i % TOPICS}",
+        "abstract": f"More on word{i % TOPICS}.", "language": "en", "year": 2021,
+        "references": [f"p{j:03d}" for j in range(i % TOPICS, 80, TOPICS)]}) + b"\n"
+        for i in range(40)))
+    ingest([extra], corpus.root)
+    assert [a.name for a in stale_adapters(corpus)] == [adapter_name([base])]
+    done = refresh_adapters(corpus, sdsm_per_query)
+    assert len(done) == 1 and done[0]["mapped"] == TOPICS * PER_TOPIC + 40
+    build = corpus.manifest()["build"]["id"]
+    assert done[0]["corpus"]["build"] == build and read_manifest(corpus)["corpus_build"] == build
+    assert done[0]["training"]["settings"]["folds"] == 2  # its own settings
+    assert stale_adapters(corpus) == []

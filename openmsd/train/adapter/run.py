@@ -32,6 +32,7 @@ from openmsd.models import (
     corpus_adapters,
     load_vector_table,
     map_corpus,
+    model_slug,
     read_adapter,
     stored_backends,
     vector_key,
@@ -118,7 +119,7 @@ def adapter_name(bases: Sequence[str]) -> str:
     >>> adapter_name(["e5-small-multilingual@onnx", "minilm-en"])
     'adapter-e5-small-multilingual.minilm-en'
     """
-    return "adapter-" + ".".join(b.partition("@")[0] for b in bases)
+    return "adapter-" + ".".join(model_slug(b.partition("@")[0]) for b in bases)
 
 
 def base_keys(corpus: Corpus, bases: Sequence[str]) -> list[dict[str, Any]]:

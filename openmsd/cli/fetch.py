@@ -304,8 +304,9 @@ def update(
     json: JsonOpt = False,
 ) -> None:
     """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
-    embed and index it for every model the corpus has an index for; with --watch, then list
-    what is new for a library (one command for a cron job)."""
+    embed and index it for every model the corpus has an index for; the corpus's adapters
+    ('openmsd train adapter') are trained again on the grown graph (seconds); with --watch,
+    then list what is new for a library (one command for a cron job)."""
     _need_clients()
     _mailto_note(mailto)
     if watch:
@@ -320,14 +321,18 @@ def update(
 
 def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: float,
             api_url: str | None, json: bool) -> dict[str, Any]:
-    """Fetch, ingest, embed and index what changed since the last fetch of ``corpus``; the
-    fetch's report, since when, and the papers embedded per vector key."""
+    """Fetch, ingest, embed and index what changed since the last fetch of ``corpus``, and
+    train its adapters again; the fetch's report, since when, the papers embedded per vector
+    key and the adapters trained again."""
+    from openmsd.cli.output import progress as bars
     from openmsd.corpus import Corpus, CorpusError, ingest
+    from openmsd.eval import sdsm_per_query
     from openmsd.fetch import PER_PAGE, FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index import build_index
-    from openmsd.models import embed_corpus, load_model, stored_backends, vector_key
+    from openmsd.models import embed_corpus, find_adapter, load_model, stored_backends, vector_key
     from openmsd.report import IngestError
     from openmsd.server import indexed_models
+    from openmsd.train import refresh_adapters
 
     try:
         previous, sidecar = _last_fetch(corpus)
@@ -349,7 +354,11 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
                 out.print(f"{corpus}: nothing new since {plan.since}", highlight=False)
             return summary
         ingest([target], corpus)
+        adapted = set()
         for model in indexed_models(corpus):
+            if find_adapter(model, Corpus(corpus)) is not None:
+                adapted.add(model)  # mapped, not embedded: trained again below
+                continue
             for backend in stored_backends(Corpus(corpus), model, "index"):  # each store apart
                 key = vector_key(model, backend)
                 done = embed_corpus(Corpus(corpus), load_model(model, backend), key)
@@ -358,6 +367,18 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
                 if not json:
                     out.print(f"{key}: {done.embedded:,} papers embedded and indexed",
                               highlight=False)
+        retrained: dict[str, float] = {}
+        with bars() as start:
+            for manifest in refresh_adapters(Corpus(corpus), sdsm_per_query, start):
+                if manifest["name"] in adapted:
+                    build_index(Corpus(corpus), manifest["name"])
+                retrained[manifest["name"]] = manifest["training"]["seconds"]
+                if not json:
+                    out.print(f"{manifest['name']}: trained again on the grown graph in "
+                              f"{manifest['training']['seconds']:.0f} s "
+                              f"({manifest['training']['chosen']['candidate']}; "
+                              f"{manifest['mapped']:,} papers mapped)", highlight=False)
+        summary["adapters"] = retrained
         return summary
     except (FetchError, CorpusError, IngestError, FileNotFoundError, ValueError) as error:
         fail(str(error))

@@ -20,6 +20,7 @@ from openmsd.models import (
     UnsupportedBackendError,
     choose_backend,
     embed_corpus,
+    find_adapter,
     load_model,
     model_rows,
     models_table,
@@ -64,6 +65,9 @@ def embed(
     from openmsd.enrich import EnrichError, split_papers
 
     target = Corpus(corpus)
+    if find_adapter(model, target) is not None:
+        _map_adapter(target, model, backend, enrich, split, engine, json)
+        return
     backend = choose_backend(target, model, backend)
     stored_as = vector_key(model, backend)
     if enrich is not None:
@@ -104,6 +108,34 @@ def embed(
     emit(asdict(result), json, lambda _: (
         f"{stored_as}: {result.embedded:,} papers embedded, {result.cached:,} already were, "
         f"{result.no_text:,} without title or abstract -> {result.directory}"), indent=False)
+
+
+def _map_adapter(target: Corpus, model: str, backend: str | None, enrich: str | None,
+                 split: str | None, engine: str, json: bool) -> None:
+    """``embed --model ADAPTER``: the stored base vectors through the adapter's head."""
+    import time
+
+    from openmsd.models import AdapterError, load_vector_table, map_corpus, read_adapter
+
+    if backend is not None or enrich is not None or split is not None or engine != "local":
+        fail(f"{model} is an adapter: it maps the stored vectors of its bases (with the "
+             "backends it was trained on); --backend, --enrich, --split and --engine do not "
+             "apply")
+    started = time.perf_counter()
+    try:
+        target.check()
+        path = find_adapter(model, target)
+        assert path is not None
+        adapter = read_adapter(path)
+        mapped, directory = map_corpus(target, adapter, load_vector_table)
+    except (CorpusError, AdapterError) as error:
+        fail(str(error))
+    done = {"model": adapter.name, "mapped": mapped, "directory": str(directory),
+            "seconds": round(time.perf_counter() - started, 3)}
+    emit(done, json, lambda _: (
+        f"{adapter.name}: {mapped:,} papers mapped from "
+        f"{' ⊕ '.join(b['key'] for b in adapter.bases)} in {done['seconds']:.1f} s -> "
+        f"{directory}"), indent=False)
 
 
 @index_app.command("build")

@@ -24,6 +24,7 @@ from openmsd.corpus import Corpus, CorpusError
 from openmsd.models import (
     UnknownModelError,
     choose_backend,
+    find_adapter,
     load_model,
     stored_backends,
     vector_key,
@@ -274,7 +275,8 @@ def recommend(
     try:
         model, _, stored = model.partition("@")  # the default: a vector key MODEL@onnx
         backend = _index_backend(target, model, backend or stored or None)
-        encoder = load_model(model, backend)
+        # an adapter of the corpus by name: its directory (bases, then its head)
+        encoder = load_model(str(find_adapter(model, target) or model), backend)
         warning = language_warning(identify([document.text[:2000]])[0][0], encoder)
         if warning:
             err.print(f"[yellow]warning[/]: {manuscript}: {warning}", highlight=False)

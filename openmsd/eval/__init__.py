@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
+    from openmsd.eval.adapter_evaluator import sdsm_per_query
     from openmsd.eval.citrec import (
         CONTEXT_SIGNALS,
         GROUPS,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     from openmsd.eval.sdsm_evaluator import SDSMEvaluator
 
 _WHERE: dict[str, str] = {
+    "sdsm_per_query": "adapter_evaluator",
     "COLUMNS": "report",
     "CUTOFF": "retrieval",
     "CitrecEvalError": "citrec",
@@ -131,15 +133,14 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "COLUMNS", "CONTEXT_SIGNALS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH",
     "RESOURCE_LEVELS", "SENTENCE_SIGNALS", "TASKS", "CitrecEvalError", "DenseScorer", "Pool",
-    "Queries",
-    "RetrievalEvalError", "SDSMError", "SDSMEvaluator", "ScorerRows", "accuracy", "bioc_rows",
-    "breakdown_rows", "check_protocol", "common_pool", "evaluate", "evaluate_files",
+    "Queries", "RetrievalEvalError", "SDSMError", "SDSMEvaluator", "ScorerRows", "accuracy",
+    "bioc_rows", "breakdown_rows", "check_protocol", "common_pool", "evaluate", "evaluate_files",
     "evaluate_pool_files", "evaluate_retrieval", "evaluate_sdsm", "header", "hide_links",
     "hit_rate", "load_pool", "location_ranks", "markdown", "markdown_table", "metric_values",
     "model_ranks", "paired_t_test", "per_query", "plot_table3", "pool_papers", "pools_view",
-    "reciprocal_rank", "relevant_ranks", "scielo_rows", "score_model", "score_rows", "sdsm_view",
-    "summarise", "table3", "table_rows", "taln_rows", "text_papers", "write_citrec_report",
-    "write_report",
+    "reciprocal_rank", "relevant_ranks", "scielo_rows", "score_model", "score_rows",
+    "sdsm_per_query", "sdsm_view", "summarise", "table3", "table_rows", "taln_rows", "text_papers",
+    "write_citrec_report", "write_report",
 ]
 
 

@@ -316,11 +316,12 @@ def dense_leaves(corpus: Corpus, models: Sequence[str]) -> list[str]:
 def embed_pool(corpus: Corpus, pool: Pool, models: Sequence[str]) -> None:
     """Store vectors of the pool's papers for each dense model behind ``models`` (resumable:
     papers already embedded are skipped)."""
-    from openmsd.models import embed_corpus
+    from openmsd.models import embed_corpus, find_adapter
     from openmsd.rank import load_encoder
 
     for name in dense_leaves(corpus, models):
-        embed_corpus(corpus, load_encoder(name), name, paper_ids=pool.ids)
+        if find_adapter(name, corpus) is None:  # an adapter's vectors are mapped, not encoded
+            embed_corpus(corpus, load_encoder(name), name, paper_ids=pool.ids)
 
 
 def common_pool(corpus: Corpus, pool: Pool, models: Sequence[str]

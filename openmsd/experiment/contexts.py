@@ -4,7 +4,7 @@
 
 A few dozen one-sentence queries are too few to fit several weights that transfer: on TALN a
 weighting fitted on 54 contexts scored 25.2 on them against BM25's 22.7, and 11.7 against
-15.5 on the 18 test contexts (docs/ranking.md, session 8). So each candidate
+15.5 on the 18 test contexts (docs/ranking.md). So each candidate
 :class:`Procedure` is scored **out of fold** (k folds of the contexts, grouped by citing
 paper, seeded): a *simple* one (nothing fitted on the contexts: the untuned default, the
 z-score fusion of ``bm25@same`` and the dense model; the dense model alone; the fallback

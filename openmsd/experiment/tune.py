@@ -52,19 +52,20 @@ from openmsd.rank import (
     combine,
     default_dense,
     default_spec,
-    dense_models,
+    english_key,
     fallbacks,
     features,
     fuse,
     heard,
     load_scorer,
+    model_name,
     ranker_path,
     transformed,
     tuned,
 )
 
 #: Graph members ``hybrid-graph`` may give weight to: the citation graph's and the authors'
-#: citation habits' (:mod:`openmsd.rank.authorship`). Session 10 chose these on 5-fold
+#: citation habits' (:mod:`openmsd.rank.authorship`), chosen on 5-fold
 #: cross-validation over the train hidden links (docs/ranking.md): ``adamic-adar``,
 #: ``coupling``, ``co-citation`` and ``hybrid~links`` beside them lowered the out-of-fold MAP.
 GRAPH_MEMBERS = ("ppr", "shared-references", "author-links", "author-citations", "author-ppr",
@@ -737,9 +738,9 @@ def text_members(corpus: Corpus) -> list[str]:
     text (``search``, citation contexts), which has neither."""
     dense = default_dense(corpus)
     members = ["bm25@same", f"bm25@same{FEEDBACK}", "bm25-en", dense, f"{dense}{FEEDBACK}"]
-    have = dense_models(corpus)
-    if ENGLISH_MODEL in have and dense != ENGLISH_MODEL:
-        members.append(f"{ENGLISH_MODEL}@en")
+    english = english_key(corpus)  # whichever backend embedded it
+    if english is not None and model_name(dense) != ENGLISH_MODEL:
+        members.append(f"{english}@en")
     return members
 
 

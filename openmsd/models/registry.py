@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openmsd.io import cache_root
+from openmsd.models.adapter import ADAPTER_FILE, AdapterEncoder, read_adapter
 from openmsd.models.backends.e5_rebuild import ensure_e5_small
 from openmsd.models.backends.onnx import OnnxEncoder
 from openmsd.models.bm25 import BM25
@@ -138,8 +139,10 @@ def _load_onnx(name: str) -> DenseEncoder:
 
 
 def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncoder | BM25:
-    """A registered model, a SentenceTransformer directory (what ``openmsd train`` writes), or
-    a Hugging Face model name; :class:`UnknownModelError` listing the registered names.
+    """A registered model, a SentenceTransformer directory (what ``openmsd train`` writes), an
+    adapter directory (``openmsd train adapter``: its bases with the backends it was trained
+    on, then its head; ``backend`` does not apply), or a Hugging Face model name;
+    :class:`UnknownModelError` listing the registered names.
 
     ``backend="onnx"`` runs the model with ONNX Runtime, int8-quantised
     (:mod:`openmsd.models.backends.onnx`), for the models that have that path;
@@ -147,10 +150,13 @@ def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncode
     if backend not in BACKENDS:
         raise UnsupportedBackendError(f"unknown backend {backend!r}: expected one of "
                                       f"{', '.join(BACKENDS)}")
-    if backend == "onnx":
+    if backend == "onnx" and not (Path(name) / ADAPTER_FILE).is_file():
         return _load_onnx(name)
     if name in MODELS:
         return MODELS[name].load()
+    if Path(name).is_dir() and (Path(name) / ADAPTER_FILE).is_file():
+        # an adapter (openmsd train adapter): its base(s), each with its stored backend
+        return AdapterEncoder(read_adapter(name), load_model)
     if Path(name).is_dir() and (Path(name) / "citrec.json").is_file():
         from openmsd.models.citrec.model import CitrecEncoder  # MP-BERT4CR (train citrec)
 

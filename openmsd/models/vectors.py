@@ -12,6 +12,7 @@ newest part winning. What is embedded, and which texts are current, is
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,6 +24,7 @@ import pyarrow.parquet as pq
 
 from openmsd.corpus import Corpus
 from openmsd.io import ParquetSink
+from openmsd.models.adapter import ADAPTER_FILE
 from openmsd.models.registry import BACKENDS, default_backend
 
 __all__ = ["VECTORS", "choose_backend", "known", "model_name", "model_slug", "read_current",
@@ -33,7 +35,18 @@ VECTORS = "vectors"
 
 
 def model_slug(name: str) -> str:
-    """A directory name for a model: its registry name, or a readable hash of a path or hub name."""
+    """A directory name for a model: its registry name, an adapter directory's name (the
+    ``name`` in its ``adapter.json``: the same vectors however the directory is written), or a
+    readable hash of a path or hub name."""
+    if "/" in name or "\\" in name:
+        adapter = Path(name) / ADAPTER_FILE
+        if adapter.is_file():
+            try:
+                named = json.loads(adapter.read_text(encoding="utf-8")).get("name")
+            except (ValueError, OSError, AttributeError):
+                named = None
+            if isinstance(named, str) and re.fullmatch(r"[A-Za-z0-9._-]+", named):
+                return named
     if re.fullmatch(r"[A-Za-z0-9._+@-]+", name):  # '+': enriched, MODEL+llm64; '@': backend
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:10]

@@ -32,6 +32,8 @@ class DenseScorer(ExactScorer):
 
     signal = "text"
     generates = True
+    #: What an explanation says of a result this scorer ranked high.
+    words = "similar text"
 
     def __init__(self, papers: Papers, name: str, vectors: np.ndarray, present: np.ndarray,
                  encoder: Callable[[], DenseEncoder],
@@ -53,9 +55,11 @@ class DenseScorer(ExactScorer):
         self._shared = True  # that encoder takes concurrent calls (and batches them)
 
     @classmethod
-    def from_corpus(cls, papers: Papers, name: str, backend: str = "torch") -> DenseScorer:
+    def from_corpus(cls, papers: Papers, name: str, backend: str = "torch",
+                    encoder: Callable[[], DenseEncoder] | None = None) -> DenseScorer:
         """The vectors ``openmsd embed`` stored for ``name`` (FileNotFoundError naming the
-        command to run when there are none)."""
+        command to run when there are none); free texts encoded by ``encoder()`` (default:
+        the model ``name`` with ``backend``)."""
         from openmsd.models import load_vectors
 
         if papers.corpus is None:
@@ -68,7 +72,8 @@ class DenseScorer(ExactScorer):
             i = papers.position.get(paper_id)
             if i is not None:
                 vectors[i], present[i] = row, True
-        return cls(papers, name, vectors, present, lambda: load_encoder(name, backend),
+        return cls(papers, name, vectors, present,
+                   encoder or (lambda: load_encoder(name, backend)),
                    _stored_index(papers, name) if len(papers) >= INDEXED_FROM else None)
 
     @classmethod

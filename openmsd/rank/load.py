@@ -37,6 +37,7 @@ from typing import Any
 import pyarrow as pa
 
 from openmsd.corpus import Corpus
+from openmsd.models import ADAPTER_FILE, Adapter
 from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.feedback import FEEDBACK, Feedback, Propagated, split_suffix
@@ -65,6 +66,16 @@ DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "shared-references")
 #: citation link is strong evidence that z-scores would flatten (41.10 against RRF's 43.08 on
 #: the train and dev hidden links). :mod:`openmsd.rank.fusion`; docs/guides/fusion-and-tuning.md.
 UNTUNED_METHODS = {HYBRID: "zscore", HYBRID_GRAPH: "rrf"}
+
+
+def model_name(key: str) -> str:
+    """The model of a vector key (``minilm-en@onnx`` -> ``minilm-en``).
+
+    >>> model_name("minilm-en@onnx"), model_name("minilm-en")
+    ('minilm-en', 'minilm-en')
+    """
+    model, _, backend = key.rpartition("@")
+    return model if model and backend in BACKENDS else key
 
 
 class UnknownScorerError(ValueError):
@@ -103,10 +114,14 @@ def dense_models(corpus: Corpus) -> list[str]:
 
 
 def default_dense(corpus: Corpus | None) -> str:
-    """The dense model a command uses when none is named: the one the corpus has vectors or an
-    index for (the most recently built), else the registry default."""
+    """The dense model a command uses when none is named: the corpus's adapter
+    (:func:`corpus_adapter`), else the one the corpus has vectors or an index for (the most
+    recently built), else the registry default."""
     from openmsd.models import DEFAULT_MODEL
 
+    adapter = corpus_adapter(corpus)
+    if adapter is not None:
+        return adapter.name
     if corpus is not None:
         indexed = [m for m in dense_models(corpus) if (corpus.root / "index" / m).is_dir()]
         have = indexed or dense_models(corpus)
@@ -182,26 +197,67 @@ def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> d
 
 def default_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
     """The untuned ``hybrid`` / ``hybrid-graph``, fused as :data:`UNTUNED_METHODS` says:
-    ``hybrid``: ``bm25@same``, the dense model, ``bm25-en@cross`` in a corpus of several
-    languages and ``minilm-en@en`` where it can be had; ``hybrid-graph``, which ranks a paper's
-    related papers: the dense model, ``bm25-en`` (the papers' English texts: words across
-    languages) and the graph counts."""
-    dense = dense or default_dense(corpus)
+    ``hybrid``: ``bm25@same``, the dense model (the corpus's adapter where it has one:
+    :func:`corpus_adapter`), ``bm25-en@cross`` in a corpus of several languages and
+    ``minilm-en@en`` where it can be had; ``hybrid-graph``, which ranks a paper's related
+    papers: the dense model, ``bm25-en`` (the papers' English texts: words across languages)
+    and the graph counts."""
+    adapter = corpus_adapter(corpus) if dense is None else None
+    dense = dense or (adapter.name if adapter else default_dense(corpus))
     members = ["bm25@same", dense]
     if corpus is not None and multilingual(corpus):
         # words across languages, in English: an English query meets a Portuguese paper through
         # its English title (bm25@same hears only pairs in one language; @cross the others)
         members.append(CROSS_LEXICAL)
-    if dense != ENGLISH_MODEL and (corpus is None or ENGLISH_MODEL in dense_models(corpus)):
-        # English pairs also hear the English-only model, where it can be had: for English
-        # queries it outranks the multilingual one (docs/ranking.md, Session 11)
-        members.append(f"{ENGLISH_MODEL}@en")
+    english = english_key(corpus)
+    adapted = {b["model"] for b in adapter.bases} if adapter else set()
+    if english is not None and model_name(dense) != ENGLISH_MODEL \
+            and ENGLISH_MODEL not in adapted:
+        # English pairs also hear the English-only model, where it can be had (whichever
+        # backend embedded it): for English queries it outranks the multilingual one
+        # (docs/ranking.md); an adapter over it already holds it
+        members.append(f"{english}@en")
     if name == HYBRID_GRAPH:
         # A paper query has an English view (free text has not): its words meet the other
         # languages' papers in English, where bm25@same would rank only its own language's.
         members = [dense, "bm25-en", *DEFAULT_GRAPH_MEMBERS]
-    return {"members": members, "weights": [1.0] * len(members),
-            "method": UNTUNED_METHODS[name], "tuned": False}
+    out: dict[str, Any] = {"members": members, "weights": [1.0] * len(members),
+                           "method": UNTUNED_METHODS[name], "tuned": False}
+    if adapter is not None:
+        out["adapter"] = {"name": adapter.name, "path": str(adapter.path),
+                          "bases": [b["key"] for b in adapter.bases]}
+    return out
+
+
+def english_key(corpus: Corpus | None) -> str | None:
+    """The vector key of the English-only model an untuned ``hybrid`` adds for English pairs:
+    ``minilm-en`` over files, else the key of its stored vectors in ``corpus``, whichever
+    backend made them (``minilm-en`` or ``minilm-en@onnx``, the newest); None without."""
+    if corpus is None:
+        return ENGLISH_MODEL
+    return next((key for key in dense_models(corpus) if model_name(key) == ENGLISH_MODEL),
+                None)
+
+
+def corpus_adapter(corpus: Corpus | None) -> Adapter | None:
+    """The adapter the untuned fusions use in place of their dense model: the most recently
+    trained one in ``CORPUS/adapters`` whose adapted vectors are stored (``openmsd train
+    adapter``); None without. An adapter that cannot be read is passed over."""
+    from openmsd.models import AdapterError, corpus_adapters, read_adapter, vectors_dir
+
+    if corpus is None or not corpus_adapters(corpus).is_dir():
+        return None
+    found = []
+    for directory in corpus_adapters(corpus).iterdir():
+        if directory.name.startswith(".") or not (directory / ADAPTER_FILE).is_file():
+            continue
+        try:
+            adapter = read_adapter(directory)
+        except AdapterError:
+            continue
+        if any(vectors_dir(corpus, adapter.name).glob("part-*.parquet")):
+            found.append(((directory / ADAPTER_FILE).stat().st_mtime_ns, adapter.name, adapter))
+    return max(found, key=lambda f: f[:2])[2] if found else None
 
 
 def fallbacks(name: str, spec: dict[str, Any]) -> list[Fallback]:
@@ -282,6 +338,8 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
                                hidden=hidden, cache=cache) for m in spec["members"]]
         scorer = Fusion(name, members, spec.get("weights"), spec.get("method", "rrf"),
                         fallbacks=fallbacks(name, spec))
+    elif (adapter := find_adapter(name, corpus)) is not None:
+        scorer = _adapted(adapter, papers)
     elif _is_dense(name) or _stored_dense(name, corpus):
         scorer = _dense(name, papers, backend)
     else:
@@ -297,6 +355,41 @@ def _stored_dense(name: str, corpus: Corpus | None) -> bool:
     from openmsd.models import model_slug
 
     return corpus is not None and (corpus.root / "vectors" / model_slug(name)).is_dir()
+
+
+def find_adapter(name: str, corpus: Corpus | None) -> Path | None:
+    """The adapter directory ``name`` stands for (a directory, or ``CORPUS/adapters/NAME``),
+    or None (:func:`openmsd.models.find_adapter`)."""
+    from openmsd.models import find_adapter as find
+
+    return find(name, corpus) if "@" not in name else None
+
+
+def _adapted(path: Path, papers: Papers) -> Scorer:
+    """An adapter as a dense scorer: over a corpus, the adapted vectors stored under its name
+    (``openmsd embed CORPUS --model NAME`` maps them); over files, its bases encode the texts
+    and its head maps them. Free texts: encoded by its bases, then mapped."""
+    from openmsd.models import AdapterError, load_model, read_adapter
+
+    try:
+        adapter = read_adapter(path)
+    except AdapterError as error:
+        raise UnknownScorerError(str(error)) from None
+    words = f"similar text (adapter {adapter.name}, trained on this corpus's citations)"
+    if papers.corpus is not None:
+        try:
+            scorer = DenseScorer.from_corpus(papers, adapter.name, encoder=lambda: load_model(
+                str(path)))
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"{papers.corpus.root}: no adapted vectors of {adapter.name!r}; run 'openmsd "
+                f"embed {papers.corpus.root} --model {adapter.name}' (it maps the stored "
+                "vectors of its bases)") from None
+    else:
+        encoder = load_model(str(path))
+        scorer = DenseScorer.from_texts(papers, encoder, adapter.name)  # type: ignore[arg-type]
+    scorer.words = words
+    return scorer
 
 
 def _dense(name: str, papers: Papers, backend: str) -> Scorer:

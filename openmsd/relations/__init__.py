@@ -17,6 +17,7 @@ if TYPE_CHECKING:
         RelationsConfig,
         RelationsError,
         derive,
+        read_manifest,
         read_split,
         relations_dir,
     )
@@ -42,6 +43,7 @@ _WHERE: dict[str, str] = {
     "direct_citations": "pairs",
     "parse": "positives",
     "positive_pairs": "positives",
+    "read_manifest": "build",
     "read_split": "build",
     "relations_dir": "build",
     "relations_stats": "stats",
@@ -52,8 +54,8 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "DEFAULT_MAX_GROUP", "SPLITS", "RandomProjectionEmbedder", "RelationsConfig", "RelationsError",
     "SplitConfig", "bib_coupling", "co_citations", "connect", "derive", "direct_citations", "parse",
-    "positive_pairs", "read_split", "relations_dir", "relations_stats", "specter_triples",
-    "stats_view",
+    "positive_pairs", "read_manifest", "read_split", "relations_dir", "relations_stats",
+    "specter_triples", "stats_view",
 ]
 
 

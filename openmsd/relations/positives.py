@@ -45,9 +45,11 @@ def canonical_pairs(pairs: ibis.Table, relation: str) -> ibis.Table:
                         paper_b=ibis.greatest(_.paper_a, _.paper_b)).distinct())
 
 
-def positive_pairs(pairs: ibis.Table, name: str, seed: int = 0) -> ibis.Table:
+def positive_pairs(pairs: ibis.Table, name: str, seed: int = 0,
+                   balanced: bool = True) -> ibis.Table:
     """The positive pairs of set ``name`` from ``pairs`` (``relation``, ``paper_a``,
-    ``paper_b``, e.g. the train split's), with ``relations``: which relations gave each pair."""
+    ``paper_b``, e.g. the train split's), with ``relations``: which relations gave each pair.
+    ``balanced=False`` keeps every pair of a union (no down-sampling to the smallest)."""
     relations, how = parse(name)
     tables = {r: canonical_pairs(pairs, r) for r in relations}
     if how == "intersection":
@@ -55,7 +57,8 @@ def positive_pairs(pairs: ibis.Table, name: str, seed: int = 0) -> ibis.Table:
         for relation in relations[1:]:
             result = result.join(tables[relation], ["paper_a", "paper_b"])
         return result.mutate(relations=ibis.literal(name))
-    smallest = ibis.least(*[t.count() for t in tables.values()]) if len(tables) > 1 else None
+    smallest = (ibis.least(*[t.count() for t in tables.values()])
+                if len(tables) > 1 and balanced else None)
     parts = []
     for relation, table in tables.items():
         if smallest is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -154,9 +154,18 @@ def allowed(corpus: Corpus, papers: Papers, languages: Sequence[str] | None,
     return mask
 
 
-def signals(contributions: Sequence[Contribution]) -> list[str]:
+def member_words(scorer: Scorer) -> dict[str, str]:
+    """What a fusion's members say of a result they rank high, where it is not the plain
+    "similar text" (an adapter says it learned from the corpus's citations)."""
+    return {m.name: m.words for m in getattr(scorer, "members", ())
+            if getattr(m, "words", "similar text") != "similar text"}
+
+
+def signals(contributions: Sequence[Contribution],
+            words_of: Mapping[str, str] | None = None) -> list[str]:
     """The text signals that ranked a result among a query's first :data:`VOICE`, and what
-    the members that say it in words saw ("3 shared references, 2 outside the corpus")."""
+    the members that say it in words saw ("3 shared references, 2 outside the corpus");
+    ``words_of``: a member's own words (:func:`member_words`)."""
     out = []
     for c in contributions:
         if c.detail:
@@ -164,7 +173,8 @@ def signals(contributions: Sequence[Contribution]) -> list[str]:
         elif c.signal != "text" or c.rank is None or c.rank > VOICE:
             continue
         else:
-            words = SIGNAL_WORDS.get(c.member.rsplit("@", 1)[0], "similar text")
+            words = (words_of or {}).get(c.member) or SIGNAL_WORDS.get(
+                c.member.rsplit("@", 1)[0], "similar text")
         if words not in out:
             out.append(words)
     return out
@@ -194,8 +204,9 @@ def _ranked(corpus: Corpus, scorer: Scorer, queries: Queries, k: int,
     found = [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
     results = related_results(corpus, [(scorer.papers.ids[r], s) for r, s in found])
     explain(corpus, query_id, results)
+    words_of = member_words(scorer)
     for result, contributions in zip(results, said, strict=False):
-        result.why = why(signals(contributions), result.why)
+        result.why = why(signals(contributions, words_of), result.why)
     return results
 
 

@@ -215,12 +215,14 @@ _RANKING: list = []
 
 def _rank_batch(start: int) -> tuple[int, np.ndarray, np.ndarray, list[list[tuple[str, ...]]]]:
     """One batch of papers from row ``start``: their results, scores and text signals."""
-    from openmsd.search.ranking import signals
+    from openmsd.search.ranking import member_words, signals
 
     scorer, depth, batch = _RANKING
     chunk = np.arange(start, min(start + batch, len(scorer.papers)))
     found, value, said = scorer.top_k_explained(Queries.of_rows(scorer.papers, chunk), depth)
-    return start, found, value, [[tuple(signals(c)) for c in results] for results in said]
+    words_of = member_words(scorer)
+    return start, found, value, [[tuple(signals(c, words_of)) for c in results]
+                                 for results in said]
 
 
 def _merge(ranked: Iterable[tuple[int, np.ndarray, np.ndarray, list[list[tuple[str, ...]]]]],

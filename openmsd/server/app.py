@@ -261,7 +261,7 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
     With several workers a connection is closed after :data:`WORKER_KEEP_ALIVE_REQUESTS`
     requests (``keep_alive_requests`` None; one worker: never; 0: never). The workers take
     connections from one shared socket and a kept-alive connection stays on the worker that
-    accepted it: 20 steady clients split unevenly (5 and 15 in session 9, the 15 waiting three
+    accepted it: 20 steady clients split unevenly (5 and 15 in one run, the 15 waiting three
     times as long). A new connection goes to the worker whose event loop polls first (not one
     busy with a request), so closing connections balances the requests; it costs a connect
     per request (~1.2 ms of server CPU on loopback, docs/server.md)."""

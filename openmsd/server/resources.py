@@ -34,6 +34,7 @@ from openmsd.models import (
     DenseEncoder,
     Kind,
     choose_backend,
+    find_adapter,
     load_model,
     stored_backends,
     vector_key,
@@ -250,7 +251,10 @@ class Resources:
                 if is_builtin(model):
                     raise ValueError(f"model {model!r} is not a dense model: serve a dense "
                                      "model (rankers are served beside it)")
-                self._encoders[model] = BatchingEncoder(load_model(model, self.backends[model]))
+                # an adapter of the corpus by name: its directory (bases, then its head)
+                source = str(find_adapter(model, self.corpus) or model)
+                self._encoders[model] = BatchingEncoder(load_model(source,
+                                                                   self.backends[model]))
             return self._encoders[model]
 
     def index(self, model: str) -> VectorIndex:

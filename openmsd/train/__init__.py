@@ -1,5 +1,6 @@
 """Training (DESIGN.md's ``train`` stage): the SentenceTransformer recipes (:mod:`.recipes`:
 pretrain-cl, mspt, specter, scincl), their configs (:mod:`.config`) and data (:mod:`.data`),
+adapters over stored vectors (:mod:`.adapter`),
 and MP-BERT4CR's trainer, samplers, data and losses (:mod:`.citrec`). A run takes its evaluator
 from its caller (:mod:`openmsd.experiment`): nothing here imports ``openmsd.eval``.
 
@@ -14,6 +15,14 @@ from typing import TYPE_CHECKING
 from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
+    from openmsd.train.adapter import (
+        AdapterConfig,
+        AdapterDataError,
+        adapter_name,
+        refresh_adapters,
+        stale_adapters,
+        train_adapter,
+    )
     from openmsd.train.citrec.data import CitrecData, CitrecDataError, Location, load
     from openmsd.train.citrec.train import (
         TRAIN_MANIFEST,
@@ -34,6 +43,12 @@ if TYPE_CHECKING:
     from openmsd.train.run import TRAIN_ERRORS, describe, load_config, run_recipe
 
 _WHERE: dict[str, str] = {
+    "AdapterConfig": "adapter",
+    "AdapterDataError": "adapter",
+    "adapter_name": "adapter",
+    "train_adapter": "adapter",
+    "refresh_adapters": "adapter",
+    "stale_adapters": "adapter",
     "CitrecConfig": "citrec.train",
     "CitrecRankers": "citrec.train",
     "profile_scores": "citrec.train",
@@ -64,11 +79,12 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "TRAIN_ERRORS", "TRAIN_MANIFEST", "CitrecConfig", "CitrecData", "CitrecDataError",
-    "CitrecRankers", "ConfigError", "Location", "PaperContexts", "TrainConfig", "candidate_mask",
-    "check_keys", "describe", "graph_scores", "load", "load_base", "load_config", "make_loss",
-    "profile_scores", "read_file", "recall_at", "relation_examples", "run_recipe",
-    "split_locations", "summaries", "train", "two_stage",
+    "TRAIN_ERRORS", "TRAIN_MANIFEST", "AdapterConfig", "AdapterDataError", "CitrecConfig",
+    "CitrecData", "CitrecDataError", "CitrecRankers", "ConfigError", "Location", "PaperContexts",
+    "TrainConfig", "adapter_name", "candidate_mask", "check_keys", "describe", "graph_scores",
+    "load", "load_base", "load_config", "make_loss", "profile_scores", "read_file", "recall_at",
+    "refresh_adapters", "relation_examples", "run_recipe", "split_locations", "stale_adapters",
+    "summaries", "train", "train_adapter", "two_stage",
 ]
 
 

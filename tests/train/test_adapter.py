@@ -1,0 +1,315 @@
+"""Adapters: a head trained on a corpus's stored vectors and its citations, chosen by
+cross-validation, applied as a model like any other; and what bad input gets.
+
+The corpus is generated: 240 English papers in 8 topics, each citing papers of its own topic.
+Its stored vectors (written as ``minilm-en@onnx``, as ``openmsd embed --model minilm-en`` stores
+them with the default backend) carry the topic in 4 of 16 dimensions under louder noise in the
+other 12: a head that learns to listen to those 4 ranks a paper's partners higher.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from openmsd.cli import app
+from openmsd.corpus import Corpus, ingest
+from openmsd.eval import evaluate_sdsm, sdsm_per_query
+from openmsd.models import (
+    AdapterError,
+    current_hashes,
+    find_adapter,
+    load_model,
+    load_vectors,
+    paper_input,
+    read_adapter,
+    vectors_dir,
+    write_part,
+)
+from openmsd.rank import corpus_papers, fusion_spec, load_scorer
+from openmsd.relations import RelationsConfig, SplitConfig, connect, derive
+from openmsd.train import AdapterConfig, AdapterDataError, adapter_name, train_adapter
+
+BASE = "minilm-en@onnx"
+ADAPTER = "adapter-minilm-en"
+TOPICS, PER_TOPIC, DIM = 8, 30, 16
+runner = CliRunner()
+
+
+def generated_papers(path: Path, seed: int = 0) -> Path:
+    """240 papers, ``p000``…, topic ``i % 8``; each cites 4 earlier papers of its topic."""
+    rng = np.random.default_rng(seed)
+    words = [f"word{t}" for t in range(TOPICS)]
+    with path.open("wb") as out:
+        for i in range(TOPICS * PER_TOPIC):
+            topic = i % TOPICS
+            same = [j for j in range(topic, i, TOPICS)]
+            cites = rng.choice(same, size=min(4, len(same)), replace=False) if same else []
+            out.write(orjson.dumps({
+                "id": f"p{i:03d}", "title": f"Paper {i} on {words[topic]}",
+                "abstract": f"A study of {words[topic]} number {i} in English prose.",
+                "language": "en", "year": 2000 + i % 20,
+                "references": [f"p{j:03d}" for j in sorted(cites)]}) + b"\n")
+    return path
+
+
+def write_vectors(corpus: Corpus, key: str, dim: int = DIM, seed: int = 1,
+                  keep: int | None = None) -> None:
+    """Vectors of every paper under ``key``: the topic in 4 dimensions, noise in the rest."""
+    rng = np.random.default_rng(seed)
+    hashes = current_hashes(corpus, key)
+    ids = sorted(hashes)[:keep]
+    centres = rng.normal(size=(TOPICS, 4))
+    rows = []
+    for paper in ids:
+        topic = int(paper[1:]) % TOPICS
+        rows.append(np.concatenate([0.45 * centres[topic] + 0.1 * rng.normal(size=4),
+                                    rng.normal(size=dim - 4)]))
+    directory = vectors_dir(corpus, key)
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    write_part(directory / "part-00000.parquet", ids, [hashes[p] for p in ids],
+               np.asarray(rows, np.float32))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """The generated corpus with relations and ``minilm-en@onnx`` vectors (read only)."""
+    root = tmp_path_factory.mktemp("adapter")
+    ingest([generated_papers(root / "papers.jsonl")], root / "corpus")
+    corpus = Corpus(root / "corpus")
+    derive(corpus, connect("duckdb"),
+           RelationsConfig(split=SplitConfig(top_languages=1, idt=0.2, odt=0.0, dev=0.1)))
+    write_vectors(corpus, BASE)
+    return corpus.root
+
+
+@pytest.fixture
+def corpus(built: Path, tmp_path: Path) -> Corpus:
+    return Corpus(shutil.copytree(built, tmp_path / "c"))
+
+
+@pytest.fixture(scope="module")
+def trained(built: Path, tmp_path_factory) -> Corpus:
+    """The corpus with its adapter trained by the command (read only)."""
+    corpus = Corpus(shutil.copytree(built, tmp_path_factory.mktemp("trained") / "c"))
+    result = runner.invoke(app, ["train", "adapter", str(corpus.root), "--base", "minilm-en",
+                                 "--epochs", "8", "--json"])
+    assert result.exit_code == 0, result.output
+    return corpus
+
+
+def test_the_command_chooses_a_head_by_cross_validation_and_stores_its_provenance(trained):
+    path = trained.root / "adapters" / ADAPTER
+    meta = json.loads((path / "adapter.json").read_text())
+    assert meta["name"] == ADAPTER
+    assert meta["bases"] == [{"model": "minilm-en", "backend": "onnx", "key": BASE, "dim": DIM}]
+    selection = meta["selection"]
+    # the topic is there to learn: a trained head beats the identity out of fold
+    assert meta["training"]["chosen"]["candidate"] != "identity"
+    assert selection["chosen_map"] > selection["identity_map"] + 1
+    assert selection["queries"]["train_folds"] > 50
+    assert {f["candidate"] for f in selection["figures"]} == {
+        "identity", "linear, pull 0.03", "linear, pull 0.1", "linear, pull 0.3"}
+    assert meta["corpus"]["build"] == trained.manifest()["build"]["id"]
+    assert len(meta["corpus"]["data_fingerprint"]) == 16
+    assert meta["training"]["positives"] == "dc-or-cc-or-bc"
+    adapter = read_adapter(path)
+    assert adapter.head.kind == "linear" and adapter.head.tensors["weight"].shape == (DIM, DIM)
+    # the adapted vectors are stored: the base's through the head
+    ids, adapted = load_vectors(trained, ADAPTER)
+    base_ids, base = load_vectors(trained, BASE)
+    assert ids == base_ids and len(ids) == TOPICS * PER_TOPIC
+    np.testing.assert_allclose(adapted, adapter.apply(base), atol=1e-6)
+    assert not np.allclose(adapted, base / np.linalg.norm(base, axis=1, keepdims=True))
+
+
+def test_the_adapter_ranks_the_held_out_split_better_than_its_base(trained):
+    result = evaluate_sdsm(trained, [BASE, ADAPTER], split="idt")
+    models = result.summary["models"]
+    assert models[ADAPTER]["average"]["MAP"] > models[BASE]["average"]["MAP"] + 2
+
+
+def test_embed_maps_the_stored_vectors_by_name_or_by_directory(trained, tmp_path):
+    corpus = Corpus(shutil.copytree(trained.root, tmp_path / "c"))
+    expected = load_vectors(corpus, ADAPTER)[1]
+    shutil.rmtree(vectors_dir(corpus, ADAPTER))
+    result = runner.invoke(app, ["embed", str(corpus.root), "--model", ADAPTER, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["mapped"] == TOPICS * PER_TOPIC
+    np.testing.assert_allclose(load_vectors(corpus, ADAPTER)[1], expected, atol=1e-6)
+    # the directory names the same model, the same vectors
+    path = str(corpus.root / "adapters" / ADAPTER)
+    assert find_adapter(path) == Path(path)
+    assert vectors_dir(corpus, path) == vectors_dir(corpus, ADAPTER)
+    result = runner.invoke(app, ["embed", str(corpus.root), "--model", path,
+                                 "--backend", "onnx"])
+    assert result.exit_code == 2 and "is an adapter" in result.output
+
+
+def test_hybrid_uses_the_corpus_adapter_and_says_so(trained):
+    spec = fusion_spec("hybrid", trained)
+    assert ADAPTER in spec["members"] and spec["adapter"]["name"] == ADAPTER
+    # the adapter holds the English model: it is not heard twice
+    assert not any(m.startswith("minilm-en") for m in spec["members"])
+    assert fusion_spec("hybrid-graph", trained)["members"][0] == ADAPTER
+    scorer = load_scorer("hybrid", corpus_papers(trained))
+    adapted = [m for m in scorer.members if m.name == ADAPTER]
+    assert adapted and "trained on this corpus's citations" in adapted[0].words
+    from openmsd.search import rank_related
+
+    results = rank_related(trained, "p100", "hybrid", k=5)
+    said = [w for r in results for w in r.why]
+    assert any("adapter adapter-minilm-en" in w for w in said)
+
+
+def test_the_english_model_joins_hybrid_whichever_backend_embedded_it(corpus):
+    """``embed --model minilm-en`` stores ``minilm-en@onnx``: the untuned hybrid must find it."""
+    write_vectors(corpus, "e5-small-multilingual@onnx", dim=DIM, seed=2)
+    spec = fusion_spec("hybrid", corpus)
+    assert "minilm-en@onnx@en" in spec["members"]
+    assert spec["members"][1] == "e5-small-multilingual@onnx"
+    assert "adapter" not in spec
+    scorer = load_scorer("hybrid", corpus_papers(corpus))
+    assert [m.name for m in scorer.members][-1] == "minilm-en@onnx@en"
+
+
+def test_a_free_text_is_encoded_by_the_bases_then_mapped(corpus, tiny_model):
+    """An adapter over a SentenceTransformer directory: the same vector for a paper's text
+    encoded now as the stored one, and ``search`` works with the adapter."""
+    from openmsd.models import embed_corpus, model_slug
+
+    base = str(tiny_model)
+    embed_corpus(corpus, load_model(base), base)
+    out = corpus.root / "adapters" / "tiny-adapted"
+    manifest = train_adapter(AdapterConfig(str(corpus.root), [base], str(out), epochs=2,
+                                           folds=2, pulls=[0.1]), sdsm_per_query)
+    adapter = read_adapter(out)
+    assert manifest["bases"][0]["key"] == base and manifest["bases"][0]["dim"] == 64
+    encoder = load_model(str(out))
+    text = paper_input("Paper 5 on word5", "A study of word5 number 5 in English prose.")
+    stored = dict(zip(*load_vectors(corpus, "tiny-adapted"), strict=True))
+    np.testing.assert_allclose(encoder.encode([text])[0], stored["p005"], atol=1e-4)
+    np.testing.assert_allclose(encoder.encode([text])[0],
+                               adapter.apply(load_model(base).encode([text]))[0], atol=1e-6)
+    assert model_slug(str(out)) == "tiny-adapted"
+    result = runner.invoke(app, ["search", str(corpus.root), "word5 prose", "--model",
+                                 "tiny-adapted", "--json"])
+    assert result.exit_code == 0, result.output
+
+
+def _nothing_written(corpus: Corpus) -> bool:
+    return not (corpus.root / "adapters").exists() and not any(
+        (corpus.root / "vectors").glob("adapter-*"))
+
+
+def test_bad_input_is_one_clear_line_and_writes_nothing(corpus, tmp_path):
+    def train(*args: str) -> str:
+        result = runner.invoke(app, ["train", "adapter", str(corpus.root), *args])
+        assert result.exit_code == 2, result.output
+        assert _nothing_written(corpus)
+        said = result.output.strip()
+        assert said.startswith("error:") and "\n" not in said, said
+        return said
+
+    # base vectors missing: the command that makes them
+    assert "run 'openmsd embed" in train("--base", "muse-v3")
+    # only another backend's vectors
+    said = train("--base", "minilm-en@torch")
+    assert "onnx backend only" in said and "--backend torch" in said
+    # too few train pairs to learn from, with the count
+    pairs = corpus.root / "relations" / "pairs.parquet"
+    table = pq.read_table(pairs)
+    train_dc = np.flatnonzero([s == "train" and r == "dc" for s, r in zip(
+        table["split"].to_pylist(), table["relation"].to_pylist(), strict=True)])
+    keep = np.ones(table.num_rows, bool)
+    keep[train_dc[12:]] = False
+    shutil.copy(pairs, corpus.root / "pairs.parquet")
+    pq.write_table(table.filter(pa.array(keep)), pairs)
+    said = train("--base", "minilm-en", "--positives", "dc")
+    assert "12 train pairs of 'dc'" in said and "at least 20" in said
+    shutil.move(corpus.root / "pairs.parquet", pairs)
+    # bases of different papers
+    write_vectors(corpus, "e5-small-multilingual@onnx", keep=200)
+    said = train("--base", "minilm-en", "--base", "e5-small-multilingual")
+    assert "different papers" in said and "lacks 40" in said
+    shutil.rmtree(vectors_dir(corpus, "e5-small-multilingual@onnx"))
+    # a corpus without relations
+    shutil.rmtree(corpus.root / "relations")
+    assert "no relations" in train("--base", "minilm-en")
+    bare = Corpus(shutil.copytree(corpus.root, tmp_path / "bare"))
+    with pytest.raises(AdapterDataError, match="no relations"):
+        train_adapter(AdapterConfig(str(bare.root), ["minilm-en"]), sdsm_per_query)
+
+
+def test_a_corrupt_adapter_or_bases_of_other_dimensions_are_named(trained, tmp_path):
+    corpus = Corpus(shutil.copytree(trained.root, tmp_path / "c"))
+    path = corpus.root / "adapters" / ADAPTER
+    # the base's vectors now of another dimension
+    write_vectors(corpus, BASE, dim=8)
+    result = runner.invoke(app, ["embed", str(corpus.root), "--model", ADAPTER])
+    assert result.exit_code == 2 and "8 dimensions" in result.output
+    # a head cut short
+    weights = path / "head.safetensors"
+    weights.write_bytes(weights.read_bytes()[:40])
+    with pytest.raises(AdapterError, match=r"head\.safetensors"):
+        read_adapter(path)
+    result = runner.invoke(app, ["related", str(corpus.root), "p100", "--model", ADAPTER])
+    assert result.exit_code == 2 and "head.safetensors" in result.output
+    # adapter.json not JSON, or without its fields
+    (path / "adapter.json").write_text("{not json")
+    with pytest.raises(AdapterError, match="not valid JSON"):
+        read_adapter(path)
+    (path / "adapter.json").write_text(json.dumps({"name": ADAPTER}))
+    with pytest.raises(AdapterError, match="no 'bases' field"):
+        read_adapter(path)
+    # a corrupt adapter is passed over by hybrid, which keeps its dense model
+    assert ADAPTER not in fusion_spec("hybrid", corpus)["members"]
+
+
+@pytest.mark.parametrize("module", [
+    "openmsd.models.adapter", "openmsd.train.adapter.head", "openmsd.train.adapter.objective",
+    "openmsd.train.adapter.folds", "openmsd.train.adapter.fit", "openmsd.train.adapter.run",
+    "openmsd.eval.adapter_evaluator", "openmsd.rank.load"])
+def test_doctests(module):
+    import doctest
+    import importlib
+
+    assert doctest.testmod(importlib.import_module(module)).failed == 0
+
+
+def test_update_trains_the_adapter_again_when_the_graph_grew(corpus, tiny_model, tmp_path):
+    """What ``openmsd update`` does after its ingest: relations derived again, the new papers
+    embedded by the base, the adapter trained again with its own settings and every paper
+    mapped."""
+    from openmsd.models import embed_corpus
+    from openmsd.relations import read_manifest
+    from openmsd.train import refresh_adapters, stale_adapters
+
+    base = str(tiny_model)
+    embed_corpus(corpus, load_model(base), base)
+    train_adapter(AdapterConfig(str(corpus.root), [base], epochs=2, folds=2, pulls=[0.1]),
+                  sdsm_per_query)
+    assert refresh_adapters(corpus, sdsm_per_query) == []  # current: nothing to do
+    extra = tmp_path / "more.jsonl"
+    extra.write_bytes(b"".join(orjson.dumps({
+        "id": f"q{i:03d}", "title": f"Later paper {i} on word{i % TOPICS}",
+        "abstract": f"More on word{i % TOPICS}.", "language": "en", "year": 2021,
+        "references": [f"p{j:03d}" for j in range(i % TOPICS, 80, TOPICS)]}) + b"\n"
+        for i in range(40)))
+    ingest([extra], corpus.root)
+    assert [a.name for a in stale_adapters(corpus)] == [adapter_name([base])]
+    done = refresh_adapters(corpus, sdsm_per_query)
+    assert len(done) == 1 and done[0]["mapped"] == TOPICS * PER_TOPIC + 40
+    build = corpus.manifest()["build"]["id"]
+    assert done[0]["corpus"]["build"] == build and read_manifest(corpus)["corpus_build"] == build
+    assert done[0]["training"]["settings"]["folds"] == 2  # its own settings
+    assert stale_adapters(corpus) == []

@@ -55,7 +55,7 @@ from openmsd.index.factory_index import (
     read_ondisk,
     search_factory,
 )
-from openmsd.io import ParquetSink, atomic_path
+from openmsd.io import ParquetSink, atomic_path, refused_errno
 from openmsd.models import current_hashes, load_vector_table, model_slug, vectors_dir
 
 HNSW_THRESHOLD = 50_000
@@ -327,16 +327,18 @@ def _publish(directory: Path, make: Callable[[Path], Made]) -> VectorIndex:
     builds = directory.parent / BUILDS / directory.name
     target = builds / build
     target.mkdir(parents=True)
-    index, papers, settings = make(target)
-    with atomic_path(target / "index.faiss") as tmp:
-        faiss.write_index(index, str(tmp))
-        meta = {BUILD_KEY: build.encode(), CRC_KEY: str(_crc32(tmp)).encode()}
-    if settings is not None:
-        meta[FACTORY_KEY] = settings.to_json().encode()
-    crash_point("index.between_writes")
-    with ParquetSink(target / "papers.parquet", META,
-                     {k.decode(): v.decode() for k, v in meta.items()}) as sink:
-        sink.write(papers)
+    try:
+        index, papers, settings = make(target)
+        meta = {BUILD_KEY: build.encode(), CRC_KEY: str(_write_index(index, target)).encode()}
+        if settings is not None:
+            meta[FACTORY_KEY] = settings.to_json().encode()
+        crash_point("index.between_writes")
+        with ParquetSink(target / "papers.parquet", META,
+                         {k.decode(): v.decode() for k, v in meta.items()}) as sink:
+            sink.write(papers)
+    except Exception:  # a refused write, a bad factory string: the old index stays, whole
+        shutil.rmtree(target, ignore_errors=True)
+        raise
     crash_point("index.before_swap")
     previous = directory.resolve() if directory.is_symlink() else None
     if directory.is_dir() and not directory.is_symlink():  # a copied or older index: aside
@@ -351,6 +353,20 @@ def _publish(directory: Path, make: Callable[[Path], Made]) -> VectorIndex:
             shutil.rmtree(old, ignore_errors=True)
     vectors = open_vectors(target, index.d) if settings is not None else None
     return VectorIndex(index, papers.replace_schema_metadata(meta), settings, vectors)
+
+
+def _write_index(index: faiss.Index, target: Path) -> int:
+    """Write ``index`` as ``target/index.faiss`` (atomically); its CRC-32. A write the machine
+    refuses is an ``OSError`` naming the file (FAISS raises a RuntimeError)."""
+    with atomic_path(target / "index.faiss") as tmp:
+        try:
+            faiss.write_index(index, str(tmp))
+        except RuntimeError as error:
+            code = refused_errno(str(error))
+            if code is None:
+                raise
+            raise OSError(code, os.strerror(code), str(target / "index.faiss")) from None
+        return _crc32(tmp)
 
 
 def _crc32(path: Path) -> int:

@@ -14,6 +14,7 @@ from openmsd.faces import lazy_getattr
 if TYPE_CHECKING:
     from openmsd.search.build_cache import is_loaded
     from openmsd.search.citation_graph import load_citation_graph, read_graph
+    from openmsd.search.languages import corpus_languages, language_problem
     from openmsd.search.library import library_seeds, related_to_library
     from openmsd.search.paper_records import (
         load_paper_records,
@@ -61,12 +62,14 @@ _WHERE: dict[str, str] = {
     "SUMMARY": "related",
     "built_scorer": "ranking",
     "compute_related_lists": "related_lists",
+    "corpus_languages": "languages",
     "corpus_scorer": "ranking",
     "dense_members": "ranking",
     "find_paper": "related",
     "is_built": "ranking",
     "is_current": "related_lists",
     "is_loaded": "build_cache",
+    "language_problem": "languages",
     "language_warning": "recommend",
     "library_seeds": "library",
     "lists_path": "related_lists",
@@ -93,8 +96,9 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "MAX_LOCATIONS", "SUMMARY", "PaperNotFoundError", "RankWeights", "Result", "built_scorer",
-    "compute_related_lists", "corpus_scorer",
-    "dense_members", "find_paper", "is_built", "is_current", "is_loaded", "language_warning",
+    "compute_related_lists", "corpus_languages", "corpus_scorer",
+    "dense_members", "find_paper", "is_built", "is_current", "is_loaded", "language_problem",
+    "language_warning",
     "library_seeds", "lists_path", "load_citation_graph", "load_paper_records", "nearest",
     "paper_aliases", "paper_details", "papers_by_id", "rank_related", "rank_search",
     "read_aliases", "read_graph", "read_records", "recommend_citations", "recommendations_view",

@@ -158,13 +158,13 @@ class SparkSql:
             return self.spark.read.parquet(target).count()
         parts = f"{self.work}/{target.rstrip('/').rsplit('/', 1)[-1]}.parts"
         _write_parquet(frame, parts)
-        return join_parts(parts, target, schema, meta)
+        return _join_parts(parts, target, schema, meta)
 
     def load(self, name: str, target: str) -> None:
         self.spark.read.parquet(target).createOrReplaceTempView(name)
 
 
-def join_parts(parts: str, target: str, schema: pa.Schema, meta: dict[str, str]) -> int:
+def _join_parts(parts: str, target: str, schema: pa.Schema, meta: dict[str, str]) -> int:
     """Join the Parquet part files of the directory ``parts`` (a path or URI), in name order
     (Spark names them in the order of the rows), into one Parquet file of ``schema`` with
     ``meta`` at ``target``, written atomically (a local file is renamed into place; an object

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import SAMPLE, app
+from openmsd.corpus import Corpus
 from tests.ingest.test_spark import openalex_snapshot
 
 MODEL = "muse-v3"
@@ -43,13 +44,15 @@ def _answers(corpus: Path) -> dict[str, object]:
     embedded = _json("embed", corpus, "--model", MODEL)
     said["embedded"] = {k: v for k, v in embedded.items() if k != "directory"}
     said["index"] = _run("index", "build", corpus, "--model", MODEL)
-    said["related"] = _json("related", corpus, "W110", "--model", "hybrid-graph", "-k", "8")
+    [(cited,)] = Corpus(corpus).connect().execute(  # a paper with citation links
+        "SELECT min(citing_id) FROM citations").fetchall()
+    said["related"] = _json("related", corpus, cited, "--model", "hybrid-graph", "-k", "8")
     said["search"] = _json("search", corpus, "treebank parsing of the lexicon", "-k", "8")
     said["sdsm"] = _json("eval", "sdsm", corpus, "--model", "bm25", "--model", MODEL,
                          "--split", "idt")
     with TestClient(create_app(corpus, [MODEL]), raise_server_exceptions=False) as client:
         said["api.search"] = client.get("/api/search", params={"q": "syntax corpus"}).json()
-        said["api.related"] = client.get("/api/papers/W120/related").json()
+        said["api.related"] = client.get(f"/api/papers/{cited}/related").json()
         said["api.stats"] = client.get("/api/stats").json()
         page = client.get("/", params={"q": "morphology alignment"})
         assert page.status_code == 200

@@ -15,7 +15,9 @@ its target and switched in with one rename (:func:`building_dir`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -34,6 +36,8 @@ __all__ = [
     "atomic_path",
     "building_dir",
     "cache_root",
+    "refusal",
+    "refused_errno",
     "replace_dir",
     "temp_dir_beside",
     "write_json",
@@ -64,9 +68,59 @@ def atomic_path(target: Path) -> Iterator[Path]:
         yield tmp_path
         os.chmod(tmp_path, 0o666 & ~_UMASK)
         os.replace(tmp_path, target)
+    except OSError as error:  # name the file being written, not its temporary name
+        if error.filename in (None, tmp, str(tmp_path)) and error.errno in REFUSED:
+            raise _named(error, target) from error
+        raise
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+REFUSED = {errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+           errno.EROFS: "a read-only file system",
+           errno.EFBIG: "file too large (the file-size limit, 'ulimit -f', was reached)",
+           errno.ENOSPC: "no space left on the device",
+           errno.EDQUOT: "the disk quota is exceeded"}
+"""The errors of a write the machine refused, and how :func:`refusal` says them."""
+
+
+def refused_errno(text: str) -> int | None:
+    """The errno of a refused write whose text (``strerror``) a library's message carries
+    (FAISS's and DuckDB's errors are no ``OSError``), else None.
+
+    >>> refused_errno("write error in /x/index.faiss: 4051 != 616448 (File too large)")
+    27
+    """
+    return next((code for code in REFUSED if os.strerror(code) in text), None)
+
+
+def _named(error: OSError, path: str | Path) -> OSError:
+    """``error`` naming ``path`` (an error of a library that names no file: pyarrow's)."""
+    code = error.errno
+    return OSError(code, os.strerror(code) if code else str(error), str(path))
+
+
+def refusal(error: BaseException) -> str | None:
+    """One line for a write the machine refused (permission, read-only file system, file-size
+    limit, full disk or quota: an ``OSError``, or a DuckDB error of one), naming the file; None
+    for any other error.
+
+    >>> refusal(PermissionError(13, "Permission denied", "/c/papers.parquet"))
+    '/c/papers.parquet: cannot write: permission denied'
+    >>> refusal(ValueError("x")) is None
+    True
+    """
+    if isinstance(error, OSError) and error.errno in REFUSED:
+        where = f"{error.filename}: " if error.filename else ""
+        return f"{where}cannot write: {REFUSED[error.errno]}"
+    if isinstance(error, duckdb.Error):  # IOException, or a commit's TransactionException
+        text = str(error)
+        code = refused_errno(text)
+        if code is not None:
+            path = re.search(r'file "([^"]+)"', text)
+            return f"{path[1] + ': ' if path else ''}cannot write: {REFUSED[code]}"
+    return None
 
 
 def write_json(target: Path, value: Any) -> None:
@@ -98,7 +152,10 @@ class ParquetSink:
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
         if batch.num_rows:
             table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
-            self._writer.write_table(table.select(self.schema.names).cast(self.schema))
+            try:
+                self._writer.write_table(table.select(self.schema.names).cast(self.schema))
+            except OSError as error:
+                raise _named(error, self.target) from error
             self.rows += batch.num_rows
 
     def write_rows(self, rows: list[dict[str, Any]]) -> None:
@@ -106,11 +163,16 @@ class ParquetSink:
             self.write(pa.Table.from_pylist(rows, schema=self.schema))
 
     def close(self) -> None:
-        self._writer.close()
+        try:
+            self._writer.close()  # the footer: a write that can fail too
+        except OSError as error:
+            self.abort()
+            raise _named(error, self.target) from error
         self._context.__exit__(None, None, None)
 
     def abort(self) -> None:
-        self._writer.close()
+        with contextlib.suppress(OSError):
+            self._writer.close()
         with contextlib.suppress(Exception):
             self._context.__exit__(RuntimeError, RuntimeError("aborted"), None)
 

@@ -30,7 +30,8 @@ from openmsd.cli import (
     train,
     watch,
 )
-from openmsd.cli.output import err
+from openmsd.cli.output import err, fail
+from openmsd.io import refusal
 
 __all__ = ["SAMPLE", "app", "main"]
 
@@ -67,6 +68,18 @@ class _MainGroup(TyperGroup):
 
     def get_command(self, ctx: Any, name: str) -> Any:
         return _tidy(super().get_command(ctx, name))
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command; a write the machine refused (permission, file-size limit, full
+        disk) ends it with one line naming the file and exit status 2, not a traceback. Every
+        write is atomic, so what was there before is intact."""
+        try:
+            return super().invoke(ctx)
+        except Exception as error:
+            message = refusal(error)
+            if message is None:
+                raise
+            fail(message)
 
 
 app = typer.Typer(cls=_MainGroup, no_args_is_help=True, pretty_exceptions_enable=False,

@@ -94,6 +94,17 @@ def _ranker(corpus: Corpus, model: str | None, backend: str | None, default: str
     return vector_key(model, _index_backend(corpus, model, backend))
 
 
+def _check_languages(corpus: Corpus, languages: list[str] | None) -> None:
+    """Exit 2 when no paper of the corpus is in any of ``--lang`` (the API's 422)."""
+    from openmsd.search import language_problem
+
+    if languages:
+        corpus.check()
+    problem = language_problem(corpus, languages)
+    if problem:
+        fail(f"--lang: {problem}")
+
+
 def _say_why_empty(corpus: Corpus, languages: list[str] | None, years: Years,
                    otherwise: str) -> None:
     """Say on stderr why a search found nothing: an empty corpus, the filters (with what the
@@ -172,6 +183,7 @@ def related(
     try:
         target = Corpus(corpus)
         years = _year_range(year)
+        _check_languages(target, lang)
         if seeds:
             positive, missing = library_seeds(target, [s for f in seeds
                                                        for s in read_seed_file(f)])
@@ -222,6 +234,7 @@ def search_command(
     try:
         target = Corpus(corpus)
         years = _year_range(year)
+        _check_languages(target, lang)
         results = rank_search(target, text, _ranker(target, model, backend, HYBRID), k, lang,
                               years)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
@@ -273,6 +286,7 @@ def recommend(
         fail(f"recommend ranks with a dense model's index; {model!r} is not one")
     years = _year_range(year)
     try:
+        _check_languages(target, lang)
         model, _, stored = model.partition("@")  # the default: a vector key MODEL@onnx
         backend = _index_backend(target, model, backend or stored or None)
         # an adapter of the corpus by name: its directory (bases, then its head)

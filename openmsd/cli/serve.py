@@ -22,7 +22,7 @@ def serve(
     host: Annotated[str, typer.Option(help="The address to listen on (loopback by default; "
                                       "0.0.0.0 exposes the server to the network).")]
     = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="The port.")] = 8000,
+    port: Annotated[int, typer.Option(help="The port (1-65535).")] = 8000,
     model: Annotated[list[str] | None, typer.Option(
         help="A model with an index to serve (repeat for several; the first is the default); by "
              "default every registered model with an index, e5-small-multilingual first.")]
@@ -42,6 +42,8 @@ def serve(
     from openmsd.server import indexed_models
     from openmsd.server import serve as run_server
 
+    if not 1 <= port <= 65535:
+        fail(f"--port {port}: not a TCP port; expected 1 to 65535")
     try:
         run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
                    backend=backend, workers=workers,

@@ -13,7 +13,7 @@ from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
     from openmsd.corpus.build import BATCH, LINKED, build_corpus, build_id, derive
-    from openmsd.corpus.ingest_run import IngestResult, digest, ingest, stage
+    from openmsd.corpus.ingest_run import IngestResult, corpus_lock, digest, ingest, stage
     from openmsd.corpus.langid import (
         CLD3,
         UND,
@@ -66,6 +66,7 @@ _WHERE: dict[str, str] = {
     "build_corpus": "build",
     "build_id": "build",
     "build_summary": "stats",
+    "corpus_lock": "ingest_run",
     "corpus_stats": "stats",
     "current_summaries": "summaries",
     "derive": "build",
@@ -91,14 +92,51 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "BATCH", "CLD3", "LENGTHS", "LINKED", "MANIFEST", "NEXT", "SCHEMA_VERSION", "STAGED",
-    "STAGED_DIR", "TABLES", "UND", "Combined", "Corpus", "CorpusError", "FastText", "IngestResult",
-    "LanguageIdentifier", "Record", "SparkSql", "build_corpus", "build_id", "build_summary",
-    "corpus_stats", "current_summaries", "derive", "digest", "enriched_name", "identify",
-    "identify_sure", "ingest", "ingest_on_spark", "local_spark", "paper_text", "parse_enriched",
-    "parse_variant", "query_view", "read_papers", "stage", "stats_view", "summaries_dir",
+    "BATCH",
+    "CLD3",
+    "LENGTHS",
+    "LINKED",
+    "MANIFEST",
+    "NEXT",
+    "SCHEMA_VERSION",
+    "STAGED",
+    "STAGED_DIR",
+    "TABLES",
+    "UND",
+    "Combined",
+    "Corpus",
+    "CorpusError",
+    "FastText",
+    "IngestResult",
+    "LanguageIdentifier",
+    "Record",
+    "SparkSql",
+    "build_corpus",
+    "build_id",
+    "build_summary",
+    "corpus_lock",
+    "corpus_stats",
+    "current_summaries",
+    "derive",
+    "digest",
+    "enriched_name",
+    "identify",
+    "identify_sure",
+    "ingest",
+    "ingest_on_spark",
+    "local_spark",
+    "paper_text",
+    "parse_enriched",
+    "parse_variant",
+    "query_view",
+    "read_papers",
+    "stage",
+    "stats_view",
+    "summaries_dir",
     "summaries_for_model",
-    "table1_rows", "variant_summaries", "write_summaries",
+    "table1_rows",
+    "variant_summaries",
+    "write_summaries",
 ]
 
 

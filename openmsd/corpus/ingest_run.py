@@ -7,10 +7,11 @@ in place (keeping its position in the merge order), a new one is appended. The c
 are then rebuilt from all parts (:func:`openmsd.corpus.build.build`), and the report of every
 part plus the build is written beside the corpus.
 
-One ingest at a time writes a corpus: :func:`corpus_lock` takes ``CORPUS/.ingest.lock`` and a
-second run fails at once with a clear error. A run killed at any point leaves the old corpus or
-the new one readable (see :meth:`openmsd.corpus.store.Corpus.manifest`); what it left behind
-(staged parts no manifest names, ``.build-*`` folders) is removed by the next run.
+One ingest or index build at a time writes a corpus: :func:`corpus_lock` takes
+``CORPUS/.ingest.lock`` and a second run fails at once with a clear error. A run killed at any
+point leaves the old corpus or the new one readable (see
+:meth:`openmsd.corpus.store.Corpus.manifest`); what it left behind (staged parts no manifest
+names, ``.build-*`` folders) is removed by the next run.
 """
 
 from __future__ import annotations
@@ -162,16 +163,18 @@ def _corpus_root(out: str | Path) -> Path:
 
 
 @contextlib.contextmanager
-def corpus_lock(out: str | Path) -> Iterator[Path]:
-    """Hold the corpus directory ``out`` (created if needed) for one ingest; IngestError at
-    once when another process holds it."""
-    root = _corpus_root(out)
-    lock = FileLock(root / LOCK, timeout=0)
+def corpus_lock(out: str | Path, create: bool = True) -> Iterator[Path]:
+    """Hold the corpus directory ``out`` (created if needed when ``create``) for one ingest or
+    index build; IngestError at once when another process holds it. Reentrant within a
+    thread (one lock object per corpus)."""
+    root = _corpus_root(out) if create else Path(out)
+    lock = FileLock(root / LOCK, timeout=0, is_singleton=True)
     try:
         lock.acquire()
     except Timeout:
-        raise IngestError(f"{root}: another ingest is writing to this corpus (it holds "
-                          f"{root / LOCK}); wait for it to finish, then run again") from None
+        raise IngestError(f"{root}: another ingest or index build is writing to this corpus "
+                          f"(it holds {root / LOCK}); wait for it to finish, then run "
+                          "again") from None
     except OSError as error:
         raise IngestError(f"{root}: cannot lock the corpus directory: "
                           f"{error.strerror or error}") from None

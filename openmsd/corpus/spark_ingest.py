@@ -12,9 +12,11 @@ The corpus tables are then built by :func:`openmsd.corpus.build.derive`, the sam
 DuckDB path runs, translated to Spark SQL; languages are identified inside the executors
 (``mapInArrow``) in every partition at once, in two passes: paper by paper, then with the venue
 priors of :func:`openmsd.corpus.langid.with_priors`, counted between the passes over the whole
-corpus by one aggregation (the same SQL DuckDB runs). The tables are written as
-directories of part files (``papers.parquet/`` ...); ``manifest.json`` is written last, so a
-corpus without it is incomplete.
+corpus by one aggregation (the same SQL DuckDB runs). Spark writes each table as part files
+under ``OUT/_work``, which the driver then joins, in order, into the single Parquet file the
+DuckDB path writes (``papers.parquet`` ..., each renamed into place whole, with its build id),
+so every command reads a corpus built by either engine; ``manifest.json`` is written last, so
+a corpus without it is incomplete.
 
 Inputs and ``--out`` may be local paths or URIs (``s3a://``, ``gs://``, ``hdfs://``,
 ``file://``); tasks copy a remote input file to local disk before reading it.
@@ -177,7 +179,7 @@ def ingest_on_spark(inputs: list[str | Path], out: str | Path, fmt: str | None =
     """Ingest ``inputs`` into a new corpus at ``out`` (a path or URI) on Spark.
 
     The corpus holds the same rows as :func:`openmsd.corpus.ingest_run.ingest` of the same
-    inputs, its tables as directories of Parquet parts. Unlike the single-process path it is
+    inputs, in the same files (one Parquet file per table). Unlike the single-process path it is
     rebuilt whole each run (no incremental parts). IngestError when an input is missing,
     in strict mode at the first problem, or when the inputs hold no paper.
     """

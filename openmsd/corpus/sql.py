@@ -102,7 +102,10 @@ def to_spark_sql(sql: str) -> str:
 class SparkSql:
     """Spark: each statement translated by :func:`to_spark_sql`; a materialised table is
     written as Parquet under ``work`` and read back (so a retried stage never recomputes
-    the joins before it); tables are written as directories of part files.
+    the joins before it). What is written under ``work`` stays a directory of part files;
+    a table written anywhere else (the corpus tables) is then joined, part after part in
+    order, into one Parquet file of ``schema`` with ``meta``, the layout DuckDB writes, so
+    every reader of a corpus reads either engine's.
 
     A write with a transform feeds it the query's rows in Arrow batches of at most
     ``batch_size`` rows, in every partition's task at once (``mapInArrow``): a transform must
@@ -150,11 +153,71 @@ class SparkSql:
                                 str(self.batch_size))
             frame = frame.mapInArrow(_batches(transform), from_arrow_schema(given))
         frame = frame.select(*schema.names)
-        _write_parquet(frame, target)
-        return self.spark.read.parquet(target).count()
+        if target.startswith(f"{self.work}/"):
+            _write_parquet(frame, target)
+            return self.spark.read.parquet(target).count()
+        parts = f"{self.work}/{target.rstrip('/').rsplit('/', 1)[-1]}.parts"
+        _write_parquet(frame, parts)
+        return _join_parts(parts, target, schema, meta)
 
     def load(self, name: str, target: str) -> None:
         self.spark.read.parquet(target).createOrReplaceTempView(name)
+
+
+def _join_parts(parts: str, target: str, schema: pa.Schema, meta: dict[str, str]) -> int:
+    """Join the Parquet part files of the directory ``parts`` (a path or URI), in name order
+    (Spark names them in the order of the rows), into one Parquet file of ``schema`` with
+    ``meta`` at ``target``, written atomically (a local file is renamed into place; an object
+    store's object appears whole once uploaded); returns the rows. Streams row group by row
+    group: the driver never holds a table."""
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    files = sorted(p for p in _list(parts) if p.rsplit("/", 1)[-1].startswith("part-"))
+    if "://" in target and not target.startswith("file://"):
+        from pyarrow import fs
+
+        filesystem, path = fs.FileSystem.from_uri(target)
+        with filesystem.open_output_stream(path) as stream:
+            writer = pq.ParquetWriter(stream, _with_meta(schema, meta), compression="zstd")
+            rows = _copy_parts(ds, files, writer, _with_meta(schema, meta))
+            writer.close()
+        return rows
+    local = Path(target.removeprefix("file://"))
+    if local.is_dir():  # a table of an older layout: a directory of parts
+        shutil.rmtree(local)
+    with ParquetSink(local, schema, meta) as sink:
+        for file in files:
+            for batch in ds.dataset(file.removeprefix("file://"), format="parquet").to_batches():
+                sink.write(batch)
+        return sink.rows
+
+
+def _with_meta(schema: pa.Schema, meta: dict[str, str]) -> pa.Schema:
+    return schema.with_metadata({**(schema.metadata or {}), **meta})
+
+
+def _copy_parts(ds: Any, files: list[str], writer: Any, schema: pa.Schema) -> int:
+    rows = 0
+    for file in files:
+        for batch in ds.dataset(file).to_batches():
+            if batch.num_rows:
+                writer.write_table(pa.Table.from_batches([batch]).select(schema.names)
+                                   .cast(schema))
+                rows += batch.num_rows
+    return rows
+
+
+def _list(directory: str) -> list[str]:
+    """The files directly in ``directory`` (a path or URI), as paths or URIs."""
+    if "://" in directory and not directory.startswith("file://"):
+        from pyarrow import fs
+
+        filesystem, path = fs.FileSystem.from_uri(directory)
+        scheme = directory.split("://", 1)[0]
+        return [f"{scheme}://{i.path}" for i in filesystem.get_file_info(fs.FileSelector(path))
+                if i.type == fs.FileType.File]
+    return [str(p) for p in Path(directory.removeprefix("file://")).iterdir() if p.is_file()]
 
 
 def _batches(transform: Transform) -> Callable[[Any], Any]:

@@ -80,6 +80,10 @@ class Corpus:
             path = self.table_path(name)
             if not path.exists():
                 raise CorpusError(f"{path}: missing table; rerun 'openmsd ingest'")
+            if path.is_dir():
+                raise CorpusError(f"{path}: a directory of part files, not the table file "
+                                  "this openmsd reads (a corpus of an older 'ingest --engine "
+                                  "spark'); rerun 'openmsd ingest --engine spark'")
             if self._table_build(name) != build:
                 raise CorpusError(f"{path}: from another build than {MANIFEST} names (an "
                                   "interrupted ingest?); rerun 'openmsd ingest'")

@@ -8,7 +8,8 @@ same text hash); otherwise the index is rebuilt from the vectors. Search takes l
 year filters, applied inside FAISS with an id selector so filtered searches still return k
 results when k exist.
 
-Crash safety: each build is written whole into its own directory
+One build at a time: a build holds the corpus's ingest lock, and first removes the build
+folders of killed builds. Crash safety: each build is written whole into its own directory
 ``CORPUS/index/.builds/<model>/<build id>/`` and ``CORPUS/index/<model>`` is a symbolic link
 renamed onto it in one step, so a reader (or a server hot-swapping) sees the old build or the
 new one, never one file of each. ``papers.parquet`` also records the CRC-32 of its
@@ -24,6 +25,7 @@ manifest (``papers.parquet``'s metadata, key ``openmsd.index_factory``) and used
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import time
@@ -40,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from openmsd.corpus import Corpus
+from openmsd.corpus import Corpus, corpus_lock
 from openmsd.crashpoint import crash_point
 from openmsd.index.factory_index import (
     VECTORS_FILE,
@@ -53,7 +55,7 @@ from openmsd.index.factory_index import (
     read_ondisk,
     search_factory,
 )
-from openmsd.io import ParquetSink, atomic_path
+from openmsd.io import ParquetSink, atomic_path, refused_errno
 from openmsd.models import current_hashes, load_vector_table, model_slug, vectors_dir
 
 HNSW_THRESHOLD = 50_000
@@ -187,6 +189,22 @@ class VectorIndex:
         return mask
 
 
+@contextlib.contextmanager
+def _building(corpus: Corpus) -> Iterator[None]:
+    """Hold the corpus's lock (the ingest's: one writer at a time, IngestError at once when
+    another holds it) and remove what killed index builds left: build folders never finished
+    (no ``papers.parquet``) and link files never renamed into place."""
+    corpus.check()
+    with corpus_lock(corpus.root, create=False):
+        root = corpus.root / INDEX
+        for unfinished in root.glob(f"{BUILDS}/*/*"):
+            if unfinished.is_dir() and not (unfinished / "papers.parquet").exists():
+                shutil.rmtree(unfinished, ignore_errors=True)
+        for link in root.glob(".*.link"):
+            link.unlink(missing_ok=True)
+        yield
+
+
 def build_index(corpus: Corpus, model: str, kind: str = "auto", full: bool = False,
                 factory: FactoryParams | None = None) -> tuple[VectorIndex, int]:
     """Build or extend the index of ``model``'s vectors; returns it and how many rows it added.
@@ -195,7 +213,14 @@ def build_index(corpus: Corpus, model: str, kind: str = "auto", full: bool = Fal
     text hash) and ``kind`` is ``auto`` or its kind; otherwise (a changed text, a removed paper,
     another kind, a damaged or unreadable index), or when ``full``, it is rebuilt from the
     vectors. With ``factory`` (or ``auto`` over an existing factory index) the factory index is
-    built anew, batch by batch (:func:`build_factory_index`)."""
+    built anew, batch by batch (:func:`build_factory_index`). One build at a time writes a
+    corpus (its ingest lock: IngestError when an ingest or another build holds it)."""
+    with _building(corpus):
+        return _build_index(corpus, model, kind, full, factory)
+
+
+def _build_index(corpus: Corpus, model: str, kind: str, full: bool,
+                 factory: FactoryParams | None) -> tuple[VectorIndex, int]:
     try:
         existing: VectorIndex | None = None if factory else load_index(corpus, model)
     except (FileNotFoundError, RuntimeError, OSError, KeyError):  # none, damaged, pre-build-id
@@ -204,7 +229,7 @@ def build_index(corpus: Corpus, model: str, kind: str = "auto", full: bool = Fal
         factory = FactoryParams(existing.settings.factory, rerank=existing.settings.rerank,
                                 k=existing.settings.k)
     if factory is not None:
-        built = build_factory_index(corpus, model, factory)
+        built = _build_factory_index(corpus, model, factory, None)
         return built, built.index.ntotal
     if full:
         existing = None
@@ -236,7 +261,14 @@ def build_index(corpus: Corpus, model: str, kind: str = "auto", full: bool = Fal
 def build_factory_index(corpus: Corpus, model: str, params: FactoryParams,
                         progress: Callable[[str, int], None] | None = None) -> VectorIndex:
     """Build ``params.factory`` over the current vectors of ``model``, read from their Parquet
-    parts in batches (the newest part wins for a paper, as in ``load_vector_table``)."""
+    parts in batches (the newest part wins for a paper, as in ``load_vector_table``), under the
+    corpus's lock."""
+    with _building(corpus):
+        return _build_factory_index(corpus, model, params, progress)
+
+
+def _build_factory_index(corpus: Corpus, model: str, params: FactoryParams,
+                         progress: Callable[[str, int], None] | None) -> VectorIndex:
     current = current_hashes(corpus, model)
     meta = dict(_metadata(corpus))
     parts = sorted(vectors_dir(corpus, model).glob("part-*.parquet"), reverse=True)
@@ -295,16 +327,18 @@ def _publish(directory: Path, make: Callable[[Path], Made]) -> VectorIndex:
     builds = directory.parent / BUILDS / directory.name
     target = builds / build
     target.mkdir(parents=True)
-    index, papers, settings = make(target)
-    with atomic_path(target / "index.faiss") as tmp:
-        faiss.write_index(index, str(tmp))
-        meta = {BUILD_KEY: build.encode(), CRC_KEY: str(_crc32(tmp)).encode()}
-    if settings is not None:
-        meta[FACTORY_KEY] = settings.to_json().encode()
-    crash_point("index.between_writes")
-    with ParquetSink(target / "papers.parquet", META,
-                     {k.decode(): v.decode() for k, v in meta.items()}) as sink:
-        sink.write(papers)
+    try:
+        index, papers, settings = make(target)
+        meta = {BUILD_KEY: build.encode(), CRC_KEY: str(_write_index(index, target)).encode()}
+        if settings is not None:
+            meta[FACTORY_KEY] = settings.to_json().encode()
+        crash_point("index.between_writes")
+        with ParquetSink(target / "papers.parquet", META,
+                         {k.decode(): v.decode() for k, v in meta.items()}) as sink:
+            sink.write(papers)
+    except Exception:  # a refused write, a bad factory string: the old index stays, whole
+        shutil.rmtree(target, ignore_errors=True)
+        raise
     crash_point("index.before_swap")
     previous = directory.resolve() if directory.is_symlink() else None
     if directory.is_dir() and not directory.is_symlink():  # a copied or older index: aside
@@ -319,6 +353,20 @@ def _publish(directory: Path, make: Callable[[Path], Made]) -> VectorIndex:
             shutil.rmtree(old, ignore_errors=True)
     vectors = open_vectors(target, index.d) if settings is not None else None
     return VectorIndex(index, papers.replace_schema_metadata(meta), settings, vectors)
+
+
+def _write_index(index: faiss.Index, target: Path) -> int:
+    """Write ``index`` as ``target/index.faiss`` (atomically); its CRC-32. A write the machine
+    refuses is an ``OSError`` naming the file (FAISS raises a RuntimeError)."""
+    with atomic_path(target / "index.faiss") as tmp:
+        try:
+            faiss.write_index(index, str(tmp))
+        except RuntimeError as error:
+            code = refused_errno(str(error))
+            if code is None:
+                raise
+            raise OSError(code, os.strerror(code), str(target / "index.faiss")) from None
+        return _crc32(tmp)
 
 
 def _crc32(path: Path) -> int:

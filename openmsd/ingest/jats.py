@@ -478,7 +478,8 @@ def read(path: Path, report: Report) -> Iterator[Record]:
 
 
 _PROLOG = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*"
-                     rb"(?P<doctype><!DOCTYPE\s+article[^>]*>\s*)?(?:<!--.*?-->\s*)*<article[\s>]",
+                     rb"(?P<doctype><!DOCTYPE\s+article[^>\[]*(?:\[.*?\]\s*)?>\s*)?"
+                     rb"(?:<!--.*?-->\s*)*<article[\s>]",
                      re.DOTALL)
 
 

@@ -23,24 +23,32 @@ from typing import Any
 
 from openmsd.corpus import Record
 from openmsd.identifiers import alias, aliases, normalize_doi, paper_key
-from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, json_lines
+from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, dropped, json_lines
 from openmsd.report import Report
 
 FORMAT = "jsonl"
 
 
 def _translations(value: Any) -> list[dict[str, Any]]:
+    """``{lang: {title, abstract, keywords}}`` as translation records; a value of another type
+    is dropped and reported (field ``translations`` or ``translations.LANG``)."""
+    if value is None:
+        return []
     if not isinstance(value, dict):
+        dropped("translations", "an object {language: {title, abstract, keywords}}", value)
         return []
     out = []
     for language, fields in sorted(value.items()):
         if not isinstance(fields, dict):
+            if fields is not None:
+                dropped(f"translations.{language}", "an object {title, abstract, keywords}",
+                        fields)
             continue
         entry = {
             "language": as_str(language),
-            "title": as_str(fields.get("title"), "title"),
-            "abstract": as_str(fields.get("abstract"), "abstract"),
-            "keywords": as_str_list(fields.get("keywords"), "keywords"),
+            "title": as_str(fields.get("title"), f"translations.{language}.title"),
+            "abstract": as_str(fields.get("abstract"), f"translations.{language}.abstract"),
+            "keywords": as_str_list(fields.get("keywords"), f"translations.{language}.keywords"),
         }
         if entry["title"] or entry["abstract"] or entry["keywords"]:
             out.append(entry)

@@ -187,8 +187,12 @@ def parse_xml(path: Path, report: Report, recover: bool = False) -> Any:
     try:
         return etree.fromstring(data, etree.XMLParser(**_XML_OPTIONS))
     except etree.XMLSyntaxError as error:
-        where = f"line {error.lineno if error.lineno is not None else '?'}"
-        detail = error.msg
+        line, detail = error.lineno, error.msg
+        if "amplification" in detail or "entity reference loop" in detail:  # an entity bomb:
+            # lxml counts the lines of the entity's text, not the document's
+            line = _failing_line(data) or line
+            detail = re.sub(r", line \d+, column \d+$", " (in an entity)", detail)
+        where = f"line {line if line is not None else '?'}"
     root = None
     if recover:
         try:
@@ -200,6 +204,20 @@ def parse_xml(path: Path, report: Report, recover: bool = False) -> Any:
         return None
     report.problem(path, where, f"malformed XML, recovered: {detail}", kind="warning")
     return root
+
+
+def _failing_line(data: bytes) -> int | None:
+    """The line of the document at which lxml fails, found by feeding it line by line (an
+    error inside an entity's expansion, such as an entity bomb, says line 1 of the entity)."""
+    from lxml import etree
+
+    parser = etree.XMLParser(**_XML_OPTIONS)
+    for number, line in enumerate(data.splitlines(keepends=True), 1):
+        try:
+            parser.feed(line)
+        except etree.XMLSyntaxError:
+            return number
+    return None
 
 
 def text_stream(path: Path) -> io.TextIOWrapper:
@@ -224,7 +242,9 @@ def reading_at(report: Report, path: Path, where: str) -> Iterator[None]:
         _AT.set(previous)  # not reset(token): a generator may be closed in another context
 
 
-def _dropped(field: str | None, expected: str, value: Any, outcome: str = "dropped") -> None:
+def dropped(field: str | None, expected: str, value: Any, outcome: str = "dropped") -> None:
+    """Report, where :func:`reading_at` says, that ``field``'s ``value`` was not ``expected``
+    (``outcome``: dropped, or how it was read)."""
     at = _AT.get()
     if at is None or field is None:
         return
@@ -250,10 +270,10 @@ def as_str(value: Any, field: str | None = None) -> str | None:
             value = unicodedata.normalize("NFC", value.translate(_C1_AS_CP1252))
         return value.strip() or None
     if isinstance(value, int | float) and not isinstance(value, bool):
-        _dropped(field, "a string", value, f"read as {str(value)!r}")
+        dropped(field, "a string", value, f"read as {str(value)!r}")
         return str(value)
     if value is not None:
-        _dropped(field, "a string", value)
+        dropped(field, "a string", value)
     return None
 
 
@@ -271,7 +291,7 @@ def as_year(value: Any, field: str | None = None) -> int | None:
     if year is not None and 1000 <= year <= 2100:
         return year
     if value is not None and value != "":
-        _dropped(field, "a year from 1000 to 2100", value)
+        dropped(field, "a year from 1000 to 2100", value)
     return None
 
 
@@ -282,6 +302,6 @@ def as_str_list(value: Any, field: str | None = None) -> list[str]:
         value = [value]
     if not isinstance(value, list):
         if value is not None:
-            _dropped(field, "a list of strings", value)
+            dropped(field, "a list of strings", value)
         return []
     return [s for s in (as_str(v, field and f"{field}[{i}]") for i, v in enumerate(value)) if s]

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from openmsd.search.build_cache import is_loaded
     from openmsd.search.citation_graph import load_citation_graph, read_graph
     from openmsd.search.feed import atom, digest_html, nothing_new
+    from openmsd.search.languages import corpus_languages, language_problem
     from openmsd.search.library import library_seeds, related_to_library
     from openmsd.search.neighbourhood import STRONG_SIMILARITY, Neighbourhood, build_neighbourhood
     from openmsd.search.paper_records import (
@@ -91,6 +92,7 @@ _WHERE: dict[str, str] = {
     "built_scorer": "ranking",
     "compute_related_lists": "related_lists",
     "context_driver": "view",
+    "corpus_languages": "languages",
     "corpus_scorer": "ranking",
     "dense_members": "ranking",
     "digest_html": "feed",
@@ -99,6 +101,7 @@ _WHERE: dict[str, str] = {
     "is_built": "ranking",
     "is_current": "related_lists",
     "is_loaded": "build_cache",
+    "language_problem": "languages",
     "language_warning": "recommend",
     "library_seeds": "library",
     "lists_path": "related_lists",
@@ -154,6 +157,7 @@ __all__ = [
     "built_scorer",
     "compute_related_lists",
     "context_driver",
+    "corpus_languages",
     "corpus_scorer",
     "dense_members",
     "digest_html",
@@ -162,6 +166,7 @@ __all__ = [
     "is_built",
     "is_current",
     "is_loaded",
+    "language_problem",
     "language_warning",
     "library_seeds",
     "lists_path",

@@ -193,9 +193,20 @@ def why(said: Sequence[str], linked: Sequence[str]) -> list[str]:
     return [*said, *(w for w in linked if not (counted and "shared reference" in w))]
 
 
+def capped(k: int, papers: int) -> int:
+    """``k`` no larger than the corpus (``papers``): a ``-k`` of 10^20 ranks every paper once,
+    never allocates ``k`` slots per query.
+
+    >>> capped(99999999999999999999, 2100), capped(5, 2100), capped(5, 0)
+    (2100, 5, 1)
+    """
+    return max(1, min(k, papers))
+
+
 def _ranked(corpus: Corpus, scorer: Scorer, queries: Queries, k: int,
             mask: np.ndarray | None, query_id: str | None) -> list[Result]:
     said: list[list[Contribution]] = []
+    k = capped(k, len(scorer.papers.ids))
     if isinstance(scorer, Fusion):
         rows, scores, explained = scorer.top_k_explained(queries, k, mask)
         said = explained[0]
@@ -217,6 +228,7 @@ def rank_related(corpus: Corpus, key: str, ranker: str = HYBRID_GRAPH, k: int = 
     paper without text still gets graph results, one without links text results."""
     paper_id = find_paper(corpus, key)
     scorer = corpus_scorer(corpus, ranker)
+    k = capped(k, len(scorer.papers.ids))
     row = scorer.papers.position[paper_id]
     stored = (stored_related(corpus, ranker, scorer)
               if not languages and not years and isinstance(scorer, Fusion) else None)

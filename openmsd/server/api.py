@@ -29,6 +29,7 @@ from openmsd.search import (
     PaperNotFoundError,
     built_scorer,
     find_paper,
+    language_problem,
     nearest,
     paper_details,
     papers_by_id,
@@ -75,7 +76,17 @@ class Filters(BaseModel):
         return (self.year_from, self.year_to) if self.year_from or self.year_to else None
 
 
-async def filters(k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
+def check_languages(resources: Resources, languages: list[str] | None, where: str) -> None:
+    """A 422 naming the field when no paper of the corpus is in any of ``languages`` (the
+    command line's exit 2: :func:`openmsd.search.language_problem`), so that an empty
+    result is never left unexplained."""
+    problem = language_problem(resources.corpus, languages)
+    if problem:
+        raise HTTPException(422, [{"loc": [where, "lang"], "type": "value_error",
+                                   "msg": problem}])
+
+
+async def filters(request: Request, k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
                   offset: Annotated[int, Query(ge=0, lt=MAX_RANK)] = 0,
                   lang: Annotated[list[Language], Query(max_length=50)] = [],  # noqa: B006
                   year_from: Annotated[Year, Query()] = None,
@@ -86,6 +97,7 @@ async def filters(k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
         raise HTTPException(422, [{"loc": ["query", "year_from"], "type": "value_error",
                                    "msg": f"a reversed year range: year_from {year_from} is "
                                           f"after year_to {year_to}"}])
+    check_languages(request.app.state.resources, lang, "query")
     return Filters(k=k, offset=offset, lang=lang, year_from=year_from, year_to=year_to,
                    model=model)
 
@@ -309,6 +321,7 @@ def related_to_library_for(resources: Resources, body: RelatedRequest) -> dict[s
                                           "needs a dense model with an index: "
                                           f"{', '.join(resources.models)}"}])
     years = (body.year_from, body.year_to) if body.year_from or body.year_to else None
+    check_languages(resources, body.lang, "body")
     try:
         positive = [find_paper(resources.corpus, key) for key in body.positive]
         negative = [find_paper(resources.corpus, key) for key in body.negative]
@@ -323,6 +336,7 @@ def related_to_library_for(resources: Resources, body: RelatedRequest) -> dict[s
 def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any]:
     model = served_model(resources, body.model, "body")
     years = (body.year_from, body.year_to) if body.year_from or body.year_to else None
+    check_languages(resources, body.lang, "body")
     try:
         found = recommend_citations(resources.corpus, body.text, resources.encoder(model), model,
                                     body.k, at=body.at, languages=body.lang or None, years=years,

@@ -42,7 +42,8 @@ from openmsd.server.api import (
 from openmsd.server.pictures import GRAPH_K, picture_of
 
 TEMPLATES = Path(__file__).parent / "templates"
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# control characters, and the bidirectional-text controls (U+200E/F, U+202A-E, U+2066-9)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _no_controls(value: Any) -> Any:

@@ -11,7 +11,7 @@ import orjson
 import pyarrow.dataset as ds
 import pytest
 
-from openmsd.corpus import TABLES, ingest, ingest_on_spark
+from openmsd.corpus import TABLES, Corpus, ingest, ingest_on_spark
 from openmsd.corpus.spark_ingest import input_files
 from openmsd.crashpoint import ENV, ONCE
 from openmsd.report import IngestError
@@ -69,7 +69,7 @@ def test_spark_ingest_gives_the_single_process_corpus_row_for_row(inputs, tmp_pa
     assert single.build["counts"]["citations"] > 100
     assert single.build["counts"]["references.title"] > 0  # TALN's ParsCit titles resolved
     for name in TABLES:
-        assert (tmp_path / "spark" / f"{name}.parquet").is_dir()  # part files
+        assert (tmp_path / "spark" / f"{name}.parquet").is_file()  # DuckDB's layout
         assert rows(tmp_path / "spark" / f"{name}.parquet") == \
             rows(tmp_path / "single" / f"{name}.parquet"), name
     # the bad-input report, collected from every task: the malformed OpenAlex line with its
@@ -83,6 +83,7 @@ def test_spark_ingest_gives_the_single_process_corpus_row_for_row(inputs, tmp_pa
     assert manifest["engine"] == "spark"
     assert len(manifest["inputs"]) == 1 + 12 + 3  # one task per file
     assert not (tmp_path / "spark" / "_work").exists()
+    assert Corpus(tmp_path / "spark").check()["build"] == many.build  # every reader reads it
 
 
 def test_the_snapshot_layout_is_read_as_it_comes(inputs):

@@ -69,7 +69,12 @@ def test_the_two_backends_are_stored_apart_and_the_corpus_backend_is_reused(corp
 
 def test_an_empty_result_says_why(corpus):
     found = runner.invoke(app, ["related", str(corpus.root), ARTICLE, "--model", MODEL,
-                                "--backend", "torch", "--lang", "xx"])
-    assert found.exit_code == 0
-    assert "no results: no paper matches --lang xx (its languages: en, es, pt)" in \
+                                "--backend", "torch", "--year", "1800"])
+    assert found.exit_code == 0, found.output
+    assert "no results: no paper matches --year 1800-1800 (its papers are from" in \
         " ".join(found.output.split())
+    # a language no paper is in can give nothing: an error, as the API's 422
+    unknown = runner.invoke(app, ["related", str(corpus.root), ARTICLE, "--model", MODEL,
+                                  "--backend", "torch", "--lang", "xx"])
+    assert unknown.exit_code == 2
+    assert "is in 'xx'; its languages: en, es, pt" in " ".join(unknown.output.split())

@@ -1,0 +1,53 @@
+"""Bidirectional-text controls in corpus text (a title that reorders what follows it on the
+screen) never reach a terminal table, an export or a web page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from openmsd.cli import app
+from openmsd.corpus import ingest
+from openmsd.export import bibtex, csl_json, ris
+from openmsd.server import pages
+
+CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
+TITLE = "Parsing \u202eevil\u202c tricks \u2066and\u2069 \u200fmarks\u200e"
+SHOWN = "Parsing evil tricks and marks"
+
+
+def _clean(text: str) -> bool:
+    return not any(c in text for c in CONTROLS)
+
+
+def test_no_bidi_control_in_a_cli_table(tmp_path: Path) -> None:
+    papers = tmp_path / "papers.jsonl"
+    papers.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in [
+        {"id": "rlo", "title": TITLE, "abstract": "About parsing tricks.", "year": 2020,
+         "authors": ["Ana \u202eSilva"]},
+        {"id": "plain", "title": "Parsing French", "abstract": "About parsing.", "year": 2019}]))
+    ingest([papers], tmp_path / "corpus")
+    result = CliRunner().invoke(app, ["search", str(tmp_path / "corpus"), "parsing tricks",
+                                      "--model", "bm25"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert SHOWN in result.output and _clean(result.output)
+    for fmt in ("bib", "ris", "csl"):
+        exported = CliRunner().invoke(app, ["search", str(tmp_path / "corpus"), "tricks",
+                                            "--model", "bm25", "--export", fmt])
+        assert exported.exit_code == 0, exported.output
+        assert _clean(exported.output), fmt
+
+
+@pytest.mark.parametrize("export", [bibtex, ris, csl_json])
+def test_no_bidi_control_in_an_export(export) -> None:
+    text = export([{"paper_id": "p1", "title": TITLE, "authors": ["Ana \u202eSilva"],
+                    "venue": "\u2067Revista\u2069", "year": 2020}])
+    assert SHOWN in text and "Revista" in text and _clean(text)
+
+
+def test_no_bidi_control_in_html() -> None:
+    html = pages.env.from_string("<p>{{ title }}</p>").render(title=TITLE)
+    assert html == f"<p>{SHOWN}</p>"

@@ -73,7 +73,7 @@ def write_record(
         "command": " ".join(["python", *sys.argv]),
         "commit": _git("rev-parse", "HEAD"),
         "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
-        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "load_before": load_before,
         "data": data,

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 from ingest_spark import ENGINES, run
+from record import write_record
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -102,7 +103,9 @@ def main() -> None:
         copy = args.work / engine
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(base, copy)
+        load_before = os.getloadavg()[0]
         result = run(commands[engine], env if engine == "single" else None)
+        result["load_average_before"] = load_before
         result["load_average_after"] = list(os.getloadavg())
         (args.work / f"result-{engine}-{args.texts}.json").write_text(json.dumps(result))
         print(f"{engine}: {result}", flush=True)
@@ -134,6 +137,17 @@ def main() -> None:
            "same_ids": ids_a == ids_b,
            "min_cosine": float(np.min((a * b).sum(axis=1))) if ids_a == ids_b else None}
     print(json.dumps(row, indent=2))
+    write_record(
+        "embed_spark",
+        {"headline": f"{row['ratio']:.2f}×",
+         "headline_means": f"texts/s per core of Spark local[{args.cores}] over the single "
+                           "process (both the whole command, model load and JVM included)",
+         "peer": "openmsd embed, one process, ONNX int8", **row},
+        data={"texts": args.texts, "source": "real abstracts (TALN fr + en, S2ORC), cycled "
+              "under distinct ids", "model": args.model, "backend": "onnx"},
+        load_before=one.get("load_average_before"),
+        notes=f"Engines run in this call: {', '.join(args.engines)} (the peer first); a "
+              "result from an earlier call is reused for the others.")
     if args.out:
         args.out.write_text(json.dumps(row, indent=2))
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Time to the first related result from a fresh clone (docs/demo.md): clone, a new virtual
+# Time to the first related result from a fresh clone (docs/getting-started.md): clone, a new virtual
 # environment, an empty HOME (no pip or model cache), the README's first command.
 #   bash benchmarks/fresh_clone.sh [REPO] [WORKDIR]
 set -euo pipefail

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Reruns the README's headline figures, each writing its record benchmarks/results/NAME.json
+# (benchmarks/record.py), then renders the Benchmarks page. Run from the repository root, with
+# the test data in ../shared/data and the model cache built (run `openmsd demo` once first).
+# The sizes are the ones the stored records ran at on the shared 2-core machine; on a machine
+# of your own raise them (VECTORS=10000000 needs ~16 GB of disk under $WORK and about an hour).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WORK=${WORK:-/tmp/openmsd-headline}
+VECTORS=${VECTORS:-2000000}
+EMBED_TEXTS=${EMBED_TEXTS:-2000}
+mkdir -p "$WORK"
+python benchmarks/langid_accuracy.py
+python benchmarks/demo_wall.py
+python benchmarks/sdsm_scoring.py
+python benchmarks/embedding_throughput.py --texts 500 --batch-size 32 --repeats 2 --no-fp32
+python benchmarks/ingest_throughput.py --works 20000
+python benchmarks/crosslingual_taln.py --models bm25 e5-small-multilingual hybrid --backend onnx
+python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --work "$WORK/embed" --prepare
+python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --cores 2 --work "$WORK/embed"
+# Synthetic vectors (seeded, clustered): generated, built, searched exactly and measured.
+python benchmarks/index_scale.py --vectors "$VECTORS" --queries 1000 \
+    --factory IVF4096_HNSW32,PQ48 --train 160000 --calibration 300 --work "$WORK/index" \
+    --steps generate,build,truth,measure
+python scripts/docs_reference.py

@@ -1,0 +1,116 @@
+"""The docs' Benchmarks page, rendered from the records in ``benchmarks/results/*.json``.
+
+Each record (written by ``benchmarks/record.py``'s ``write_record``) becomes one section: its
+headline figure and what it means, the peer it is measured against, the command that reruns
+it, the commit, date, machine and load it ran at, the data (synthetic or real) and every number
+it holds. ``scripts/docs_reference.py`` writes the page; ``tests/test_records.py`` checks that
+the README quotes each record's headline as the record has it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+TITLES = {
+    "demo_wall": "The demo, end to end",
+    "langid_accuracy": "Language identification",
+    "embedding_throughput": "Embedding on a CPU: ONNX int8 against PyTorch",
+    "crosslingual_taln": "Cross-lingual retrieval: French abstracts find their English version",
+    "ingest_throughput": "Ingest throughput",
+    "sdsm_scoring": "SDSM evaluation speed against trec_eval",
+    "embed_spark": "Embedding on Spark against one process",
+    "index_scale": "Approximate vector index at scale (IVF-PQ)",
+    "ranking_taln": "Ranking on TALN: the tuned fusion against BM25",
+}
+"""Section titles by record name (a record without one is titled by its name)."""
+
+FALLBACK: dict[str, Any] = {}
+"""Headline formatters for records whose numbers carry no ``headline`` string:
+record name -> function(record) -> the text the README quotes."""
+
+
+def records(results: Path = RESULTS) -> list[dict[str, Any]]:
+    """Every record in ``results``, by name."""
+    return [json.loads(path.read_text(encoding="utf-8"))
+            for path in sorted(results.glob("*.json"))]
+
+
+def headline(record: dict[str, Any]) -> str:
+    """The record's headline figure as the README and this page quote it."""
+    numbers = record.get("numbers", {})
+    if isinstance(numbers.get("headline"), str) and numbers["headline"]:
+        return numbers["headline"]
+    if record["name"] in FALLBACK:
+        return FALLBACK[record["name"]](record)
+    raise KeyError(f"benchmarks/results/{record['name']}.json: numbers.headline is missing "
+                   "(or add a formatter to FALLBACK in scripts/benchmarks_page.py)")
+
+
+def _load(record: dict[str, Any]) -> str:
+    before = record.get("load_before")
+    after = record.get("machine", {}).get("load_1min")
+    return " → ".join(f"{x:.1f}" for x in (before, after) if isinstance(x, int | float))
+
+
+def section(record: dict[str, Any]) -> str:
+    """One record as a Markdown section."""
+    numbers = {k: v for k, v in record.get("numbers", {}).items()
+               if k not in ("headline", "headline_means", "peer")}
+    machine = record.get("machine", {})
+    data = record.get("data", {})
+    sizes = ", ".join(f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}"
+                      for k, v in data.items())
+    rows = [("headline", f"**{headline(record)}**"),
+            ("what it is", record["numbers"].get("headline_means", "")),
+            ("against", record["numbers"].get("peer", "")),
+            ("data", ("**synthetic** (generated); " if record.get("synthetic") else "") + sizes),
+            ("command", f"`{record.get('command', '')}`"),
+            ("commit", f"`{record.get('commit', '')[:10]}`"
+             + (" (with uncommitted changes)" if record.get("dirty") else "")),
+            ("date", record.get("date", "")),
+            ("machine", f"{machine.get('cpus')} CPUs, {machine.get('memory_gib')} GiB, "
+                        f"{machine.get('platform', '')}, Python {machine.get('python', '')}"),
+            ("load average (1 min)", f"{_load(record)} (start → end; a shared machine)")]
+    lines = [f"## {TITLES.get(record['name'], record['name'])} {{#{record['name']}}}", "",
+             "| | |", "|---|---|"]
+    lines += [f"| {key} | {' '.join(str(value).split()).replace('|', '/')} |"
+              for key, value in rows if value]
+    lines.append("")
+    if record.get("notes"):
+        lines += [record["notes"], ""]
+    lines += [f"Record: `benchmarks/results/{record['name']}.json`. All its numbers:", "",
+              "```json", json.dumps(numbers, indent=1, ensure_ascii=False)[:6000], "```", ""]
+    return "\n".join(lines)
+
+
+def benchmarks_page(results: Path = RESULTS) -> str:
+    """The whole page: an index table of headlines, then one section a record."""
+    found = records(results)
+    lines = ["# Benchmarks", "",
+             "The figures openmsd quotes, each rendered from its record in "
+             "`benchmarks/results/` (written by the benchmark that measured it; "
+             "`python scripts/docs_reference.py` renders this page). Every record names the "
+             "command that reruns it, the commit it ran at and the load of the machine: the "
+             "machine is 2 CPU cores shared with other work, so wall times are upper bounds "
+             "and ratios against a peer measured in the same run are the figures to compare. "
+             "`bash benchmarks/headline.sh` reruns them all.", "",
+             "**Test splits read before.** The test splits of the maintainers' TALN and "
+             "unarXive samples have each been read five or six times during development, each "
+             "time after a design change, so a figure on them is no longer a clean held-out "
+             "figure; a record on one of them says so in its notes. The figures here are on "
+             "data nothing was tuned on (generated data, every TALN paper for language "
+             "identification and cross-lingual retrieval, SciELO titles held out when a "
+             "setting was chosen) unless their notes say otherwise.", "",
+             "| figure | headline | data |", "|---|---|---|"]
+    for record in found:
+        kind = "synthetic" if record.get("synthetic") else "real"
+        lines.append(f"| [{TITLES.get(record['name'], record['name'])}](#{record['name']}) | "
+                     f"{headline(record)} | {kind} |")
+    lines.append("")
+    lines += [section(record) for record in found]
+    return "\n".join(lines).rstrip() + "\n"

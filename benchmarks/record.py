@@ -37,6 +37,15 @@ def _git(*args: str) -> str:
     return out.stdout.strip()
 
 
+def _script() -> str:
+    """The running script's path from the repository root (however it was started)."""
+    script = Path(sys.argv[0]).resolve()
+    try:
+        return str(script.relative_to(RESULTS.parent.parent))
+    except ValueError:
+        return sys.argv[0]
+
+
 def machine() -> dict[str, Any]:
     """CPUs, memory, platform and the 1-minute load average of this machine now."""
     try:
@@ -70,7 +79,7 @@ def write_record(
     """
     record = {
         "name": name,
-        "command": " ".join(["python", *sys.argv]),
+        "command": " ".join(["python", _script(), *sys.argv[1:]]),
         "commit": _git("rev-parse", "HEAD"),
         "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

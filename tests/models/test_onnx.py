@@ -51,8 +51,9 @@ def encoders(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.mark.parametrize("kind", ["query", "passage"])
-def test_int8_onnx_vectors_agree_with_torch(encoders, kind):
+def test_default_onnx_vectors_agree_with_torch(encoders, kind):
     torch_encoder, onnx_encoder = encoders
+    assert onnx_encoder.precision == "qint8" and onnx_encoder.threads >= 1
     expected = torch_encoder.encode(TEXTS, kind)
     got = onnx_encoder.encode(TEXTS, kind, batch_size=8)
     assert got.shape == expected.shape == (len(TEXTS), 384) and got.dtype == np.float32
@@ -61,6 +62,19 @@ def test_int8_onnx_vectors_agree_with_torch(encoders, kind):
     # measured: mean 0.997, min 0.991 (the empty text); a batch's int8 activation scale is
     # shared by its texts, so vectors also move (cos ≥ 0.99) with their batchmates
     assert cosine.mean() >= 0.99 and cosine.min() >= 0.97, cosine
+
+
+def test_batches_give_the_same_bits_on_one_thread_or_several(encoders):
+    from openmsd.models import OnnxEncoder
+
+    _, onnx_encoder = encoders
+    model_dir = onnx_encoder.directory.parents[1]
+    texts = TEXTS * 3
+    alone = OnnxEncoder(model_dir, threads=1, passage_prefix="passage: ")
+    several = OnnxEncoder(model_dir, threads=3, passage_prefix="passage: ")
+    expected = alone.encode(texts, batch_size=1)  # batches of 128 tokens: many of them
+    assert np.array_equal(several.encode(texts, batch_size=1), expected)
+    assert np.array_equal(onnx_encoder.encode(texts, batch_size=1), expected)
 
 
 def test_onnx_encoder_keeps_the_input_order_and_the_prefixes(encoders):
@@ -95,6 +109,7 @@ def test_onnx_build_is_cached_and_follows_the_model_files(encoders):
     finally:
         os.utime(config, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert is_current(directory, model_dir, "qint8")
+    assert not is_current(directory, model_dir, "q4")
 
 
 @pytest.mark.parametrize("name", ["bm25", "muse-v3"])

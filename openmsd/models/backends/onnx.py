@@ -41,13 +41,16 @@ import numpy as np
 
 from openmsd.io import building_dir, cache_root
 from openmsd.models.backends.build import ensure_built
+from openmsd.models.backends.nbits import BLOCK, to_matmul_nbits
 from openmsd.models.encoder import Kind, normalise
 
-Precision = Literal["qint8", "fp32"]
+Precision = Literal["q4", "qint8", "fp32"]
 
 BUILD_VERSION = 1
 """Bump when the built directory changes, so that caches are rebuilt."""
 
+Q4_ACCURACY_LEVEL = 4
+"""``MatMulNBits``' int8 activations (ONNX Runtime's int8 dot-product kernels)."""
 ONNX_DIR = "onnx"
 STAMP = "openmsd_onnx.json"
 OPSET = 17
@@ -72,11 +75,11 @@ def reduce_range() -> bool:
 
 def variant_name(precision: Precision) -> str:
     """The cached directory name of a precision on this CPU: ``qint8``, ``qint8-avx2``, ``fp32``."""
-    if precision == "fp32":
-        return "fp32"
+    if precision in ("fp32", "q4"):
+        return precision
     if precision == "qint8":
         return "qint8-avx2" if reduce_range() else "qint8"
-    raise ValueError(f"unknown ONNX precision {precision!r}: expected 'qint8' or 'fp32'")
+    raise ValueError(f"unknown ONNX precision {precision!r}: expected 'q4', 'qint8' or 'fp32'")
 
 
 def default_onnx_cache(model_dir: Path) -> Path:
@@ -106,8 +109,12 @@ def source_fingerprint(model_dir: Path) -> dict[str, list[int]]:
 
 def _settings(precision: Precision) -> dict[str, Any]:
     """What a build depends on besides the source files."""
-    quantization = None
-    if precision == "qint8":
+    quantization: dict[str, Any] | None = None
+    if precision == "q4":
+        quantization = {"MatMul": f"MatMulNBits, 4 bits, blocks of {BLOCK}, symmetric",
+                        "accuracy_level": Q4_ACCURACY_LEVEL,
+                        "Gather": "QInt8 per channel (dynamic)"}
+    elif precision == "qint8":
         quantization = {"weight_type": "QInt8", "activations": "QUInt8 (dynamic)",
                         "per_channel": True, "reduce_range": reduce_range(),
                         "op_types": ["MatMul", "Gather"]}
@@ -196,8 +203,9 @@ def _export(model: Any, path: Path) -> None:
         raise RuntimeError(f"ONNX export of {path} differs from PyTorch by {error:.2g}")
 
 
-def _quantize(source: Path, target: Path) -> None:
-    """Dynamic int8 quantisation of the float32 ONNX model ``source`` into ``target``."""
+def _quantize(source: Path, target: Path, op_types: Sequence[str] | None = None) -> None:
+    """Dynamic int8 quantisation of the float32 ONNX model ``source`` into ``target`` (of
+    ``op_types``; default: the ``qint8`` settings' ``MatMul`` and ``Gather``)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     settings = _settings("qint8")["quantization"]
@@ -210,7 +218,7 @@ def _quantize(source: Path, target: Path) -> None:
         quantize_dynamic(source, target, weight_type=QuantType.QInt8,
                          per_channel=settings["per_channel"],
                          reduce_range=settings["reduce_range"],
-                         op_types_to_quantize=settings["op_types"],
+                         op_types_to_quantize=list(op_types or settings["op_types"]),
                          extra_options={"MatMulConstBOnly": True})
     finally:
         root.setLevel(level)
@@ -221,13 +229,25 @@ def _write_build(model_dir: Path, root: Path, precision: Precision) -> None:
     """Fill the empty directory ``root``: ``model.onnx``, the tokenizer, the stamp."""
     import importlib.metadata
 
+    import onnx
+
     model = _load_sentence_transformer(model_dir)
+    error = None
     if precision == "fp32":
         _export(model, root / "model.onnx")
-    else:
+    elif precision == "qint8":
         _export(model, root / "model_fp32.onnx")
         _quantize(root / "model_fp32.onnx", root / "model.onnx")
         (root / "model_fp32.onnx").unlink()
+    else:  # q4: 4-bit matrix products, int8 embedding table
+        _export(model, root / "model_fp32.onnx")
+        graph = onnx.load(str(root / "model_fp32.onnx"))
+        error = to_matmul_nbits(graph, Q4_ACCURACY_LEVEL)
+        onnx.save(graph, str(root / "model_q4.onnx"))
+        del graph
+        _quantize(root / "model_q4.onnx", root / "model.onnx", ["Gather"])
+        (root / "model_fp32.onnx").unlink()
+        (root / "model_q4.onnx").unlink()
     model.tokenizer.save_pretrained(str(root))
     stamp = {
         "settings": _settings(precision),
@@ -237,6 +257,7 @@ def _write_build(model_dir: Path, root: Path, precision: Precision) -> None:
                    if hasattr(model, "get_embedding_dimension")
                    else model.get_sentence_embedding_dimension()),
         "max_seq_length": int(model.max_seq_length),
+        "weight_error": error,
         "versions": {dist: importlib.metadata.version(dist)
                      for dist in ("torch", "onnx", "onnxruntime", "transformers")},
     }
@@ -293,18 +314,48 @@ def saved_prompts(model_dir: Path) -> dict[str, str]:
     return dict(json.loads(config.read_text(encoding="utf-8")).get("prompts") or {})
 
 
+TOKENS_PER_ROW = 128
+"""A batch holds ``batch_size * TOKENS_PER_ROW`` tokens, padding included: many short texts
+or a few long ones (texts sorted by length, so little of it is padding)."""
+
+
+def token_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
+    """Positions of texts of ``lengths`` tokens in batches: by increasing length, each batch as
+    many texts as fit ``budget`` tokens once padded to its longest (at least one).
+
+    >>> [b.tolist() for b in token_batches([5, 1, 3, 2], 6)]
+    [[1, 3], [2], [0]]
+    """
+    order = np.argsort(np.asarray(lengths), kind="stable")
+    batches: list[np.ndarray] = []
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and (end + 1 - start) * lengths[order[end]] <= budget:
+            end += 1
+        batches.append(order[start:end])
+        start = end
+    return batches
+
+
 class OnnxEncoder:
     """A SentenceTransformer directory run by ONNX Runtime (a :class:`DenseEncoder`).
 
     Same tokenizer, truncation, mean pooling and L2 normalisation as the PyTorch model, and the
     same ``query_prefix`` / ``passage_prefix`` as :class:`SentenceTransformerEncoder`. The ONNX
-    model is built on first use (:func:`ensure_onnx`); ``threads`` defaults to the cores.
+    model is built on first use (:func:`ensure_onnx`).
+
+    ``threads`` (default: the cores, or ``$OPENMSD_THREADS``) batches run at once, each on one
+    thread of its own: one session, one intra-op thread, ``run`` called from ``threads`` Python
+    threads (ONNX Runtime releases the GIL). Two one-thread runs do more per CPU-second than
+    one run on two intra-op threads, and the weights are loaded once. A batch's vectors do not
+    depend on which thread ran it: one thread gives the same bits as several.
     """
 
     def __init__(self, model_dir: str | Path, name: str | None = None, *,
                  query_prefix: str = "", passage_prefix: str = "",
                  precision: Precision = "qint8", cache_dir: Path | None = None,
-                 threads: int | None = None):
+                 threads: int | None = None, intra_op_threads: int = 1):
         import onnxruntime as ort
         from transformers import AutoTokenizer
 
@@ -314,36 +365,49 @@ class OnnxEncoder:
         self.dim = int(stamp["dim"])
         self.max_length = int(stamp["max_seq_length"])
         self.precision = precision
+        self.threads = threads or default_threads()
         prompts = saved_prompts(Path(model_dir))  # a directory written by ``openmsd train``
         self.prefixes = {"query": query_prefix or prompts.get("query", ""),
                          "passage": passage_prefix or prompts.get("passage", "")}
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.directory))
         self.pad_id = int(self.tokenizer.pad_token_id or 0)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or default_threads()
+        options.intra_op_num_threads = intra_op_threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(str(self.directory / "model.onnx"), options,
                                             providers=["CPUExecutionProvider"])
 
+    def _run(self, ids: list[list[int]], rows: np.ndarray) -> np.ndarray:
+        """The mean-pooled (not normalised) vectors of the token lists ``ids[rows]``."""
+        width = max(len(ids[i]) for i in rows)
+        input_ids = np.full((len(rows), width), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for row, i in enumerate(rows):
+            input_ids[row, :len(ids[i])] = ids[i]
+            mask[row, :len(ids[i])] = 1
+        hidden = self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
+        return _mean_pool(hidden, mask)
+
     def encode(self, texts: Sequence[str], kind: Kind = "passage",
                batch_size: int = 32) -> np.ndarray:
-        """One L2-normalised float32 row per text; batches of texts of similar token length."""
+        """One L2-normalised float32 row per text; texts sorted by token count, in batches of
+        ``batch_size * TOKENS_PER_ROW`` tokens, :attr:`threads` batches at once."""
+        from concurrent.futures import ThreadPoolExecutor
+
         prefix = self.prefixes[kind]
         out = np.zeros((len(texts), self.dim), np.float32)
         if not len(texts):
             return out
         ids = self.tokenizer([prefix + t for t in texts], truncation=True,
                              max_length=self.max_length)["input_ids"]
-        order = np.argsort([len(row) for row in ids], kind="stable")
-        for start in range(0, len(order), batch_size):
-            batch = order[start:start + batch_size]
-            width = max(len(ids[i]) for i in batch)
-            input_ids = np.full((len(batch), width), self.pad_id, dtype=np.int64)
-            mask = np.zeros((len(batch), width), dtype=np.int64)
-            for row, i in enumerate(batch):
-                input_ids[row, :len(ids[i])] = ids[i]
-                mask[row, :len(ids[i])] = 1
-            hidden = self.session.run(None, {"input_ids": input_ids, "attention_mask": mask})[0]
-            out[batch] = _mean_pool(hidden, mask)
+        batches = token_batches([len(row) for row in ids], batch_size * TOKENS_PER_ROW)
+        if self.threads == 1 or len(batches) == 1:
+            for rows in batches:
+                out[rows] = self._run(ids, rows)
+        else:
+            with ThreadPoolExecutor(min(self.threads, len(batches))) as pool:
+                for rows, vectors in zip(batches, pool.map(lambda r: self._run(ids, r), batches),
+                                         strict=True):
+                    out[rows] = vectors
         return normalise(out)

@@ -157,7 +157,8 @@ def main() -> None:
     figures = {"headline": f"{best['x_peer']:.2f}×",
                "headline_means": f"texts/s of {best['method']} (what openmsd embed runs) over "
                                  "the peer, sentence-transformers fp32, same texts",
-               "peer": "torch fp32 (sentence-transformers)", "threads": threads, "batch_size": args.batch_size, "repeats": args.repeats,
+               "peer": "torch fp32 (sentence-transformers)", "threads": threads,
+               "batch_size": args.batch_size, "repeats": args.repeats,
                "seconds": seconds, "loads": loads, "rows": rows,
                "versions": {"torch": torch.__version__, "onnxruntime": onnxruntime.__version__}}
     data = {"texts": len(texts), "source": source, "tokens_mean": float(np.mean(tokens)),

@@ -31,7 +31,7 @@ TITLES = {
     "fetch_cost": "What an OpenAlex crawl costs under the 2026 prices",
     "graph_watch": "The neighbourhood picture and the watch feed",
     "tune_cost": "What tune costs",
-    "adapter_crosslingual": "Adapters across languages: French abstracts find their English version",
+    "adapter_crosslingual": "Adapters across languages: French abstracts find their English",
     "embed_memory": "Peak memory of openmsd embed",
     "embedding_sdsm_dev": "Embedding quality: ONNX int8 and q4 against fp32 on TALN dev",
 }

@@ -97,28 +97,9 @@ def _print_report(report: dict, as_json: bool) -> None:
 
 
 def _print_estimate(estimate: dict, as_json: bool) -> None:
-    from rich.table import Table
+    from openmsd.fetch import estimate_view
 
-    from openmsd.fetch import PRICES
-
-    def view(data: dict) -> Table:
-        table = Table(title="dry run: the calls this fetch would make (only free calls "
-                            "were made)", title_justify="left")
-        for name in ("calls", "kind", "price each", "cost"):
-            table.add_column(name, justify="left" if name == "kind" else "right")
-        for kind, count in data["calls"].items():
-            table.add_row(f"{count:,}", kind, f"${PRICES[kind]:g}",
-                          f"${count * PRICES[kind]:.4f}")
-        left, limit = data["budget_remaining_usd"], data["budget_limit_usd"]
-        table.caption = (f"about {data['works']:,} works, ${data['cost_usd']:.4f} in all; "
-                         + (f"${left:.4f} left today of ${limit:g} a day"
-                            if left is not None and limit is not None
-                            else "the API sent no budget headers")
-                         + "".join(f"; {note}" for note in data["notes"]))
-        table.caption_justify = "left"
-        return table
-
-    emit(estimate, as_json, view)
+    emit(estimate, as_json, estimate_view)
 
 
 @fetch_app.command("openalex")

@@ -79,6 +79,7 @@ def train_command(
 ) -> None:
     """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
     MAP is written to --out with openmsd_train.json (config, data fingerprint, metrics).
+
     citrec trains MP-BERT4CR (--loss triplet, mpt-tgt, mpt-src or mpt-src-tgt). adapter
     trains a small head over the corpus's stored vectors, chosen by cross-validation on the
     train split (never worse than the base out of fold), and stores the adapted vectors."""

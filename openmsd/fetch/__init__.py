@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         sidecar_path,
     )
     from openmsd.fetch.crossref import CROSSREF_API, CrossrefReport, dois_lacking, fetch_crossref
-    from openmsd.fetch.dry_run import Estimate, estimate
+    from openmsd.fetch.dry_run import Estimate, estimate, estimate_view
     from openmsd.fetch.errors import BadAnswer, FetchError, NetworkError
     from openmsd.fetch.ids import seed_path, work_id
     from openmsd.fetch.openalex import DEFAULT_API, OpenAlex
@@ -55,6 +55,7 @@ _WHERE: dict[str, str] = {
     "PRICES": "budget",
     "check_out": "crawler",
     "estimate": "dry_run",
+    "estimate_view": "dry_run",
     "CROSSREF_API": "crossref",
     "CrossrefReport": "crossref",
     "DEFAULT_API": "openalex",
@@ -84,7 +85,8 @@ __all__ = [
     "BATCH", "CROSSREF_API", "DEFAULT_API", "PER_PAGE", "PRICES", "BadAnswer", "Budget",
     "BudgetSpent", "CostCap", "CrossrefReport", "DeadlineExceeded", "Estimate", "FetchError",
     "FetchPlan", "FetchReport", "NetworkError", "OpenAlex", "Polite", "ResponseTooLarge",
-    "Seed", "SeedError", "check_out", "crawl", "dois_lacking", "estimate", "fetch_crossref",
+    "Seed", "SeedError", "check_out", "crawl", "dois_lacking", "estimate", "estimate_view",
+    "fetch_crossref",
     "iter_works", "read_seed_file", "seed_path", "seeds_from_bibtex", "seeds_from_ids",
     "seeds_from_ris", "seeds_from_zotero", "sidecar_path", "work_id",
 ]

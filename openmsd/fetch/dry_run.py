@@ -20,7 +20,7 @@ from openmsd.fetch.ids import work_id
 from openmsd.fetch.openalex import OpenAlex
 from openmsd.fetch.session import BadAnswer
 
-__all__ = ["Estimate", "estimate"]
+__all__ = ["Estimate", "estimate", "estimate_view"]
 
 
 @dataclass
@@ -111,3 +111,24 @@ def estimate(client: OpenAlex, plan: FetchPlan) -> Estimate:
     result.budget_limit_usd = client.budget.limit_usd
     result.budget_remaining_usd = client.budget.left()
     return result
+
+
+def estimate_view(data: dict[str, Any]) -> Any:
+    """A dry run's estimate (:func:`estimate` as a dict) as a Rich table: the calls by kind,
+    their price and cost, and in the caption the works, the cost in all and the budget left."""
+    from rich.table import Table
+
+    table = Table(title="dry run: the calls this fetch would make (only free calls were made)",
+                  title_justify="left")
+    for name in ("calls", "kind", "price each", "cost"):
+        table.add_column(name, justify="left" if name == "kind" else "right")
+    for kind, count in data["calls"].items():
+        table.add_row(f"{count:,}", kind, f"${PRICES[kind]:g}", f"${count * PRICES[kind]:.4f}")
+    left, limit = data["budget_remaining_usd"], data["budget_limit_usd"]
+    table.caption = (f"about {data['works']:,} works, ${data['cost_usd']:.4f} in all; "
+                     + (f"${left:.4f} left today of ${limit:g} a day"
+                        if left is not None and limit is not None
+                        else "the API sent no budget headers")
+                     + "".join(f"; {note}" for note in data["notes"]))
+    table.caption_justify = "left"
+    return table

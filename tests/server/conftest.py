@@ -4,6 +4,7 @@ bundled muse-v3 encoder and indexed; and the app, in process and as a real uvico
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -26,6 +27,18 @@ BROWSER = [
                        "/usr/bin/chromium (apt-get install chromium; .ci/run installs it)"),
 ]
 """The marks of a browser test module (``pytestmark = BROWSER``)."""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    """Debian's headless Chromium driven by Playwright (which downloads no browser)."""
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as playwright:
+        # root (CI containers) cannot use Chromium's sandbox
+        args = ["--no-sandbox"] if os.geteuid() == 0 else []
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
+        yield launched
+        launched.close()
 
 MODEL = "muse-v3"
 SCRIPT_TITLE = "<script>alert(1)</script>"

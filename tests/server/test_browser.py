@@ -3,26 +3,15 @@ app served by uvicorn on loopback. Skipped where /usr/bin/chromium is absent (CI
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.server.conftest import BROWSER, CHROMIUM
+from tests.server.conftest import BROWSER
 
 pytestmark = BROWSER
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    with playwright_api.sync_playwright() as playwright:
-        # root (CI containers) cannot use Chromium's sandbox
-        args = ["--no-sandbox"] if os.geteuid() == 0 else []
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -4,8 +4,6 @@ narrow page that scrolls the picture instead of the page."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,15 +12,6 @@ from tests.server.conftest import BROWSER
 
 pytestmark = BROWSER
 
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    with playwright_api.sync_playwright() as playwright:
-        args = ["--no-sandbox"] if os.geteuid() == 0 else []
-        launched = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=args)
-        yield launched
-        launched.close()
 
 
 @pytest.mark.parametrize("width", [1280, 390])

@@ -26,9 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus import Corpus
+from openmsd.io import building_dir
 from openmsd.models.encoder import Kind, normalise
 
 __all__ = ["ADAPTERS", "ADAPTER_FILE", "HEAD_FILE", "Adapter", "AdapterEncoder", "AdapterError",
@@ -179,26 +177,14 @@ def write_adapter(path: str | Path, meta: dict[str, Any], head: Head) -> Path:
     from safetensors.numpy import save_file
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    try:
-        meta = {**meta, "head": {**meta.get("head", {}), "kind": head.kind}}
+    meta = {**meta, "head": {**meta.get("head", {}), "kind": head.kind}}
+    with building_dir(path) as temp:
         if head.kind != "identity":
             save_file({k: np.ascontiguousarray(v, np.float32) for k, v in head.tensors.items()},
                       str(temp / HEAD_FILE))
         (temp / ADAPTER_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n",
                                          encoding="utf-8")
         _check_meta(temp, meta)
-        old = None
-        if path.exists():
-            old = path.parent / f".{path.name}.old-{os.getpid()}"
-            path.rename(old)
-        temp.rename(path)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
     return path
 
 
@@ -326,21 +312,9 @@ def map_corpus(corpus: Corpus, adapter: Adapter,
     vectors = base_vectors(corpus, [b["key"] for b in adapter.bases], load,
                            [int(b["dim"]) for b in adapter.bases])
     target = vectors_dir(corpus, adapter.name)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
+    with building_dir(target) as temp:
         for part, start in enumerate(range(0, len(vectors.ids), chunk)):
             stop = start + chunk
             write_part(temp / f"part-{part:05d}.parquet", vectors.ids[start:stop],
                        vectors.hashes[start:stop], adapter.apply(vectors.matrix[start:stop]))
-        old = None
-        if target.exists():
-            old = target.parent / f".{target.name}.old-{os.getpid()}"
-            target.rename(old)
-        temp.rename(target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
     return len(vectors.ids), target

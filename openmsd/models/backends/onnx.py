@@ -41,6 +41,7 @@ import numpy as np
 
 from openmsd.io import building_dir, cache_root
 from openmsd.models.backends.build import ensure_built
+from openmsd.models.backends.gpu import plan_batches
 from openmsd.models.backends.nbits import BLOCK, to_matmul_nbits
 from openmsd.models.encoder import Kind, normalise
 
@@ -319,25 +320,6 @@ TOKENS_PER_ROW = 128
 or a few long ones (texts sorted by length, so little of it is padding)."""
 
 
-def token_batches(lengths: Sequence[int], budget: int) -> list[np.ndarray]:
-    """Positions of texts of ``lengths`` tokens in batches: by increasing length, each batch as
-    many texts as fit ``budget`` tokens once padded to its longest (at least one).
-
-    >>> [b.tolist() for b in token_batches([5, 1, 3, 2], 6)]
-    [[1, 3], [2], [0]]
-    """
-    order = np.argsort(np.asarray(lengths), kind="stable")
-    batches: list[np.ndarray] = []
-    start = 0
-    while start < len(order):
-        end = start + 1
-        while end < len(order) and (end + 1 - start) * lengths[order[end]] <= budget:
-            end += 1
-        batches.append(order[start:end])
-        start = end
-    return batches
-
-
 class OnnxEncoder:
     """A SentenceTransformer directory run by ONNX Runtime (a :class:`DenseEncoder`).
 
@@ -401,7 +383,8 @@ class OnnxEncoder:
             return out
         ids = self.tokenizer([prefix + t for t in texts], truncation=True,
                              max_length=self.max_length)["input_ids"]
-        batches = token_batches([len(row) for row in ids], batch_size * TOKENS_PER_ROW)
+        batches = plan_batches([len(row) for row in ids], batch_size * TOKENS_PER_ROW,
+                               max_rows=len(ids))
         if self.threads == 1 or len(batches) == 1:
             for rows in batches:
                 out[rows] = self._run(ids, rows)

@@ -42,6 +42,7 @@ MODIFIERS = ("prf", "links")
 LANGUAGES = ("same", "cross")
 _LANGUAGE = re.compile(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]+)?|same|cross")
 _ENRICHMENT = re.compile(r"(author|topn|llm)\d+")
+_ENRICHED_TAIL = re.compile(r"(author|topn|llm)\d+([:@~].*)?")
 _WEIGHT = re.compile(r"(?P<weight>[0-9]*\.?[0-9]+(e-?[0-9]+)?)\*(?P<rest>.+)")
 _warned: set[str] = set()
 
@@ -185,7 +186,7 @@ def _members(text: str) -> list[str]:
     """``text`` split at ``+``; an enrichment (``+llm64``) stays with the model before it."""
     members: list[str] = []
     for part in text.split("+"):
-        if members and members[-1] and _ENRICHMENT.match(part) \
+        if members and members[-1] and _ENRICHED_TAIL.fullmatch(part) \
                 and not _ENRICHMENT.fullmatch(members[-1]):
             members[-1] = f"{members[-1]}+{part}"
         else:
@@ -194,9 +195,10 @@ def _members(text: str) -> list[str]:
 
 
 def _weight(text: str, part: str) -> tuple[float | None, str]:
+    """``(weight, name)`` of a member ``W*NAME``; ``(None, part)`` without a weight."""
     match = _WEIGHT.fullmatch(part)
     if match is None:
-        if "*" in part.split("/")[0] and not part.startswith(("/", ".")):
+        if "*" in part:
             raise RankerSpecError(f"{_where(text, part)}: bad weight: expected W*NAME, "
                                   "W a number")
         return None, part
@@ -223,12 +225,11 @@ def _member(text: str, part: str) -> tuple[RankerSpec, bool]:
     elif at and not tail:
         raise RankerSpecError(f"{_where(text, part)}: ends with '@': expected a language "
                               "(same, cross, en, ...)")
-    for mark in (":", "@"):
-        head, sep, tail = rest.rpartition(mark)
-        if sep and head and tail in BACKENDS:
-            if backend is not None:
-                raise RankerSpecError(f"{_where(text, part)}: two backends")
-            backend, rest, old = tail, head, old or mark == "@"
+    while (found := _backend_tail(rest)) is not None:
+        if backend is not None:
+            raise RankerSpecError(f"{_where(text, part)}: two backends")
+        rest, backend, mark = found
+        old = old or mark == "@"
     head, tilde, tail = rest.rpartition("~")
     if tilde and head and tail in MODIFIERS:
         raise RankerSpecError(f"{_where(text, part)}: the modifiers come last "
@@ -244,6 +245,16 @@ def _member(text: str, part: str) -> tuple[RankerSpec, bool]:
         raise RankerSpecError(f"{_where(text, part)}: no model")
     return RankerSpec(model=model, enrichment=enrichment or None, backend=backend,
                       language=language, modifiers=tuple(modifiers)), old
+
+
+def _backend_tail(text: str) -> tuple[str, str, str] | None:
+    """``(head, backend, mark)`` of ``HEAD:BACKEND`` (or the old ``HEAD@BACKEND``), else None:
+    a tail is a backend only when it is a known one."""
+    for mark in (":", "@"):
+        head, sep, tail = text.rpartition(mark)
+        if sep and head and tail in BACKENDS:
+            return head, tail, mark
+    return None
 
 
 def _where(text: str, part: str) -> str:

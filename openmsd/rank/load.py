@@ -308,7 +308,8 @@ def load_scorer(name: Name, papers: Papers, *, backend: str = "torch", seed: int
                 cache: dict[str, Scorer] | None = None) -> Scorer:
     """The scorer ``name`` over ``papers``. ``citations`` (``citing_id``, ``cited_id``)
     replaces the corpus's for graph scorers, ``hidden`` links are left out of the graph;
-    ``cache`` shares members between the scorers of one run (keyed by canonical name)."""
+    ``cache`` shares members between the scorers of one run (keyed by canonical name, and by
+    ``name`` as given)."""
     spec = as_spec(name)
     cache = {} if cache is None else cache
     key = str(spec)
@@ -317,6 +318,8 @@ def load_scorer(name: Name, papers: Papers, *, backend: str = "torch", seed: int
             return load_scorer(inner, papers, backend=backend, seed=seed, citations=citations,
                                hidden=hidden, cache=cache)
         cache[key] = _build(spec, papers, load, backend, seed, citations, hidden, cache)
+    if isinstance(name, str):
+        cache[name] = cache[key]
     return cache[key]
 
 

@@ -3,7 +3,8 @@
 :func:`load_scorer` turns a name (``bm25``, ``e5-small-multilingual``, ``co-citation``,
 ``hybrid``, ``e5-small-multilingual+bm25``) into a :class:`Scorer` over a collection of
 :class:`Papers`; ``score(queries, candidates)`` gives exact scores and ``top_k(queries, k,
-filters)`` candidates.
+filters)`` candidates. A name is parsed once, into a :class:`RankerSpec` (:mod:`.spec`: the
+grammar ``A+B``, ``NAME:BACKEND``, ``NAME@LANG``, ``NAME~prf``).
 
 Everything other packages use is imported from here; the names load lazily (PEP 562), so
 importing the package costs nothing and creates no import cycle.

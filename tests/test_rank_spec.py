@@ -126,6 +126,7 @@ def test_old_and_new_spellings_load_the_same_scorer():
     assert is_builtin("bm25~prf") and is_builtin("bm25+bm25-en") and not is_builtin("bm25@same")
     assert is_dense("minilm-en:onnx@en") and is_dense("minilm-en@onnx")
     assert not is_dense("bm25@same") and not is_dense("hybrid")
+    assert is_builtin("bm25+") and not is_dense("bm25+")  # no model: no traceback either
 
 
 def test_needs_a_corpus_is_one_message():

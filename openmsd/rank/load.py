@@ -49,7 +49,7 @@ from openmsd.rank.graph import GRAPH_SCORERS, GraphScorer
 from openmsd.rank.lexical import VIEWS, LexicalScorer
 from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
-from openmsd.rank.spec import RankerSpec, UnknownScorerError, parse
+from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError, parse
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
 FUSIONS = (HYBRID, HYBRID_GRAPH)
@@ -451,16 +451,22 @@ BUILTIN = frozenset({"random", *VIEWS, *GRAPH_SCORERS, *AUTHOR_SCORERS, *METADAT
 def is_builtin(name: Name) -> bool:
     """Whether ``name`` is one of the scorers that are not a model (``random``, the BM25 views,
     the graph scorers, ``hybrid``, ``hybrid-graph``), a modified one (``NAME~prf``) or a fusion
-    of several."""
-    spec = as_spec(name)
+    of several; a name against the grammar is no model either."""
+    try:
+        spec = as_spec(name)
+    except RankerSpecError:
+        return True
     return spec.is_fusion or bool(spec.modifiers) or str(spec) in BUILTIN
 
 
 def is_dense(name: Name, corpus: Corpus | None = None) -> bool:
     """Whether a single scorer name is a dense model (reads stored or encoded vectors): a
     registered model, a directory, a hub name, or a name with vectors in ``corpus``
-    (``NAME@LANG``: the model ``NAME``)."""
-    spec = as_spec(name)
+    (``NAME@LANG``: the model ``NAME``); a name against the grammar is none."""
+    try:
+        spec = as_spec(name)
+    except RankerSpecError:
+        return False
     if not spec.is_fusion:
         spec = replace(spec, language=None)
     if is_builtin(spec):

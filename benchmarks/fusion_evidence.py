@@ -28,14 +28,9 @@ import numpy as np
 from record import write_record
 
 from openmsd.corpus import Corpus
-from openmsd.experiment.tune import (
-    Judged,
-    held_out_ap,
-    pool_matrices,
-    pooled,
-    queries_of,
-    tuning_pools,
-)
+from openmsd.experiment.pools import pool_matrices, queries_of, tuning_pools
+from openmsd.experiment.tune import held_out_ap
+from openmsd.experiment.weights import Judged, pooled
 from openmsd.rank import (
     HYBRID,
     HYBRID_GRAPH,

@@ -12,7 +12,7 @@ the dense model, their feedback, the metadata and graph members). Timed: the who
 each step (``hybrid``: members scored, grid points and folds; ``hybrid-graph`` likewise), the
 CPU seconds of the process (on a shared machine the wall time mostly measures the others'
 work), the peak memory of the process, and how many queries each fit read out of how many it
-had (at most ``openmsd.experiment.tune.MAX_QUERIES`` a split).
+had (at most ``openmsd.experiment.pools.MAX_QUERIES`` a split).
 
     python benchmarks/tune_cost.py --sizes 3000 30000 100000
     python benchmarks/tune_cost.py --sizes 100000 --append   # one size, the others kept
@@ -40,7 +40,7 @@ from record import read_record, write_record
 
 from openmsd.corpus import Corpus
 from openmsd.experiment import tune_fusion
-from openmsd.experiment.tune import MAX_QUERIES
+from openmsd.experiment.pools import MAX_QUERIES
 from openmsd.models import embed_corpus
 
 #: Papers a topic holds, on average.

@@ -15,7 +15,7 @@ from openmsd.eval import CUTOFF, evaluate_files
 from openmsd.ingest import RetrievalEvalError
 from openmsd.io import write_json
 from openmsd.models import DEFAULT_MODEL, UnknownModelError, stored_backends, vector_key
-from openmsd.rank import HYBRID, UnknownScorerError, default_dense
+from openmsd.rank import HYBRID, RankerSpec, UnknownScorerError, default_dense
 from openmsd.report import IngestError
 
 __all__ = ["eval_app"]
@@ -118,6 +118,8 @@ def eval_sdsm(
 
         try:
             target = Corpus(corpus)
+            for name in model or []:
+                RankerSpec.parse(name, typed=True)  # a bad name fails here; an old one is said
             # a model whose vectors the corpus holds only from another backend: those
             models = [_stored_key(target, name)
                       for name in model or ["bm25", default_dense(target), HYBRID]]

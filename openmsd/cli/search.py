@@ -32,6 +32,7 @@ from openmsd.models import (
 from openmsd.rank import (
     HYBRID,
     HYBRID_GRAPH,
+    RankerSpec,
     UnknownScorerError,
     default_dense,
     is_builtin,
@@ -89,8 +90,11 @@ def _ranker(corpus: Corpus, model: str | None, backend: str | None, default: str
     vectors of the backend its index was built with."""
     if model is None:
         return default
-    if is_builtin(model) or "@" in model or not is_dense(model, corpus):
-        return model
+    spec = RankerSpec.parse(model, typed=True)
+    if is_builtin(spec) or spec.language or not is_dense(spec, corpus):
+        return str(spec)
+    if spec.backend:
+        return spec.vector_key
     return vector_key(model, _index_backend(corpus, model, backend))
 
 
@@ -196,7 +200,9 @@ def related(
             err.print(f"related to these {len(positive)} papers"
                       + (f", away from {len(negatives)}" if negatives else ""), highlight=False)
             dense = model or default_dense(target)
-            key = (dense if "@" in dense else
+            spec = RankerSpec.parse(dense, typed=model is not None)
+            key = (spec.vector_key if spec.backend and not spec.language else
+                   dense if spec.language else
                    vector_key(dense, _index_backend(target, dense, backend)))
             results = related_to_library(target, positive, key, negatives, k, lang, years)
             queries = positive
@@ -281,13 +287,17 @@ def recommend(
     if len(document.problems) > 20:
         err.print(f"... {len(document.problems) - 20} more unknown markers", highlight=False)
     target = Corpus(corpus)
-    model = model or default_dense(target)
-    if is_builtin(model):
+    typed, model = model is not None, model or default_dense(target)
+    try:
+        spec = RankerSpec.parse(model, typed=typed)  # the default: a vector key MODEL@onnx
+    except UnknownScorerError as error:
+        fail(str(error))
+    if is_builtin(spec):
         fail(f"recommend ranks with a dense model's index; {model!r} is not one")
     years = _year_range(year)
     try:
         _check_languages(target, lang)
-        model, _, stored = model.partition("@")  # the default: a vector key MODEL@onnx
+        model, stored = spec.stored_model, spec.backend
         backend = _index_backend(target, model, backend or stored or None)
         # an adapter of the corpus by name: its directory (bases, then its head)
         encoder = load_model(str(find_adapter(model, target) or model), backend)

@@ -12,7 +12,7 @@ from openmsd.cli.options import JsonOpt
 from openmsd.cli.output import emit, err, fail, out, progress
 from openmsd.corpus import Corpus, CorpusError
 from openmsd.models import DEFAULT_MODEL
-from openmsd.rank import UnknownScorerError
+from openmsd.rank import RankerSpec, UnknownScorerError
 
 __all__ = ["app"]
 
@@ -137,6 +137,8 @@ def _train_adapter(corpus: Path, out_dir: Path | None, base: list[str] | None,
              "batch_size": batch_size, "learning_rate": learning_rate, "seed": seed}
     config = AdapterConfig(str(corpus), **{k: v for k, v in given.items() if v is not None})
     try:
+        for name in base or []:
+            RankerSpec.parse(name, typed=True)  # MODEL@onnx, the old spelling, is said
         with progress() as start:
             manifest = train_adapter(config, sdsm_per_query, start)
     except (AdapterDataError, AdapterError, CorpusError, ValueError) as error:

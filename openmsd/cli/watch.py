@@ -75,7 +75,7 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
     since DATE"), write the feed files, then store the watch."""
     from openmsd.fetch import FetchError, read_seed_file
     from openmsd.models import choose_backend, vector_key
-    from openmsd.rank import default_dense
+    from openmsd.rank import RankerSpec, UnknownScorerError, default_dense
     from openmsd.search import (
         PaperNotFoundError,
         atom,
@@ -102,10 +102,13 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
             fail(f"{', '.join(map(str, seeds))}: none of its {len(wanted)} seeds is a paper of "
                  f"{corpus}" + (" (the file lists no seed)" if not wanted else ""))
         dense = model or default_dense(target)
-        key = dense if "@" in dense else vector_key(dense, choose_backend(target, dense, backend,
-                                                                          "index"))
+        spec = RankerSpec.parse(dense, typed=model is not None)
+        key = (spec.vector_key if spec.backend and not spec.language else dense
+               if spec.language else vector_key(dense, choose_backend(target, dense, backend,
+                                                                      "index")))
         found = watch_library(target, positive, negatives, key, k, start, record=False)
-    except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError) as error:
+    except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError,
+            UnknownScorerError) as error:
         fail(str(error))
     title = f"New for a library of {len(positive)} papers in {target.root.name}"
     if atom_file:

@@ -133,7 +133,8 @@ def score_rows(name: str, data: CitrecData, queries: Queries, batch_size: int = 
             passages = [data.papers[p][0] for p in queries.candidates]
             _SCORERS[key] = (text_papers(queries.candidates, passages), {})
         papers, members = _SCORERS[key]
-        onnx = set(leaves(name, None)) <= {DEFAULT_MODEL, "bm25", "bm25@same", "bm25-en"}
+        onnx = {str(leaf) for leaf in leaves(name, None)} <= {DEFAULT_MODEL, "bm25", "bm25@same",
+                                                              "bm25-en"}
         ranker = load_scorer(name, papers, backend=default_backend(DEFAULT_MODEL) if onnx
                              else "torch", cache=members)
         scorer = QueryRows(ranker, TextQueries.of_texts(flat))

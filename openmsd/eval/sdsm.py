@@ -41,7 +41,6 @@ from openmsd.eval.ranks import ScorerRows, relevant_ranks
 from openmsd.io import arrow_table
 from openmsd.models import paper_input
 from openmsd.rank import (
-    BACKENDS,
     PAPERS_SQL,
     Papers,
     Scorer,
@@ -309,8 +308,8 @@ def hide_links(pool: Pool, seed: int = 0) -> tuple[Pool, list[tuple[str, str]]]:
 def dense_leaves(corpus: Corpus, models: Sequence[str]) -> list[str]:
     """The dense models behind ``models`` (fusions expanded)."""
     return list(dict.fromkeys(
-        leaf if leaf.rsplit("@", 1)[-1] in BACKENDS else leaf.rsplit("@", 1)[0]
-        for name in models for leaf in leaves(name, corpus) if is_dense(leaf, corpus)))
+        leaf.bare.vector_key for name in models for leaf in leaves(name, corpus)
+        if is_dense(leaf, corpus)))
 
 
 def embed_pool(corpus: Corpus, pool: Pool, models: Sequence[str]) -> None:

@@ -1,6 +1,7 @@
 """Experiments, above ``train`` and ``eval``: training runs with the dev evaluators they are
 selected on (:mod:`.dev`), grids of runs scored on the SDSM tasks (:mod:`.grid`), and the
-fusion weights fitted on the train and dev splits (:mod:`.tune`), with the free-text fallback
+fusion weights fitted on the train and dev splits (:mod:`.tune`, over the pools of :mod:`.pools`,
+by the weight search of :mod:`.weights`), with the free-text fallback
 chosen on their citation contexts by cross-validation (:mod:`.contexts`).
 
 Everything other packages use is imported from here; the names load lazily (PEP 562), so
@@ -22,10 +23,11 @@ if TYPE_CHECKING:
         train_model,
     )
     from openmsd.experiment.grid import load_experiment, run_experiment
-    from openmsd.experiment.tune import TuneError, tune_fusion
+    from openmsd.experiment.tune import tune_fusion
+    from openmsd.experiment.weights import TuneError
 
 _WHERE: dict[str, str] = {
-    "TuneError": "tune",
+    "TuneError": "weights",
     "all_locations_signals": "dev",
     "citation_contexts": "contexts",
     "dev_evaluator": "dev",

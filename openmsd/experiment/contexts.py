@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,13 +32,13 @@ import numpy as np
 import pyarrow as pa
 
 from openmsd.corpus import Corpus
-from openmsd.experiment.tune import Judged, TuneError, grid_step, search
+from openmsd.experiment.weights import Judged, TuneError, grid_step, search
 from openmsd.rank import (
-    FEEDBACK,
     HYBRID,
     UNTUNED_METHODS,
     Papers,
     Queries,
+    RankerSpec,
     default_dense,
     fuse,
     load_scorer,
@@ -143,7 +143,10 @@ def procedures(members: Sequence[str], dense: str | None,
 
 def _speaks(member: str, dense: str | None) -> bool:
     """Whether ``member`` ranks by the dense model's vectors (it, or its ``~prf``)."""
-    return dense is not None and member in (dense, f"{dense}{FEEDBACK}")
+    if dense is None:
+        return False
+    model = RankerSpec.parse(dense)
+    return RankerSpec.parse(member) in (model, replace(model, modifiers=("prf",)))
 
 
 def folds_of(groups: Sequence[str], folds: int = FOLDS, seed: int = 0) -> list[np.ndarray]:
@@ -280,7 +283,7 @@ def fit_contexts(corpus: Corpus, members: Sequence[str], step: float, seed: int 
     rows = {m: np.array(load_scorer(m, papers, cache=cache).score(queries, everything),
                         np.float32) for m in members}
     cited = np.array([papers.position[c] for c in contexts["cited_id"].to_pylist()], np.int64)
-    dense = default_dense(corpus)
+    dense = str(RankerSpec.parse(default_dense(corpus)))  # as the members spell it
     candidates = procedures(members, dense, paper_fit)
     chosen = choose(rows, cited, contexts["citing_id"].to_pylist(), candidates, dense, step,
                     seed=seed, progress=progress(

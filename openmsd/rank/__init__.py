@@ -3,7 +3,8 @@
 :func:`load_scorer` turns a name (``bm25``, ``e5-small-multilingual``, ``co-citation``,
 ``hybrid``, ``e5-small-multilingual+bm25``) into a :class:`Scorer` over a collection of
 :class:`Papers`; ``score(queries, candidates)`` gives exact scores and ``top_k(queries, k,
-filters)`` candidates.
+filters)`` candidates. A name is parsed once, into a :class:`RankerSpec` (:mod:`.spec`: the
+grammar ``A+B``, ``NAME:BACKEND``, ``NAME@LANG``, ``NAME~prf``).
 
 Everything other packages use is imported from here; the names load lazily (PEP 562), so
 importing the package costs nothing and creates no import cycle.
@@ -31,13 +32,11 @@ if TYPE_CHECKING:
         transformed,
     )
     from openmsd.rank.load import (
-        BACKENDS,
         ENGLISH_MODEL,
         FUSIONS,
         HYBRID,
         HYBRID_GRAPH,
         UNTUNED_METHODS,
-        UnknownScorerError,
         available,
         corpus_adapter,
         default_dense,
@@ -50,18 +49,17 @@ if TYPE_CHECKING:
         is_dense,
         leaves,
         load_scorer,
-        model_name,
         ranker_path,
         tuned,
     )
     from openmsd.rank.metadata import METADATA_SCORERS
     from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
     from openmsd.rank.scorer import Papers, Queries, Scorer, score_pools
+    from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError
     from openmsd.rank.topk import top_k, top_k_of_scores
 
 _WHERE: dict[str, str] = {
     "AUTHOR_SCORERS": "authorship",
-    "BACKENDS": "load",
     "Contribution": "fusion",
     "DenseScorer": "dense",
     "ENGLISH_MODEL": "load",
@@ -81,11 +79,12 @@ _WHERE: dict[str, str] = {
     "Queries": "scorer",
     "Scorer": "scorer",
     "UNTUNED_METHODS": "load",
-    "UnknownScorerError": "load",
+    "RankerSpec": "spec",
+    "RankerSpecError": "spec",
+    "UnknownScorerError": "spec",
     "available": "load",
     "corpus_adapter": "load",
     "english_key": "load",
-    "model_name": "load",
     "fusion_spec": "load",
     "combine": "fusion",
     "corpus_papers": "papers",
@@ -110,7 +109,6 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "AUTHOR_SCORERS",
-    "BACKENDS",
     "ENGLISH_MODEL",
     "FEEDBACK",
     "FUSIONS",
@@ -126,6 +124,8 @@ __all__ = [
     "Fusion",
     "Papers",
     "Queries",
+    "RankerSpec",
+    "RankerSpecError",
     "Scorer",
     "UnknownScorerError",
     "available",
@@ -148,7 +148,6 @@ __all__ = [
     "leaves",
     "load_encoder",
     "load_scorer",
-    "model_name",
     "ranker_path",
     "score_pools",
     "top_k",

@@ -16,6 +16,7 @@ import numpy as np
 
 from openmsd.models import DenseEncoder
 from openmsd.rank.scorer import ExactScorer, Papers, Queries
+from openmsd.rank.spec import parse
 
 if TYPE_CHECKING:
     from openmsd.index import VectorIndex
@@ -216,14 +217,12 @@ def _stored_index(papers: Papers, name: str) -> Callable[[], VectorIndex | None]
 
 
 def load_encoder(name: str, backend: str = "torch") -> DenseEncoder:
-    from openmsd.corpus import parse_enriched
+    """The encoder of a model name or vector key (``MODEL@onnx``, ``MODEL:onnx``: that
+    backend, else ``backend``; ``MODEL+llm64``: ``MODEL``'s)."""
     from openmsd.models import load_model
 
-    base, _, stored = name.partition("@")  # a vector key MODEL@onnx: that backend
-    if stored not in ("torch", "onnx"):
-        base, stored = name, ""
-    enriched = parse_enriched(base)
-    model = load_model(enriched[0] if enriched else base, stored or backend)
+    spec = parse(name)
+    model = load_model(spec.model, spec.backend or backend)
     if not isinstance(model, DenseEncoder):
         raise ValueError(f"model {name!r} is not a dense encoder")
     return model

@@ -33,21 +33,8 @@ from openmsd.rank.graph import GraphScorer
 from openmsd.rank.scorer import ExactScorer, Queries, Scorer, exclude_self
 
 FEEDBACK, LINKS = "~prf", "~links"
-SUFFIXES = (FEEDBACK, LINKS)
 #: How many of its best papers feed a query back; queries scored per block.
 DEPTH, BLOCK = 5, 64
-
-
-def split_suffix(name: str) -> tuple[str, str | None]:
-    """``(NAME, suffix)`` of ``NAME~prf`` / ``NAME~links``; ``(name, None)`` otherwise.
-
-    >>> split_suffix("bm25@same~prf")
-    ('bm25@same', '~prf')
-    """
-    for suffix in SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[:-len(suffix)], suffix
-    return name, None
 
 
 def scaled(scores: np.ndarray) -> np.ndarray:

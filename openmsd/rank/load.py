@@ -9,6 +9,8 @@ Names:
   (``openmsd embed``), over files its texts encoded now;
 * a graph scorer (:data:`openmsd.rank.graph.GRAPH_SCORERS`), over a corpus with citations;
   an author-habit scorer (:data:`openmsd.rank.authorship.AUTHOR_SCORERS`), over a corpus;
+* ``NAME:BACKEND``: a dense model's vectors made by that backend (``torch``, ``onnx``;
+  formerly ``NAME@onnx``);
 * ``NAME@LANG``: scorer ``NAME`` heard only for pairs of papers both in ``LANG``
   (``minilm-en@en``: the English-only model for English pairs); ``NAME@same``: only for pairs
   in one language (``bm25@same``); ``NAME@cross``: only for pairs in two languages;
@@ -22,8 +24,8 @@ Names:
   can be had)
   and ``hybrid-graph`` (text and citation graph, likewise; untuned, by reciprocal rank).
 
-A name that names nothing is a :class:`UnknownScorerError` listing the scorers this collection
-can have.
+A name is parsed once, by :mod:`openmsd.rank.spec` (:class:`RankerSpec`); a name that names
+nothing is a :class:`UnknownScorerError` listing the scorers this collection can have.
 """
 
 from __future__ import annotations
@@ -31,25 +33,25 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from openmsd.corpus import Corpus
-from openmsd.models import ADAPTER_FILE, Adapter
+from openmsd.models import ADAPTER_FILE, Adapter, model_slug
 from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer
 from openmsd.rank.dense import DenseScorer
-from openmsd.rank.feedback import FEEDBACK, Feedback, Propagated, split_suffix
+from openmsd.rank.feedback import Feedback, Propagated
 from openmsd.rank.fusion import Fallback, Fusion
 from openmsd.rank.graph import GRAPH_SCORERS, GraphScorer
 from openmsd.rank.lexical import VIEWS, LexicalScorer
 from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
+from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError, parse
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
-#: The suffixes of vector keys ``MODEL@onnx`` (:func:`openmsd.models.vectors.vector_key`).
-BACKENDS = ("torch", "onnx")
 FUSIONS = (HYBRID, HYBRID_GRAPH)
 RANKER_FILE = "ranker.json"
 #: The English-only model an untuned ``hybrid`` adds for English pairs (``minilm-en@en``),
@@ -68,18 +70,14 @@ DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "shared-references")
 UNTUNED_METHODS = {HYBRID: "zscore", HYBRID_GRAPH: "rrf"}
 
 
-def model_name(key: str) -> str:
-    """The model of a vector key (``minilm-en@onnx`` -> ``minilm-en``).
-
-    >>> model_name("minilm-en@onnx"), model_name("minilm-en")
-    ('minilm-en', 'minilm-en')
-    """
-    model, _, backend = key.rpartition("@")
-    return model if model and backend in BACKENDS else key
+Name = str | RankerSpec
+"""A ranker: its name, or its parsed spec."""
 
 
-class UnknownScorerError(ValueError):
-    """A ranker name that names nothing this collection can have."""
+def as_spec(name: Name) -> RankerSpec:
+    """``name`` parsed (:func:`openmsd.rank.spec.parse`, silent about old spellings: a name
+    read from a stored file, or passed on by code); a spec as it is."""
+    return name if isinstance(name, RankerSpec) else parse(name)
 
 
 def ranker_path(corpus: Corpus) -> Path:
@@ -151,7 +149,8 @@ def available(papers: Papers) -> list[str]:
 
     names = ["random", *VIEWS]
     if papers.corpus is not None:
-        names += dense_models(papers.corpus) or [default_dense(papers.corpus)]
+        names += [str(parse(key)) for key in dense_models(papers.corpus)] \
+            or [default_dense(papers.corpus)]
         names += list(METADATA_SCORERS) + list(GRAPH_SCORERS) + list(AUTHOR_SCORERS)
         names += list(FUSIONS)
     else:
@@ -160,29 +159,22 @@ def available(papers: Papers) -> list[str]:
 
 
 def split_fusion(name: str) -> list[str]:
-    """The members of ``A+B+…``; an enriched model name (``MODEL+llm64``) stays one member.
+    """The members of ``A+B+…`` as written; an enriched model name (``MODEL+llm64``) stays one
+    member.
 
     >>> split_fusion("e5-small-multilingual+llm64+bm25")
     ['e5-small-multilingual+llm64', 'bm25']
     """
-    from openmsd.corpus import parse_enriched
-
-    members: list[str] = []
-    for part in name.split("+"):
-        if members and parse_enriched(f"{members[-1]}+{part}"):
-            members[-1] = f"{members[-1]}+{part}"
-        else:
-            members.append(part)
-    return members
+    spec = parse(name)
+    return [str(m) for m in spec.members] if spec.is_fusion else [str(spec)]
 
 
-def _is_dense(name: str) -> bool:
-    from openmsd.corpus import parse_enriched
+def _is_dense(spec: RankerSpec) -> bool:
+    """Whether a bare model spec names a model that encodes: registered, a directory, a hub
+    name."""
     from openmsd.models import MODELS
 
-    name = name.split("@", 1)[0] if name.rsplit("@", 1)[-1] in BACKENDS else name
-    base = parse_enriched(name)[0] if parse_enriched(name) else name
-    return base in MODELS or Path(base).is_dir() or "/" in base
+    return spec.model in MODELS or Path(spec.model).is_dir() or "/" in spec.model
 
 
 def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
@@ -211,16 +203,17 @@ def default_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> 
         members.append(CROSS_LEXICAL)
     english = english_key(corpus)
     adapted = {b["model"] for b in adapter.bases} if adapter else set()
-    if english is not None and model_name(dense) != ENGLISH_MODEL \
+    if english is not None and parse(dense).stored_model != ENGLISH_MODEL \
             and ENGLISH_MODEL not in adapted:
         # English pairs also hear the English-only model, where it can be had (whichever
         # backend embedded it): for English queries it outranks the multilingual one
         # (docs/ranking.md); an adapter over it already holds it
-        members.append(f"{english}@en")
+        members.append(str(replace(parse(english), language="en")))
     if name == HYBRID_GRAPH:
         # A paper query has an English view (free text has not): its words meet the other
         # languages' papers in English, where bm25@same would rank only its own language's.
         members = [dense, "bm25-en", *DEFAULT_GRAPH_MEMBERS]
+    members = [str(parse(member)) for member in members]  # the canonical spelling
     out: dict[str, Any] = {"members": members, "weights": [1.0] * len(members),
                            "method": UNTUNED_METHODS[name], "tuned": False}
     if adapter is not None:
@@ -235,8 +228,8 @@ def english_key(corpus: Corpus | None) -> str | None:
     backend made them (``minilm-en`` or ``minilm-en@onnx``, the newest); None without."""
     if corpus is None:
         return ENGLISH_MODEL
-    return next((key for key in dense_models(corpus) if model_name(key) == ENGLISH_MODEL),
-                None)
+    return next((key for key in dense_models(corpus)
+                 if parse(key).stored_model == ENGLISH_MODEL), None)
 
 
 def corpus_adapter(corpus: Corpus | None) -> Adapter | None:
@@ -281,88 +274,118 @@ def fallbacks(name: str, spec: dict[str, Any]) -> list[Fallback]:
     return out
 
 
-def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int = 0,
+#: What the scorers that need a corpus read, and whether a citation table given in its place
+#: will do.
+NEEDS_CORPUS: dict[str, tuple[str, bool]] = {
+    **{name: ("the papers' authors and years", False) for name in METADATA_SCORERS},
+    **{name: ("the citation graph", True) for name in GRAPH_SCORERS},
+    **{name: ("the papers' authors and the citation graph", False) for name in AUTHOR_SCORERS},
+    "links": ("the citation graph", True),
+}
+
+
+def unknown_scorer(why: str, papers: Papers) -> UnknownScorerError:
+    """The error of a name this collection cannot rank with: ``why``, then what it can rank
+    with (:func:`available`) and the forms a name can take."""
+    return UnknownScorerError(
+        f"{why}; expected one of {', '.join(available(papers))}, a fusion A+B, NAME@LANG, "
+        "NAME:BACKEND, NAME~prf, NAME~links, a SentenceTransformer directory or a Hugging "
+        "Face name")
+
+
+def _check_corpus(name: RankerSpec, what: str, papers: Papers,
+                  citations: pa.Table | None) -> None:
+    """:func:`unknown_scorer` when ``what`` (a scorer or a modifier of :data:`NEEDS_CORPUS`)
+    needs a corpus that ``papers`` lack."""
+    reads, cited = NEEDS_CORPUS.get(what, ("", False))
+    if reads and papers.corpus is None and not (cited and citations is not None):
+        raise unknown_scorer(f"scorer {str(name)!r} reads {reads}: it needs a corpus", papers)
+
+
+def load_scorer(name: Name, papers: Papers, *, backend: str = "torch", seed: int = 0,
                 citations: pa.Table | None = None,
                 hidden: Collection[tuple[str, str]] = (),
                 cache: dict[str, Scorer] | None = None) -> Scorer:
     """The scorer ``name`` over ``papers``. ``citations`` (``citing_id``, ``cited_id``)
     replaces the corpus's for graph scorers, ``hidden`` links are left out of the graph;
-    ``cache`` shares members between the scorers of one run."""
+    ``cache`` shares members between the scorers of one run (keyed by canonical name, and by
+    ``name`` as given)."""
+    spec = as_spec(name)
     cache = {} if cache is None else cache
-    if name in cache:
-        return cache[name]
-    scorer: Scorer
+    key = str(spec)
+    if key not in cache:
+        def load(inner: RankerSpec) -> Scorer:
+            return load_scorer(inner, papers, backend=backend, seed=seed, citations=citations,
+                               hidden=hidden, cache=cache)
+        cache[key] = _build(spec, papers, load, backend, seed, citations, hidden, cache)
+    if isinstance(name, str):
+        cache[name] = cache[key]
+    return cache[key]
+
+
+def _build(spec: RankerSpec, papers: Papers, load: Any, backend: str, seed: int,
+           citations: pa.Table | None, hidden: Collection[tuple[str, str]],
+           cache: dict[str, Scorer]) -> Scorer:
+    """The scorer of one spec; ``load(spec)`` gives those of the specs it is made of."""
     corpus = papers.corpus
-    base, suffix = split_suffix(name) if "+" not in name else (name, None)
+    if spec.is_fusion or (spec.model in FUSIONS and str(spec) == spec.model):
+        return _fusion(spec, corpus, load)
+    if spec.modifiers:
+        modifier = spec.modifiers[-1]
+        inner = load(spec.inner)
+        _check_corpus(spec, modifier, papers, citations)
+        return Feedback(inner) if modifier == "prf" else Propagated(inner, citations, hidden)
+    if spec.language:
+        return LanguagePairScorer(load(spec.inner), spec.language)
+    name = spec.model if str(spec) == spec.model else None  # a scorer's own name, plain
+    _check_corpus(spec, name or "", papers, citations)
     if name == "random":
-        scorer = RandomScorer(papers, seed)
-    elif suffix is not None:
-        inner = load_scorer(base, papers, backend=backend, seed=seed, citations=citations,
-                            hidden=hidden, cache=cache)
-        if suffix == FEEDBACK:
-            scorer = Feedback(inner)
-        elif corpus is None and citations is None:
-            raise UnknownScorerError(f"scorer {name!r} reads the citation graph: it needs a "
-                                     "corpus; here: " + ", ".join(available(papers)))
-        else:
-            scorer = Propagated(inner, citations, hidden)
-    elif "@" in name and "+" not in name and name.rsplit("@", 1)[1] not in BACKENDS:
-        inner, language = name.rsplit("@", 1)
-        scorer = LanguagePairScorer(load_scorer(inner, papers, backend=backend, seed=seed,
-                                                citations=citations, hidden=hidden,
-                                                cache=cache), language)
-    elif name in VIEWS:
-        scorer = LexicalScorer(papers, VIEWS[name], name)
-    elif name in METADATA_SCORERS:
-        if corpus is None:
-            raise UnknownScorerError(f"scorer {name!r} reads the papers' authors and years: "
-                                     "it needs a corpus; here: " + ", ".join(available(papers)))
-        scorer = metadata_scorer(papers, name)
-    elif name in GRAPH_SCORERS:
-        if corpus is None and citations is None:
-            raise UnknownScorerError(f"scorer {name!r} reads the citation graph: it needs a "
-                                     "corpus; here: " + ", ".join(available(papers)))
-        scorer = GraphScorer(papers, name, citations, hidden, seed, like=next(
+        return RandomScorer(papers, seed)
+    if name in VIEWS:
+        return LexicalScorer(papers, VIEWS[name], name)
+    if name in METADATA_SCORERS:
+        return metadata_scorer(papers, name)
+    if name in GRAPH_SCORERS:
+        return GraphScorer(papers, name, citations, hidden, seed, like=next(
             (s for s in cache.values() if isinstance(s, GraphScorer)), None))
-    elif name in AUTHOR_SCORERS:
-        if corpus is None:
-            raise UnknownScorerError(f"scorer {name!r} reads the papers' authors and the "
-                                     "citation graph: it needs a corpus; here: "
-                                     + ", ".join(available(papers)))
-        scorer = AuthorshipScorer(papers, name, None, citations, hidden, like=next(
+    if name in AUTHOR_SCORERS:
+        return AuthorshipScorer(papers, name, None, citations, hidden, like=next(
             (s for s in cache.values() if isinstance(s, AuthorshipScorer)), None))
-    elif name in FUSIONS or ("+" in name and not _stored_dense(name, corpus)):
-        spec = (fusion_spec(name, corpus) if name in FUSIONS
-                else {"members": split_fusion(name), "method": "rrf", "weights": None})
-        members = [load_scorer(m, papers, backend=backend, seed=seed, citations=citations,
-                               hidden=hidden, cache=cache) for m in spec["members"]]
-        scorer = Fusion(name, members, spec.get("weights"), spec.get("method", "rrf"),
-                        fallbacks=fallbacks(name, spec))
-    elif (adapter := find_adapter(name, corpus)) is not None:
-        scorer = _adapted(adapter, papers)
-    elif _is_dense(name) or _stored_dense(name, corpus):
-        scorer = _dense(name, papers, backend)
+    if (adapter := find_adapter(spec, corpus)) is not None:
+        return _adapted(adapter, papers)
+    if _is_dense(spec) or _stored_dense(spec, corpus):
+        return _dense(spec.vector_key, papers, backend)
+    raise unknown_scorer(f"unknown ranker {str(spec)!r}", papers)
+
+
+def _fusion(spec: RankerSpec, corpus: Corpus | None, load: Any) -> Scorer:
+    """A fusion: ``hybrid`` / ``hybrid-graph`` as :func:`fusion_spec` says, or ``A+B``
+    (reciprocal-rank fusion, weighted where the name gives weights)."""
+    if spec.is_fusion:
+        members, weights, method, found = list(spec.members), spec.weights, "rrf", {}
     else:
-        raise UnknownScorerError(f"unknown ranker {name!r}: expected one of "
-                                 f"{', '.join(available(papers))}, a fusion A+B, NAME~prf, "
-                                 "NAME~links, a SentenceTransformer directory or a Hugging Face "
-                                 "name")
-    cache[name] = scorer
-    return scorer
+        found = fusion_spec(spec.model, corpus)
+        members = [parse(m) for m in found["members"]]
+        weights, method = found.get("weights"), found.get("method", "rrf")
+    return Fusion(str(spec), [load(m) for m in members], weights, method,
+                  fallbacks=fallbacks(str(spec), found) if found else [])
 
 
-def _stored_dense(name: str, corpus: Corpus | None) -> bool:
-    from openmsd.models import model_slug
+def _stored_dense(spec: RankerSpec, corpus: Corpus | None) -> bool:
+    """Whether ``corpus`` holds vectors under the spec's vector key."""
+    return corpus is not None and (corpus.root / "vectors" / model_slug(spec.vector_key)
+                                   ).is_dir()
 
-    return corpus is not None and (corpus.root / "vectors" / model_slug(name)).is_dir()
 
-
-def find_adapter(name: str, corpus: Corpus | None) -> Path | None:
+def find_adapter(name: Name, corpus: Corpus | None) -> Path | None:
     """The adapter directory ``name`` stands for (a directory, or ``CORPUS/adapters/NAME``),
-    or None (:func:`openmsd.models.find_adapter`)."""
+    or None (:func:`openmsd.models.find_adapter`): a name with a backend, a language or
+    modifiers is none."""
     from openmsd.models import find_adapter as find
 
-    return find(name, corpus) if "@" not in name else None
+    spec = as_spec(name)
+    plain = not spec.is_fusion and str(spec) == spec.model
+    return find(spec.model, corpus) if plain else None
 
 
 def _adapted(path: Path, papers: Papers) -> Scorer:
@@ -405,36 +428,47 @@ def _dense(name: str, papers: Papers, backend: str) -> Scorer:
     return DenseScorer.from_texts(papers, load_encoder(name, backend), name)
 
 
-def leaves(name: str, corpus: Corpus | None) -> list[str]:
+def leaves(name: Name, corpus: Corpus | None) -> list[RankerSpec]:
     """The single scorers a name stands for (a fusion's members, recursively; ``NAME~prf``:
-    those of ``NAME``)."""
-    base, suffix = split_suffix(name) if "+" not in name else (name, None)
-    if suffix is not None:
-        return leaves(base, corpus)
-    if name in FUSIONS:
-        parts = fusion_spec(name, corpus)["members"]
-    elif "+" in name and not _stored_dense(name, corpus):
-        parts = split_fusion(name)
+    those of ``NAME``), each once, in order."""
+    spec = as_spec(name)
+    if spec.modifiers:
+        return leaves(replace(spec, modifiers=()), corpus)
+    if spec.is_fusion:
+        parts = list(spec.members)
+    elif spec.model in FUSIONS and str(spec) == spec.model:
+        parts = [parse(m) for m in fusion_spec(spec.model, corpus)["members"]]
     else:
-        return [name]
+        return [spec]
     return list(dict.fromkeys(leaf for part in parts for leaf in leaves(part, corpus)))
 
 
-def is_builtin(name: str) -> bool:
+BUILTIN = frozenset({"random", *VIEWS, *GRAPH_SCORERS, *AUTHOR_SCORERS, *METADATA_SCORERS,
+                     *FUSIONS})
+"""The scorers that are not a model."""
+
+
+def is_builtin(name: Name) -> bool:
     """Whether ``name`` is one of the scorers that are not a model (``random``, the BM25 views,
-    the graph scorers, ``hybrid``, ``hybrid-graph``) or a fusion of several."""
-    if "+" not in name and split_suffix(name)[1] is not None:
+    the graph scorers, ``hybrid``, ``hybrid-graph``), a modified one (``NAME~prf``) or a fusion
+    of several; a name against the grammar is no model either."""
+    try:
+        spec = as_spec(name)
+    except RankerSpecError:
         return True
-    return (name == "random" or name in VIEWS or name in GRAPH_SCORERS
-            or name in AUTHOR_SCORERS or name in METADATA_SCORERS or name in FUSIONS
-            or ("+" in name and len(split_fusion(name)) > 1))
+    return spec.is_fusion or bool(spec.modifiers) or str(spec) in BUILTIN
 
 
-def is_dense(name: str, corpus: Corpus | None = None) -> bool:
+def is_dense(name: Name, corpus: Corpus | None = None) -> bool:
     """Whether a single scorer name is a dense model (reads stored or encoded vectors): a
-    registered model, a directory, a hub name, or a name with vectors in ``corpus``."""
-    if name.rsplit("@", 1)[-1] not in BACKENDS:
-        name = name.rsplit("@", 1)[0]  # NAME@LANG: the model NAME
-    if is_builtin(name):
+    registered model, a directory, a hub name, or a name with vectors in ``corpus``
+    (``NAME@LANG``: the model ``NAME``); a name against the grammar is none."""
+    try:
+        spec = as_spec(name)
+    except RankerSpecError:
         return False
-    return _is_dense(name) or _stored_dense(name, corpus)
+    if not spec.is_fusion:
+        spec = replace(spec, language=None)
+    if is_builtin(spec):
+        return False
+    return _is_dense(spec) or _stored_dense(spec, corpus)

@@ -25,6 +25,7 @@ from openmsd.rank import (
     Fusion,
     Papers,
     Queries,
+    RankerSpec,
     Scorer,
     corpus_papers,
 )
@@ -174,7 +175,7 @@ def signals(contributions: Sequence[Contribution],
             continue
         else:
             words = (words_of or {}).get(c.member) or SIGNAL_WORDS.get(
-                c.member.rsplit("@", 1)[0], "similar text")
+                RankerSpec.parse(c.member).model, "similar text")
         if words not in out:
             out.append(words)
     return out

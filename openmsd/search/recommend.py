@@ -142,9 +142,11 @@ def language_warning(language: str | None, encoder: DenseEncoder) -> str | None:
     >>> language_warning("el", SimpleNamespace(name="minilm-en"))[:40]
     "the manuscript's language (el) is not on"
     """
+    from openmsd.rank import RankerSpec
+
     settings = getattr(encoder, "settings", None)
     name = getattr(settings, "base", None) or getattr(encoder, "name", "")
-    name = name.split("@")[0]
+    name = RankerSpec.parse(name).stored_model if name else name
     covered = MODEL_LANGUAGES.get(name)
     if covered is None or not language or language in covered:
         return None
@@ -301,10 +303,10 @@ def fused_ranker(corpus: Corpus, model: str) -> str:
     """The fused ranker ``recommend`` ranks with when no trained citation model is given: the
     corpus's :data:`openmsd.rank.HYBRID` where it holds ``model`` (a vector key), else the
     reciprocal-rank fusion of ``bm25@same`` and ``model``: the words and the model asked for."""
-    from openmsd.rank import HYBRID, leaves
+    from openmsd.rank import HYBRID, RankerSpec, leaves
 
-    held = {leaf.partition("@")[0] for leaf in leaves(HYBRID, corpus)}  # NAME@BACKEND, NAME@LANG
-    return HYBRID if model.partition("@")[0] in held else f"bm25@same+{model}"
+    held = {leaf.stored_model for leaf in leaves(HYBRID, corpus)}
+    return HYBRID if RankerSpec.parse(model).stored_model in held else f"bm25@same+{model}"
 
 
 def _ranked_by(corpus: Corpus, ranker: str, rank: Callable[[Scorer], T]) -> T:

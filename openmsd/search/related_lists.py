@@ -35,7 +35,7 @@ from openmsd.corpus import Corpus
 from openmsd.index import index_dir
 from openmsd.io import ParquetSink
 from openmsd.models import model_slug
-from openmsd.rank import BACKENDS, Fusion, Queries, Scorer, is_dense, leaves, tuned
+from openmsd.rank import Fusion, Queries, Scorer, is_dense, leaves, tuned
 
 __all__ = ["DEPTH", "RelatedLists", "compute_related_lists", "is_current", "lists_key",
            "lists_path", "stored_related"]
@@ -88,9 +88,8 @@ def _dense_names(corpus: Corpus, ranker: str) -> list[str]:
     """The dense models ``ranker`` reads vectors of (``NAME@LANG``: ``NAME``), in order."""
     names = []
     for leaf in leaves(ranker, corpus):
-        base, _, tail = leaf.rpartition("@")
-        name = base if base and tail not in BACKENDS else leaf
-        if is_dense(name, corpus) and name not in names:
+        name = leaf.bare.vector_key
+        if is_dense(leaf.bare, corpus) and name not in names:
             names.append(name)
     return names
 

@@ -19,7 +19,7 @@ from openmsd.experiment.contexts import (
     folds_of,
     procedures,
 )
-from openmsd.experiment.tune import Judged, search
+from openmsd.experiment.weights import Judged, search
 
 SAMPLE = Path(__file__).resolve().parents[2] / "openmsd" / "data" / "sample"
 MEMBERS = ["bm25@same", "bm25-en", "e5"]
@@ -116,7 +116,7 @@ def test_too_few_contexts_is_an_error_that_says_the_count(tmp_path):
 def test_module_examples():
     import doctest
 
-    from openmsd.experiment import contexts, tune
+    from openmsd.experiment import contexts, pools, tune, weights
 
-    for module in (contexts, tune):
+    for module in (contexts, pools, tune, weights):
         assert doctest.testmod(module).failed == 0, module.__name__

@@ -7,14 +7,8 @@ import numpy as np
 import pyarrow as pa
 
 from openmsd.eval import Pool
-from openmsd.experiment.tune import (
-    TuningPool,
-    cross_validate,
-    fit_validated,
-    methods_fitted,
-    tuning_pool,
-    with_queries,
-)
+from openmsd.experiment.pools import TuningPool, tuning_pool, with_queries
+from openmsd.experiment.tune import cross_validate, fit_validated, methods_fitted
 
 
 def pool_and_scores(queries: int, papers: int, seed: int

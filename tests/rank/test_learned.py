@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from openmsd.experiment.tune import Judged, learn
+from openmsd.experiment.tune import learn
+from openmsd.experiment.weights import Judged
 from openmsd.rank import Fusion, Papers, Queries, UnknownScorerError, load_scorer
 from openmsd.rank.metadata import AuthorScorer
 

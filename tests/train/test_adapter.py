@@ -177,8 +177,8 @@ def test_the_english_model_joins_hybrid_whichever_backend_embedded_it(corpus):
     """``embed --model minilm-en`` stores ``minilm-en@onnx``: the untuned hybrid must find it."""
     write_vectors(corpus, "e5-small-multilingual@onnx", dim=DIM, seed=2)
     spec = fusion_spec("hybrid", corpus)
-    assert "minilm-en@onnx@en" in spec["members"]
-    assert spec["members"][1] == "e5-small-multilingual@onnx"
+    assert "minilm-en:onnx@en" in spec["members"]  # the canonical spelling
+    assert spec["members"][1] == "e5-small-multilingual:onnx"
     assert "adapter" not in spec
     scorer = load_scorer("hybrid", corpus_papers(corpus))
     assert [m.name for m in scorer.members][-1] == "minilm-en@onnx@en"

@@ -34,6 +34,7 @@ from openmsd.models import (
     map_corpus,
     model_slug,
     read_adapter,
+    split_vector_key,
     stored_backends,
     vector_key,
     write_adapter,
@@ -119,16 +120,17 @@ def adapter_name(bases: Sequence[str]) -> str:
     >>> adapter_name(["e5-small-multilingual@onnx", "minilm-en"])
     'adapter-e5-small-multilingual.minilm-en'
     """
-    return "adapter-" + ".".join(model_slug(b.partition("@")[0]) for b in bases)
+    return "adapter-" + ".".join(model_slug(split_vector_key(b)[0]) for b in bases)
 
 
 def base_keys(corpus: Corpus, bases: Sequence[str]) -> list[dict[str, Any]]:
-    """Each base as ``{model, backend, key}``: the backend named (``MODEL@onnx``), else the one
+    """Each base as ``{model, backend, key}``: the backend named (``MODEL:onnx``, formerly
+    ``MODEL@onnx``), else the one
     the corpus has vectors of (the newest); AdapterDataError naming the command that makes
     them when it has none."""
     out = []
     for base in bases:
-        model, _, backend = base.partition("@")
+        model, backend = split_vector_key(base)
         stored = stored_backends(corpus, model)
         if not backend and not stored:
             raise AdapterDataError(f"{corpus.root}: no vectors of {model!r}; run 'openmsd embed "

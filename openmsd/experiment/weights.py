@@ -1,0 +1,230 @@
+"""The weight search of ``openmsd tune``: a fusion's weights over a grid of the simplex, then
+refined one weight at a time (:func:`search`), scored by the MAP of judged pairs
+(:class:`Judged`). Shared by the fits on paper queries (:mod:`openmsd.experiment.tune`) and on
+citation contexts (:mod:`openmsd.experiment.contexts`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow.compute as pc
+
+from openmsd.rank import blend, heard, transformed
+
+__all__ = ["LADDER", "MAX_GRID", "SEARCHED", "Judged", "TuneError", "ascend", "grid_step",
+           "pooled", "search", "simplex"]
+
+#: The fusion methods a grid of weights is searched with (the learned one is fitted apart).
+SEARCHED = ("zscore", "weighted", "rrf")
+
+
+class TuneError(ValueError):
+    """Nothing to tune on: no dev queries, no relations."""
+
+
+def _compositions(parts: int, total: int) -> list[tuple[int, ...]]:
+    """Every tuple of ``parts`` non-negative integers summing to ``total``, in lexical order."""
+    if parts == 1:
+        return [(total,)]
+    return [(first, *rest) for first in range(total + 1)
+            for rest in _compositions(parts - 1, total - first)]
+
+
+def simplex(members: int, step: float) -> list[tuple[float, ...]]:
+    """Every weighting of ``members`` in multiples of ``step`` summing to 1.
+
+    >>> simplex(2, 0.5)
+    [(0.0, 1.0), (0.5, 0.5), (1.0, 0.0)]
+    """
+    units = round(1 / step)
+    return [tuple(c / units for c in combo) for combo in _compositions(members, units)]
+
+
+#: The values coordinate ascent tries for each weight (:func:`ascend`).
+LADDER = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)
+
+
+def ascend(value: Callable[[list[float]], float], start: Sequence[float],
+           ladder: Sequence[float] = LADDER, rounds: int = 4) -> tuple[list[float], float]:
+    """Coordinate ascent: each weight in turn set to the value of ``ladder`` that raises
+    ``value`` most, the others kept, until a round changes nothing (at most ``rounds``).
+    Returns the weights and their value; finer than a grid over many members, which must be
+    coarse (a weight of 0.1 beside 1.0 is not on a grid of fifths).
+
+    >>> ascend(lambda w: -abs(w[0] - 0.3) - abs(w[1] - 0.05), [1.0, 1.0])
+    ([0.3, 0.05], -0.0)
+    """
+    weights = [float(w) for w in start]
+    best = value(weights)
+    for _ in range(rounds):
+        changed = False
+        for i in range(len(weights)):
+            for candidate in ladder:
+                trial = [*weights[:i], candidate, *weights[i + 1:]]
+                found = value(trial)
+                if found > best + 1e-9:
+                    best, weights, changed = found, trial, True
+        if not changed:
+            break
+    return weights, best
+
+
+#: The most weightings a grid may hold (each is ranked and scored on every tuning query; the
+#: coordinate ascent that follows refines the best).
+MAX_GRID = 400
+
+
+def grid_step(members: int, step: float) -> float:
+    """``step``, or the finest of 1/8, 1/5, 1/4, 1/2 coarser than it whose simplex grid over
+    ``members`` holds at most :data:`MAX_GRID` weightings.
+
+    >>> grid_step(4, 0.1), grid_step(8, 0.1)
+    (0.1, 0.25)
+    """
+    for candidate in (step, 0.125, 0.2, 0.25, 0.5):
+        if candidate >= step and math.comb(round(1 / candidate) + members - 1,
+                                           members - 1) <= MAX_GRID:
+            return candidate
+    return 1.0
+
+
+class Judged:
+    """A pool's relevant pairs as index arrays, for :meth:`objective`: the pair's query and
+    document (pool positions), the score matrices' row of its query (``row``: the query's
+    position among the pool's ``rows`` where it has them, a :class:`TuningPool`; else the
+    query's own position) and its (task, query) group."""
+
+    def __init__(self, pool: Any, task: str | None):
+        judged = pool.judgements
+        if task is not None:
+            judged = judged.filter(pc.equal(judged["task"], task))
+        position = {paper: i for i, paper in enumerate(pool.ids)}
+        self.query = np.array([position[q] for q in judged["query"].to_pylist()], np.int64)
+        self.doc = np.array([position[d] for d in judged["doc"].to_pylist()], np.int64)
+        rows = getattr(pool, "rows", None)
+        self.row = self.query if rows is None else np.searchsorted(rows, self.query)
+        # the matrices' columns: every pool paper, or per row its candidates (TuningPool)
+        self.columns = getattr(pool, "columns", None)
+        if self.columns is None:
+            self.column = self.doc
+        else:
+            match = self.columns[self.row] == self.doc[:, None]
+            self.column = np.where(match.any(axis=1), match.argmax(axis=1), -1)
+        tasks = judged["task"].to_pylist()
+        keys = list(zip(tasks, self.query.tolist(), strict=True))
+        groups = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+        self.group = np.array([groups[k] for k in keys], np.int64)
+        names = sorted(set(tasks))
+        task_of = {key[0]: names.index(key[0]) for key in groups}
+        self.group_task = np.array([task_of[key[0]] for key in groups], np.int64)
+        self.tasks = len(names)
+
+    @classmethod
+    def of_pairs(cls, query: Sequence[int], doc: Sequence[int]) -> Judged:
+        """Relevant (query row, document column) pairs of one task, each query its own group
+        (free-text queries against a collection: citation contexts and their cited papers)."""
+        judged = cls.__new__(cls)
+        judged.query, judged.doc = np.asarray(query, np.int64), np.asarray(doc, np.int64)
+        judged.row, judged.column, judged.columns = judged.query, judged.doc, None
+        keys = {q: i for i, q in enumerate(dict.fromkeys(judged.query.tolist()))}
+        judged.group = np.array([keys[q] for q in judged.query.tolist()], np.int64)
+        judged.group_task = np.zeros(len(keys), np.int64)
+        judged.tasks = 1
+        return judged
+
+    def objective(self, matrix: np.ndarray) -> float:
+        """MAP in % (the mean over the tasks of the mean AP of their queries) when the pool is
+        ranked by ``matrix`` (a row per query, a column per pool paper, the query paper itself
+        ``-inf``); ties as trec_eval breaks
+        them (the higher id first), as :func:`openmsd.eval.sdsm.model_ranks` does.
+
+        >>> import pyarrow as pa
+        >>> from types import SimpleNamespace
+        >>> pool = SimpleNamespace(ids=["a", "b", "c"], judgements=pa.table(
+        ...     {"task": ["citation"], "query": ["a"], "doc": ["c"]}))
+        >>> scores = np.array([[-np.inf, 2, 1], [0, -np.inf, 0], [0, 0, -np.inf]])
+        >>> Judged(pool, None).objective(scores)
+        50.0
+        """
+        if not len(self.query):
+            return 0.0
+        ap = self.average_precision(matrix)
+        per_task = np.bincount(self.group_task, ap) / np.bincount(self.group_task)
+        return 100 * float(per_task.mean())
+
+    def average_precision(self, matrix: np.ndarray) -> np.ndarray:
+        """The AP (a fraction) of each (task, query) group, in group order, when the pool is
+        ranked by ``matrix`` (see :meth:`objective`)."""
+        rows = matrix[self.row]
+        own = rows[np.arange(len(self.query)), np.maximum(self.column, 0)][:, None]
+        ids = (np.arange(matrix.shape[1])[None, :] if self.columns is None
+               else self.columns[self.row])
+        rank = (1 + (rows > own).sum(axis=1) + ((rows == own) & (ids > self.doc[:, None]))
+                .sum(axis=1)).astype(np.float64)
+        rank[self.column < 0] = np.inf  # not among the query's candidates: never retrieved
+        # AP of a group: the mean over its relevant papers of (their place among them) / rank
+        order = np.lexsort((rank, self.group))
+        group, rank = self.group[order], rank[order]
+        first = np.searchsorted(group, group)
+        precision = (np.arange(len(group)) - first + 1) / rank
+        return np.bincount(group, precision) / np.bincount(group)
+
+
+def pooled(found: Sequence[float], sizes: np.ndarray) -> float:
+    """The mean of per-set objectives weighted by the sets' query counts (0 with no query)."""
+    return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
+
+
+def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
+           sizes: np.ndarray, members: Sequence[str], step: float,
+           progress: Callable[[int], None] | None = None,
+           allowed: Callable[[Sequence[float]], bool] | None = None,
+           methods: Sequence[str] = SEARCHED) -> dict[str, Any]:
+    """The best weighting of ``members`` over query sets (per set: the members' score
+    matrices ``parts`` and its :class:`Judged`; the objective is the mean over the sets
+    weighted by ``sizes``): every weighting of the grid (step ``step``) by each of ``methods``
+    (z-score, weighted and reciprocal-rank fusion), then :func:`ascend` from each method's
+    best; only weightings ``allowed`` accepts (all by default). Returns ``value``,
+    ``weights``, ``method``, ``singles`` (each member alone), ``by_method`` and
+    ``weights_by_method``."""
+
+    # each method's transformed scores, once per set: a weighting is then a weighted sum
+    terms = {method: [(transformed(rows, method), heard(rows)) for rows in parts]
+             for method in methods}
+
+    def weighted(weights: Sequence[float], method: str) -> float:
+        if allowed is not None and not allowed(weights):
+            return -math.inf
+        return pooled([j.objective(blend(t, weights, where))
+                       for j, (t, where) in zip(judged, terms[method], strict=True)], sizes)
+
+    singles = {m: pooled([j.objective(rows[i]) for j, rows in zip(judged, parts, strict=True)],
+                         sizes) for i, m in enumerate(members)}
+    best: dict[str, Any] = {"value": -1.0}
+    by_method: dict[str, float] = {}
+    by_weights: dict[str, list[float]] = {}
+    for method in methods:
+        grid_best: tuple[float, list[float]] = (-1.0, [])
+        for weights in simplex(len(members), step):
+            found = weighted(weights, method)
+            if found > grid_best[0] + 1e-9:
+                grid_best = (found, list(weights))
+            if progress:
+                progress(1)
+        # then finer, one weight at a time, from the grid's best and from the best single
+        # member alone (two local optima; the better is kept)
+        alone = [float(m == max(singles, key=singles.__getitem__)) for m in members]
+        starts = [start for start in (grid_best[1], alone) if start]
+        weights, found = max((ascend(lambda w, m=method: weighted(w, m), start)
+                              for start in starts), key=lambda wf: wf[1])
+        total = sum(weights)  # each method ranks the same by weights scaled to sum to 1
+        weights = [w / total for w in weights] if total > 0 else grid_best[1]
+        by_method[method] = found
+        by_weights[method] = weights
+        if found > best["value"] + 1e-9:
+            best = {"value": found, "weights": weights, "method": method}
+    return {**best, "singles": singles, "by_method": by_method, "weights_by_method": by_weights}

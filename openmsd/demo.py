@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.index import build_index
-from openmsd.ingest import read_manuscript
+from openmsd.ingest import ingest, read_manuscript
 from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH
 from openmsd.search import (

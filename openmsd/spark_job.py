@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     spark = SparkSession.builder.appName(f"openmsd-{args.command}").getOrCreate()
     if args.command == "ingest":
-        from openmsd.corpus import ingest_on_spark
+        from openmsd.ingest import ingest_on_spark
 
         result: dict[str, Any] = ingest_on_spark(args.inputs, args.out, args.format, args.strict,
                                                  spark=spark).report

@@ -21,7 +21,7 @@ from openmsd.corpus import (
     query_view,
     stats_view,
 )
-from openmsd.corpus import ingest as run_ingest
+from openmsd.ingest import ingest as run_ingest
 from openmsd.report import IngestError
 
 __all__ = ["app", "corpus_app"]
@@ -63,7 +63,7 @@ def ingest(
         fail(f"--engine {engine!r}: expected duckdb or spark")
     try:
         if engine == "spark":
-            from openmsd.corpus import ingest_on_spark
+            from openmsd.ingest import ingest_on_spark
 
             result = ingest_on_spark(inputs, out_dir, fmt, strict)
         else:

@@ -107,7 +107,7 @@ def _ingest(out_dir: Path, console: Console, progress: Progress) -> Corpus:
     warnings = result.report["problems"]
     if warnings:
         console.print(f"[yellow]{warnings:,} warnings[/] about the input, listed once each in "
-                      f"{out_dir / 'problems.jsonl'}", highlight=False)
+                      f"{corpus.layout.problems}", highlight=False)
     return corpus
 
 

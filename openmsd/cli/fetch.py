@@ -248,11 +248,12 @@ def fetch_crossref_command(
 
 def _last_fetch(corpus: Path) -> tuple[Path, dict]:
     """The newest fetch sidecar among the inputs of ``corpus``'s manifest."""
+    from openmsd.corpus import MANIFEST, Layout
     from openmsd.fetch import FetchError, sidecar_path
 
-    manifest = corpus / "manifest.json"
+    manifest = Layout(corpus).manifest
     if not manifest.exists():
-        raise FetchError(f"{corpus}: not a corpus (no manifest.json); ingest a fetch first")
+        raise FetchError(f"{corpus}: not a corpus (no {MANIFEST}); ingest a fetch first")
     found = []
     for entry in orjson.loads(manifest.read_bytes()).get("inputs", []):
         sidecar = sidecar_path(Path(entry["path"]))

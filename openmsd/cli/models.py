@@ -85,7 +85,7 @@ def embed(
             fail("--engine spark embeds whole corpora: --enrich and --split run locally")
         from openmsd.models import embed_on_spark
 
-        done = embed_on_spark(str(target.table_path("papers")), str(target.root / "vectors"),
+        done = embed_on_spark(str(target.table_path("papers")), str(target.layout.vectors),
                               model, backend, batch_size=batch_size)
         emit(asdict(done), json, lambda _: (
             f"{done.model}: {done.embedded:,} papers embedded in {done.parts:,} partitions, "

@@ -11,6 +11,7 @@ hold, and the life of what is built beside the tables (vectors, indexes, the tun
     .build-*/                   a table build not yet swapped in
     summaries/METHODLENGTH/     English summaries (part-NNNNN.parquet)
     relations/                  the relations tables, relations.json
+    watch/                      what each library was last shown (``openmsd watch``)
     adapters/NAME/              trained adapters (adapter.json)
     vectors/KEY/                a model's paper vectors (part-NNNNN.parquet)
     index/KEY                   a model's index: a link to index/.builds/KEY/BUILD/
@@ -38,8 +39,8 @@ from filelock import FileLock, Timeout
 from openmsd.report import IngestError
 
 __all__ = ["ADAPTERS", "INDEX", "INDEX_BUILDS", "LOCK", "MANIFEST", "NEXT", "PARTS",
-           "PROBLEMS", "RANKER_FILE", "RELATED", "RELATIONS", "REPORT", "STAGED_DIR",
-           "SUMMARIES", "VECTORS", "Layout", "corpus_lock"]
+           "PROBLEMS", "RANKER_FILE", "RELATED", "RELATIONS", "RELATIONS_MANIFEST", "REPORT",
+           "STAGED_DIR", "SUMMARIES", "VECTORS", "WATCH", "Layout", "corpus_lock"]
 
 MANIFEST = "manifest.json"
 NEXT = "next"  # the manifest an ingest is about to commit (see Corpus.manifest)
@@ -50,6 +51,8 @@ STAGED_DIR = "staged"
 TABLE_BUILDS = ".build-*"
 SUMMARIES = "summaries"
 RELATIONS = "relations"
+RELATIONS_MANIFEST = "relations.json"
+WATCH = "watch"
 ADAPTERS = "adapters"
 VECTORS = "vectors"
 INDEX = "index"
@@ -100,6 +103,14 @@ class Layout:
     @property
     def relations(self) -> Path:
         return self.root / RELATIONS
+
+    @property
+    def relations_manifest(self) -> Path:
+        return self.relations / RELATIONS_MANIFEST
+
+    @property
+    def watch(self) -> Path:
+        return self.root / WATCH
 
     @property
     def adapters(self) -> Path:

@@ -102,7 +102,7 @@ def read_summaries(corpus: Corpus, method: str, length: int) -> pa.Table:
     directory = summaries_dir(corpus, method, length)
     if not any(directory.glob(PARTS)):
         return SCHEMA.empty_table()
-    glob = str(directory / "part-*.parquet").replace("'", "''")
+    glob = str(directory / PARTS).replace("'", "''")
     return duckdb.sql(f"""
         SELECT * EXCLUDE (filename) FROM read_parquet('{glob}', filename = true)
         QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY filename DESC) = 1

@@ -51,7 +51,6 @@ HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
 #: The suffixes of vector keys ``MODEL@onnx`` (:func:`openmsd.models.vectors.vector_key`).
 BACKENDS = ("torch", "onnx")
 FUSIONS = (HYBRID, HYBRID_GRAPH)
-RANKER_FILE = "ranker.json"
 #: The English-only model an untuned ``hybrid`` adds for English pairs (``minilm-en@en``),
 #: over files, or over a corpus that has its vectors (``openmsd embed CORPUS --model minilm-en``).
 ENGLISH_MODEL = "minilm-en"
@@ -84,7 +83,7 @@ class UnknownScorerError(ValueError):
 
 def ranker_path(corpus: Corpus) -> Path:
     """Where ``openmsd tune`` keeps its weights: beside the corpus's indexes."""
-    return corpus.root / "index" / RANKER_FILE
+    return corpus.layout.ranker
 
 
 def tuned(corpus: Corpus | None) -> dict[str, Any]:
@@ -98,19 +97,7 @@ def dense_models(corpus: Corpus) -> list[str]:
     """The models with stored vectors or an index in ``corpus``, the most recently built
     first (``index/.builds``, where index builds are written before they are switched in,
     names no model)."""
-    found: dict[str, float] = {}
-    for folder, marker in (("vectors", "part-*.parquet"), ("index", "*")):
-        root = corpus.root / folder
-        if not root.is_dir():
-            continue
-        for directory in root.iterdir():
-            if directory.name.startswith("."):
-                continue
-            files = list(directory.glob(marker)) if directory.is_dir() else []
-            if files:
-                stamp = max(f.stat().st_mtime for f in files)
-                found[directory.name] = max(found.get(directory.name, 0.0), stamp)
-    return sorted(found, key=lambda m: -found[m])
+    return corpus.layout.stored_keys()
 
 
 def default_dense(corpus: Corpus | None) -> str:
@@ -123,7 +110,7 @@ def default_dense(corpus: Corpus | None) -> str:
     if adapter is not None:
         return adapter.name
     if corpus is not None:
-        indexed = [m for m in dense_models(corpus) if (corpus.root / "index" / m).is_dir()]
+        indexed = [m for m in dense_models(corpus) if corpus.layout.index_dir(m).is_dir()]
         have = indexed or dense_models(corpus)
         if have:
             return have[0]
@@ -243,7 +230,7 @@ def corpus_adapter(corpus: Corpus | None) -> Adapter | None:
     """The adapter the untuned fusions use in place of their dense model: the most recently
     trained one in ``CORPUS/adapters`` whose adapted vectors are stored (``openmsd train
     adapter``); None without. An adapter that cannot be read is passed over."""
-    from openmsd.models import AdapterError, corpus_adapters, read_adapter, vectors_dir
+    from openmsd.models import AdapterError, corpus_adapters, model_slug, read_adapter
 
     if corpus is None or not corpus_adapters(corpus).is_dir():
         return None
@@ -255,7 +242,7 @@ def corpus_adapter(corpus: Corpus | None) -> Adapter | None:
             adapter = read_adapter(directory)
         except AdapterError:
             continue
-        if any(vectors_dir(corpus, adapter.name).glob("part-*.parquet")):
+        if corpus.layout.vector_parts(model_slug(adapter.name)):
             found.append(((directory / ADAPTER_FILE).stat().st_mtime_ns, adapter.name, adapter))
     return max(found, key=lambda f: f[:2])[2] if found else None
 
@@ -354,7 +341,7 @@ def load_scorer(name: str, papers: Papers, *, backend: str = "torch", seed: int 
 def _stored_dense(name: str, corpus: Corpus | None) -> bool:
     from openmsd.models import model_slug
 
-    return corpus is not None and (corpus.root / "vectors" / model_slug(name)).is_dir()
+    return corpus is not None and corpus.layout.vector_dir(model_slug(name)).is_dir()
 
 
 def find_adapter(name: str, corpus: Corpus | None) -> Path | None:

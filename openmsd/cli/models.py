@@ -62,7 +62,7 @@ def embed(
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
     from openmsd.corpus import enriched_name, parse_variant
-    from openmsd.enrich import EnrichError, split_papers
+    from openmsd.relations import RelationsError, split_papers
 
     target = Corpus(corpus)
     if find_adapter(model, target) is not None:
@@ -102,7 +102,7 @@ def embed(
                                   start(f"embedding with {stored_as}",
                                         len(ids) if ids is not None else total),
                                   paper_ids=ids)
-    except (CorpusError, UnknownModelError, UnsupportedBackendError, EnrichError,
+    except (CorpusError, UnknownModelError, UnsupportedBackendError, RelationsError,
             FileNotFoundError) as error:
         fail(str(error))
     emit(asdict(result), json, lambda _: (

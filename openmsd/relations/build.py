@@ -170,6 +170,12 @@ def read_split(corpus: Corpus, name: str) -> pa.Table:
     return table.filter(pc.is_in(table["split"], pa.array(names)))
 
 
+def split_papers(corpus: Corpus, split: str) -> list[str]:
+    """The paper ids of a split of ``openmsd relations`` (``test`` = ``idt`` + ``odt``), in
+    file order; :class:`RelationsError` as :func:`read_split`."""
+    return read_split(corpus, split)["paper_id"].to_pylist()
+
+
 def read_manifest(corpus: Corpus) -> dict[str, Any]:
     """The relations manifest; :class:`RelationsError` naming the command to run if absent."""
     build = corpus.check()["build"]["id"]

@@ -54,7 +54,8 @@ def real_abstracts() -> list[tuple[str, str]]:
 def corpus(work: Path, n: int) -> Path:
     """A corpus of ``n`` papers with real titles and abstracts (cycled, distinct ids); reused
     when a complete one is there (``--prepare`` builds it outside the timed run)."""
-    from openmsd.corpus import MANIFEST, ingest
+    from openmsd.corpus import MANIFEST
+    from openmsd.ingest import ingest
 
     target = work / f"corpus-{n}"
     if (target / MANIFEST).is_file():

@@ -31,8 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.index import build_index, load_index
+from openmsd.ingest import ingest
 from openmsd.io import ParquetSink, arrow_reader, write_json
 from openmsd.models import paper_input, text_hash, vector_key, vector_schema, vectors_dir
 from openmsd.rank import default_dense

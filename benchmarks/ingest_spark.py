@@ -118,8 +118,9 @@ def run_engine(engine: str, base: Path, out: Path, cores: int) -> dict[str, floa
     if engine == "single":
         return run([python, "-m", "openmsd.cli", "ingest", str(base), "--out", str(out),
                     "--json"])
-    return run([python, "-c", "import sys; from openmsd.corpus import "
-                "local_spark, ingest_on_spark; ingest_on_spark([sys.argv[1]], sys.argv[2], "
+    return run([python, "-c", "import sys; from openmsd.corpus import local_spark; "
+                "from openmsd.ingest import ingest_on_spark; "
+                "ingest_on_spark([sys.argv[1]], sys.argv[2], "
                 f"spark=local_spark({cores}))", str(base), str(out)])
 
 

@@ -92,13 +92,13 @@ def run_phase(phase: str, path: Path) -> dict[str, float]:
         for kind, _ in get_reader("openalex").read(path, Report()):
             records += kind == "paper"
     elif phase == "stage":
-        from openmsd.corpus import stage
+        from openmsd.ingest import stage
         from openmsd.report import Report
 
         with tempfile.TemporaryDirectory() as tmp:
             records = stage(path, Path(tmp) / "part", "openalex", Report())["papers"]
     elif phase == "ingest":
-        from openmsd.corpus import ingest
+        from openmsd.ingest import ingest
 
         with tempfile.TemporaryDirectory() as tmp:
             records = ingest([path], Path(tmp) / "corpus").build["counts"]["papers"]

@@ -56,8 +56,9 @@ import numpy as np
 import psutil
 import pyarrow as pa
 
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.index import build_index, index_kind, load_index
+from openmsd.ingest import ingest
 from openmsd.io import ParquetSink, arrow_reader
 from openmsd.models import paper_input, text_hash, vector_key, vector_schema, vectors_dir
 from openmsd.rank import HYBRID_GRAPH

@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.index import build_index
-from openmsd.ingest import read_manuscript
+from openmsd.ingest import ingest, read_manuscript
 from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH
 from openmsd.search import (
@@ -107,7 +107,7 @@ def _ingest(out_dir: Path, console: Console, progress: Progress) -> Corpus:
     warnings = result.report["problems"]
     if warnings:
         console.print(f"[yellow]{warnings:,} warnings[/] about the input, listed once each in "
-                      f"{out_dir / 'problems.jsonl'}", highlight=False)
+                      f"{corpus.layout.problems}", highlight=False)
     return corpus
 
 

@@ -1,14 +1,20 @@
-"""Ingest and embedding as Spark jobs: ``spark-submit`` this file on a cluster.
+"""openmsd's Spark jobs in one file: ``spark-submit`` it on a cluster with a command,
+``ingest``, ``relations`` or ``embed``.
 
-Unlike the relations job (:mod:`openmsd.relations.spark_job`), the readers, language
-identification and the encoders run in the executors' Python workers, so the executors need
-openmsd and its dependencies (ship an environment with ``--archives``; see ``docs/scale.md``)::
+``ingest`` and ``embed`` run the readers, language identification and the encoders in the
+executors' Python workers, so the executors need openmsd and its dependencies (ship an
+environment with ``--archives``; see ``docs/scale.md``). ``relations`` compiles its Ibis
+expressions to Spark SQL on the driver, so only the driver needs openmsd; executors run plain
+Spark SQL (see ``docs/relations.md``). Inputs and outputs may be object-store URIs::
 
+    JOB="$(python -c 'import openmsd.spark_job as j; print(j.__file__)')"
     spark-submit --master yarn --archives openmsd-env.tar.gz#env \\
       --conf spark.pyspark.python=./env/bin/python \\
-      "$(python -c 'import openmsd.spark_job as j; print(j.__file__)')" \\
-      ingest s3a://openalex/data/works --out s3a://bucket/corpus
-    spark-submit ... openmsd/spark_job.py embed s3a://bucket/corpus/papers.parquet \\
+      "$JOB" ingest s3a://openalex/data/works --out s3a://bucket/corpus
+    spark-submit --master yarn --deploy-mode client "$JOB" relations \\
+      --papers s3a://bucket/corpus/papers.parquet \\
+      --citations s3a://bucket/corpus/citations.parquet --out s3a://bucket/corpus/relations
+    spark-submit ... "$JOB" embed s3a://bucket/corpus/papers.parquet \\
       --vectors s3a://bucket/corpus/vectors --model e5-small-multilingual --backend onnx
 """
 
@@ -19,8 +25,10 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+__all__ = ["main", "parser"]
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def parser() -> argparse.ArgumentParser:
+    """The job's command line: one sub-command per job."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     ingest = commands.add_parser("ingest", help="inputs (paths or URIs) into a corpus")
@@ -28,26 +36,69 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ingest.add_argument("--out", required=True, help="corpus directory or URI")
     ingest.add_argument("--format", default=None)
     ingest.add_argument("--strict", action="store_true")
+    relations = commands.add_parser("relations", help="the relations of a corpus's tables")
+    relations.add_argument("--papers", required=True,
+                           help="papers Parquet (paper_id, language)")
+    relations.add_argument("--citations", required=True, help="citations Parquet "
+                           "(citing_id, cited_id)")
+    relations.add_argument("--out", required=True, help="output directory or URI")
+    relations.add_argument("--max-group", type=int, default=None,
+                           help="0 for exact counts (default: the relations' default, 256)")
+    relations.add_argument("--seed", type=int, default=0)
+    relations.add_argument("--top-languages", type=int, default=30)
+    relations.add_argument("--idt", type=float, default=0.1)
+    relations.add_argument("--odt", type=float, default=0.1)
+    relations.add_argument("--dev", type=float, default=0.05)
     embed = commands.add_parser("embed", help="vectors of a papers table")
     embed.add_argument("papers", help="the papers table (Parquet file or directory, or URI)")
     embed.add_argument("--vectors", required=True, help="the vector store directory or URI")
     embed.add_argument("--model", default="e5-small-multilingual")
     embed.add_argument("--backend", default="onnx", help="onnx (CPU) or torch (fp16 on GPUs)")
     embed.add_argument("--batch-size", type=int, default=32)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _ingest(args: argparse.Namespace, spark: Any) -> dict[str, Any]:
+    from openmsd.ingest import ingest_on_spark
+
+    return ingest_on_spark(args.inputs, args.out, args.format, args.strict, spark=spark).report
+
+
+def _relations(args: argparse.Namespace, spark: Any) -> dict[str, Any]:
+    from openmsd.relations import (
+        DEFAULT_MAX_GROUP,
+        RelationsConfig,
+        SplitConfig,
+        connect,
+        derive_tables,
+    )
+
+    max_group = DEFAULT_MAX_GROUP if args.max_group is None else args.max_group
+    config = RelationsConfig(max_group=max_group or None, seed=args.seed,
+                             split=SplitConfig(top_languages=args.top_languages, idt=args.idt,
+                                               odt=args.odt, dev=args.dev, seed=args.seed))
+    return derive_tables(connect("spark", spark=spark), args.papers, args.citations,
+                         args.out, config)
+
+
+def _embed(args: argparse.Namespace, spark: Any) -> dict[str, Any]:
+    from openmsd.models import embed_on_spark
+
+    return asdict(embed_on_spark(args.papers, args.vectors, args.model, args.backend,
+                                 spark=spark, batch_size=args.batch_size))
+
+
+JOBS = {"ingest": _ingest, "relations": _relations, "embed": _embed}
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the job ``argv`` names on the active SparkSession (or a new one); print and return
+    its report as JSON."""
+    args = parser().parse_args(argv)
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName(f"openmsd-{args.command}").getOrCreate()
-    if args.command == "ingest":
-        from openmsd.corpus import ingest_on_spark
-
-        result: dict[str, Any] = ingest_on_spark(args.inputs, args.out, args.format, args.strict,
-                                                 spark=spark).report
-    else:
-        from openmsd.models import embed_on_spark
-
-        result = asdict(embed_on_spark(args.papers, args.vectors, args.model, args.backend,
-                                       spark=spark, batch_size=args.batch_size))
+    result = JOBS[args.command](args, spark)
     print(json.dumps(result, indent=2))
     return result
 

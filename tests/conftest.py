@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from openmsd.corpus import ingest
+from openmsd.ingest import ingest
 from openmsd.relations import RelationsConfig, SplitConfig
 from openmsd.report import Report
 

@@ -10,8 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.index import build_index
+from openmsd.ingest import ingest
 from openmsd.models import embed_corpus, load_model
 
 MODEL = "muse-v3"

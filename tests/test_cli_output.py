@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 from openmsd.cli import SAMPLE, app
 from openmsd.cli.output import SafeConsole, tsv_lines
-from openmsd.corpus import ingest, query_view
+from openmsd.corpus import query_view
+from openmsd.ingest import ingest
 
 ARTICLE = "10.1590/2236-8906-76-2021"
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,6 +14,7 @@ import openmsd.ingest as formats
 from openmsd.cli.options import CorpusArg, JsonOpt, StrictOpt
 from openmsd.cli.output import emit, err, fail, out, piped, progress
 from openmsd.corpus import (
+    PROBLEMS,
     Corpus,
     CorpusError,
     build_summary,
@@ -21,7 +22,7 @@ from openmsd.corpus import (
     query_view,
     stats_view,
 )
-from openmsd.corpus import ingest as run_ingest
+from openmsd.ingest import ingest as run_ingest
 from openmsd.report import IngestError
 
 __all__ = ["app", "corpus_app"]
@@ -41,7 +42,7 @@ def _print_report(report: dict, problems: list, limit: int = 10) -> None:
         label = "warning" if getattr(problem, "kind", None) == "warning" else "skipped"
         err.print(f"  - {label}: {problem}", highlight=False, soft_wrap=True)
     if len(problems) > limit:
-        err.print(f"  ... {len(problems) - limit:,} more in problems.jsonl", highlight=False)
+        err.print(f"  ... {len(problems) - limit:,} more in {PROBLEMS}", highlight=False)
 
 
 @app.command()
@@ -63,7 +64,7 @@ def ingest(
         fail(f"--engine {engine!r}: expected duckdb or spark")
     try:
         if engine == "spark":
-            from openmsd.corpus import ingest_on_spark
+            from openmsd.ingest import ingest_on_spark
 
             result = ingest_on_spark(inputs, out_dir, fmt, strict)
         else:

@@ -40,7 +40,8 @@ def enrich_command(
 ) -> None:
     """English summaries of the non-English papers (OpenMSD §7), cached per paper, method and
     length: a rerun only does what is missing. Embed them with 'openmsd embed --enrich'."""
-    from openmsd.enrich import EnrichError, GeneratorError, enrich, load_backend, split_papers
+    from openmsd.enrich import EnrichError, GeneratorError, enrich, load_backend
+    from openmsd.relations import split_papers
 
     target = Corpus(corpus)
     try:

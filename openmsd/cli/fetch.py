@@ -248,11 +248,12 @@ def fetch_crossref_command(
 
 def _last_fetch(corpus: Path) -> tuple[Path, dict]:
     """The newest fetch sidecar among the inputs of ``corpus``'s manifest."""
+    from openmsd.corpus import MANIFEST, Layout
     from openmsd.fetch import FetchError, sidecar_path
 
-    manifest = corpus / "manifest.json"
+    manifest = Layout(corpus).manifest
     if not manifest.exists():
-        raise FetchError(f"{corpus}: not a corpus (no manifest.json); ingest a fetch first")
+        raise FetchError(f"{corpus}: not a corpus (no {MANIFEST}); ingest a fetch first")
     found = []
     for entry in orjson.loads(manifest.read_bytes()).get("inputs", []):
         sidecar = sidecar_path(Path(entry["path"]))
@@ -306,10 +307,11 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
     train its adapters again; the fetch's report, since when, the papers embedded per vector
     key and the adapters trained again."""
     from openmsd.cli.output import progress as bars
-    from openmsd.corpus import Corpus, CorpusError, ingest
+    from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import sdsm_per_query
     from openmsd.fetch import PER_PAGE, FetchError, FetchPlan, OpenAlex, Polite, crawl
     from openmsd.index import build_index
+    from openmsd.ingest import ingest
     from openmsd.models import embed_corpus, find_adapter, load_model, stored_backends, vector_key
     from openmsd.report import IngestError
     from openmsd.server import indexed_models

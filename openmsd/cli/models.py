@@ -62,7 +62,7 @@ def embed(
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
     from openmsd.corpus import enriched_name, parse_variant
-    from openmsd.enrich import EnrichError, split_papers
+    from openmsd.relations import RelationsError, split_papers
 
     target = Corpus(corpus)
     if find_adapter(model, target) is not None:
@@ -85,7 +85,7 @@ def embed(
             fail("--engine spark embeds whole corpora: --enrich and --split run locally")
         from openmsd.models import embed_on_spark
 
-        done = embed_on_spark(str(target.table_path("papers")), str(target.root / "vectors"),
+        done = embed_on_spark(str(target.table_path("papers")), str(target.layout.vectors),
                               model, backend, batch_size=batch_size)
         emit(asdict(done), json, lambda _: (
             f"{done.model}: {done.embedded:,} papers embedded in {done.parts:,} partitions, "
@@ -102,7 +102,7 @@ def embed(
                                   start(f"embedding with {stored_as}",
                                         len(ids) if ids is not None else total),
                                   paper_ids=ids)
-    except (CorpusError, UnknownModelError, UnsupportedBackendError, EnrichError,
+    except (CorpusError, UnknownModelError, UnsupportedBackendError, RelationsError,
             FileNotFoundError) as error:
         fail(str(error))
     emit(asdict(result), json, lambda _: (

@@ -1,5 +1,6 @@
-"""The corpus: schema, the corpus directory (Parquet + DuckDB view), staging, merge, build,
-manifest, language identification, reference resolution and statistics.
+"""The corpus: schema, the corpus directory (Parquet + DuckDB view) and its layout, the lock
+its writers hold, merge, build, manifest, language identification, reference resolution and
+statistics. Reading inputs into it is :mod:`openmsd.ingest`'s.
 
 Everything other packages use is imported from here; the names load lazily (PEP 562), so
 importing the package costs nothing and creates no import cycle.
@@ -13,7 +14,6 @@ from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
     from openmsd.corpus.build import BATCH, LINKED, build_corpus, build_id, derive
-    from openmsd.corpus.ingest_run import IngestResult, corpus_lock, digest, ingest, stage
     from openmsd.corpus.langid import (
         CLD3,
         UND,
@@ -24,12 +24,25 @@ if TYPE_CHECKING:
         identify_sure,
         paper_text,
     )
+    from openmsd.corpus.layout import (
+        INDEX_BUILDS,
+        LOCK,
+        MANIFEST,
+        NEXT,
+        PARTS,
+        PROBLEMS,
+        RELATIONS_MANIFEST,
+        REPORT,
+        STAGED_DIR,
+        WATCH,
+        Layout,
+        corpus_lock,
+    )
     from openmsd.corpus.query_result import query_view
     from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record
-    from openmsd.corpus.spark_ingest import ingest_on_spark, local_spark
-    from openmsd.corpus.sql import SparkSql
+    from openmsd.corpus.sql import SparkSql, local_spark
     from openmsd.corpus.stats import build_summary, corpus_stats, stats_view, table1_rows
-    from openmsd.corpus.store import MANIFEST, NEXT, STAGED_DIR, Corpus, CorpusError
+    from openmsd.corpus.store import Corpus, CorpusError
     from openmsd.corpus.summaries import (
         LENGTHS,
         current_summaries,
@@ -50,39 +63,42 @@ _WHERE: dict[str, str] = {
     "Corpus": "store",
     "CorpusError": "store",
     "FastText": "langid",
-    "IngestResult": "ingest_run",
+    "INDEX_BUILDS": "layout",
     "LENGTHS": "summaries",
     "LINKED": "build",
+    "LOCK": "layout",
     "LanguageIdentifier": "langid",
-    "MANIFEST": "store",
-    "NEXT": "store",
+    "Layout": "layout",
+    "MANIFEST": "layout",
+    "NEXT": "layout",
+    "PARTS": "layout",
+    "PROBLEMS": "layout",
+    "RELATIONS_MANIFEST": "layout",
+    "REPORT": "layout",
     "Record": "schema",
     "SCHEMA_VERSION": "schema",
     "STAGED": "schema",
-    "STAGED_DIR": "store",
+    "STAGED_DIR": "layout",
     "SparkSql": "sql",
     "TABLES": "schema",
     "UND": "langid",
+    "WATCH": "layout",
     "build_corpus": "build",
     "build_id": "build",
     "build_summary": "stats",
-    "corpus_lock": "ingest_run",
+    "corpus_lock": "layout",
     "corpus_stats": "stats",
     "current_summaries": "summaries",
     "derive": "build",
-    "digest": "ingest_run",
     "enriched_name": "summaries",
     "identify": "langid",
     "identify_sure": "langid",
-    "ingest": "ingest_run",
-    "ingest_on_spark": "spark_ingest",
-    "local_spark": "spark_ingest",
+    "local_spark": "sql",
     "paper_text": "langid",
     "parse_enriched": "summaries",
     "parse_variant": "summaries",
-    "read_papers": "summaries",
-    "stage": "ingest_run",
     "query_view": "query_result",
+    "read_papers": "summaries",
     "stats_view": "stats",
     "summaries_dir": "summaries",
     "summaries_for_model": "summaries",
@@ -94,21 +110,28 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "BATCH",
     "CLD3",
+    "INDEX_BUILDS",
     "LENGTHS",
     "LINKED",
+    "LOCK",
     "MANIFEST",
     "NEXT",
+    "PARTS",
+    "PROBLEMS",
+    "RELATIONS_MANIFEST",
+    "REPORT",
     "SCHEMA_VERSION",
     "STAGED",
     "STAGED_DIR",
     "TABLES",
     "UND",
+    "WATCH",
     "Combined",
     "Corpus",
     "CorpusError",
     "FastText",
-    "IngestResult",
     "LanguageIdentifier",
+    "Layout",
     "Record",
     "SparkSql",
     "build_corpus",
@@ -118,19 +141,15 @@ __all__ = [
     "corpus_stats",
     "current_summaries",
     "derive",
-    "digest",
     "enriched_name",
     "identify",
     "identify_sure",
-    "ingest",
-    "ingest_on_spark",
     "local_spark",
     "paper_text",
     "parse_enriched",
     "parse_variant",
     "query_view",
     "read_papers",
-    "stage",
     "stats_view",
     "summaries_dir",
     "summaries_for_model",

@@ -6,12 +6,15 @@ Spark SQL and runs it on a SparkSession, so both engines join, merge and resolve
 statements. Both offer the same few operations: materialise a query as a named table, fetch
 rows or Arrow, register an Arrow table, and write a query as Parquet with an optional Arrow
 batch transform (language identification runs there: in process on DuckDB, inside the
-executors' Python workers on Spark, through ``mapInArrow``).
+executors' Python workers on Spark, through ``mapInArrow``). :func:`local_spark` is the
+session every Spark job of openmsd runs on when none is given (ingest, relations, embedding).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,7 +24,7 @@ import pyarrow as pa
 
 from openmsd.io import ParquetSink, arrow_reader, arrow_table
 
-__all__ = ["DuckDBSql", "SparkSql", "SqlEngine", "to_spark_sql"]
+__all__ = ["DuckDBSql", "SparkSql", "SqlEngine", "local_spark", "to_spark_sql"]
 
 Transform = Callable[[pa.RecordBatch], pa.RecordBatch]
 
@@ -97,6 +100,27 @@ def to_spark_sql(sql: str) -> str:
     import sqlglot
 
     return sqlglot.transpile(sql, read="duckdb", write="spark")[0]
+
+
+def local_spark(cores: int | None = None, retries: int = 2) -> Any:
+    """The active SparkSession, or a local one on ``cores`` cores whose failed tasks are
+    retried ``retries`` times (no UI, few shuffle partitions). Its Python workers run this
+    interpreter (``PYSPARK_PYTHON`` where set), so an unactivated virtual environment works."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    cores = cores or os.cpu_count() or 1
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # PySpark reads only the variable
+    return (SparkSession.builder.master(f"local[{cores},{retries + 1}]")
+            .appName("openmsd")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", str(max(4, 2 * cores)))
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.driver.memory", os.environ.get("OPENMSD_SPARK_MEMORY", "4g"))
+            .getOrCreate())
 
 
 class SparkSql:

@@ -1,14 +1,11 @@
-"""The corpus directory: where each table lives, the manifest, DuckDB views.
+"""The corpus directory: its tables, its manifest, DuckDB views.
 
-Layout of ``CORPUS/``::
+Where each file lives is :mod:`openmsd.corpus.layout`'s. The tables::
 
-    manifest.json           schema version, the inputs in ingest order, the build id and counts
     papers.parquet          one row per paper (schema.PAPERS)
     references.parquet      every reference of every paper, resolved or not (schema.REFERENCES)
     citations.parquet       links between corpus papers (schema.CITATIONS)
     contexts.parquet        citation contexts (schema.CONTEXTS)
-    ingest_report.json      counts and problems by reason; problems.jsonl lists every problem
-    staged/NNNN-DIGEST/     what one input contributed: staged_{papers,references,contexts}.parquet
 
 Every file is written atomically with :mod:`openmsd.io`.
 """
@@ -23,11 +20,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from openmsd.corpus.layout import MANIFEST, NEXT, Layout
 from openmsd.corpus.schema import SCHEMA_VERSION, TABLES
-
-MANIFEST = "manifest.json"
-NEXT = "next"  # the manifest an ingest is about to commit (see Corpus.manifest)
-STAGED_DIR = "staged"
 
 
 class CorpusError(ValueError):
@@ -39,13 +33,14 @@ class Corpus:
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
+        self.layout = Layout(self.root)
 
     def table_path(self, name: str) -> Path:
-        return self.root / f"{name}.parquet"
+        return self.layout.table(name)
 
     @property
     def staged(self) -> Path:
-        return self.root / STAGED_DIR
+        return self.layout.staged
 
     def manifest(self) -> dict[str, Any]:
         """The manifest; an empty one for a directory never ingested into.
@@ -53,7 +48,7 @@ class Corpus:
         An ingest records the manifest to come under ``next`` before it swaps the new tables
         in, and writes it as the manifest after: when the tables are already the new build's
         (an ingest killed in between), ``next`` is the corpus's manifest."""
-        path = self.root / MANIFEST
+        path = self.layout.manifest
         if not path.exists():
             return {"schema_version": SCHEMA_VERSION, "inputs": []}
         manifest = orjson.loads(path.read_bytes())
@@ -71,7 +66,7 @@ class Corpus:
         if self.root.exists() and not self.root.is_dir():
             raise CorpusError(f"{self.root}: a file, not a corpus directory; create one with "
                               "'openmsd ingest INPUT --out DIR'")
-        if not (self.root / MANIFEST).exists():
+        if not self.layout.manifest.exists():
             raise CorpusError(f"{self.root}: not a corpus directory (no {MANIFEST}); "
                               "create one with 'openmsd ingest INPUT --out DIR'")
         manifest = self.manifest()

@@ -28,10 +28,10 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from openmsd.corpus.layout import PARTS
 from openmsd.corpus.store import Corpus
 from openmsd.io import ParquetSink, arrow_table
 
-SUMMARIES = "summaries"
 METHODS = ("author", "topn", "llm")
 LENGTHS = (64, 128)
 SCHEMA = pa.schema([("paper_id", pa.string()), ("source_hash", pa.string()),
@@ -45,7 +45,7 @@ _SPELLED = re.compile(rf"(?P<method>{'|'.join(METHODS)})-?(?P<length>\d+)")
 
 
 def summaries_dir(corpus: Corpus, method: str, length: int) -> Path:
-    return corpus.root / SUMMARIES / f"{method}{length}"
+    return corpus.layout.summaries / f"{method}{length}"
 
 
 def enriched_name(model: str, method: str, length: int) -> str:
@@ -100,9 +100,9 @@ def read_papers(corpus: Corpus, paper_ids: Collection[str] | None = None) -> pa.
 def read_summaries(corpus: Corpus, method: str, length: int) -> pa.Table:
     """Every stored summary of ``method`` / ``length``, the newest per paper."""
     directory = summaries_dir(corpus, method, length)
-    if not any(directory.glob("part-*.parquet")):
+    if not any(directory.glob(PARTS)):
         return SCHEMA.empty_table()
-    glob = str(directory / "part-*.parquet").replace("'", "''")
+    glob = str(directory / PARTS).replace("'", "''")
     return duckdb.sql(f"""
         SELECT * EXCLUDE (filename) FROM read_parquet('{glob}', filename = true)
         QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY filename DESC) = 1
@@ -127,7 +127,7 @@ def write_summaries(corpus: Corpus, method: str, length: int, rows: list[dict]) 
         return None
     directory = summaries_dir(corpus, method, length)
     directory.mkdir(parents=True, exist_ok=True)
-    parts = sorted(directory.glob("part-*.parquet"))
+    parts = sorted(directory.glob(PARTS))
     number = int(parts[-1].stem.split("-")[1]) + 1 if parts else 0
     target = directory / f"part-{number:05d}.parquet"
     with ParquetSink(target, SCHEMA) as sink:
@@ -157,7 +157,7 @@ def parse_variant(variant: str) -> tuple[str, int]:
 def variant_summaries(corpus: Corpus, method: str, length: int) -> dict[str, str]:
     """The current ``method``/``length`` summaries by paper id; :class:`FileNotFoundError`
     when that method and length were never run."""
-    if not any(summaries_dir(corpus, method, length).glob("part-*.parquet")):
+    if not any(summaries_dir(corpus, method, length).glob(PARTS)):
         raise FileNotFoundError(f"{corpus.root}: no {method}{length} summaries; run "
                                 f"'openmsd enrich {corpus.root} --method {method} "
                                 f"--length {length}' first")

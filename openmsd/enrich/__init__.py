@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from openmsd.enrich.generator import GeneratorError
     from openmsd.enrich.methods import generate_checked
     from openmsd.enrich.openai_http import OpenAICompatible
-    from openmsd.enrich.run import EnrichError, enrich, split_papers
+    from openmsd.enrich.run import EnrichError, enrich
     from openmsd.enrich.server import create_app
     from openmsd.enrich.tokens import SummaryTokenizer
 
@@ -34,12 +34,11 @@ _WHERE: dict[str, str] = {
     "enrich": "run",
     "generate_checked": "methods",
     "load_backend": "backends",
-    "split_papers": "run",
 }
 
 __all__ = [
     "Apertium", "EnrichError", "GeneratorError", "LocalGemma", "OpenAICompatible",
-    "SummaryTokenizer", "create_app", "enrich", "generate_checked", "load_backend", "split_papers",
+    "SummaryTokenizer", "create_app", "enrich", "generate_checked", "load_backend",
 ]
 
 

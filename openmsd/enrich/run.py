@@ -30,7 +30,6 @@ from openmsd.enrich.generator import Generator
 from openmsd.enrich.methods import MARGIN, METHODS
 from openmsd.enrich.tokens import SummaryTokenizer
 from openmsd.io import write_json
-from openmsd.relations import RelationsError, read_split
 
 
 class EnrichError(ValueError):
@@ -150,11 +149,3 @@ def enrich(corpus: Corpus, method: str, length: int, generator: Generator | None
     result.failed_reasons = dict(reasons.most_common())
     write_json(summaries_dir(corpus, method, length) / "report.json", asdict(result))
     return result
-
-
-def split_papers(corpus: Corpus, split: str) -> list[str]:
-    """The paper ids of a split of ``openmsd relations`` (``test`` = ``idt`` + ``odt``)."""
-    try:
-        return read_split(corpus, split)["paper_id"].to_pylist()
-    except RelationsError as error:
-        raise EnrichError(str(error)) from None

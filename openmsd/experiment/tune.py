@@ -602,7 +602,7 @@ def _fit_hybrid(corpus: Corpus, text: list[str], metadata: bool, step: float, se
 
 def _save(corpus: Corpus, spec: dict[str, Any]) -> None:
     """Write the tuned specs with the corpus build they were fitted on, atomically."""
-    build = json.loads((corpus.root / "manifest.json").read_text()).get("build", {}).get("id")
+    build = json.loads(corpus.layout.manifest.read_text()).get("build", {}).get("id")
     for entry in spec.values():
         entry.setdefault("corpus_build", build)
         entry.setdefault("fitted", datetime.now(UTC).isoformat(timespec="seconds"))

@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from openmsd.corpus import Corpus, corpus_lock
+from openmsd.corpus import INDEX_BUILDS, PARTS, Corpus, corpus_lock
 from openmsd.crashpoint import crash_point
 from openmsd.index.factory_index import (
     VECTORS_FILE,
@@ -62,8 +62,6 @@ HNSW_THRESHOLD = 50_000
 """Above this many vectors ``auto`` builds HNSW: exact search costs ~8 ms a query at 50,000
 512-d vectors on one core (~15 ms at 100,000), HNSW ~0.3 ms at recall@10 0.99 (docs/server.md)."""
 HNSW_M = 32
-INDEX = "index"
-BUILDS = ".builds"
 BUILD_KEY = b"openmsd.index_build"
 CRC_KEY = b"openmsd.index_crc32"
 FACTORY_KEY = b"openmsd.index_factory"
@@ -72,7 +70,7 @@ META = pa.schema([("paper_id", pa.string()), ("text_hash", pa.string()),
 
 
 def index_dir(corpus: Corpus, model: str) -> Path:
-    return corpus.root / INDEX / model_slug(model)
+    return corpus.layout.index_dir(model_slug(model))
 
 
 def new_index(dim: int, kind: str) -> faiss.Index:
@@ -196,12 +194,7 @@ def _building(corpus: Corpus) -> Iterator[None]:
     (no ``papers.parquet``) and link files never renamed into place."""
     corpus.check()
     with corpus_lock(corpus.root, create=False):
-        root = corpus.root / INDEX
-        for unfinished in root.glob(f"{BUILDS}/*/*"):
-            if unfinished.is_dir() and not (unfinished / "papers.parquet").exists():
-                shutil.rmtree(unfinished, ignore_errors=True)
-        for link in root.glob(".*.link"):
-            link.unlink(missing_ok=True)
+        corpus.layout.remove_unfinished_index_builds()
         yield
 
 
@@ -271,7 +264,7 @@ def _build_factory_index(corpus: Corpus, model: str, params: FactoryParams,
                          progress: Callable[[str, int], None] | None) -> VectorIndex:
     current = current_hashes(corpus, model)
     meta = dict(_metadata(corpus))
-    parts = sorted(vectors_dir(corpus, model).glob("part-*.parquet"), reverse=True)
+    parts = sorted(vectors_dir(corpus, model).glob(PARTS), reverse=True)
     if not parts:
         raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
                                 f"'openmsd embed {corpus.root} --model {model}' first")
@@ -324,7 +317,7 @@ def _publish(directory: Path, make: Callable[[Path], Made]) -> VectorIndex:
     rename; builds older than the one replaced are removed (a reader that resolved the
     replaced one a moment ago can still finish reading it)."""
     build = uuid.uuid4().hex[:16]
-    builds = directory.parent / BUILDS / directory.name
+    builds = directory.parent / INDEX_BUILDS / directory.name
     target = builds / build
     target.mkdir(parents=True)
     try:

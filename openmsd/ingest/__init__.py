@@ -1,5 +1,6 @@
 """Readers: one per source format (and manuscripts), each yielding records with a report of what
-it skipped and why; format detection.
+it skipped and why; format detection; the ingest run that stages what they read and builds the
+corpus from it, in one process or on Spark.
 
 Everything other packages use is imported from here; the names load lazily (PEP 562), so
 importing the package costs nothing and creates no import cycle.
@@ -26,9 +27,12 @@ if TYPE_CHECKING:
         read_task,
     )
     from openmsd.ingest.reader import as_str, json_lines, text_stream
+    from openmsd.ingest.run import IngestResult, digest, ingest, stage
+    from openmsd.ingest.spark import ingest_on_spark, input_files
 
 _WHERE: dict[str, str] = {
     "FORMATS": "formats",
+    "IngestResult": "run",
     "MARKER": "markers",
     "ManuscriptError": "manuscript",
     "RetrievalEvalError": "queries",
@@ -37,8 +41,12 @@ _WHERE: dict[str, str] = {
     "body_paragraphs": "jats",
     "citation_markers": "markers",
     "detect": "formats",
+    "digest": "run",
     "flatten": "jats",
     "get_reader": "formats",
+    "ingest": "run",
+    "ingest_on_spark": "spark",
+    "input_files": "spark",
     "input_records": "inputs",
     "json_lines": "reader",
     "list_files": "inputs",
@@ -48,15 +56,17 @@ _WHERE: dict[str, str] = {
     "read_qrels": "queries",
     "read_records": "queries",
     "read_task": "queries",
+    "stage": "run",
     "text_stream": "reader",
     "without_markers": "markers",
 }
 
 __all__ = [
-    "FORMATS", "MARKER", "TEXT_FIELDS", "ManuscriptError", "RetrievalEvalError", "as_str",
-    "body_paragraphs", "citation_markers", "detect", "flatten", "get_reader", "input_records",
-    "json_lines", "list_files", "paragraphs_of", "read_manuscript", "read_papers", "read_qrels",
-    "read_records", "read_task", "text_stream", "without_markers",
+    "FORMATS", "MARKER", "TEXT_FIELDS", "IngestResult", "ManuscriptError", "RetrievalEvalError",
+    "as_str", "body_paragraphs", "citation_markers", "detect", "digest", "flatten", "get_reader",
+    "ingest", "ingest_on_spark", "input_files", "input_records", "json_lines", "list_files",
+    "paragraphs_of", "read_manuscript", "read_papers", "read_qrels", "read_records", "read_task",
+    "stage", "text_stream", "without_markers",
 ]
 
 

@@ -1,7 +1,7 @@
 """An input (a file or a folder) as records: its files, each read by its reader (named, or
 detected from the content), and every record within the field limits.
 
-What the records become (staged parts, the corpus) is :mod:`openmsd.corpus.ingest_run`'s
+What the records become (staged parts, the corpus) is :mod:`openmsd.ingest.run`'s
 business; this module only reads.
 """
 

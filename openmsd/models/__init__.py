@@ -14,7 +14,6 @@ from openmsd.faces import lazy_getattr
 if TYPE_CHECKING:
     from openmsd.models.adapter import (
         ADAPTER_FILE,
-        ADAPTERS,
         Adapter,
         AdapterEncoder,
         AdapterError,
@@ -94,7 +93,6 @@ if TYPE_CHECKING:
     )
 
 _WHERE: dict[str, str] = {
-    "ADAPTERS": "adapter",
     "ADAPTER_FILE": "adapter",
     "Adapter": "adapter",
     "AdapterEncoder": "adapter",
@@ -174,7 +172,7 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "ADAPTERS", "ADAPTER_FILE", "BACKENDS", "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL",
+    "ADAPTER_FILE", "BACKENDS", "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL",
     "DEFAULT_MODEL", "GRAPH_FEATURES", "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "NONNEGATIVE",
     "PREFETCH_DEPTH", "Adapter", "AdapterEncoder", "AdapterError", "BaseVectors", "CitrecModel",
     "CitrecSettings", "DenseEncoder", "Head", "Kind", "OnnxEncoder", "RerankFusion",

@@ -37,12 +37,11 @@ from openmsd.corpus import Corpus
 from openmsd.io import building_dir
 from openmsd.models.encoder import Kind, normalise
 
-__all__ = ["ADAPTERS", "ADAPTER_FILE", "HEAD_FILE", "Adapter", "AdapterEncoder", "AdapterError",
+__all__ = ["ADAPTER_FILE", "HEAD_FILE", "Adapter", "AdapterEncoder", "AdapterError",
            "BaseVectors", "Head", "base_vectors", "concatenate", "corpus_adapters", "find_adapter",
            "map_corpus",
            "read_adapter", "write_adapter"]
 
-ADAPTERS = "adapters"
 ADAPTER_FILE = "adapter.json"
 HEAD_FILE = "head.safetensors"
 HEAD_KINDS = ("identity", "linear", "low-rank")
@@ -190,7 +189,7 @@ def write_adapter(path: str | Path, meta: dict[str, Any], head: Head) -> Path:
 
 def corpus_adapters(corpus: Corpus) -> Path:
     """Where a corpus keeps its adapters (``CORPUS/adapters``)."""
-    return corpus.root / ADAPTERS
+    return corpus.layout.adapters
 
 
 def find_adapter(name: str, corpus: Corpus | None = None) -> Path | None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from openmsd.corpus import Corpus, summaries_for_model
+from openmsd.corpus import PARTS, Corpus, summaries_for_model
 from openmsd.io import arrow_reader
 from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
@@ -117,7 +117,7 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
     directory.mkdir(parents=True, exist_ok=True)
     known_pairs = known(directory)
     summaries = summaries_for_model(corpus, model_name(name))  # MODEL+METHODLENGTH: enriched
-    next_part = len(list(directory.glob("part-*.parquet")))
+    next_part = len(list(directory.glob(PARTS)))
     embedded = cached = no_text = 0
     for batch in _papers(corpus, paper_ids):
         ids, texts, hashes = [], [], []
@@ -171,7 +171,7 @@ def current_hashes(corpus: Corpus, model: str) -> dict[str, str]:
 def load_vector_table(corpus: Corpus, model: str) -> tuple[list[str], list[str], np.ndarray]:
     """:func:`load_vectors` with the text hash of each vector: ids, hashes, float32 matrix."""
     directory = vectors_dir(corpus, model)
-    if not any(directory.glob("part-*.parquet")):
+    if not any(directory.glob(PARTS)):
         raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
                                 f"'openmsd embed {corpus.root} --model {model}' first")
     return read_current(directory, current_hashes(corpus, model))

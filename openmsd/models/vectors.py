@@ -22,16 +22,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from openmsd.corpus import Corpus
+from openmsd.corpus import PARTS, Corpus
 from openmsd.io import ParquetSink
 from openmsd.models.adapter import ADAPTER_FILE
 from openmsd.models.registry import BACKENDS, default_backend
 
-__all__ = ["VECTORS", "choose_backend", "known", "model_name", "model_slug", "read_current",
+__all__ = ["choose_backend", "known", "model_name", "model_slug", "read_current",
            "split_vector_key", "stored_backends", "text_hash", "vector_key", "vector_schema",
            "vectors_dir", "write_part"]
-
-VECTORS = "vectors"
 
 
 def model_slug(name: str) -> str:
@@ -87,10 +85,13 @@ def model_name(key: str) -> str:
 def stored_backends(corpus: Corpus, model: str, what: str = "vectors") -> list[str]:
     """The backends whose vectors (``what="vectors"``) or index (``"index"``) of ``model``
     ``corpus`` holds, the most recently written first."""
-    pattern = "part-*.parquet" if what == "vectors" else "index.faiss"
+    if what == "vectors":
+        folder, pattern = corpus.layout.vector_dir, PARTS
+    else:
+        folder, pattern = corpus.layout.index_dir, "index.faiss"
     found = []
     for backend in BACKENDS:
-        files = list((corpus.root / what / model_slug(vector_key(model, backend))).glob(pattern))
+        files = list(folder(model_slug(vector_key(model, backend))).glob(pattern))
         if files:
             found.append((max(f.stat().st_mtime_ns for f in files), backend))
     return [backend for _, backend in sorted(found, reverse=True)]
@@ -111,7 +112,7 @@ def text_hash(text: str) -> str:
 
 
 def vectors_dir(corpus: Corpus, model: str) -> Path:
-    return corpus.root / VECTORS / model_slug(model)
+    return corpus.layout.vector_dir(model_slug(model))
 
 
 def vector_schema(dim: int) -> pa.Schema:
@@ -134,9 +135,9 @@ def write_part(path: Path, ids: list[str], hashes: list[str], matrix: np.ndarray
 
 def known(directory: Path) -> set[tuple[str, str]]:
     """The ``(paper_id, text_hash)`` pairs the parts of ``directory`` hold."""
-    if not any(directory.glob("part-*.parquet")):
+    if not any(directory.glob(PARTS)):
         return set()
-    glob = str(directory / "part-*.parquet").replace("'", "''")
+    glob = str(directory / PARTS).replace("'", "''")
     rows = duckdb.sql(f"SELECT paper_id, text_hash FROM read_parquet('{glob}')").fetchall()
     return set(rows)
 
@@ -149,7 +150,7 @@ def read_current(directory: Path, current: Mapping[str, str]
     hashes: list[str] = []
     rows: list[np.ndarray] = []
     seen: set[str] = set()
-    for part in sorted(directory.glob("part-*.parquet"), reverse=True):
+    for part in sorted(directory.glob(PARTS), reverse=True):
         table = pq.read_table(part)
         matrix = np.asarray(table["vector"].combine_chunks().flatten()).reshape(
             table.num_rows, -1)

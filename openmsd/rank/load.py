@@ -53,7 +53,6 @@ from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError, p
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
 FUSIONS = (HYBRID, HYBRID_GRAPH)
-RANKER_FILE = "ranker.json"
 #: The English-only model an untuned ``hybrid`` adds for English pairs (``minilm-en@en``),
 #: over files, or over a corpus that has its vectors (``openmsd embed CORPUS --model minilm-en``).
 ENGLISH_MODEL = "minilm-en"
@@ -82,7 +81,7 @@ def as_spec(name: Name) -> RankerSpec:
 
 def ranker_path(corpus: Corpus) -> Path:
     """Where ``openmsd tune`` keeps its weights: beside the corpus's indexes."""
-    return corpus.root / "index" / RANKER_FILE
+    return corpus.layout.ranker
 
 
 def tuned(corpus: Corpus | None) -> dict[str, Any]:
@@ -96,19 +95,7 @@ def dense_models(corpus: Corpus) -> list[str]:
     """The models with stored vectors or an index in ``corpus``, the most recently built
     first (``index/.builds``, where index builds are written before they are switched in,
     names no model)."""
-    found: dict[str, float] = {}
-    for folder, marker in (("vectors", "part-*.parquet"), ("index", "*")):
-        root = corpus.root / folder
-        if not root.is_dir():
-            continue
-        for directory in root.iterdir():
-            if directory.name.startswith("."):
-                continue
-            files = list(directory.glob(marker)) if directory.is_dir() else []
-            if files:
-                stamp = max(f.stat().st_mtime for f in files)
-                found[directory.name] = max(found.get(directory.name, 0.0), stamp)
-    return sorted(found, key=lambda m: -found[m])
+    return corpus.layout.stored_keys()
 
 
 def default_dense(corpus: Corpus | None) -> str:
@@ -121,7 +108,7 @@ def default_dense(corpus: Corpus | None) -> str:
     if adapter is not None:
         return adapter.name
     if corpus is not None:
-        indexed = [m for m in dense_models(corpus) if (corpus.root / "index" / m).is_dir()]
+        indexed = [m for m in dense_models(corpus) if corpus.layout.index_dir(m).is_dir()]
         have = indexed or dense_models(corpus)
         if have:
             return have[0]
@@ -236,7 +223,7 @@ def corpus_adapter(corpus: Corpus | None) -> Adapter | None:
     """The adapter the untuned fusions use in place of their dense model: the most recently
     trained one in ``CORPUS/adapters`` whose adapted vectors are stored (``openmsd train
     adapter``); None without. An adapter that cannot be read is passed over."""
-    from openmsd.models import AdapterError, corpus_adapters, read_adapter, vectors_dir
+    from openmsd.models import AdapterError, corpus_adapters, model_slug, read_adapter
 
     if corpus is None or not corpus_adapters(corpus).is_dir():
         return None
@@ -248,7 +235,7 @@ def corpus_adapter(corpus: Corpus | None) -> Adapter | None:
             adapter = read_adapter(directory)
         except AdapterError:
             continue
-        if any(vectors_dir(corpus, adapter.name).glob("part-*.parquet")):
+        if corpus.layout.vector_parts(model_slug(adapter.name)):
             found.append(((directory / ADAPTER_FILE).stat().st_mtime_ns, adapter.name, adapter))
     return max(found, key=lambda f: f[:2])[2] if found else None
 
@@ -373,8 +360,7 @@ def _fusion(spec: RankerSpec, corpus: Corpus | None, load: Any) -> Scorer:
 
 def _stored_dense(spec: RankerSpec, corpus: Corpus | None) -> bool:
     """Whether ``corpus`` holds vectors under the spec's vector key."""
-    return corpus is not None and (corpus.root / "vectors" / model_slug(spec.vector_key)
-                                   ).is_dir()
+    return corpus is not None and corpus.layout.vector_dir(model_slug(spec.vector_key)).is_dir()
 
 
 def find_adapter(name: Name, corpus: Corpus | None) -> Path | None:

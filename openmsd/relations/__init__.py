@@ -17,9 +17,11 @@ if TYPE_CHECKING:
         RelationsConfig,
         RelationsError,
         derive,
+        derive_tables,
         read_manifest,
         read_split,
         relations_dir,
+        split_papers,
     )
     from openmsd.relations.engine import connect
     from openmsd.relations.pairs import bib_coupling, co_citations, direct_citations
@@ -40,6 +42,7 @@ _WHERE: dict[str, str] = {
     "co_citations": "pairs",
     "connect": "engine",
     "derive": "build",
+    "derive_tables": "build",
     "direct_citations": "pairs",
     "parse": "positives",
     "positive_pairs": "positives",
@@ -47,15 +50,17 @@ _WHERE: dict[str, str] = {
     "read_split": "build",
     "relations_dir": "build",
     "relations_stats": "stats",
+    "split_papers": "build",
     "specter_triples": "specter",
     "stats_view": "stats",
 }
 
 __all__ = [
     "DEFAULT_MAX_GROUP", "SPLITS", "RandomProjectionEmbedder", "RelationsConfig", "RelationsError",
-    "SplitConfig", "bib_coupling", "co_citations", "connect", "derive", "direct_citations", "parse",
+    "SplitConfig", "bib_coupling", "co_citations", "connect", "derive", "derive_tables",
+    "direct_citations", "parse",
     "positive_pairs", "read_manifest", "read_split", "relations_dir", "relations_stats",
-    "specter_triples", "stats_view",
+    "specter_triples", "split_papers", "stats_view",
 ]
 
 

@@ -29,7 +29,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from ibis import _
 
-from openmsd.corpus import Corpus
+from openmsd.corpus import RELATIONS_MANIFEST, Corpus
 from openmsd.io import ParquetSink, write_json
 from openmsd.relations.engine import Engine
 from openmsd.relations.pairs import (
@@ -42,8 +42,6 @@ from openmsd.relations.scincl import scincl_triples
 from openmsd.relations.specter import specter_triples
 from openmsd.relations.split import SplitConfig, assign_splits, pairs_in_splits
 
-DIRECTORY = "relations"
-MANIFEST = "relations.json"
 DEFAULT_MAX_GROUP = 256
 
 
@@ -67,7 +65,7 @@ class RelationsConfig:
 
 
 def relations_dir(corpus: Corpus) -> Path:
-    return corpus.root / DIRECTORY
+    return corpus.layout.relations
 
 
 def all_pairs(dc: ibis.Table, cc: ibis.Table, bc: ibis.Table) -> ibis.Table:
@@ -134,7 +132,7 @@ def derive(corpus: Corpus, engine: Engine, config: RelationsConfig | None = None
     if config.scincl:
         result["scincl"] = write_scincl(out)
     result = {"corpus_build": build, **result}
-    write_json(out / MANIFEST, result)
+    write_json(out / RELATIONS_MANIFEST, result)
     return result
 
 
@@ -172,10 +170,16 @@ def read_split(corpus: Corpus, name: str) -> pa.Table:
     return table.filter(pc.is_in(table["split"], pa.array(names)))
 
 
+def split_papers(corpus: Corpus, split: str) -> list[str]:
+    """The paper ids of a split of ``openmsd relations`` (``test`` = ``idt`` + ``odt``), in
+    file order; :class:`RelationsError` as :func:`read_split`."""
+    return read_split(corpus, split)["paper_id"].to_pylist()
+
+
 def read_manifest(corpus: Corpus) -> dict[str, Any]:
     """The relations manifest; :class:`RelationsError` naming the command to run if absent."""
     build = corpus.check()["build"]["id"]
-    path = relations_dir(corpus) / MANIFEST
+    path = corpus.layout.relations_manifest
     if not path.exists():
         raise RelationsError(f"{corpus.root}: no relations yet; run 'openmsd relations "
                              f"{corpus.root}' first")

@@ -100,7 +100,7 @@ def _files_stamp(directory: str | Path) -> tuple[tuple[str, int, int], ...]:
 
 def _vectors_stamps(corpus: Corpus) -> dict[str, tuple[tuple[str, int, int], ...]]:
     """:func:`_vectors_stamp` of every model's vector directory, by directory name."""
-    root = vectors_dir(corpus, "x").parent
+    root = corpus.layout.vectors
     folders = [f for f in os.scandir(root) if f.is_dir()] if root.is_dir() else []
     return {f.name: _files_stamp(Path(f.path)) for f in folders}
 

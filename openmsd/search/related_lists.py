@@ -68,7 +68,7 @@ class RelatedLists:
 
 def lists_path(corpus: Corpus, ranker: str) -> Path:
     """Where the stored lists of ``ranker`` live: beside the corpus's indexes."""
-    return corpus.root / "index" / ".related" / f"{model_slug(ranker)}.parquet"
+    return corpus.layout.related_file(model_slug(ranker))
 
 
 def _code_hash() -> str:

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from filelock import FileLock
 
-from openmsd.corpus import Corpus
+from openmsd.corpus import WATCH, Corpus
 from openmsd.index import VectorIndex, load_index
 from openmsd.io import atomic_path, write_json
 from openmsd.search.library import LibraryResult, related_to_library, without_vectors
@@ -35,7 +35,7 @@ from openmsd.search.library import LibraryResult, related_to_library, without_ve
 __all__ = ["WATCH_DIR", "Watch", "arrivals", "record_watch", "seed_set_name", "stored_watches",
            "watch_library", "watch_state"]
 
-WATCH_DIR = "watch"
+WATCH_DIR = WATCH
 ARRIVALS = "arrivals.parquet"
 _SCHEMA = pa.schema([("paper_id", pa.string()), ("arrived", pa.timestamp("us", tz="UTC"))])
 
@@ -77,7 +77,7 @@ def seed_set_name(positive: list[str], negative: list[str]) -> str:
 
 
 def _dir(corpus: Corpus) -> Path:
-    return corpus.root / WATCH_DIR
+    return corpus.layout.watch
 
 
 def _build_time(corpus: Corpus) -> datetime:

@@ -124,7 +124,7 @@ def fingerprint(config: TrainConfig, data: Examples) -> dict[str, Any]:
     """What the model was trained on: the corpus build, the relations manifest, a digest of
     the examples."""
     corpus = Corpus(config.corpus)
-    relations = corpus.root / "relations" / "relations.json"
+    relations = corpus.layout.relations_manifest
     digest = hashlib.sha256()
     for column in data.table.column_names:
         for text in data.table[column].to_pylist():

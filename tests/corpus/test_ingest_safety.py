@@ -14,8 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.crashpoint import ENV
+from openmsd.ingest import ingest
 from openmsd.report import IngestError
 
 CLI = "import sys; from openmsd.cli import app; sys.argv = ['openmsd', *sys.argv[1:]]; app()"
@@ -55,7 +56,7 @@ def test_a_second_ingest_is_refused_while_one_runs(tmp_path: Path) -> None:
     root = tmp_path / "corpus"
     ingest([_papers(tmp_path / "a.jsonl", 3)], root)
     holder = subprocess.Popen(  # another ingest, holding the corpus, until told to stop
-        [sys.executable, "-c", "import sys; from openmsd.corpus.ingest_run import corpus_lock\n"
+        [sys.executable, "-c", "import sys; from openmsd.corpus import corpus_lock\n"
          f"with corpus_lock({str(root)!r}):\n print('locked', flush=True); sys.stdin.read()"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

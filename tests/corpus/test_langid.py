@@ -3,9 +3,10 @@ import doctest
 import pytest
 
 import openmsd.corpus.langid as langid_module
-from openmsd.corpus import CLD3, UND, Combined, Corpus, FastText, identify, ingest
+from openmsd.corpus import CLD3, UND, Combined, Corpus, FastText, identify
 from openmsd.corpus.langid import count_priors, detect, with_priors
 from openmsd.eval import accuracy, bioc_rows, scielo_rows, taln_rows
+from openmsd.ingest import ingest
 
 
 def test_cld3_detects_languages_of_real_titles_and_abstracts():

@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from openmsd.corpus import TABLES, Corpus, CorpusError, ingest
-from openmsd.corpus.ingest_run import LOCK
+from openmsd.corpus import LOCK, TABLES, Corpus, CorpusError
+from openmsd.ingest import ingest
 from openmsd.report import IngestError
 
 FR = ("Nous présentons un analyseur syntaxique robuste pour le français écrit, évalué sur un "

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from openmsd.corpus import Corpus, corpus_stats, ingest
+from openmsd.corpus import Corpus, corpus_stats
+from openmsd.ingest import ingest
 
 
 @pytest.fixture(scope="module")

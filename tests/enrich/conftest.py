@@ -10,7 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openmsd.corpus import ingest
+from openmsd.ingest import ingest
 
 PAPERS = [
     {"id": "fr-parse", "title": "Analyse syntaxique en dépendances du français",

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.experiment import tune_fusion
 from openmsd.experiment.contexts import (
     MIN_DENSE,
@@ -20,6 +20,7 @@ from openmsd.experiment.contexts import (
     procedures,
 )
 from openmsd.experiment.weights import Judged, search
+from openmsd.ingest import ingest
 
 SAMPLE = Path(__file__).resolve().parents[2] / "openmsd" / "data" / "sample"
 MEMBERS = ["bm25@same", "bm25-en", "e5"]

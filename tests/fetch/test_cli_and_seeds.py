@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus import ingest
 from openmsd.fetch import SeedError, read_seed_file, seeds_from_zotero
+from openmsd.ingest import ingest
 from tests.fetch.apiserver import OPENALEX_KEY, ZOTERO_KEY, Server, zotero_item
 
 runner = CliRunner()

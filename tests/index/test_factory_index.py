@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.crashpoint import ENV
 from openmsd.index import FactoryParams, build_index, index_dir, load_index
 from openmsd.index.factory_index import (
@@ -31,6 +31,7 @@ from openmsd.index.factory_index import (
     search_factory,
 )
 from openmsd.index.vector_index import FACTORY_KEY
+from openmsd.ingest import ingest
 from openmsd.models import current_hashes, vector_schema, vectors_dir
 from openmsd.search import related_papers
 

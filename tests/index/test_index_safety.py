@@ -14,9 +14,10 @@ import numpy as np
 import orjson
 import pytest
 
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.crashpoint import ENV
 from openmsd.index import build_index, index_dir, load_index
+from openmsd.ingest import ingest
 from openmsd.models import embed_corpus, load_model, load_vectors
 
 MODEL = "muse-v3"

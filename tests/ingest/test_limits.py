@@ -12,8 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from openmsd.corpus import ingest
-from openmsd.ingest import json_lines
+from openmsd.ingest import ingest, json_lines
 from openmsd.ingest.reader import MAX_DOCUMENT_BYTES, MAX_LINE_BYTES
 from openmsd.models.embed import MAX_TEXT_CHARS, embed_text
 from openmsd.report import Report

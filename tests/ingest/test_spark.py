@@ -11,9 +11,9 @@ import orjson
 import pyarrow.dataset as ds
 import pytest
 
-from openmsd.corpus import TABLES, Corpus, ingest, ingest_on_spark
-from openmsd.corpus.spark_ingest import input_files
+from openmsd.corpus import TABLES, Corpus
 from openmsd.crashpoint import ENV, ONCE
+from openmsd.ingest import ingest, ingest_on_spark, input_files
 from openmsd.report import IngestError
 
 WORDS = ["parsing", "treebank", "corpus", "traduction", "analyse", "syntax", "lexicon",

@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow.dataset as ds
 import pytest
 
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
+from openmsd.ingest import ingest
 from openmsd.models import embed_corpus, embed_on_spark, load_model, load_vectors, vector_key
 
 pytest.importorskip("onnxruntime")

@@ -250,7 +250,8 @@ def test_untuned_hybrid_adds_the_english_model_where_it_can_be_had(tmp_path):
 def test_untuned_hybrid_compares_words_across_languages_in_a_multilingual_corpus(tmp_path):
     """``bm25-en@cross`` joins the untuned ``hybrid`` of a corpus of several languages, and
     an English sentence then finds the Portuguese paper whose English title it repeats."""
-    from openmsd.corpus import Corpus, ingest
+    from openmsd.corpus import Corpus
+    from openmsd.ingest import ingest
     from openmsd.rank import corpus_papers
     from openmsd.rank.load import fusion_spec
 

@@ -36,10 +36,10 @@ def test_duckdb_and_spark_derive_identical_relations(taln_corpus, tmp_path, spar
 
 
 def test_the_spark_job_writes_the_same_tables(taln_corpus, tmp_path, spark):
-    from openmsd.relations import spark_job
+    from openmsd import spark_job
 
     corpus = Corpus(taln_corpus)
-    result = spark_job.main(["--papers", str(corpus.table_path("papers")),
+    result = spark_job.main(["relations", "--papers", str(corpus.table_path("papers")),
                              "--citations", str(corpus.table_path("citations")),
                              "--out", str(tmp_path / "relations"), "--top-languages", "2",
                              "--idt", "0.15", "--odt", "0.15", "--dev", "0.1"])

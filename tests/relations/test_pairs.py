@@ -104,7 +104,7 @@ def test_bad_citation_rows_are_counted_and_left_out(taln_corpus, tmp_path):
 
 
 def test_a_corpus_without_papers_is_a_clear_error(tmp_path):
-    from openmsd.corpus import ingest
+    from openmsd.ingest import ingest
     from openmsd.report import IngestError
 
     src = tmp_path / "bad.jsonl"

@@ -8,7 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import SAMPLE, app
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
+from openmsd.ingest import ingest
 from openmsd.models import choose_backend, default_backend, stored_backends, vector_key
 
 runner = CliRunner()

@@ -12,7 +12,8 @@ import pyarrow as pa
 import pytest
 
 from openmsd.cli import SAMPLE
-from openmsd.corpus import Corpus, CorpusError, ingest
+from openmsd.corpus import Corpus, CorpusError
+from openmsd.ingest import ingest
 from openmsd.search import (
     Result,
     find_paper,

@@ -9,8 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import SAMPLE, app
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.index import build_index, index_kind, load_index
+from openmsd.ingest import ingest
 from openmsd.models import embed_corpus, load_model, load_vectors
 from openmsd.search import PaperNotFoundError, find_paper, related_papers, search
 

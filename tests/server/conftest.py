@@ -16,8 +16,9 @@ import orjson
 import pytest
 
 from openmsd.cli import SAMPLE
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.index import build_index
+from openmsd.ingest import ingest
 from openmsd.models import embed_corpus, load_model
 
 CHROMIUM = Path("/usr/bin/chromium")

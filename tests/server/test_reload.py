@@ -11,8 +11,9 @@ import numpy as np
 import orjson
 from fastapi.testclient import TestClient
 
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.index import build_index, index_dir
+from openmsd.ingest import ingest
 from openmsd.models import embed_corpus, load_model
 from openmsd.server import create_app
 from openmsd.server.resources import LiveIndex

@@ -21,8 +21,9 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_sdsm, sdsm_per_query
+from openmsd.ingest import ingest
 from openmsd.models import (
     AdapterError,
     current_hashes,

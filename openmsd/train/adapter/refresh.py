@@ -26,7 +26,6 @@ from openmsd.relations import (
     SplitConfig,
     connect,
     derive,
-    relations_dir,
 )
 from openmsd.relations import read_manifest as relations_manifest
 from openmsd.train.adapter.run import AdapterConfig, Progress, train_adapter
@@ -70,7 +69,7 @@ def refresh_adapters(corpus: Corpus, evaluator: Evaluator,
     try:
         relations_manifest(corpus)
     except RelationsError:  # of an earlier build: derived again, as they were
-        recorded = relations_dir(corpus) / "relations.json"
+        recorded = corpus.layout.relations_manifest
         config = _relations_config(json.loads(recorded.read_text())["config"]) \
             if recorded.is_file() else RelationsConfig()
         engine = connect("duckdb")

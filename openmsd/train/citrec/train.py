@@ -565,16 +565,57 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
 
     ``config.also``: more corpora whose training locations join the training set and whose dev
     locations join model selection and the fusion weight (pooled: each ranked among its own
-    corpus's candidates); their test citing papers are never seen either."""
-    import torch
-    from tqdm.auto import tqdm
+    corpus's candidates); their test citing papers are never seen either.
 
+    The steps, in order: :func:`_rankers`, :func:`_load_parts`, :func:`_check_locations`,
+    :func:`_samplers`, :func:`_start_model`, :func:`_fit_rerank`, :func:`_hard_negatives`,
+    :func:`_trainable`, :func:`_schedule`, :func:`_run_steps` (with :class:`_DevSelection`),
+    :func:`_fusion`, :func:`_rerank_report`, :func:`_manifest`, :func:`_write_model`."""
+    prefetch, signals = _rankers(config, prefetch)
+    parts = _load_parts(config, prefetch, signals, data, also_data)
+    train_locations = [loc for part in parts for loc in part.train]
+    dev_count = sum(len(part.dev) for part in parts)
+    _check_locations(config, parts, train_locations, dev_count)
+    positive_sampler, sampler_of = _samplers(config, parts)
+    settings = config.settings()
+    contexts = PaperContexts({p: text for part in parts for p, text in part.data.papers.items()})
+    model = _start_model(config, settings, parts, train_locations, contexts, progress)
+    rerank, no_rerank = (_fit_rerank(model, parts, contexts)
+                         if all(part.signals is not None for part in parts)
+                         else (None, "no own-sentence scores given" if config.rerank
+                               else "rerank = false"))
+    hard = _hard_negatives(config, parts)
+    trainable = _trainable(config, model)
+    examples, steps, epochs = _schedule(config, train_locations)
+    selection = _DevSelection(model, parts, contexts, trainable)
+    history, seconds = _run_steps(config, model, trainable, selection, examples, steps, epochs,
+                                  contexts, positive_sampler, sampler_of, hard, progress)
+    selection.restore()
+    fusion = _fusion(config, parts, selection.best["scores"], settings)
+    fusion.update(_rerank_report(model, parts, contexts, settings, rerank, no_rerank))
+    manifest = _manifest(config, parts, train_locations, dev_count, examples, steps, seconds,
+                         history, selection, fusion)
+    _write_model(model, config, manifest)
+    return manifest
+
+
+def _rankers(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None
+             ) -> tuple[Prefetch | None, Signals | None]:
+    """The caller's prefetch ranker and own-sentence signals; CitrecConfigError when hard
+    negatives or fusion are asked for without a prefetch."""
     signals = None
     if isinstance(prefetch, CitrecRankers):
         prefetch, signals = prefetch.prefetch, prefetch.signals
     if prefetch is None and (config.hard_negatives or config.fuse):
         raise CitrecConfigError("hard_negatives / fuse: they need a prefetch ranker (set "
                                 "hard_negatives = 0 and fuse = false to train without one)")
+    return prefetch, signals
+
+
+def _load_parts(config: CitrecConfig, prefetch: Prefetch | None, signals: Signals | None,
+                data: CitrecData | None, also_data: list[CitrecData] | None) -> list[_Part]:
+    """One :class:`_Part` per corpus (``config.corpus`` first, then ``config.also``), each
+    corpus checked; ``data`` / ``also_data`` when given, else loaded."""
     roots = [config.corpus, *config.also]
     given = [data, *(also_data or [None] * len(config.also))]
     if len(given) != len(roots):
@@ -585,9 +626,14 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
         corpus.check()
         parts.append(_Part.of(str(corpus.root), loaded or load(corpus, config.outside_references),
                               config, prefetch, signals))
+    return parts
+
+
+def _check_locations(config: CitrecConfig, parts: list[_Part], train_locations: list[Location],
+                     dev_count: int) -> None:
+    """CitrecConfigError, naming the counts, when there are fewer training locations than
+    ``min_locations`` or no dev location to select the model on."""
     main = parts[0]
-    train_locations = [loc for part in parts for loc in part.train]
-    dev_count = sum(len(part.dev) for part in parts)
     if len(train_locations) < config.min_locations:
         raise CitrecConfigError(
             "; ".join(f"{part.root}: {len(part.train)} training locations (of "
@@ -599,6 +645,12 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
         raise CitrecConfigError(f"{main.root}: no dev citing paper left for model selection "
                                 f"({len({loc.citing_id for loc in main.learn})} training "
                                 "citing papers); add citing papers or raise dev_fraction")
+
+
+def _samplers(config: CitrecConfig, parts: list[_Part]
+              ) -> tuple[PositiveSampler, dict[int, NegativeSampler]]:
+    """The positive sampler (co-citations of every part's reference lists, held-out and dev
+    citing papers' left out) and each training location's negative sampler (its part's)."""
     history_lists = {id(part): [cited for citing, cited in part.data.reference_lists.items()
                                 if citing not in part.test and citing not in part.dev_papers]
                      for part in parts}
@@ -609,14 +661,24 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
         sampler = NegativeSampler(part.candidates, citation_counts(history_lists[id(part)]),
                                   config.power)
         sampler_of.update((id(loc), sampler) for loc in part.train)
-    settings = config.settings()
+    return positive_sampler, sampler_of
+
+
+def _start_model(config: CitrecConfig, settings: CitrecSettings, parts: list[_Part],
+                 train_locations: list[Location], contexts: PaperContexts, progress: bool
+                 ) -> CitrecModel:
+    """The untrained model (seeded), in training mode: with frozen encoders
+    (``train_layers = 0``) every sentence training can draw encoded once; the centres fitted
+    on the main corpus's sentences (the one the model is for)."""
+    import torch
+
+    main = parts[0]
     torch.manual_seed(config.seed)
     model = CitrecModel.from_base(base_path(config.base), settings, config.device)
     model.train()
     if config.train_layers == 0:
         model.manuscript.freeze(cache_key(settings, "manuscript"))
         model.citation.freeze(cache_key(settings, "citation"))
-    contexts = PaperContexts({p: text for part in parts for p, text in part.data.papers.items()})
     if config.train_layers == 0:  # every sentence training can draw, once, with progress
         model.manuscript.warm([s for loc in train_locations for s in (
                                   loc.sentences if settings.manuscript_supplemental
@@ -632,15 +694,16 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
                              for s in contexts.drawable(p, settings.citation_fundamental,
                                                         settings.citation_supplemental)],
                             progress)
-    # the centres: the main corpus's (the one the model is for)
     model.manuscript.fit_centre([s for loc in main.learn for s in manuscript_context(
         loc.sentences, loc.at, settings.manuscript_supplemental)], limit=2000)
     model.citation.fit_centre([s for p in main.candidates for s in contexts.context(
         p, settings.citation_fundamental, settings.citation_supplemental)], limit=2000)
-    rerank, no_rerank = (_fit_rerank(model, parts, contexts)
-                         if all(part.signals is not None for part in parts)
-                         else (None, "no own-sentence scores given" if config.rerank
-                               else "rerank = false"))
+    return model
+
+
+def _hard_negatives(config: CitrecConfig, parts: list[_Part]) -> dict[int, list[str]]:
+    """Each training location's hard negatives (by ``id``): the prefetch's first
+    ``prefetch_depth`` candidates it does not cite; {} without hard negatives."""
     hard: dict[int, list[str]] = {}
     for part in parts:
         if part.scores is None or not config.hard_negatives:
@@ -650,6 +713,12 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
             top = np.argsort(-row, kind="stable")[:config.prefetch_depth]
             hard[id(loc)] = [part.candidates[j] for j in top
                              if part.candidates[j] not in loc.cited and np.isfinite(row[j])]
+    return hard
+
+
+def _trainable(config: CitrecConfig, model: CitrecModel) -> dict[str, Any]:
+    """Freeze what ``config`` keeps fixed (embeddings, lower layers, projections); the
+    parameters left to train, by name."""
     if config.train_layers != 0:
         if config.freeze_embeddings:
             for encoder in (model.manuscript, model.citation):
@@ -662,20 +731,36 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
     if not config.train_projection:
         for encoder in (model.manuscript, model.citation):
             encoder.projection.requires_grad_(False)
-    loss_fn = Objective(config)
-    trainable = {n: p for n, p in model.named_parameters() if p.requires_grad}
-    optimizer = torch.optim.AdamW(list(trainable.values()), lr=config.learning_rate)
-    rng = random.Random(config.seed)
+    return {n: p for n, p in model.named_parameters() if p.requires_grad}
+
+
+def _schedule(config: CitrecConfig, train_locations: list[Location]
+              ) -> tuple[list[tuple[Location, str]], int, int]:
+    """The training examples (a location and one paper it cites), the number of steps and
+    of epochs (with ``max_steps``: as many epochs as it takes)."""
     examples = [(loc, target) for loc in train_locations for target in loc.cited]
     per_epoch = -(-len(examples) // config.batch_size)
     steps = per_epoch * config.epochs if config.max_steps is None else config.max_steps
-    # max_steps: as many epochs as it takes
     epochs = max(config.epochs, -(-steps * config.batch_size // max(len(examples), 1)))
-    history: list[dict[str, float]] = []
-    dev_history: list[dict[str, float]] = []
-    best: dict[str, Any] = {"step": 0, "recall": -1.0, "state": None}
+    return examples, steps, epochs
 
-    def evaluate_dev(step: int) -> None:
+
+class _DevSelection:
+    """Model selection on dev: each evaluation's pooled Recall@10 (and the main corpus's
+    training probe) in ``history``; the best step's parameters and dev scores in ``best``."""
+
+    def __init__(self, model: CitrecModel, parts: list[_Part], contexts: PaperContexts,
+                 trainable: dict[str, Any]):
+        self.model, self.parts, self.contexts, self.trainable = model, parts, contexts, trainable
+        self.history: list[dict[str, float]] = []
+        self.best: dict[str, Any] = {"step": 0, "recall": -1.0, "state": None}
+        main = parts[0]
+        cited_in_training = {c for loc in main.train for c in loc.cited}
+        self.train_cited = np.array([p in cited_in_training for p in main.candidates])
+
+    def evaluate(self, step: int) -> None:
+        """Score dev (and the probe) at ``step``; keep the parameters when they are the best."""
+        model, parts, contexts, main = self.model, self.parts, self.contexts, self.parts[0]
         both = (citrec_scores(model, main.dev + main.probe, main.candidates, contexts,
                               np.vstack([main.dev_mask, main.probe_mask]))
                 if main.dev or main.probe else np.zeros((0, len(main.candidates))))
@@ -685,23 +770,44 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
         recalls = [(recall_at(s, part.dev, part.candidates), len(part.dev))
                    for s, part in zip(scores, parts, strict=True) if s is not None]
         recall = _pooled(recalls)
-        dev_history.append({"step": step, "dev_recall@10": round(recall, 5),
-                            "dev_top10_train_cited": round(seen_share(both[:len(main.dev)],
-                                                                      train_cited), 5),
-                            "train_recall@10": round(recall_at(  # 0.0 without a probe
-                                both[len(main.dev):], main.probe, main.candidates), 5),
-                            **({f"dev_recall@10/{part.root}": round(r, 5)
-                                for part, (r, _) in zip([p for p in parts if p.dev], recalls,
-                                                         strict=True)}
-                               if len(parts) > 1 else {})})
-        if recall > best["recall"]:
-            best.update(step=step, recall=recall, scores=scores,
-                        state={n: p.detach().clone() for n, p in trainable.items()})
+        self.history.append({"step": step, "dev_recall@10": round(recall, 5),
+                             "dev_top10_train_cited": round(seen_share(both[:len(main.dev)],
+                                                                       self.train_cited), 5),
+                             "train_recall@10": round(recall_at(  # 0.0 without a probe
+                                 both[len(main.dev):], main.probe, main.candidates), 5),
+                             **({f"dev_recall@10/{part.root}": round(r, 5)
+                                 for part, (r, _) in zip([p for p in parts if p.dev], recalls,
+                                                          strict=True)}
+                                if len(parts) > 1 else {})})
+        if recall > self.best["recall"]:
+            self.best.update(step=step, recall=recall, scores=scores,
+                             state={n: p.detach().clone() for n, p in self.trainable.items()})
 
-    cited_in_training = {c for loc in main.train for c in loc.cited}
-    train_cited = np.array([p in cited_in_training for p in main.candidates])
+    def restore(self) -> None:
+        """Put the best step's parameters back into the model."""
+        import torch
+
+        with torch.no_grad():
+            for name, value in self.best["state"].items():
+                self.trainable[name].copy_(value)
+
+
+def _run_steps(config: CitrecConfig, model: CitrecModel, trainable: dict[str, Any],
+               selection: _DevSelection, examples: list[tuple[Location, str]], steps: int,
+               epochs: int, contexts: PaperContexts, positive_sampler: PositiveSampler,
+               sampler_of: dict[int, NegativeSampler], hard: dict[int, list[str]],
+               progress: bool) -> tuple[list[dict[str, float]], float]:
+    """The training loop (AdamW, gradients clipped at 1), dev evaluated at the start, every
+    ``eval_every`` steps and at the end; the loss of each step and the seconds it took."""
+    import torch
+    from tqdm.auto import tqdm
+
+    loss_fn = Objective(config)
+    optimizer = torch.optim.AdamW(list(trainable.values()), lr=config.learning_rate)
+    rng = random.Random(config.seed)
+    history: list[dict[str, float]] = []
     start = time.perf_counter()
-    evaluate_dev(0)
+    selection.evaluate(0)
     bar = tqdm(total=steps, desc="citrec", disable=not progress)
     order = [e for _ in range(epochs) for e in rng.sample(examples, len(examples))]
     for step in range(steps):
@@ -715,38 +821,55 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
         value = loss.item()
         history.append({"step": step + 1, "loss": round(value, 5)})
         if (step + 1) % config.eval_every == 0 or step + 1 == steps:
-            evaluate_dev(step + 1)
+            selection.evaluate(step + 1)
         bar.update(1)
+        best = selection.best
         bar.set_postfix(loss=f"{value:.3f}", dev=f"{best['recall']:.3f}@{best['step']}")
     bar.close()
-    seconds = time.perf_counter() - start
-    with torch.no_grad():
-        for name, value in best["state"].items():
-            trainable[name].copy_(value)
-    fusion: dict[str, Any] = {}
-    if config.fuse and all(part.scores is not None for part in parts):
-        curves = [(choose_fusion_weight(scores, part.prefetch_rows(part.dev), part.dev,
-                                        part.candidates)[1], len(part.dev))
-                  for scores, part in zip(best["scores"], parts, strict=True) if part.dev]
-        recalls = {w: _pooled([(curve[w], n) for curve, n in curves]) for w in FUSION_WEIGHTS}
-        weight = max(FUSION_WEIGHTS, key=lambda w: (recalls[w], -w))
-        settings.fusion_weight = weight
-        fusion = {"fusion_weight": weight, "dev_two_stage_recall@10": {
-            str(w): round(r, 5) for w, r in recalls.items()}}
+    return history, time.perf_counter() - start
+
+
+def _fusion(config: CitrecConfig, parts: list[_Part], scores: list[np.ndarray | None],
+            settings: CitrecSettings) -> dict[str, Any]:
+    """With ``fuse`` and a prefetch: the two-stage weight with the best pooled dev recall
+    (the smaller on ties), set in ``settings``, and every weight's recall; else {}."""
+    if not (config.fuse and all(part.scores is not None for part in parts)):
+        return {}
+    curves = [(choose_fusion_weight(s, part.prefetch_rows(part.dev), part.dev,
+                                    part.candidates)[1], len(part.dev))
+              for s, part in zip(scores, parts, strict=True) if part.dev]
+    recalls = {w: _pooled([(curve[w], n) for curve, n in curves]) for w in FUSION_WEIGHTS}
+    weight = max(FUSION_WEIGHTS, key=lambda w: (recalls[w], -w))
+    settings.fusion_weight = weight
+    return {"fusion_weight": weight, "dev_two_stage_recall@10": {
+        str(w): round(r, 5) for w, r in recalls.items()}}
+
+
+def _rerank_report(model: CitrecModel, parts: list[_Part], contexts: PaperContexts,
+                   settings: CitrecSettings, rerank: RerankFusion | None,
+                   no_rerank: str | None) -> dict[str, Any]:
+    """The learned rerank fusion, set in ``settings``, with its pooled dev Recall@10 and the
+    prefetch's; or why it was not fitted."""
     if rerank is None:
-        fusion["rerank_not_fitted"] = no_rerank
-    else:
-        settings.rerank = rerank.as_dict()
-        dev = [(recall_at(rerank_rows(part.prefetch_rows(part.dev),
-                                      part.rerank_signals(model, part.dev, contexts), rerank,
-                                      PREFETCH_DEPTH), part.dev, part.candidates),
-                recall_at(part.prefetch_rows(part.dev), part.dev, part.candidates),
-                len(part.dev)) for part in parts if part.dev]
-        fusion.update(rerank=rerank.as_dict(),
-                      **{"dev_rerank_recall@10": round(_pooled([(r, n) for r, _, n in dev]), 5),
-                         "dev_prefetch_recall@10": round(_pooled([(p, n) for _, p, n in dev]),
-                                                         5)})
-    manifest = {"config": config.as_dict(), "data": {
+        return {"rerank_not_fitted": no_rerank}
+    settings.rerank = rerank.as_dict()
+    dev = [(recall_at(rerank_rows(part.prefetch_rows(part.dev),
+                                  part.rerank_signals(model, part.dev, contexts), rerank,
+                                  PREFETCH_DEPTH), part.dev, part.candidates),
+            recall_at(part.prefetch_rows(part.dev), part.dev, part.candidates),
+            len(part.dev)) for part in parts if part.dev]
+    return {"rerank": rerank.as_dict(),
+            "dev_rerank_recall@10": round(_pooled([(r, n) for r, _, n in dev]), 5),
+            "dev_prefetch_recall@10": round(_pooled([(p, n) for _, p, n in dev]), 5)}
+
+
+def _manifest(config: CitrecConfig, parts: list[_Part], train_locations: list[Location],
+              dev_count: int, examples: list[tuple[Location, str]], steps: int, seconds: float,
+              history: list[dict[str, float]], selection: _DevSelection,
+              fusion: dict[str, Any]) -> dict[str, Any]:
+    """What was trained on (the held-out and dev citing papers named), and the metrics."""
+    main, best, dev_history = parts[0], selection.best, selection.history
+    return {"config": config.as_dict(), "data": {
         **main.counts(), "train_locations": len(train_locations), "dev_locations": dev_count,
         "train_examples": len(examples),
         "held_out_citing_papers": sorted(main.test), "held_out_digest": _digest(main.test),
@@ -761,11 +884,14 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
                     "best_dev_recall@10": round(best["recall"], 5),
                     "best_step": best["step"], **fusion,
                     "dev_history": dev_history, "history": history}}
+
+
+def _write_model(model: CitrecModel, config: CitrecConfig, manifest: dict[str, Any]) -> None:
+    """The model, in evaluation mode, and its manifest, written whole to ``config.out``."""
     model.eval()
     with building_dir(Path(config.out)) as tmp:
         model.save(tmp)
         write_json(tmp / TRAIN_MANIFEST, manifest)
-    return manifest
 
 
 def _fit_rerank(model: CitrecModel, parts: list[_Part], contexts: PaperContexts

@@ -12,7 +12,7 @@ from tests.conftest import SHARED_DATA
 
 @pytest.fixture(scope="session")
 def unarxive_corpus(tmp_path_factory) -> Path:
-    from openmsd.corpus import ingest
+    from openmsd.ingest import ingest
 
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present")

@@ -20,7 +20,7 @@ SAMPLE_JATS = Path(__file__).resolve().parents[3] / "openmsd" / "data" / "sample
 
 @pytest.fixture(scope="module")
 def jats_corpus(tiny_model, tmp_path_factory) -> tuple[Corpus, object, str]:
-    from openmsd.corpus import ingest
+    from openmsd.ingest import ingest
 
     root = tmp_path_factory.mktemp("jats") / "corpus"
     ingest([SAMPLE_JATS], root)

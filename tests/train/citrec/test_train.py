@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from openmsd.corpus import Corpus, ingest
+from openmsd.corpus import Corpus
+from openmsd.ingest import ingest
 from openmsd.models import load_model, load_splits, save_splits, split_sentences
 from openmsd.train import CitrecConfig, load
 from openmsd.train.citrec.data import held_out

@@ -4,11 +4,11 @@ them, and rebuild the corpus.
 Each input (a file or a folder) becomes one staged part of the corpus, keyed by the digest of
 its content: ingesting an unchanged input again does nothing, a changed one replaces its part
 in place (keeping its position in the merge order), a new one is appended. The corpus tables
-are then rebuilt from all parts (:func:`openmsd.corpus.build.build`), and the report of every
-part plus the build is written beside the corpus.
+are then rebuilt from all parts (:func:`openmsd.corpus.build.build_corpus`), and the report of
+every part plus the build is written beside the corpus.
 
-One ingest or index build at a time writes a corpus: :func:`corpus_lock` takes
-``CORPUS/.ingest.lock`` and a second run fails at once with a clear error. A run killed at any
+One ingest or index build at a time writes a corpus: :func:`openmsd.corpus.corpus_lock`
+takes ``CORPUS/.ingest.lock`` and a second run fails at once with a clear error. A run killed at any
 point leaves the old corpus or the new one readable (see
 :meth:`openmsd.corpus.store.Corpus.manifest`); what it left behind (staged parts no manifest
 names, ``.build-*`` folders) is removed by the next run.
@@ -26,21 +26,27 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from filelock import FileLock, Timeout
 
-import openmsd.ingest as formats
-from openmsd.corpus import langid
-from openmsd.corpus.build import build_corpus as build
-from openmsd.corpus.schema import SCHEMA_VERSION, STAGED
-from openmsd.corpus.store import MANIFEST, NEXT, STAGED_DIR, Corpus
+from openmsd.corpus import (
+    NEXT,
+    PROBLEMS,
+    SCHEMA_VERSION,
+    STAGED,
+    Corpus,
+    LanguageIdentifier,
+    build_corpus,
+    corpus_lock,
+)
 from openmsd.crashpoint import crash_point
-from openmsd.ingest import input_records, list_files
+from openmsd.ingest.formats import get_reader
+from openmsd.ingest.inputs import input_records, list_files
 from openmsd.io import ParquetSink, replace_dir, temp_dir_beside, write_json, write_jsonl
 from openmsd.report import IngestError, Problem, Report
 
+__all__ = ["IngestResult", "StagedWriter", "digest", "ingest", "stage"]
+
 STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
 FLUSH_ROWS = 20_000
-LOCK = ".ingest.lock"
 
 
 def digest(files: list[Path], root: Path, fmt: str | None) -> str:
@@ -110,7 +116,7 @@ def stage(path: Path, target: Path, fmt: str | None, report: Report,
 def _stage(path: Path, target: Path, fmt: str | None, report: Report,
            on_record: Callable[[int], None] | None) -> dict[str, int]:
     files = list_files(path)
-    reader = formats.get_reader(fmt) if fmt else None
+    reader = get_reader(fmt) if fmt else None
     tmp = temp_dir_beside(target)
     writer = StagedWriter(tmp)
     try:
@@ -123,7 +129,7 @@ def _stage(path: Path, target: Path, fmt: str | None, report: Report,
         writer.abort()
         shutil.rmtree(tmp)
         raise
-    write_jsonl(tmp / "problems.jsonl", (p.as_dict() for p in report.problems))
+    write_jsonl(tmp / PROBLEMS, (p.as_dict() for p in report.problems))
     write_json(tmp / "part.json", {"counts": dict(report.counts), "records": counts})
     crash_point("ingest.staged")  # written, not yet renamed into place
     replace_dir(tmp, target)
@@ -142,59 +148,14 @@ class IngestResult:
 
 
 def _part_problems(part: Path) -> list[Problem]:
-    path = part / "problems.jsonl"
+    path = part / PROBLEMS
     if not path.exists():
         return []
     return [Problem(**orjson.loads(line)) for line in path.read_bytes().splitlines() if line]
 
 
-def _corpus_root(out: str | Path) -> Path:
-    """``out`` as a corpus directory, created if needed; IngestError when it cannot be one."""
-    root = Path(out)
-    if root.exists() and not root.is_dir():
-        raise IngestError(f"{root}: a file, not a corpus directory: name a directory with --out")
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        (root / STAGED_DIR).mkdir(exist_ok=True)
-    except OSError as error:
-        raise IngestError(f"{root}: cannot create the corpus directory: "
-                          f"{error.strerror or error}") from None
-    return root
-
-
-@contextlib.contextmanager
-def corpus_lock(out: str | Path, create: bool = True) -> Iterator[Path]:
-    """Hold the corpus directory ``out`` (created if needed when ``create``) for one ingest or
-    index build; IngestError at once when another process holds it. Reentrant within a
-    thread (one lock object per corpus)."""
-    root = _corpus_root(out) if create else Path(out)
-    lock = FileLock(root / LOCK, timeout=0, is_singleton=True)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise IngestError(f"{root}: another ingest or index build is writing to this corpus "
-                          f"(it holds {root / LOCK}); wait for it to finish, then run "
-                          "again") from None
-    except OSError as error:
-        raise IngestError(f"{root}: cannot lock the corpus directory: "
-                          f"{error.strerror or error}") from None
-    try:
-        yield root
-    finally:
-        lock.release()
-
-
-def _clean_leftovers(corpus: Corpus, known: set[str]) -> None:
-    """Remove what a killed ingest left: staged parts no manifest names, build folders."""
-    for orphan in corpus.staged.iterdir():
-        if orphan.name not in known:
-            shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
-    for leftover in corpus.root.glob(".build-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
-
-
 def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None,
-           strict: bool = False, identifier: langid.LanguageIdentifier | None = None,
+           strict: bool = False, identifier: LanguageIdentifier | None = None,
            progress: Callable[[str, int | None], Callable[[int], None]] | None = None
            ) -> IngestResult:
     """Add ``inputs`` to the corpus at ``out`` (created if needed) and rebuild its tables.
@@ -206,13 +167,13 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     for raw in inputs:  # a missing input is an error before the corpus directory is made
         list_files(Path(raw).resolve())
     if fmt:
-        formats.get_reader(fmt)
+        get_reader(fmt)
     with corpus_lock(out):
         return _ingest(inputs, out, fmt, strict, identifier, progress)
 
 
 def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, strict: bool,
-            identifier: langid.LanguageIdentifier | None,
+            identifier: LanguageIdentifier | None,
             progress: Callable[[str, int | None], Callable[[int], None]] | None
             ) -> IngestResult:
     corpus = Corpus(out)
@@ -221,8 +182,8 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
     entries: list[dict[str, Any]] = manifest["inputs"]
     result = IngestResult()
     if fmt:
-        formats.get_reader(fmt)
-    _clean_leftovers(corpus, {e["part"] for e in entries})
+        get_reader(fmt)
+    corpus.layout.remove_stale_staged({e["part"] for e in entries})
     checked = []  # every input is checked before anything is written
     for raw in inputs:
         path = Path(raw).resolve()
@@ -270,11 +231,11 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
         result.build = summary
         _write_report(corpus, entries, report, result)
         manifest.update(schema_version=SCHEMA_VERSION, inputs=entries, build=summary)
-        write_json(corpus.root / MANIFEST, {**committed, NEXT: manifest})
+        write_json(corpus.layout.manifest, {**committed, NEXT: manifest})
 
-    build(corpus, parts, report, identifier, tick, before_swap=commit)
+    build_corpus(corpus, parts, report, identifier, tick, before_swap=commit)
     crash_point("ingest.before_manifest")
-    write_json(corpus.root / MANIFEST, manifest)
+    write_json(corpus.layout.manifest, manifest)
     return result
 
 
@@ -298,6 +259,6 @@ def _write_report(corpus: Corpus, entries: list[dict[str, Any]], report: Report,
         "problems": len(problems),
         "problems_by_reason": dict(summary.by_reason().most_common()),
     }
-    write_jsonl(corpus.root / "problems.jsonl", (p.as_dict() for p in problems))
-    write_json(corpus.root / "ingest_report.json", result.report)
+    write_jsonl(corpus.layout.problems, (p.as_dict() for p in problems))
+    write_json(corpus.layout.report, result.report)
 

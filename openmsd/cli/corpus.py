@@ -10,18 +10,8 @@ import typer
 from rich.console import Group
 from rich.markup import escape
 
-import openmsd.ingest as formats
-from openmsd.cli.options import CorpusArg, JsonOpt, StrictOpt
+from openmsd.cli.options import FORMATS, CorpusArg, JsonOpt, StrictOpt
 from openmsd.cli.output import emit, err, fail, out, piped, progress
-from openmsd.corpus import (
-    Corpus,
-    CorpusError,
-    build_summary,
-    corpus_stats,
-    query_view,
-    stats_view,
-)
-from openmsd.corpus import ingest as run_ingest
 from openmsd.report import IngestError
 
 __all__ = ["app", "corpus_app"]
@@ -51,7 +41,7 @@ def ingest(
     out_dir: Annotated[str, typer.Option("--out", help="The corpus directory (with --engine "
                                          "spark, a URI too: s3a://, gs://, hdfs://).")],
     fmt: Annotated[str | None, typer.Option(
-        "--format", help=f"One of {', '.join(formats.FORMATS)}; detected by content by default."
+        "--format", help=f"One of {', '.join(FORMATS)}; detected by content by default."
     )] = None,
     strict: StrictOpt = False,
     json: JsonOpt = False,
@@ -59,6 +49,9 @@ def ingest(
                                              "task per file; see docs/scale.md).")] = "duckdb",
 ) -> None:
     """Read scholarly metadata, citations and contexts into a corpus directory."""
+    from openmsd.corpus import CorpusError, build_summary
+    from openmsd.corpus import ingest as run_ingest
+
     if engine not in ("duckdb", "spark"):
         fail(f"--engine {engine!r}: expected duckdb or spark")
     try:
@@ -82,8 +75,10 @@ def ingest(
 @app.command("formats")
 def list_formats(json: JsonOpt = False) -> None:
     """The source formats openmsd reads."""
-    rows = [{"format": name, "description": formats.get_reader(name).description}
-            for name in formats.FORMATS]
+    from openmsd.ingest import get_reader
+
+    rows = [{"format": name, "description": get_reader(name).description}
+            for name in FORMATS]
     emit(rows, json, lambda _: Group(*(f"[bold]{r['format']}[/]: {escape(r['description'])}"
                                        for r in rows)))
 
@@ -91,6 +86,8 @@ def list_formats(json: JsonOpt = False) -> None:
 @corpus_app.command("stats")
 def stats(corpus: CorpusArg, json: JsonOpt = False) -> None:
     """Papers, languages, citation links by direction and resolved references."""
+    from openmsd.corpus import Corpus, CorpusError, corpus_stats, stats_view
+
     try:
         numbers = corpus_stats(Corpus(corpus))
     except CorpusError as error:
@@ -107,6 +104,8 @@ def query(
 ) -> None:
     """Run SQL over the corpus tables with DuckDB and print the result: DuckDB's table on a
     terminal, one row a line (tab-separated, every row) in a pipe or a file, or JSON."""
+    from openmsd.corpus import Corpus, CorpusError, query_view
+
     try:
         con = Corpus(corpus).connect()
         relation = con.sql(sql)

@@ -1,13 +1,13 @@
 """An import-linter contract type that sees through public faces name by name.
 
-A face (``openmsd/P/__init__.py``) imports every name it exports under ``TYPE_CHECKING``, so in
-the import graph anything that imports ``openmsd.P`` reaches all of ``P``'s submodules. That is
-right for contracts between packages, and too coarse for a contract about one submodule ("ingest
-never imports ``corpus.build``": ingest needs ``Record`` from the same face). ``forbidden_by_name``
-is import-linter's ``forbidden`` contract on the graph the code means: an import of names from a
-face becomes an import of the submodules the face's ``_WHERE`` map gives for those names, and the
-faces' own ``TYPE_CHECKING`` edges are left out. It is registered in ``pyproject.toml``
-(``contract_types``) and run by ``lint-imports``.
+A face (``openmsd/P/__init__.py``) imports every name it exports (under ``TYPE_CHECKING`` where
+the face is lazy), so in the import graph anything that imports ``openmsd.P`` reaches all of
+``P``'s submodules. That is right for contracts between packages, and too coarse for a contract
+about one submodule ("ingest never imports ``corpus.build``": ingest needs ``Record`` from the
+same face). ``forbidden_by_name`` is import-linter's ``forbidden`` contract on the graph the code
+means: an import of names from a face becomes an import of the submodules the face imports those
+names from, and the faces' own edges to their submodules are left out. It is registered in
+``pyproject.toml`` (``contract_types``) and run by ``lint-imports``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from pathlib import Path
 from grimp import ImportGraph
 from importlinter import ContractCheck
 from importlinter.contracts.forbidden import ForbiddenContract
+
+from openmsd.faces import face_map
 
 __all__ = ["ForbiddenByNameContract", "name_graph"]
 
@@ -36,13 +38,11 @@ def _source(module: str) -> Path | None:
     return Path(spec.origin) if not rest else None
 
 
-def _face_map(path: Path) -> dict[str, str]:
-    for node in ast.parse(path.read_text()).body:
-        target = (node.targets[0] if isinstance(node, ast.Assign) else
-                  node.target if isinstance(node, ast.AnnAssign) else None)
-        if isinstance(target, ast.Name) and target.id == "_WHERE" and node.value is not None:
-            return dict(ast.literal_eval(node.value))
-    return {}
+def _face_map(path: Path, face: str) -> dict[str, str]:
+    """Name → submodule (relative to ``face``) of each name the face imports from its own
+    submodules."""
+    return {name: module.removeprefix(f"{face}.")
+            for name, module in face_map(path.read_text(), face).items()}
 
 
 def name_graph(graph: ImportGraph) -> ImportGraph:
@@ -52,10 +52,10 @@ def name_graph(graph: ImportGraph) -> ImportGraph:
     for module in graph.modules:
         path = _source(module) if "." in module else None
         if path is not None and path.name == "__init__.py":
-            where = _face_map(path)
+            where = _face_map(path, module)
             if where:
                 faces[module] = where
-    for face, where in faces.items():  # the faces' own TYPE_CHECKING edges
+    for face, where in faces.items():  # the faces' own edges to their submodules
         for sub in set(where.values()):
             target = f"{face}.{sub}"
             if graph.direct_import_exists(importer=face, imported=target):

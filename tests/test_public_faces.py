@@ -1,11 +1,11 @@
 """Every package has a public face, and other packages import only from it.
 
-A face is the package's ``__init__.py``: a sorted ``__all__``, a ``_WHERE`` map of name ->
-submodule read lazily (PEP 562 ``__getattr__``) and the same imports under ``TYPE_CHECKING``, so
-import-linter sees the edges. import-linter's ``protected`` contracts (pyproject.toml) check that
-no module imports another package's submodules; this test checks that too (on the source, in
-the default suite), and what the import graph cannot show: private names, and faces that say
-what they load.
+A face is the package's ``__init__.py``: the imports of what it exports and ``__all__``. A lazy
+face (where importing the whole package costs what its users should not pay) writes the same
+imports under ``TYPE_CHECKING``, read by :func:`openmsd.faces.lazy_face`. import-linter's
+``protected`` contracts (pyproject.toml) check that no module imports another package's
+submodules; this test checks that too (on the source, in the default suite), and what the import
+graph cannot show: private names, faces that say what they export, and faces that import alone.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 import grimp
 import pytest
 
+from openmsd.faces import face_map
 from tests.import_contracts import name_graph
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,15 +61,8 @@ def imports(root: Path, path: Path) -> list[tuple[int, str, str | None]]:
 
 
 def face_names(root: Path, package: str) -> set[str]:
-    """What ``openmsd.<package>`` offers: its lazy ``_WHERE`` names and what it binds itself."""
-    tree = parse(root / PACKAGE / package / "__init__.py")
-    names = bindings(tree)
-    for node in tree.body:
-        target = (node.targets[0] if isinstance(node, ast.Assign) else
-                  node.target if isinstance(node, ast.AnnAssign) else None)
-        if isinstance(target, ast.Name) and target.id == "_WHERE":
-            names |= set(ast.literal_eval(node.value))
-    return names
+    """What ``openmsd.<package>`` offers: what it binds or imports (lazily or not)."""
+    return bindings(parse(root / PACKAGE / package / "__init__.py"))
 
 
 def violations(root: Path) -> list[str]:
@@ -118,43 +112,47 @@ def bindings(tree: ast.Module) -> set[str]:
     return names
 
 
+def is_lazy(tree: ast.Module) -> bool:
+    """Whether a face sets its ``__getattr__`` with ``lazy_face``."""
+    return "lazy_face" in bindings(tree)
+
+
 def face_problems(root: Path, package: str) -> list[str]:
-    """What is wrong with one face: its ``_WHERE`` map, ``TYPE_CHECKING`` imports and
-    ``__all__`` disagree, or a name is not where the map says, or shadows a submodule."""
+    """What is wrong with one face: ``__all__`` is not the set of its exports, a name is not
+    defined where it is imported from or shadows a submodule, or a lazy face imports a name
+    at once."""
     base = root / PACKAGE / package
-    tree = ast.parse((base / "__init__.py").read_text())
-    where: dict[str, str] = {}
+    source = (base / "__init__.py").read_text()
+    tree = ast.parse(source)
+    where = face_map(source, f"{PACKAGE}.{package}")
     declared: list[str] = []
-    checked: dict[str, str] = {}
     for node in tree.body:
         target = (node.targets[0] if isinstance(node, ast.Assign) else
                   node.target if isinstance(node, ast.AnnAssign) else None)
-        if isinstance(target, ast.Name) and target.id == "_WHERE":
-            where = ast.literal_eval(node.value)
-        elif isinstance(target, ast.Name) and target.id == "__all__":
+        if isinstance(target, ast.Name) and target.id == "__all__":
             declared = list(ast.literal_eval(node.value))
-        elif isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-            for sub in node.body:
-                assert isinstance(sub, ast.ImportFrom) and sub.module
-                for alias in sub.names:
-                    checked[alias.name] = sub.module.removeprefix(f"{PACKAGE}.{package}.")
-    if not where:  # an application package (openmsd.cli): its __init__ is code, not a face
-        return [] if declared else [f"{package}: neither a _WHERE map nor __all__"]
+    if any(isinstance(node, ast.FunctionDef | ast.ClassDef) for node in tree.body):
+        # an application package (openmsd.cli): its __init__ is code, not a face
+        return [] if declared else [f"{package}: no __all__"]
     problems = []
-    if checked != where:
-        problems.append(f"{package}: TYPE_CHECKING imports differ from _WHERE: "
-                        f"{sorted(set(checked.items()) ^ set(where.items()))}")
-    own = bindings(tree) - {"_WHERE", "__all__", "annotations", "importlib", "TYPE_CHECKING",
-                            "Any", "__getattr__", "__dir__", "lazy_getattr"} - set(checked)
+    if is_lazy(tree):
+        eager = sorted(alias.asname or alias.name for node in tree.body
+                       if isinstance(node, ast.ImportFrom) and node.module in set(where.values())
+                       for alias in node.names)
+        if eager:
+            problems.append(f"{package}: a lazy face imports {eager} at once")
+    own = bindings(tree) - {"__all__", "TYPE_CHECKING", "__getattr__", "__dir__",
+                            "lazy_face"} - set(where)
     public = sorted(set(where) | {n for n in own if not n.startswith("_")})
     if sorted(declared) != public:
         problems.append(f"{package}: __all__ is not the sorted set of exports: "
                         f"{sorted(set(declared) ^ set(public))}")
-    for name, sub in sorted(where.items()):
-        path = base / (sub.replace(".", "/") + ".py")
-        path = path if path.exists() else base / sub.replace(".", "/") / "__init__.py"
+    for name, module in sorted(where.items()):
+        sub = module.removeprefix(f"{PACKAGE}.{package}.").replace(".", "/")
+        path = base / f"{sub}.py"
+        path = path if path.exists() else base / sub / "__init__.py"
         if not path.exists() or name not in bindings(parse(path)):
-            problems.append(f"{package}: {name} is not defined in {package}.{sub}")
+            problems.append(f"{package}: {name} is not defined in {module}")
         if (base / f"{name}.py").exists() or (base / name / "__init__.py").exists():
             problems.append(f"{package}: {name} is also a submodule (the import system would "
                             "replace the name by the module)")
@@ -172,7 +170,7 @@ def test_every_face_says_what_it_loads() -> None:
 def test_a_planted_violation_is_found(tmp_path: Path) -> None:
     for name, text in {
         "openmsd/__init__.py": "",
-        "openmsd/a/__init__.py": "_WHERE = {'f': 'x'}\n",
+        "openmsd/a/__init__.py": "from openmsd.a.x import f\n",
         "openmsd/a/x.py": "def f(): ...\n_g = 1\n",
         "openmsd/a/y.py": "from openmsd.a.x import _g, f\n",  # inside a: allowed
         "openmsd/b/__init__.py": "",
@@ -191,35 +189,63 @@ def test_a_planted_violation_is_found(tmp_path: Path) -> None:
     ]
 
 
-def test_a_face_that_disagrees_with_its_map_is_found(tmp_path: Path) -> None:
+def test_a_face_that_disagrees_with_its_exports_is_found(tmp_path: Path) -> None:
     (tmp_path / "openmsd" / "a").mkdir(parents=True)
     (tmp_path / "openmsd" / "a" / "x.py").write_text("def f(): ...\n")
     (tmp_path / "openmsd" / "a" / "__init__.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from openmsd.a.x import f\n"
-        "_WHERE = {'f': 'x', 'g': 'x', 'x': 'x'}\n__all__ = ['f', 'g']\n")
+        "from openmsd.a.x import f, g, x\n__all__ = ['f', 'g']\n")
     assert face_problems(tmp_path, "a") == [
-        "a: TYPE_CHECKING imports differ from _WHERE: [('g', 'x'), ('x', 'x')]",
         "a: __all__ is not the sorted set of exports: ['x']",
-        "a: g is not defined in a.x",
-        "a: x is not defined in a.x",
+        "a: g is not defined in openmsd.a.x",
+        "a: x is not defined in openmsd.a.x",
         "a: x is also a submodule (the import system would replace the name by the module)",
     ]
 
 
-def test_importing_every_face_loads_no_submodule() -> None:
-    """Faces are lazy: importing all of them imports none of their submodules (no torch in
-    light commands and Spark workers, no import cycles)."""
-    lazy = [p for p in packages(ROOT) if "_WHERE" in face_names(ROOT, p)]
-    assert len(lazy) >= 10
+def test_a_lazy_face_that_imports_at_once_is_found(tmp_path: Path) -> None:
+    (tmp_path / "openmsd" / "a").mkdir(parents=True)
+    (tmp_path / "openmsd" / "a" / "x.py").write_text("def f(): ...\ndef g(): ...\n")
+    (tmp_path / "openmsd" / "a" / "__init__.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom openmsd.faces import lazy_face\n"
+        "from openmsd.a.x import g\nif TYPE_CHECKING:\n    from openmsd.a.x import f\n"
+        "__all__ = ['f', 'g']\n__getattr__, __dir__ = lazy_face(__name__)\n")
+    assert face_problems(tmp_path, "a") == ["a: a lazy face imports ['g'] at once"]
+
+
+def lazy_packages() -> list[str]:
+    return [p for p in packages(ROOT) if is_lazy(parse(ROOT / PACKAGE / p / "__init__.py"))]
+
+
+def test_every_package_imports_first() -> None:
+    """Each package imported first, in a process of its own: an eager face imports its whole
+    package, so an import cycle between packages fails here."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for package in packages(ROOT):
+        done = subprocess.run([sys.executable, "-c", f"import {PACKAGE}.{package}"],
+                              capture_output=True, text=True, env=env, cwd=ROOT, check=False)
+        assert done.returncode == 0, f"{package}: {done.stderr[-600:]}"
+
+
+def test_lazy_faces_load_no_submodule_until_used() -> None:
+    """A lazy face loads none of its submodules (nor torch) on import, and one name loads the
+    submodule it comes from; a name it does not export is an ``AttributeError``."""
+    lazy = lazy_packages()
+    assert {"models", "eval"} <= set(lazy)
     code = ("import importlib, sys\n"
-            f"for p in {lazy!r}:\n"
+            f"lazy = {lazy!r}\n"
+            "for p in lazy:\n"
             "    importlib.import_module('openmsd.' + p)\n"
-            "print(sorted(m for m in sys.modules if m.startswith('openmsd.') and m.count('.') > 1"
-            " or m == 'torch'))\n")
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.count('.') > 1\n"
+            "             and m.split('.')[1] in lazy))\n"
+            "import openmsd.models\n"
+            "assert openmsd.models.DEFAULT_MODEL and 'openmsd.models.registry' in sys.modules\n"
+            "assert 'DEFAULT_MODEL' in dir(openmsd.models)\n"
+            "try:\n    openmsd.models.no_such_name\nexcept AttributeError as error:\n"
+            "    print(error)\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True, cwd=ROOT).stdout
-    assert out.strip() == "[]"
+    assert out.splitlines() == ["[]", "module 'openmsd.models' has no attribute 'no_such_name'"]
 
 
 def test_forbidden_by_name_sees_through_a_face(tmp_path: Path,
@@ -228,10 +254,8 @@ def test_forbidden_by_name_sees_through_a_face(tmp_path: Path,
     import of the other name, even inside a function, reaches it again."""
     for name, text in {
         "facedemo/__init__.py": "",
-        "facedemo/a/__init__.py": (
-            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-            "    from facedemo.a.heavy import g\n    from facedemo.a.light import f\n"
-            "_WHERE = {'f': 'light', 'g': 'heavy'}\n"),
+        "facedemo/a/__init__.py": ("from facedemo.a.heavy import g\n"
+                                   "from facedemo.a.light import f\n"),
         "facedemo/a/light.py": "def f(): ...\n",
         "facedemo/a/heavy.py": "def g(): ...\n",
         "facedemo/b/__init__.py": "",

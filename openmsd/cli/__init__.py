@@ -11,11 +11,12 @@ import contextlib
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
+from openmsd import __version__
 from openmsd.cli import (
     corpus,
     demo,
@@ -30,8 +31,7 @@ from openmsd.cli import (
     train,
     watch,
 )
-from openmsd.cli.output import err, fail
-from openmsd.io import refusal
+from openmsd.cli.output import err, fail, out
 
 __all__ = ["SAMPLE", "app", "main"]
 
@@ -75,7 +75,11 @@ class _MainGroup(TyperGroup):
         write is atomic, so what was there before is intact."""
         try:
             return super().invoke(ctx)
+        except typer.Exit:  # a command's --help, or a command that ended itself
+            raise
         except Exception as error:
+            from openmsd.io import refusal
+
             message = refusal(error)
             if message is None:
                 raise
@@ -85,6 +89,23 @@ class _MainGroup(TyperGroup):
 app = typer.Typer(cls=_MainGroup, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Multilingual related-paper search and citation recommendation "
                        "(OpenMSD). New here? Run 'openmsd demo'.")
+
+
+def _print_version(value: bool) -> None:
+    """``--version``: print ``openmsd VERSION`` and end."""
+    if value:
+        out.print(f"openmsd {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print the version and exit.")] = False) -> None:
+    # the options of 'openmsd' itself, before any command; the help is the app's
+    pass
+
+
 for _commands in (demo.app, fetch.app, corpus.app, models.app, search.app, train.app,
                   robustness.app, enrich.app, serve.app, watch.app):
     app.add_typer(_commands)  # commands at the top level: 'openmsd ingest', ...

@@ -10,19 +10,8 @@ import typer
 from rich.console import Group
 from rich.markup import escape
 
-import openmsd.ingest as formats
-from openmsd.cli.options import CorpusArg, JsonOpt, StrictOpt
+from openmsd.cli.options import FORMATS, CorpusArg, JsonOpt, StrictOpt
 from openmsd.cli.output import emit, err, fail, out, piped, progress
-from openmsd.corpus import (
-    PROBLEMS,
-    Corpus,
-    CorpusError,
-    build_summary,
-    corpus_stats,
-    query_view,
-    stats_view,
-)
-from openmsd.ingest import ingest as run_ingest
 from openmsd.report import IngestError
 
 __all__ = ["app", "corpus_app"]
@@ -32,6 +21,8 @@ corpus_app = typer.Typer(help="Inspect a corpus directory.", no_args_is_help=Tru
 
 
 def _print_report(report: dict, problems: list, limit: int = 10) -> None:
+    from openmsd.corpus import PROBLEMS
+
     counts = report.get("counts", {})
     skipped, warnings = counts.get("problems.skipped", 0), counts.get("problems.warning", 0)
     err.print(f"[bold]ingest report[/]: {skipped:,} records or fields skipped, {warnings:,} "
@@ -52,7 +43,7 @@ def ingest(
     out_dir: Annotated[str, typer.Option("--out", help="The corpus directory (with --engine "
                                          "spark, a URI too: s3a://, gs://, hdfs://).")],
     fmt: Annotated[str | None, typer.Option(
-        "--format", help=f"One of {', '.join(formats.FORMATS)}; detected by content by default."
+        "--format", help=f"One of {', '.join(FORMATS)}; detected by content by default."
     )] = None,
     strict: StrictOpt = False,
     json: JsonOpt = False,
@@ -60,6 +51,9 @@ def ingest(
                                              "task per file; see docs/scale.md).")] = "duckdb",
 ) -> None:
     """Read scholarly metadata, citations and contexts into a corpus directory."""
+    from openmsd.corpus import CorpusError, build_summary
+    from openmsd.ingest import ingest as run_ingest
+
     if engine not in ("duckdb", "spark"):
         fail(f"--engine {engine!r}: expected duckdb or spark")
     try:
@@ -83,8 +77,10 @@ def ingest(
 @app.command("formats")
 def list_formats(json: JsonOpt = False) -> None:
     """The source formats openmsd reads."""
-    rows = [{"format": name, "description": formats.get_reader(name).description}
-            for name in formats.FORMATS]
+    from openmsd.ingest import get_reader
+
+    rows = [{"format": name, "description": get_reader(name).description}
+            for name in FORMATS]
     emit(rows, json, lambda _: Group(*(f"[bold]{r['format']}[/]: {escape(r['description'])}"
                                        for r in rows)))
 
@@ -92,6 +88,8 @@ def list_formats(json: JsonOpt = False) -> None:
 @corpus_app.command("stats")
 def stats(corpus: CorpusArg, json: JsonOpt = False) -> None:
     """Papers, languages, citation links by direction and resolved references."""
+    from openmsd.corpus import Corpus, CorpusError, corpus_stats, stats_view
+
     try:
         numbers = corpus_stats(Corpus(corpus))
     except CorpusError as error:
@@ -108,6 +106,8 @@ def query(
 ) -> None:
     """Run SQL over the corpus tables with DuckDB and print the result: DuckDB's table on a
     terminal, one row a line (tab-separated, every row) in a pipe or a file, or JSON."""
+    from openmsd.corpus import Corpus, CorpusError, query_view
+
     try:
         con = Corpus(corpus).connect()
         relation = con.sql(sql)

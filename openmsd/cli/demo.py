@@ -9,8 +9,6 @@ from typing import Annotated
 import typer
 
 from openmsd.cli.output import err, fail, out, progress
-from openmsd.corpus import CorpusError
-from openmsd.models import UnknownModelError, UnsupportedBackendError
 from openmsd.report import IngestError
 
 __all__ = ["app"]
@@ -25,7 +23,9 @@ def demo(
 ) -> None:
     """Start here: build a corpus from the sample shipped with openmsd and show related papers
     across languages, a search in three languages and citation recommendations."""
+    from openmsd.corpus import CorpusError
     from openmsd.demo import run as run_demo
+    from openmsd.models import UnknownModelError, UnsupportedBackendError
 
     started = time.perf_counter()
     try:

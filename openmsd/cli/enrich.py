@@ -8,7 +8,6 @@ import typer
 
 from openmsd.cli.options import CorpusArg, JsonOpt, SplitOpt
 from openmsd.cli.output import emit, err, fail, out, progress
-from openmsd.corpus import Corpus, CorpusError
 
 __all__ = ["app"]
 
@@ -40,6 +39,7 @@ def enrich_command(
 ) -> None:
     """English summaries of the non-English papers (OpenMSD §7), cached per paper, method and
     length: a rerun only does what is missing. Embed them with 'openmsd embed --enrich'."""
+    from openmsd.corpus import Corpus, CorpusError
     from openmsd.enrich import EnrichError, GeneratorError, enrich, load_backend
     from openmsd.relations import split_papers
 

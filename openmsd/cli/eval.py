@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from openmsd.cli.options import JsonOpt, StrictOpt
+from openmsd.cli.options import CUTOFF, DEFAULT_MODEL, HYBRID, JsonOpt, StrictOpt
 from openmsd.cli.output import emit, err, fail, out, progress
-from openmsd.corpus import Corpus, CorpusError
-from openmsd.eval import CUTOFF, evaluate_files
-from openmsd.ingest import RetrievalEvalError
-from openmsd.io import write_json
-from openmsd.models import DEFAULT_MODEL, UnknownModelError, stored_backends, vector_key
-from openmsd.rank import HYBRID, RankerSpec, UnknownScorerError, default_dense
 from openmsd.report import IngestError
+
+if TYPE_CHECKING:
+    from openmsd.corpus import Corpus
 
 __all__ = ["eval_app"]
 
@@ -33,6 +30,8 @@ def _print_problems(problems: list, limit: int = 10, more: bool = False) -> None
 
 def _stored_key(corpus: Corpus, model: str) -> str:
     """``model``, or its vector key of another backend when the corpus has only that one."""
+    from openmsd.models import stored_backends, vector_key
+
     stored = stored_backends(corpus, model)
     return vector_key(model, stored[0]) if stored and "torch" not in stored else model
 
@@ -64,6 +63,12 @@ def eval_retrieval(
     batch_size: Annotated[int, typer.Option(help="Texts per encoder batch.")] = 32,
 ) -> None:
     """Retrieval metrics of a model on queries, a corpus and qrels (fractions in [0, 1])."""
+    from openmsd.eval import evaluate_files
+    from openmsd.ingest import RetrievalEvalError
+    from openmsd.io import write_json
+    from openmsd.models import UnknownModelError
+    from openmsd.rank import UnknownScorerError
+
     try:
         result, report = evaluate_files(queries, corpus, qrels, model, strict, batch_size)
     except (RetrievalEvalError, IngestError, UnknownModelError, UnknownScorerError) as error:
@@ -106,7 +111,10 @@ def eval_sdsm(
     """OpenMSD's SDSM tasks: for each query paper of the split, rank the whole split's pool;
     MAP and nDCG@10 (%) for citation, co-citation and bib-coupling prediction, with
     breakdowns by query language, direction and resource level, and paired t-tests."""
+    from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import SDSMError, evaluate_sdsm, sdsm_view, write_report
+    from openmsd.models import UnknownModelError
+    from openmsd.rank import RankerSpec, UnknownScorerError, default_dense
 
     with progress() as start:
         bars: dict[str, Callable[[int], None]] = {}
@@ -166,8 +174,10 @@ def eval_citrec(
     200), 'fused:MODEL' (the prefetch's top 200 ordered by MODEL's learned rerank fusion: the
     prefetch's rank, MODEL's whole-manuscript cosine and the citing sentence's own BM25 and
     dense scores; a model without one: the rank fusion weighted on dev)."""
+    from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import CitrecEvalError, evaluate, table3
     from openmsd.eval import write_citrec_report as write_report
+    from openmsd.models import UnknownModelError
     from openmsd.train import CitrecDataError
 
     try:
@@ -204,6 +214,8 @@ def eval_pools(
     """OpenMSD's merged-pool protocol (Appendix A) on any tasks with labels: every task's
     papers in one pool, clusters ignored; beside SciDocs' clustered protocol."""
     from openmsd.eval import evaluate_pool_files, pools_view
+    from openmsd.ingest import RetrievalEvalError
+    from openmsd.models import UnknownModelError
 
     bad = [p for p in protocol if p not in ("clustered", "merged")]
     if bad:

@@ -6,12 +6,14 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from openmsd.cli.output import err, fail
-from openmsd.corpus import Corpus
+
+if TYPE_CHECKING:
+    from openmsd.corpus import Corpus
 
 __all__ = ["GRAPH_K", "ByOpt", "GraphKOpt", "GraphOpt", "SimilarEdgesOpt", "check_graph_target",
            "write_graph"]

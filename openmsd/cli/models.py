@@ -5,28 +5,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
-from openmsd.cli.options import BackendOpt, CorpusArg, JsonOpt, SplitOpt
-from openmsd.cli.output import emit, fail, progress
-from openmsd.corpus import Corpus, CorpusError
-from openmsd.index import HNSW_THRESHOLD, FactoryParams, build_factory_index, build_index
-from openmsd.models import (
+from openmsd.cli.options import (
     DEFAULT_MODEL,
-    UnknownModelError,
-    UnsupportedBackendError,
-    choose_backend,
-    embed_corpus,
-    find_adapter,
-    load_model,
-    model_rows,
-    models_table,
-    vector_key,
+    HNSW_THRESHOLD,
+    BackendOpt,
+    CorpusArg,
+    JsonOpt,
+    SplitOpt,
 )
-from openmsd.rank import is_builtin
+from openmsd.cli.output import emit, fail, progress
+
+if TYPE_CHECKING:
+    from openmsd.corpus import Corpus
 
 __all__ = ["app", "index_app", "models_app"]
 
@@ -39,6 +34,8 @@ index_app = typer.Typer(help="The vector index of a corpus.", no_args_is_help=Tr
 def models_list(json: JsonOpt = False) -> None:
     """The registered models (all load offline); any SentenceTransformer directory or Hugging
     Face model name is accepted too."""
+    from openmsd.models import model_rows, models_table
+
     emit(model_rows(), json, models_table)
 
 
@@ -61,7 +58,17 @@ def embed(
                                              "over partitions; see docs/scale.md).")] = "local",
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
-    from openmsd.corpus import enriched_name, parse_variant
+    from openmsd.corpus import Corpus, CorpusError, enriched_name, parse_variant
+    from openmsd.models import (
+        UnknownModelError,
+        UnsupportedBackendError,
+        choose_backend,
+        embed_corpus,
+        find_adapter,
+        load_model,
+        vector_key,
+    )
+    from openmsd.rank import is_builtin
     from openmsd.relations import RelationsError, split_papers
 
     target = Corpus(corpus)
@@ -115,7 +122,14 @@ def _map_adapter(target: Corpus, model: str, backend: str | None, enrich: str | 
     """``embed --model ADAPTER``: the stored base vectors through the adapter's head."""
     import time
 
-    from openmsd.models import AdapterError, load_vector_table, map_corpus, read_adapter
+    from openmsd.corpus import CorpusError
+    from openmsd.models import (
+        AdapterError,
+        find_adapter,
+        load_vector_table,
+        map_corpus,
+        read_adapter,
+    )
 
     if backend is not None or enrich is not None or split is not None or engine != "local":
         fail(f"{model} is an adapter: it maps the stored vectors of its bases (with the "
@@ -162,6 +176,10 @@ def index_build(
     json: JsonOpt = False,
 ) -> None:
     """Build the FAISS index of a model's vectors, or add the papers embedded since."""
+    from openmsd.corpus import Corpus, CorpusError
+    from openmsd.index import FactoryParams, build_factory_index, build_index
+    from openmsd.models import choose_backend, vector_key
+
     try:
         target = Corpus(corpus)
         model = vector_key(model, choose_backend(target, model, backend))
@@ -206,6 +224,7 @@ def index_related(
     50 results; anything else, and a corpus, vectors or index changed since, is ranked live)."""
     import time
 
+    from openmsd.corpus import Corpus, CorpusError
     from openmsd.search import compute_related_lists
 
     started = time.perf_counter()

@@ -1,4 +1,11 @@
-"""The arguments and options several commands share, defined once (``Annotated`` aliases)."""
+"""The arguments and options several commands share, defined once (``Annotated`` aliases), and
+the package constants the commands' help and defaults show.
+
+Typer reads every command's signature when the program starts, so what a signature names must
+import at once: a package face would load numpy, DuckDB or torch before ``--help``. The constants
+below are the packages' own, written here; ``tests/test_cli_start.py`` checks that each equals
+the package's.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,23 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["BackendOpt", "CorpusArg", "ExportOpt", "JsonOpt", "K", "LangOpt", "SplitOpt",
+__all__ = ["CUTOFF", "DEFAULT_MAX_GROUP", "DEFAULT_MODEL", "FORMATS", "HNSW_THRESHOLD", "HYBRID",
+           "BackendOpt", "CorpusArg", "ExportOpt", "JsonOpt", "K", "LangOpt", "SplitOpt",
            "StrictOpt", "YearOpt"]
+
+CUTOFF = 100
+"""``openmsd.eval.CUTOFF``: the ranks retrieval evaluation scores."""
+DEFAULT_MAX_GROUP = 256
+"""``openmsd.relations.DEFAULT_MAX_GROUP``: the largest citation group counted exactly."""
+DEFAULT_MODEL = "e5-small-multilingual"
+"""``openmsd.models.DEFAULT_MODEL``: the dense model commands use by default."""
+FORMATS = ["openalex", "crossref", "unpaywall", "coci", "jats", "parscit", "unarxive", "s2orc",
+           "jsonl"]
+"""``openmsd.ingest.FORMATS``: the source formats ``openmsd ingest`` reads."""
+HNSW_THRESHOLD = 50_000
+"""``openmsd.index.HNSW_THRESHOLD``: from this many papers ``--kind auto`` builds HNSW."""
+HYBRID = "hybrid"
+"""``openmsd.rank.HYBRID``: the fusion ranker evaluation uses by default."""
 
 CorpusArg = Annotated[Path, typer.Argument(help="The corpus directory.")]
 """The corpus directory a command reads (and writes)."""

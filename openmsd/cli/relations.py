@@ -7,19 +7,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from openmsd.cli.options import CorpusArg, JsonOpt
+from openmsd.cli.options import DEFAULT_MAX_GROUP, CorpusArg, JsonOpt
 from openmsd.cli.output import emit, err, fail, progress
-from openmsd.corpus import Corpus, CorpusError
-from openmsd.relations import (
-    DEFAULT_MAX_GROUP,
-    RelationsConfig,
-    RelationsError,
-    SplitConfig,
-    relations_stats,
-    stats_view,
-)
-from openmsd.relations import connect as connect_engine
-from openmsd.relations import derive as derive_relations
 
 __all__ = ["relations_app"]
 
@@ -60,6 +49,11 @@ def relations_build(
     """Derive related pairs (DC: direct citation, CC: co-citation, BC: bibliographic coupling),
     the train / dev / IDT / ODT split (in- and out-of-distribution test sets) and Specter
     triples of a corpus."""
+    from openmsd.corpus import Corpus, CorpusError
+    from openmsd.relations import RelationsConfig, RelationsError, SplitConfig
+    from openmsd.relations import connect as connect_engine
+    from openmsd.relations import derive as derive_relations
+
     try:
         config = RelationsConfig(max_group=max_group or None, seed=seed,
                                  split=SplitConfig(top_languages=top_languages, idt=idt,
@@ -85,6 +79,9 @@ def relations_build(
 @relations_app.command("stats")
 def relations_stats_command(corpus: CorpusArg, json: JsonOpt = False) -> None:
     """OpenMSD's Table 3 for a corpus: pairs per relation, split and language direction."""
+    from openmsd.corpus import Corpus, CorpusError
+    from openmsd.relations import RelationsError, relations_stats, stats_view
+
     try:
         numbers = relations_stats(Corpus(corpus))
     except (CorpusError, RelationsError) as error:

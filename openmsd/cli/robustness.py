@@ -9,7 +9,6 @@ import typer
 
 from openmsd.cli.options import JsonOpt
 from openmsd.cli.output import emit, fail, out
-from openmsd.models import UnknownModelError, UnsupportedBackendError
 from openmsd.report import IngestError
 
 __all__ = ["app"]
@@ -46,6 +45,7 @@ def robustness_command(
     """The robustness suite (Singh & Singh): short-query alternative-self retrieval (Tasks I,
     II), the 32 textual neighbours (NN1_Ret, NN10_Ret, AOP-10/20, similarity distributions,
     the Table 5 capability matrix), t-SNE; writes DIR/report.json and DIR/report.html."""
+    from openmsd.models import UnknownModelError, UnsupportedBackendError
     from openmsd.robustness import RobustnessError, run_suite
 
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,34 +20,10 @@ from openmsd.cli.graph import (
 )
 from openmsd.cli.options import BackendOpt, CorpusArg, ExportOpt, JsonOpt, K, LangOpt, YearOpt
 from openmsd.cli.output import emit, err, fail, piped
-from openmsd.corpus import Corpus, CorpusError
-from openmsd.models import (
-    UnknownModelError,
-    choose_backend,
-    find_adapter,
-    load_model,
-    stored_backends,
-    vector_key,
-)
-from openmsd.rank import (
-    HYBRID,
-    HYBRID_GRAPH,
-    RankerSpec,
-    UnknownScorerError,
-    default_dense,
-    is_builtin,
-    is_dense,
-)
-from openmsd.search import (
-    PaperNotFoundError,
-    Result,
-    find_paper,
-    ranked,
-    ranked_locations,
-    recommendations_table,
-    recommendations_view,
-    results_table,
-)
+
+if TYPE_CHECKING:
+    from openmsd.corpus import Corpus
+    from openmsd.search import Result
 
 __all__ = ["app"]
 
@@ -76,6 +52,8 @@ def _year_range(year: str | None) -> Years:
 def _index_backend(corpus: Corpus, model: str, backend: str | None) -> str:
     """The backend whose index of ``model`` to search: ``backend`` when given (refused, naming
     what the corpus has, when only the other backend has an index), else the corpus's own."""
+    from openmsd.models import choose_backend, stored_backends
+
     stored = stored_backends(corpus, model, "index")
     if backend is not None and stored and backend not in stored:
         fail(f"{corpus.root}: {model} is indexed with backend {', '.join(stored)} only, not "
@@ -88,6 +66,9 @@ def _index_backend(corpus: Corpus, model: str, backend: str | None) -> str:
 def _ranker(corpus: Corpus, model: str | None, backend: str | None, default: str) -> str:
     """The ranker a command uses: ``default`` without ``--model``; for a dense model, the
     vectors of the backend its index was built with."""
+    from openmsd.models import vector_key
+    from openmsd.rank import RankerSpec, is_builtin, is_dense
+
     if model is None:
         return default
     spec = RankerSpec.parse(model, typed=True)
@@ -137,6 +118,8 @@ def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | No
           languages: list[str] | None, years: Years, otherwise: str) -> None:
     """Print ``results`` as a table, JSON or an ``--export`` format; when there are none, say
     why on stderr."""
+    from openmsd.search import ranked, results_table
+
     if export:
         from openmsd.export import EXPORTS
         from openmsd.export import export as export_records
@@ -179,8 +162,17 @@ def related(
 ) -> None:
     """The papers most related to a paper, or to a whole library (--seeds), in any language,
     with why; --graph draws them as a picture."""
+    from openmsd.corpus import Corpus, CorpusError
     from openmsd.fetch import FetchError, read_seed_file
-    from openmsd.search import library_seeds, rank_related, related_to_library
+    from openmsd.models import UnknownModelError, vector_key
+    from openmsd.rank import HYBRID_GRAPH, RankerSpec, UnknownScorerError, default_dense
+    from openmsd.search import (
+        PaperNotFoundError,
+        find_paper,
+        library_seeds,
+        rank_related,
+        related_to_library,
+    )
 
     check_graph_target(graph, by)
     shown, k = k, max(k, graph_k) if graph else k
@@ -235,6 +227,9 @@ def search_command(
     backend: BackendOpt = None,
 ) -> None:
     """The papers nearest to a free text, in any language."""
+    from openmsd.corpus import Corpus, CorpusError
+    from openmsd.models import UnknownModelError
+    from openmsd.rank import HYBRID
     from openmsd.search import rank_search
 
     try:
@@ -273,10 +268,19 @@ def recommend(
 ) -> None:
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
-    from openmsd.corpus import identify
+    from openmsd.corpus import Corpus, CorpusError, identify
     from openmsd.export import save
     from openmsd.ingest import ManuscriptError, read_manuscript
-    from openmsd.search import language_warning, papers_by_id, recommend_citations
+    from openmsd.models import UnknownModelError, find_adapter, load_model, vector_key
+    from openmsd.rank import RankerSpec, UnknownScorerError, default_dense, is_builtin
+    from openmsd.search import (
+        language_warning,
+        papers_by_id,
+        ranked_locations,
+        recommend_citations,
+        recommendations_table,
+        recommendations_view,
+    )
 
     try:
         document = read_manuscript(manuscript, paper)

@@ -8,8 +8,6 @@ import typer
 
 from openmsd.cli.options import BackendOpt, CorpusArg
 from openmsd.cli.output import fail
-from openmsd.corpus import CorpusError
-from openmsd.models import DEFAULT_MODEL, UnknownModelError
 
 __all__ = ["app"]
 
@@ -39,6 +37,8 @@ def serve(
                     "accepted it).")] = None,
 ) -> None:
     """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
+    from openmsd.corpus import CorpusError
+    from openmsd.models import DEFAULT_MODEL, UnknownModelError
     from openmsd.server import indexed_models
     from openmsd.server import serve as run_server
 

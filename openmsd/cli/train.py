@@ -8,11 +8,8 @@ from typing import Annotated, Any
 import orjson
 import typer
 
-from openmsd.cli.options import JsonOpt
+from openmsd.cli.options import DEFAULT_MODEL, JsonOpt
 from openmsd.cli.output import emit, err, fail, out, progress
-from openmsd.corpus import Corpus, CorpusError
-from openmsd.models import DEFAULT_MODEL
-from openmsd.rank import RankerSpec, UnknownScorerError
 
 __all__ = ["app"]
 
@@ -128,8 +125,10 @@ def _train_adapter(corpus: Path, out_dir: Path | None, base: list[str] | None,
                    extra: list[str] | None, folds: int | None, epochs: int | None,
                    batch_size: int | None, learning_rate: float | None, seed: int | None,
                    json: bool) -> None:
+    from openmsd.corpus import CorpusError
     from openmsd.eval import sdsm_per_query
     from openmsd.models import AdapterError
+    from openmsd.rank import RankerSpec
     from openmsd.train import AdapterConfig, AdapterDataError, train_adapter
 
     given = {"bases": base, "out": str(out_dir) if out_dir else None, "positives": positives,
@@ -225,8 +224,10 @@ def tune(
     learned fusion, scored by 5-fold cross-validation beside the untuned fusion; a fit is kept
     when it gains 1 MAP point or more out of fold with p < 0.05, else the untuned fusion. Saved
     beside the index (CORPUS/index/ranker.json) with what was chosen and why."""
+    from openmsd.corpus import Corpus, CorpusError
     from openmsd.experiment import TuneError
     from openmsd.experiment import tune_fusion as fit_weights
+    from openmsd.rank import UnknownScorerError
 
     if not 0 < step <= 0.5:
         fail(f"--step {step}: expected a value in (0, 0.5]")

@@ -12,7 +12,6 @@ import typer
 
 from openmsd.cli.options import BackendOpt, CorpusArg, JsonOpt
 from openmsd.cli.output import emit, err, fail, out
-from openmsd.corpus import Corpus, CorpusError
 
 __all__ = ["WATCH_K", "AtomOpt", "HtmlOpt", "app", "check_outputs", "run_watch"]
 
@@ -73,6 +72,7 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
               as_json: bool) -> None:
     """Watch ``corpus`` for the library in ``seeds``; print the new papers (or "nothing new
     since DATE"), write the feed files, then store the watch."""
+    from openmsd.corpus import Corpus, CorpusError
     from openmsd.fetch import FetchError, read_seed_file
     from openmsd.models import choose_backend, vector_key
     from openmsd.rank import RankerSpec, UnknownScorerError, default_dense

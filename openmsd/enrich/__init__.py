@@ -2,15 +2,14 @@
 methods, generator backends (local Gemma-3-270M, an OpenAI-compatible endpoint, Apertium),
 stored per paper, method and length beside the corpus. See ``docs/enrich.md``.
 
-Everything other packages use is imported from here; the names load lazily (PEP 562), so
-importing the package costs nothing and creates no import cycle.
+The face is lazy (PEP 562): a name loads its own submodule on first use. The whole face
+imports FastAPI (the summary server, the ``serve`` extra), which ``openmsd embed``'s use of
+:func:`split_papers` does not need.
 """
-
-from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openmsd.faces import lazy_getattr
+from openmsd.faces import lazy_face
 
 if TYPE_CHECKING:
     from openmsd.enrich.apertium import Apertium
@@ -23,27 +22,17 @@ if TYPE_CHECKING:
     from openmsd.enrich.server import create_app
     from openmsd.enrich.tokens import SummaryTokenizer
 
-_WHERE: dict[str, str] = {
-    "Apertium": "apertium",
-    "EnrichError": "run",
-    "GeneratorError": "generator",
-    "LocalGemma": "gemma",
-    "OpenAICompatible": "openai_http",
-    "SummaryTokenizer": "tokens",
-    "create_app": "server",
-    "enrich": "run",
-    "generate_checked": "methods",
-    "load_backend": "backends",
-}
-
 __all__ = [
-    "Apertium", "EnrichError", "GeneratorError", "LocalGemma", "OpenAICompatible",
-    "SummaryTokenizer", "create_app", "enrich", "generate_checked", "load_backend",
+    "Apertium",
+    "EnrichError",
+    "GeneratorError",
+    "LocalGemma",
+    "OpenAICompatible",
+    "SummaryTokenizer",
+    "create_app",
+    "enrich",
+    "generate_checked",
+    "load_backend",
 ]
 
-
-__getattr__ = lazy_getattr(__name__, _WHERE)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__)

@@ -1,14 +1,13 @@
 """Evaluation: metrics, SDSM tasks, retrieval and citation-recommendation evaluation.
 
-Everything other packages use is imported from here; the names load lazily (PEP 562), so
-importing the package costs nothing and creates no import cycle.
+The face is lazy (PEP 562): a name loads its own submodule on first use. The whole face
+imports torch and sentence-transformers (the SDSM evaluator, MP-BERT4CR), which retrieval
+evaluation and the metrics do not need.
 """
-
-from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openmsd.faces import lazy_getattr
+from openmsd.faces import lazy_face
 
 if TYPE_CHECKING:
     from openmsd.eval.adapter_evaluator import sdsm_per_query
@@ -71,65 +70,6 @@ if TYPE_CHECKING:
     )
     from openmsd.eval.sdsm_evaluator import SDSMEvaluator
 
-_WHERE: dict[str, str] = {
-    "sdsm_per_query": "adapter_evaluator",
-    "COLUMNS": "report",
-    "CUTOFF": "retrieval",
-    "CitrecEvalError": "citrec",
-    "DIRECTIONS": "sdsm",
-    "DenseScorer": "ranks",
-    "GROUPS": "citrec",
-    "METRICS": "sdsm",
-    "PREFETCH": "citrec",
-    "SENTENCE_SIGNALS": "citrec",
-    "CONTEXT_SIGNALS": "citrec",
-    "Pool": "sdsm",
-    "Queries": "citrec",
-    "RESOURCE_LEVELS": "sdsm",
-    "RetrievalEvalError": "retrieval",
-    "SDSMError": "sdsm",
-    "SDSMEvaluator": "sdsm_evaluator",
-    "ScorerRows": "ranks",
-    "TASKS": "sdsm",
-    "accuracy": "langid",
-    "bioc_rows": "langid",
-    "breakdown_rows": "report",
-    "check_protocol": "sdsm",
-    "common_pool": "sdsm",
-    "evaluate": "citrec",
-    "location_ranks": "citrec",
-    "metric_values": "citrec",
-    "summarise": "citrec",
-    "evaluate_files": "retrieval",
-    "evaluate_pool_files": "pools",
-    "evaluate_retrieval": "retrieval",
-    "evaluate_sdsm": "sdsm",
-    "header": "report",
-    "hide_links": "sdsm",
-    "hit_rate": "metrics.hit_rate",
-    "load_pool": "sdsm",
-    "markdown": "report",
-    "markdown_table": "report",
-    "model_ranks": "sdsm",
-    "paired_t_test": "sdsm",
-    "per_query": "metrics.table",
-    "plot_table3": "citrec",
-    "pool_papers": "sdsm",
-    "pools_view": "report",
-    "reciprocal_rank": "metrics.reciprocal_rank",
-    "relevant_ranks": "ranks",
-    "scielo_rows": "langid",
-    "score_model": "sdsm",
-    "score_rows": "citrec",
-    "sdsm_view": "report",
-    "table3": "citrec",
-    "table_rows": "report",
-    "taln_rows": "langid",
-    "text_papers": "retrieval",
-    "write_citrec_report": "citrec",
-    "write_report": "report",
-}
-
 __all__ = [
     "COLUMNS", "CONTEXT_SIGNALS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH",
     "RESOURCE_LEVELS", "SENTENCE_SIGNALS", "TASKS", "CitrecEvalError", "DenseScorer", "Pool",
@@ -143,9 +83,4 @@ __all__ = [
     "write_citrec_report", "write_report",
 ]
 
-
-__getattr__ = lazy_getattr(__name__, _WHERE)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__)

@@ -1,18 +1,13 @@
 """Fetching a researcher's own corpus from the open APIs: OpenAlex works around seed papers
 (pyalex), Crossref works for DOIs (habanero), seeds from ids, BibTeX, RIS or Zotero.
 
-The API clients are the ``fetch`` extra: names are imported on first use, so seed files
-(:func:`read_seed_file`) work without it.
-
-Everything other packages use is imported from here; the names load lazily (PEP 562), so
-importing the package costs nothing and creates no import cycle.
+The API clients are the ``fetch`` extra, so the face is lazy (PEP 562): a name loads its own
+submodule on first use, and seed files (:func:`read_seed_file`) work without the extra.
 """
-
-from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from openmsd.faces import lazy_getattr
+from openmsd.faces import lazy_face
 
 if TYPE_CHECKING:
     from openmsd.fetch.budget import PRICES, Budget, BudgetSpent, CostCap
@@ -42,45 +37,6 @@ if TYPE_CHECKING:
     )
     from openmsd.fetch.session import DeadlineExceeded, Polite, ResponseTooLarge
 
-_WHERE: dict[str, str] = {
-    "BATCH": "crawler",
-    "BadAnswer": "errors",
-    "Budget": "budget",
-    "BudgetSpent": "budget",
-    "CostCap": "budget",
-    "DeadlineExceeded": "session",
-    "Estimate": "dry_run",
-    "NetworkError": "errors",
-    "PER_PAGE": "crawler",
-    "PRICES": "budget",
-    "check_out": "crawler",
-    "estimate": "dry_run",
-    "estimate_view": "dry_run",
-    "CROSSREF_API": "crossref",
-    "CrossrefReport": "crossref",
-    "DEFAULT_API": "openalex",
-    "FetchError": "errors",
-    "FetchPlan": "crawler",
-    "FetchReport": "crawler",
-    "OpenAlex": "openalex",
-    "Polite": "session",
-    "ResponseTooLarge": "session",
-    "Seed": "seeds",
-    "SeedError": "seeds",
-    "crawl": "crawler",
-    "dois_lacking": "crossref",
-    "fetch_crossref": "crossref",
-    "iter_works": "crawler",
-    "read_seed_file": "seeds",
-    "seed_path": "ids",
-    "seeds_from_bibtex": "seeds",
-    "seeds_from_ids": "seeds",
-    "seeds_from_ris": "seeds",
-    "seeds_from_zotero": "seeds",
-    "sidecar_path": "crawler",
-    "work_id": "ids",
-}
-
 __all__ = [
     "BATCH", "CROSSREF_API", "DEFAULT_API", "PER_PAGE", "PRICES", "BadAnswer", "Budget",
     "BudgetSpent", "CostCap", "CrossrefReport", "DeadlineExceeded", "Estimate", "FetchError",
@@ -91,9 +47,4 @@ __all__ = [
     "seeds_from_ris", "seeds_from_zotero", "sidecar_path", "work_id",
 ]
 
-
-__getattr__ = lazy_getattr(__name__, _WHERE)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_face(__name__)

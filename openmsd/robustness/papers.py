@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-import openmsd.ingest as formats
 from openmsd.corpus import identify, paper_text
+from openmsd.ingest import detect
 from openmsd.report import IngestError, Report
 
 COLUMNS = ["paper_id", "title", "abstract", "language", "source"]
@@ -47,7 +47,7 @@ def _read(paths: Iterable[Path], report: Report) -> list[tuple[Path, dict[str, A
     for path in paths:
         if not path.is_file():
             raise IngestError(f"{path}: no such file")
-        reader = formats.detect(path)
+        reader = detect(path)
         if reader is None:
             raise IngestError(f"{path}: not a format openmsd reads (see 'openmsd formats')")
         papers.extend((path, record) for kind, record in reader.read(path, report)

@@ -1,143 +1,68 @@
 """Search: related papers (one paper or a library of seeds), free-text search, citation
 recommendation and explanations.
-
-Everything other packages use is imported from here; the names load lazily (PEP 562), so
-importing the package costs nothing and creates no import cycle.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from openmsd.faces import lazy_getattr
-
-if TYPE_CHECKING:
-    from openmsd.search.build_cache import is_loaded
-    from openmsd.search.citation_graph import load_citation_graph, read_graph
-    from openmsd.search.feed import atom, digest_html, nothing_new
-    from openmsd.search.languages import corpus_languages, language_problem
-    from openmsd.search.library import library_seeds, related_to_library
-    from openmsd.search.neighbourhood import STRONG_SIMILARITY, Neighbourhood, build_neighbourhood
-    from openmsd.search.paper_records import (
-        load_paper_records,
-        paper_aliases,
-        read_aliases,
-        read_records,
-    )
-    from openmsd.search.papers import paper_details, papers_by_id
-    from openmsd.search.picture import FORMATS, LAYOUTS, Picture, draw, save, svg
-    from openmsd.search.ranking import (
-        built_scorer,
-        corpus_scorer,
-        dense_members,
-        is_built,
-        rank_related,
-        rank_search,
-    )
-    from openmsd.search.recommend import (
-        MAX_LOCATIONS,
-        RankWeights,
-        language_warning,
-        recommend_citations,
-    )
-    from openmsd.search.related import (
-        SUMMARY,
-        PaperNotFoundError,
-        Result,
-        find_paper,
-        nearest,
-        related_papers,
-        search,
-    )
-    from openmsd.search.related_lists import (
-        compute_related_lists,
-        is_current,
-        lists_path,
-        stored_related,
-    )
-    from openmsd.search.relevance import ranked, ranked_locations, relevances
-    from openmsd.search.view import (
-        context_driver,
-        percent,
-        recommendations_table,
-        recommendations_view,
-        results_table,
-        shorten,
-    )
-    from openmsd.search.watch import (
-        Watch,
-        arrivals,
-        record_watch,
-        seed_set_name,
-        stored_watches,
-        watch_library,
-        watch_state,
-    )
-
-_WHERE: dict[str, str] = {
-    "FORMATS": "picture",
-    "LAYOUTS": "picture",
-    "MAX_LOCATIONS": "recommend",
-    "Neighbourhood": "neighbourhood",
-    "PaperNotFoundError": "related",
-    "Picture": "picture",
-    "RankWeights": "recommend",
-    "Result": "related",
-    "STRONG_SIMILARITY": "neighbourhood",
-    "SUMMARY": "related",
-    "Watch": "watch",
-    "arrivals": "watch",
-    "atom": "feed",
-    "build_neighbourhood": "neighbourhood",
-    "built_scorer": "ranking",
-    "compute_related_lists": "related_lists",
-    "context_driver": "view",
-    "corpus_languages": "languages",
-    "corpus_scorer": "ranking",
-    "dense_members": "ranking",
-    "digest_html": "feed",
-    "draw": "picture",
-    "find_paper": "related",
-    "is_built": "ranking",
-    "is_current": "related_lists",
-    "is_loaded": "build_cache",
-    "language_problem": "languages",
-    "language_warning": "recommend",
-    "library_seeds": "library",
-    "lists_path": "related_lists",
-    "load_citation_graph": "citation_graph",
-    "load_paper_records": "paper_records",
-    "nearest": "related",
-    "nothing_new": "feed",
-    "paper_aliases": "paper_records",
-    "paper_details": "papers",
-    "papers_by_id": "papers",
-    "rank_related": "ranking",
-    "rank_search": "ranking",
-    "percent": "view",
-    "ranked": "relevance",
-    "ranked_locations": "relevance",
-    "recommendations_table": "view",
-    "read_aliases": "paper_records",
-    "read_graph": "citation_graph",
-    "read_records": "paper_records",
-    "recommend_citations": "recommend",
-    "recommendations_view": "view",
-    "record_watch": "watch",
-    "related_papers": "related",
-    "relevances": "relevance",
-    "related_to_library": "library",
-    "results_table": "view",
-    "save": "picture",
-    "search": "related",
-    "seed_set_name": "watch",
-    "shorten": "view",
-    "stored_related": "related_lists",
-    "stored_watches": "watch",
-    "svg": "picture",
-    "watch_library": "watch",
-    "watch_state": "watch",
-}
+from openmsd.search.build_cache import is_loaded
+from openmsd.search.citation_graph import load_citation_graph, read_graph
+from openmsd.search.feed import atom, digest_html, nothing_new
+from openmsd.search.languages import corpus_languages, language_problem
+from openmsd.search.library import library_seeds, related_to_library
+from openmsd.search.neighbourhood import STRONG_SIMILARITY, Neighbourhood, build_neighbourhood
+from openmsd.search.paper_records import (
+    load_paper_records,
+    paper_aliases,
+    read_aliases,
+    read_records,
+)
+from openmsd.search.papers import paper_details, papers_by_id
+from openmsd.search.picture import FORMATS, LAYOUTS, Picture, draw, save, svg
+from openmsd.search.ranking import (
+    built_scorer,
+    corpus_scorer,
+    dense_members,
+    is_built,
+    rank_related,
+    rank_search,
+)
+from openmsd.search.recommend import (
+    MAX_LOCATIONS,
+    RankWeights,
+    language_warning,
+    recommend_citations,
+)
+from openmsd.search.related import (
+    SUMMARY,
+    PaperNotFoundError,
+    Result,
+    find_paper,
+    nearest,
+    related_papers,
+    search,
+)
+from openmsd.search.related_lists import (
+    compute_related_lists,
+    is_current,
+    lists_path,
+    stored_related,
+)
+from openmsd.search.relevance import ranked, ranked_locations, relevances
+from openmsd.search.view import (
+    context_driver,
+    percent,
+    recommendations_table,
+    recommendations_view,
+    results_table,
+    shorten,
+)
+from openmsd.search.watch import (
+    Watch,
+    arrivals,
+    record_watch,
+    seed_set_name,
+    stored_watches,
+    watch_library,
+    watch_state,
+)
 
 __all__ = [
     "FORMATS",
@@ -203,10 +128,3 @@ __all__ = [
     "watch_library",
     "watch_state",
 ]
-
-
-__getattr__ = lazy_getattr(__name__, _WHERE)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))

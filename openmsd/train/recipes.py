@@ -27,10 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import openmsd.models as registry
 from openmsd.corpus import Corpus, parse_variant, variant_summaries
 from openmsd.io import building_dir, write_json
-from openmsd.models import UnknownModelError
+from openmsd.models import UnknownModelError, prompts
+from openmsd.models import base_path as registered_base_path
 from openmsd.train.config import ConfigError, TrainConfig
 from openmsd.train.data import (
     Examples,
@@ -47,7 +47,7 @@ def base_path(name: str) -> str:
     """The SentenceTransformer directory or hub name of a trainable base model
     (:func:`openmsd.models.registry.base_path`); ConfigError naming ``base`` otherwise."""
     try:
-        return registry.base_path(name)
+        return registered_base_path(name)
     except UnknownModelError as error:
         raise ConfigError(f"base: {error}") from None
 
@@ -69,8 +69,7 @@ def load_base(config: TrainConfig) -> Any:
         for module in model.modules():
             if isinstance(module, torch.nn.Embedding) and module.num_embeddings > 1000:
                 module.weight.requires_grad_(False)
-    prompts = registry.prompts(config.base) or dict(model.prompts or {})
-    model.prompts = prompts
+    model.prompts = prompts(config.base) or dict(model.prompts or {})
     return model
 
 
@@ -199,9 +198,9 @@ def train(config: TrainConfig, evaluator: Callable[[Any], Any], resume: bool = T
     seconds = time.perf_counter() - start
     inference_length = model.inference_max_seq_length
     if trainer.state.best_model_checkpoint:  # each checkpoint is a SentenceTransformer directory
-        prompts = model.prompts
+        saved_prompts = model.prompts
         model = SentenceTransformer(trainer.state.best_model_checkpoint, device=config.device)
-        model.prompts = prompts
+        model.prompts = saved_prompts
     # trained on max_seq_length tokens for speed; used on whole papers, as the base model is
     model.max_seq_length = inference_length
     history = [{k: v for k, v in row.items() if k in ("step", "loss", "eval_dev_MAP",

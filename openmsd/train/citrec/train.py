@@ -43,7 +43,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-import openmsd.models as registry
 from openmsd.corpus import Corpus
 from openmsd.io import building_dir, write_json
 from openmsd.models import (
@@ -61,6 +60,7 @@ from openmsd.models import (
     link_matrix,
     manuscript_context,
     paper_context,
+    prompts,
     rerank_rows,
     split_sentences,
     visible_citing,
@@ -226,9 +226,9 @@ class CitrecConfig:
         """The settings the trained model is saved with (the base's registered prompts)."""
         shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(CitrecSettings)
                   if hasattr(self, f.name)}
-        prompts = registry.prompts(self.base)
-        return CitrecSettings(**shared, query_prefix=prompts.get("query", ""),
-                              passage_prefix=prompts.get("passage", ""),
+        registered = prompts(self.base)
+        return CitrecSettings(**shared, query_prefix=registered.get("query", ""),
+                              passage_prefix=registered.get("passage", ""),
                               frozen_base=self.train_layers == 0)
 
 

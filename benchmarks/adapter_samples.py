@@ -236,9 +236,14 @@ def main() -> None:
         else:
             numbers[name] = row
             continue
-        bases = read_adapter(adapter).bases
-        base = bases[0]["key"]
-        row["adapter"] = {"path": adapter, "origin": origin, "base": base}
+        base = read_adapter(adapter).bases[0]["key"]
+        meta = read_adapter(adapter).meta
+        row["adapter"] = {"path": adapter, "origin": origin, "base": base,
+                          "chosen": meta["training"]["chosen"],
+                          "positives": meta["training"]["positives"],
+                          "cross_validation_MAP": {
+                              "identity": meta["selection"]["identity_map"],
+                              "chosen": meta["selection"]["chosen_map"]}}
         try:
             locations: CitrecData | str = load(corpus, outside)
         except CitrecDataError as error:

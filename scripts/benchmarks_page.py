@@ -34,6 +34,7 @@ TITLES = {
     "adapter_crosslingual": "Adapters across languages: French abstracts find their English",
     "embed_memory": "Peak memory of openmsd embed",
     "embedding_sdsm_dev": "Embedding quality: ONNX int8 and q4 against fp32 on TALN dev",
+    "adapter_samples": "Adapters on the unarXive and S2ORC samples: contexts and citrec",
 }
 """Section titles by record name (a record without one is titled by its name)."""
 

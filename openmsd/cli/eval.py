@@ -152,7 +152,8 @@ def eval_citrec(
     corpus: Annotated[Path, typer.Argument(help="A corpus with citation contexts.")],
     model: Annotated[list[str], typer.Option("--model", "-m", help="'bm25', a registry or "
                                              "SentenceTransformer model (untrained, on the "
-                                             "fundamental context), or a 'train citrec' "
+                                             "fundamental context), an adapter directory, "
+                                             "a fusion A+B, a stage or a 'train citrec' "
                                              "directory; repeat to compare.")],
     test_fraction: Annotated[float, typer.Option(help="Share of citing papers held out "
                                                       "(as in training).")] = 0.3,
@@ -173,7 +174,9 @@ def eval_citrec(
     fusion of bm25 and the dense model), 'two-stage:MODEL' (MODEL reranks the prefetch's top
     200), 'fused:MODEL' (the prefetch's top 200 ordered by MODEL's learned rerank fusion: the
     prefetch's rank, MODEL's whole-manuscript cosine and the citing sentence's own BM25 and
-    dense scores; a model without one: the rank fusion weighted on dev)."""
+    dense scores; a model without one: the rank fusion weighted on dev). The prefetch with
+    another dense member, an adapter say, is the fusion 'bm25@same+MODEL' (MODEL: a name or
+    an adapter directory), compared beside 'prefetch'."""
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import CitrecEvalError, evaluate, table3
     from openmsd.eval import write_citrec_report as write_report

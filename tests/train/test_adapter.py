@@ -239,6 +239,14 @@ def test_bad_input_is_one_clear_line_and_writes_nothing(corpus, tmp_path):
     pq.write_table(table.filter(pa.array(keep)), pairs)
     said = train("--base", "minilm-en", "--positives", "dc")
     assert "12 train pairs of 'dc'" in said and "at least 20" in said
+    assert "--positives dc-or-cc-or-bc" in said
+    # the largest set too small: the whole graph's counts, not a larger set to choose
+    keep = np.array([s != "train" for s in table["split"].to_pylist()])
+    keep[np.flatnonzero(~keep)[:5]] = True
+    pq.write_table(table.filter(pa.array(keep)), pairs)
+    said = train("--base", "minilm-en")
+    assert "train pairs of 'dc-or-cc-or-bc'" in said and "at least 20" in said
+    assert "--positives" not in said and "the whole graph holds DC " in said
     shutil.move(corpus.root / "pairs.parquet", pairs)
     # bases of different papers
     write_vectors(corpus, "e5-small-multilingual@onnx", keep=200)

@@ -56,6 +56,8 @@ __all__ = ["AdapterConfig", "adapter_name", "train_adapter"]
 
 #: Fewer train pairs than this and an adapter has nothing to learn from.
 MIN_PAIRS = 20
+WIDEST = "dc-or-cc-or-bc"
+"""The largest positive set: every pair of the three relations."""
 
 Progress = Callable[[str, int | None], Callable[[int], None]]
 
@@ -68,7 +70,7 @@ class AdapterConfig:
     corpus: str
     bases: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])
     out: str | None = None
-    positives: str = "dc-or-cc-or-bc"
+    positives: str = WIDEST
     balanced: bool = False
     heads: list[str] = field(default_factory=lambda: ["linear"])
     pulls: list[float] = field(default_factory=lambda: [0.03, 0.1, 0.3])
@@ -155,6 +157,22 @@ def train_adapter(config: AdapterConfig, evaluator: Evaluator,
         torch.set_num_threads(threads)
 
 
+def _too_few_hint(config: AdapterConfig, no_vector: int, counts: dict[str, int]) -> str:
+    """What to do about too few train pairs: a larger positive set, the missing vectors, or,
+    where neither would help, the papers the corpus's references point to (``counts``: the
+    whole graph's pairs per relation)."""
+    hints = []
+    if config.positives != WIDEST:
+        hints.append(f"choose a larger positive set (--positives {WIDEST})")
+    if no_vector:
+        hints.append(f"embed the missing papers ('openmsd embed {config.corpus}')")
+    if hints:
+        return " or ".join(hints)
+    return (f"the whole graph holds DC {counts.get('dc', 0):,}, CC {counts.get('cc', 0):,} "
+            f"and BC {counts.get('bc', 0):,} pairs of corpus papers: ingest the papers its "
+            "references point to, so that its citations link papers of the corpus")
+
+
 def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | None
            ) -> dict[str, Any]:
     started = time.perf_counter()
@@ -162,7 +180,7 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
     corpus = Corpus(config.corpus)
     manifest = corpus.check()
     try:
-        read_manifest(corpus)  # relations of this build of the corpus
+        relations = read_manifest(corpus)  # relations of this build of the corpus
     except RelationsError as error:
         raise AdapterDataError(str(error)) from None
     bases = base_keys(corpus, config.bases)
@@ -175,8 +193,8 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
     if len(found.rows) < MIN_PAIRS:
         raise AdapterDataError(
             f"{corpus.root}: {len(found.rows)} train pairs of {config.positives!r} with vectors "
-            f"({found.no_vector} more without): an adapter needs at least {MIN_PAIRS}; choose "
-            "a larger positive set (--positives dc-or-cc-or-bc) or embed the missing papers")
+            f"({found.no_vector} more without): an adapter needs at least {MIN_PAIRS}; "
+            + _too_few_hint(config, found.no_vector, relations.get("counts", {})))
     rows = {"positives": found.rows}
     left_out = {"positives": found.no_vector}
     for extra in sorted({e for e in config.extras}):

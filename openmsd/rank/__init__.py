@@ -17,6 +17,7 @@ from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
     from openmsd.rank.authorship import AUTHOR_SCORERS
+    from openmsd.rank.citation_signals import CONTEXT_SIGNALS, ENGLISH_PAIRS, SENTENCE_SIGNALS
     from openmsd.rank.dense import DenseScorer, load_encoder
     from openmsd.rank.feedback import FEEDBACK, LINKS
     from openmsd.rank.fusion import (
@@ -61,6 +62,9 @@ if TYPE_CHECKING:
 
 _WHERE: dict[str, str] = {
     "AUTHOR_SCORERS": "authorship",
+    "CONTEXT_SIGNALS": "citation_signals",
+    "ENGLISH_PAIRS": "citation_signals",
+    "SENTENCE_SIGNALS": "citation_signals",
     "BACKENDS": "load",
     "Contribution": "fusion",
     "DenseScorer": "dense",
@@ -111,7 +115,9 @@ _WHERE: dict[str, str] = {
 __all__ = [
     "AUTHOR_SCORERS",
     "BACKENDS",
+    "CONTEXT_SIGNALS",
     "ENGLISH_MODEL",
+    "ENGLISH_PAIRS",
     "FEEDBACK",
     "FUSIONS",
     "HYBRID",
@@ -119,6 +125,7 @@ __all__ = [
     "LINKS",
     "METADATA_SCORERS",
     "PAPERS_SQL",
+    "SENTENCE_SIGNALS",
     "UNTUNED_METHODS",
     "Contribution",
     "DenseScorer",

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 from openmsd.faces import lazy_getattr
 
 if TYPE_CHECKING:
-    from openmsd.search.build_cache import is_loaded
     from openmsd.search.citation_graph import load_citation_graph, read_graph
     from openmsd.search.feed import atom, digest_html, nothing_new
     from openmsd.search.languages import corpus_languages, language_problem
     from openmsd.search.library import library_seeds, related_to_library
     from openmsd.search.neighbourhood import STRONG_SIMILARITY, Neighbourhood, build_neighbourhood
+    from openmsd.search.no_results import no_results_reason
     from openmsd.search.paper_records import (
         load_paper_records,
         paper_aliases,
@@ -26,17 +26,13 @@ if TYPE_CHECKING:
     )
     from openmsd.search.papers import paper_details, papers_by_id
     from openmsd.search.picture import FORMATS, LAYOUTS, Picture, draw, save, svg
-    from openmsd.search.ranking import (
-        built_scorer,
-        corpus_scorer,
-        dense_members,
-        is_built,
-        rank_related,
-        rank_search,
-    )
+    from openmsd.search.ranking import Hit, IndexRanking, Ranking, ScorerRanking
     from openmsd.search.recommend import (
         MAX_LOCATIONS,
+        CitationRequest,
+        Location,
         RankWeights,
+        Recommendation,
         language_warning,
         recommend_citations,
     )
@@ -45,9 +41,6 @@ if TYPE_CHECKING:
         PaperNotFoundError,
         Result,
         find_paper,
-        nearest,
-        related_papers,
-        search,
     )
     from openmsd.search.related_lists import (
         compute_related_lists,
@@ -56,6 +49,17 @@ if TYPE_CHECKING:
         stored_related,
     )
     from openmsd.search.relevance import ranked, ranked_locations, relevances
+    from openmsd.search.resources import SearchResources, resources_of
+    from openmsd.search.service import (
+        SearchService,
+        corpus_scorer,
+        nearest,
+        rank_related,
+        rank_search,
+        related_papers,
+        search,
+    )
+    from openmsd.search.signals import dense_members
     from openmsd.search.view import (
         context_driver,
         percent,
@@ -77,7 +81,16 @@ if TYPE_CHECKING:
 _WHERE: dict[str, str] = {
     "FORMATS": "picture",
     "LAYOUTS": "picture",
+    "CitationRequest": "recommend",
+    "Hit": "ranking",
+    "IndexRanking": "ranking",
+    "Location": "recommend",
     "MAX_LOCATIONS": "recommend",
+    "Ranking": "ranking",
+    "Recommendation": "recommend",
+    "ScorerRanking": "ranking",
+    "SearchResources": "resources",
+    "SearchService": "service",
     "Neighbourhood": "neighbourhood",
     "PaperNotFoundError": "related",
     "Picture": "picture",
@@ -89,31 +102,29 @@ _WHERE: dict[str, str] = {
     "arrivals": "watch",
     "atom": "feed",
     "build_neighbourhood": "neighbourhood",
-    "built_scorer": "ranking",
     "compute_related_lists": "related_lists",
     "context_driver": "view",
     "corpus_languages": "languages",
-    "corpus_scorer": "ranking",
-    "dense_members": "ranking",
+    "corpus_scorer": "service",
+    "dense_members": "signals",
     "digest_html": "feed",
     "draw": "picture",
     "find_paper": "related",
-    "is_built": "ranking",
     "is_current": "related_lists",
-    "is_loaded": "build_cache",
     "language_problem": "languages",
     "language_warning": "recommend",
     "library_seeds": "library",
     "lists_path": "related_lists",
     "load_citation_graph": "citation_graph",
     "load_paper_records": "paper_records",
-    "nearest": "related",
+    "nearest": "service",
+    "no_results_reason": "no_results",
     "nothing_new": "feed",
     "paper_aliases": "paper_records",
     "paper_details": "papers",
     "papers_by_id": "papers",
-    "rank_related": "ranking",
-    "rank_search": "ranking",
+    "rank_related": "service",
+    "rank_search": "service",
     "percent": "view",
     "ranked": "relevance",
     "ranked_locations": "relevance",
@@ -124,12 +135,13 @@ _WHERE: dict[str, str] = {
     "recommend_citations": "recommend",
     "recommendations_view": "view",
     "record_watch": "watch",
-    "related_papers": "related",
+    "related_papers": "service",
     "relevances": "relevance",
     "related_to_library": "library",
     "results_table": "view",
     "save": "picture",
-    "search": "related",
+    "resources_of": "resources",
+    "search": "service",
     "seed_set_name": "watch",
     "shorten": "view",
     "stored_related": "related_lists",
@@ -145,16 +157,24 @@ __all__ = [
     "MAX_LOCATIONS",
     "STRONG_SIMILARITY",
     "SUMMARY",
+    "CitationRequest",
+    "Hit",
+    "IndexRanking",
+    "Location",
     "Neighbourhood",
     "PaperNotFoundError",
     "Picture",
     "RankWeights",
+    "Ranking",
+    "Recommendation",
     "Result",
+    "ScorerRanking",
+    "SearchResources",
+    "SearchService",
     "Watch",
     "arrivals",
     "atom",
     "build_neighbourhood",
-    "built_scorer",
     "compute_related_lists",
     "context_driver",
     "corpus_languages",
@@ -163,9 +183,7 @@ __all__ = [
     "digest_html",
     "draw",
     "find_paper",
-    "is_built",
     "is_current",
-    "is_loaded",
     "language_problem",
     "language_warning",
     "library_seeds",
@@ -173,6 +191,7 @@ __all__ = [
     "load_citation_graph",
     "load_paper_records",
     "nearest",
+    "no_results_reason",
     "nothing_new",
     "paper_aliases",
     "paper_details",
@@ -192,6 +211,7 @@ __all__ = [
     "related_papers",
     "related_to_library",
     "relevances",
+    "resources_of",
     "results_table",
     "save",
     "search",

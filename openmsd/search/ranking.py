@@ -24,7 +24,7 @@ from openmsd.index import VectorIndex
 from openmsd.models import DenseEncoder
 from openmsd.rank import Contribution, Fusion, Papers, Queries, Scorer
 from openmsd.search.related import PaperNotFoundError
-from openmsd.search.related_lists import stored_related
+from openmsd.search.related_lists import kept_lists
 from openmsd.search.resources import SearchResources
 from openmsd.search.signals import capped, member_words, signals
 
@@ -92,7 +92,7 @@ class ScorerRanking:
         scorer = self.scorer
         k = capped(k, len(scorer.papers.ids))
         row = scorer.papers.position[paper_id]
-        stored = (stored_related(self.resources, self.name, scorer)
+        stored = (kept_lists(self.resources, self.name, scorer)
                   if not languages and not years and isinstance(scorer, Fusion) else None)
         if stored is not None and k <= stored.depth:  # computed once per build: a lookup
             ids = scorer.papers.ids

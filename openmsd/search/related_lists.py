@@ -41,8 +41,8 @@ from openmsd.rank import BACKENDS, Fusion, Queries, Scorer, is_dense, leaves, tu
 from openmsd.search.resources import SearchResources, resources_of
 from openmsd.search.signals import dense_members, member_words, signals
 
-__all__ = ["DEPTH", "RelatedLists", "compute_related_lists", "is_current", "lists_key",
-           "lists_path", "stored_related"]
+__all__ = ["DEPTH", "RelatedLists", "compute_related_lists", "is_current", "kept_lists",
+           "lists_key", "lists_path", "stored_related"]
 
 #: Results kept per paper: a request for ``offset + k + 1`` up to this is answered by lookup.
 DEPTH = 50
@@ -235,10 +235,14 @@ def _read(path: Path, key: str, ids: list[str]) -> RelatedLists | None:
                         json.loads(meta[b"openmsd.signal_sets"].decode()))
 
 
-def stored_related(resources: SearchResources, ranker: str, scorer: Scorer
-                   ) -> RelatedLists | None:
+def stored_related(corpus: Corpus, ranker: str, scorer: Scorer) -> RelatedLists | None:
     """The stored lists of ``ranker`` when they hold what ``scorer`` would rank now (read
-    once per key and file), else None."""
+    once per key and file, kept in the corpus's search resources), else None."""
+    return kept_lists(resources_of(corpus), ranker, scorer)
+
+
+def kept_lists(resources: SearchResources, ranker: str, scorer: Scorer) -> RelatedLists | None:
+    """:func:`stored_related`, kept in ``resources``."""
     path = lists_path(resources.corpus, ranker)
     try:
         stat = os.stat(path)

@@ -3,6 +3,7 @@ owner: a corpus object's, fresh for another corpus, a new build, vectors, index 
 
 from __future__ import annotations
 
+import doctest
 import json
 import os
 import shutil
@@ -142,3 +143,9 @@ def test_the_command_line_answers_as_the_service(root):
     assert result.exit_code == 0, result.output
     shown = [r["paper_id"] for r in json.loads(result.stdout)]
     assert shown == [r.paper_id for r in SearchService(Corpus(root)).related(ARTICLE, k=4)]
+
+
+def test_module_examples():
+    from openmsd.search import signals as signals_module
+
+    assert doctest.testmod(signals_module).failed == 0

@@ -39,6 +39,9 @@ class Corpus:
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
+        #: what the layers above keep in memory for this corpus object, by name, for as long
+        #: as the object lives (search: its resources)
+        self.kept: dict[str, Any] = {}
 
     def table_path(self, name: str) -> Path:
         return self.root / f"{name}.parquet"

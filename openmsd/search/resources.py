@@ -16,7 +16,7 @@ answers, each keyed by what it was computed from:
 A new corpus build empties it (:meth:`SearchResources.current`): nothing of the old build is
 kept. Its lifetime is the caller's: a server holds one per corpus for as long as it serves, a
 command one for its run (:func:`resources_of` gives the one of a :class:`~openmsd.corpus.Corpus`
-object, made on first use and dropped with it).
+object, made on first use, kept by the object and dropped with it).
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ from openmsd.search.signals import dense_members
 __all__ = ["FileStamp", "SearchResources", "resources_of"]
 
 T = TypeVar("T")
+#: Where a corpus object keeps its search resources (``Corpus.kept``).
+KEPT = "search"
 #: A stored file's name, modification time and size.
 FileStamp = tuple[str, int, int]
 
@@ -300,17 +302,16 @@ class SearchResources:
             return known[1]
 
 
-_ATTACHED: weakref.WeakKeyDictionary[Corpus, SearchResources] = weakref.WeakKeyDictionary()
 _ATTACHING = threading.Lock()
 
 
 def resources_of(corpus: Corpus) -> SearchResources:
-    """The search resources of this corpus object: made on first use, alive as long as the
-    object (a server's corpus, a command's)."""
-    found = _ATTACHED.get(corpus)
+    """The search resources of this corpus object (kept in ``corpus.kept``): made on first
+    use, alive as long as the object (a server's corpus, a command's)."""
+    found = corpus.kept.get(KEPT)
     if found is None:
         with _ATTACHING:
-            found = _ATTACHED.get(corpus)
+            found = corpus.kept.get(KEPT)
             if found is None:
-                found = _ATTACHED[corpus] = SearchResources(corpus)
+                found = corpus.kept[KEPT] = SearchResources(corpus)
     return found

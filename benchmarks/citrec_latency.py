@@ -28,7 +28,7 @@ import numpy as np
 from openmsd.corpus import Corpus
 from openmsd.index import load_index
 from openmsd.models import load_model
-from openmsd.search import recommend_citations
+from openmsd.search import CitationRequest, recommend_citations
 
 sys.path.insert(0, str(Path(__file__).parent))
 from server_load import MODEL, build_corpus
@@ -67,12 +67,12 @@ def main() -> None:
     result = {"papers": index.index.ntotal, "index": args.kind, "sentences": 5, "locations": 2,
               "k": 10}
     result["recommend_muse-v3"] = timed(
-        lambda: recommend_citations(corpus, PARAGRAPH, encoder, MODEL, 10, index=index,
-                                    explain=True),
+        lambda: recommend_citations(corpus, CitationRequest(PARAGRAPH, MODEL, 10, explain=True),
+                                    encoder, index),
         args.repeats)
     result["recommend_muse-v3_no_drivers"] = timed(
-        lambda: recommend_citations(corpus, PARAGRAPH, encoder, MODEL, 10, index=index,
-                                    explain=False),
+        lambda: recommend_citations(corpus, CitationRequest(PARAGRAPH, MODEL, 10, explain=False),
+                                    encoder, index),
         args.repeats)
     queries = np.random.default_rng(0).standard_normal((2, index.index.d)).astype(np.float32)
     result["index_search_2_queries"] = timed(lambda: index.search(queries, 10), args.repeats)

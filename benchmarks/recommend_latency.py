@@ -220,10 +220,11 @@ def run(corpus: Corpus, encoder: Any, index: VectorIndex, explain: bool, repeats
             watch.seconds = {}
             text = manuscript(locations, i + 1000 * explain + 100 * two_stage + 10 * alone)
             start, cpu = time.perf_counter(), time.process_time()
-            found = recommend_module.recommend_citations(corpus, text, encoder, encoder.name, 10,
-                                                         index=index, explain=explain,
-                                                         two_stage=None if two_stage else False,
-                                                         max_locations=None)
+            request = recommend_module.CitationRequest(
+                text, encoder.name, 10, explain=explain, max_locations=None,
+                two_stage=None if two_stage else False)
+            found = [location.as_dict() for location in
+                     recommend_module.recommend_citations(corpus, request, encoder, index)]
             total, cpu = time.perf_counter() - start, time.process_time() - cpu
             if i:  # the first run warms caches (paper records, citation graph, rankers)
                 ranking = {location["ranking"] for location in found}

@@ -25,12 +25,11 @@ from openmsd.ingest import ingest, read_manuscript
 from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
 from openmsd.rank import HYBRID, HYBRID_GRAPH
 from openmsd.search import (
+    CitationRequest,
     Result,
+    SearchService,
     context_driver,
     percent,
-    rank_related,
-    rank_search,
-    recommend_citations,
     relevances,
     shorten,
 )
@@ -154,6 +153,7 @@ def run(out_dir: Path, console: Console, progress: Progress,
 
     _quiet_loading()
     corpus = _ingest(out_dir, console, progress)
+    service = SearchService(corpus)
     lap("ingest")
     key, backend = _embed(corpus, model, console, progress)
     lap("embed and index")
@@ -164,7 +164,7 @@ def run(out_dir: Path, console: Console, progress: Progress,
                                          [paper_id]).fetchone()
         console.print(f"\nFor {what}, [italic]{title[0] if title else paper_id}[/] "
                       f"({paper_id}):", highlight=False)
-        console.print(_table(rank_related(corpus, paper_id, HYBRID_GRAPH, k=5)))
+        console.print(_table(service.related(paper_id, HYBRID_GRAPH, k=5)))
     console.print(f"[dim]Ranked as `openmsd related` ranks ({HYBRID_GRAPH}): the {model} "
                   "vectors, BM25 over each paper's own words and over its English words, and "
                   "the citation graph, fused by reciprocal rank; relevance: the fused score as a "
@@ -175,7 +175,7 @@ def run(out_dir: Path, console: Console, progress: Progress,
     _step(console, 4, "One search in three languages")
     for language, text in QUERIES:
         console.print(f"\n{language}: [italic]{text}[/]", highlight=False)
-        console.print(_table(rank_search(corpus, text, HYBRID, k=3)))
+        console.print(_table(service.search(text, HYBRID, k=3)))
     lap("search")
 
     _step(console, 5, "Papers to cite in a paragraph")
@@ -183,9 +183,9 @@ def run(out_dir: Path, console: Console, progress: Progress,
     console.print(f"The text in {PARAGRAPH.name} has three citation markers; for each "
                   "one, the papers to cite and the sentence that points to them most.",
                   highlight=False)
-    found = recommend_citations(corpus, document.text, load_model(model, backend), key, k=2,
-                                explain=True,
-                                max_locations=None)
+    found = [location.as_dict() for location in service.recommend(
+        CitationRequest(document.text, key, k=2, explain=True, max_locations=None),
+        load_model(model, backend))]
     for location in found:
         console.print(f"\n[bold]sentence {location['sentence_number']}[/] "
                       f"{' '.join(location['markers'])}: {location['sentence']}",

@@ -94,23 +94,9 @@ def _say_why_empty(corpus: Corpus, languages: list[str] | None, years: Years,
                    otherwise: str) -> None:
     """Say on stderr why a search found nothing: an empty corpus, the filters (with what the
     corpus has), or ``otherwise``."""
-    con = corpus.connect()
-    papers, low, high = con.execute("SELECT count(*), min(year), max(year) FROM papers").fetchone()
-    if not papers:
-        reason = ("the corpus has no papers: add some with 'openmsd ingest FILES --out "
-                  f"{corpus.root}'")
-    elif languages or years:
-        held = [lang for lang, in con.execute("SELECT DISTINCT coalesce(language, 'und') AS l "
-                                              "FROM papers ORDER BY l").fetchall()]
-        filters = []
-        if languages:
-            filters.append(f"--lang {' '.join(languages)} (its languages: {', '.join(held)})")
-        if years:
-            filters.append(f"--year {years[0] or ''}-{years[1] or ''} (its papers are from "
-                           f"{low}-{high})")
-        reason = "no paper matches " + " and ".join(filters)
-    else:
-        reason = otherwise
+    from openmsd.search import no_results_reason
+
+    reason = no_results_reason(corpus, languages, years, otherwise)
     err.print(f"[yellow]no results[/]: {reason}", highlight=False, soft_wrap=True)
 
 
@@ -166,18 +152,13 @@ def related(
     from openmsd.fetch import FetchError, read_seed_file
     from openmsd.models import UnknownModelError, vector_key
     from openmsd.rank import HYBRID_GRAPH, RankerSpec, UnknownScorerError, default_dense
-    from openmsd.search import (
-        PaperNotFoundError,
-        find_paper,
-        library_seeds,
-        rank_related,
-        related_to_library,
-    )
+    from openmsd.search import PaperNotFoundError, SearchService, find_paper, library_seeds
 
     check_graph_target(graph, by)
     shown, k = k, max(k, graph_k) if graph else k
     try:
         target = Corpus(corpus)
+        service = SearchService(target)
         years = _year_range(year)
         _check_languages(target, lang)
         if seeds:
@@ -196,11 +177,11 @@ def related(
             key = (spec.vector_key if spec.backend and not spec.language else
                    dense if spec.language else
                    vector_key(dense, _index_backend(target, dense, backend)))
-            results = related_to_library(target, positive, key, negatives, k, lang, years)
+            results = service.library(positive, key, negatives, k, lang, years)
             queries = positive
         elif paper:
-            results = rank_related(target, paper, _ranker(target, model, backend, HYBRID_GRAPH),
-                                   k, lang, years)
+            results = service.related(paper, _ranker(target, model, backend, HYBRID_GRAPH),
+                                      k, lang, years)
             queries = [find_paper(target, paper)]
         else:
             fail("give a paper id or DOI, or --seeds LIBRARY")
@@ -230,14 +211,14 @@ def search_command(
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.models import UnknownModelError
     from openmsd.rank import HYBRID
-    from openmsd.search import rank_search
+    from openmsd.search import SearchService
 
     try:
         target = Corpus(corpus)
         years = _year_range(year)
         _check_languages(target, lang)
-        results = rank_search(target, text, _ranker(target, model, backend, HYBRID), k, lang,
-                              years)
+        results = SearchService(target).search(text, _ranker(target, model, backend, HYBRID), k,
+                                               lang, years)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(str(error))
     _show(results, target, json, export, lang, years, "the index is empty")
@@ -274,10 +255,11 @@ def recommend(
     from openmsd.models import UnknownModelError, find_adapter, load_model, vector_key
     from openmsd.rank import RankerSpec, UnknownScorerError, default_dense, is_builtin
     from openmsd.search import (
+        CitationRequest,
+        SearchService,
         language_warning,
         papers_by_id,
         ranked_locations,
-        recommend_citations,
         recommendations_table,
         recommendations_view,
     )
@@ -308,11 +290,12 @@ def recommend(
         warning = language_warning(identify([document.text[:2000]])[0][0], encoder)
         if warning:
             err.print(f"[yellow]warning[/]: {manuscript}: {warning}", highlight=False)
-        found = recommend_citations(target, document.text, encoder, vector_key(model, backend),
-                                    k, at=at, languages=lang, years=years, explain=True,
-                                    max_locations=None,  # every location of the manuscript
-                                    manuscript_ids=document.ids,
-                                    manuscript_title=document.title)
+        found = [location.as_dict() for location in SearchService(target).recommend(
+            CitationRequest(document.text, vector_key(model, backend), k, at=at,
+                            languages=lang, years=years, explain=True,
+                            max_locations=None,  # every location of the manuscript
+                            manuscript_ids=document.ids, manuscript_title=document.title),
+            encoder)]
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(f"{manuscript}: {error}")
     if at is None and found and not any(loc["markers"] for loc in found):

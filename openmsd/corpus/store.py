@@ -34,6 +34,9 @@ class Corpus:
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self.layout = Layout(self.root)
+        #: what the layers above keep in memory for this corpus object, by name, for as long
+        #: as the object lives (search: its resources)
+        self.kept: dict[str, Any] = {}
 
     def table_path(self, name: str) -> Path:
         return self.layout.table(name)

@@ -44,7 +44,7 @@ from openmsd.models import (
     read_settings,
     rerank_rows,
 )
-from openmsd.rank import ENGLISH_MODEL as ENGLISH_ONLY
+from openmsd.rank import CONTEXT_SIGNALS, ENGLISH_PAIRS, SENTENCE_SIGNALS
 from openmsd.rank import Queries as TextQueries
 from openmsd.train import (
     TRAIN_MANIFEST,
@@ -191,17 +191,8 @@ PREFETCH = f"bm25@same+{DEFAULT_MODEL}"
 """The prefetch ranker: reciprocal-rank fusion of BM25 and the dense model (the untuned
 ``hybrid`` without its ``minilm-en@en`` member for English pairs; the figures of
 docs/citrec.md were measured with this one)."""
-ENGLISH_MODEL = f"{ENGLISH_ONLY}@en"
-"""The English-only model, heard only where the location's text and the candidate are both
-English (``-inf`` elsewhere: the rerank fusion reads such a pair as neutral, z-score 0)."""
-SENTENCE_SIGNALS = {"sentence_bm25": "bm25", "sentence_dense": DEFAULT_MODEL,
-                    "sentence_en": ENGLISH_MODEL}
-"""The rerank stage's own-sentence features and the rankers that score them (the prefetch's
-BM25 and dense members and, on English pairs, the English-only model, on the
-location's sentence alone)."""
-CONTEXT_SIGNALS = {"fundamental_en": ENGLISH_MODEL}
-"""The rerank stage's features of the location's fundamental context (the prefetch's query)
-and their rankers: the English-only model on English pairs."""
+ENGLISH_MODEL = ENGLISH_PAIRS
+"""The English-only model on English pairs (:data:`openmsd.rank.ENGLISH_PAIRS`)."""
 
 
 def rerank_fusion(model: str) -> RerankFusion | None:

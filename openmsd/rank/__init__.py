@@ -7,6 +7,7 @@ filters)`` candidates.
 """
 
 from openmsd.rank.authorship import AUTHOR_SCORERS
+from openmsd.rank.citation_signals import CONTEXT_SIGNALS, ENGLISH_PAIRS, SENTENCE_SIGNALS
 from openmsd.rank.dense import DenseScorer, load_encoder
 from openmsd.rank.feedback import FEEDBACK, LINKS
 from openmsd.rank.fusion import (
@@ -49,7 +50,9 @@ from openmsd.rank.topk import top_k, top_k_of_scores
 
 __all__ = [
     "AUTHOR_SCORERS",
+    "CONTEXT_SIGNALS",
     "ENGLISH_MODEL",
+    "ENGLISH_PAIRS",
     "FEEDBACK",
     "FUSIONS",
     "HYBRID",
@@ -57,6 +60,7 @@ __all__ = [
     "LINKS",
     "METADATA_SCORERS",
     "PAPERS_SQL",
+    "SENTENCE_SIGNALS",
     "UNTUNED_METHODS",
     "Contribution",
     "DenseScorer",

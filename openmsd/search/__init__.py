@@ -2,12 +2,12 @@
 recommendation and explanations.
 """
 
-from openmsd.search.build_cache import is_loaded
 from openmsd.search.citation_graph import load_citation_graph, read_graph
 from openmsd.search.feed import atom, digest_html, nothing_new
 from openmsd.search.languages import corpus_languages, language_problem
 from openmsd.search.library import library_seeds, related_to_library
 from openmsd.search.neighbourhood import STRONG_SIMILARITY, Neighbourhood, build_neighbourhood
+from openmsd.search.no_results import no_results_reason
 from openmsd.search.paper_records import (
     load_paper_records,
     paper_aliases,
@@ -16,29 +16,17 @@ from openmsd.search.paper_records import (
 )
 from openmsd.search.papers import paper_details, papers_by_id
 from openmsd.search.picture import FORMATS, LAYOUTS, Picture, draw, save, svg
-from openmsd.search.ranking import (
-    built_scorer,
-    corpus_scorer,
-    dense_members,
-    is_built,
-    rank_related,
-    rank_search,
-)
+from openmsd.search.ranking import Hit, IndexRanking, Ranking, ScorerRanking
 from openmsd.search.recommend import (
     MAX_LOCATIONS,
+    CitationRequest,
+    Location,
     RankWeights,
+    Recommendation,
     language_warning,
     recommend_citations,
 )
-from openmsd.search.related import (
-    SUMMARY,
-    PaperNotFoundError,
-    Result,
-    find_paper,
-    nearest,
-    related_papers,
-    search,
-)
+from openmsd.search.related import SUMMARY, PaperNotFoundError, Result, find_paper
 from openmsd.search.related_lists import (
     compute_related_lists,
     is_current,
@@ -46,6 +34,17 @@ from openmsd.search.related_lists import (
     stored_related,
 )
 from openmsd.search.relevance import ranked, ranked_locations, relevances
+from openmsd.search.resources import SearchResources, resources_of
+from openmsd.search.service import (
+    SearchService,
+    corpus_scorer,
+    nearest,
+    rank_related,
+    rank_search,
+    related_papers,
+    search,
+)
+from openmsd.search.signals import dense_members
 from openmsd.search.view import (
     context_driver,
     percent,
@@ -70,16 +69,24 @@ __all__ = [
     "MAX_LOCATIONS",
     "STRONG_SIMILARITY",
     "SUMMARY",
+    "CitationRequest",
+    "Hit",
+    "IndexRanking",
+    "Location",
     "Neighbourhood",
     "PaperNotFoundError",
     "Picture",
     "RankWeights",
+    "Ranking",
+    "Recommendation",
     "Result",
+    "ScorerRanking",
+    "SearchResources",
+    "SearchService",
     "Watch",
     "arrivals",
     "atom",
     "build_neighbourhood",
-    "built_scorer",
     "compute_related_lists",
     "context_driver",
     "corpus_languages",
@@ -88,9 +95,7 @@ __all__ = [
     "digest_html",
     "draw",
     "find_paper",
-    "is_built",
     "is_current",
-    "is_loaded",
     "language_problem",
     "language_warning",
     "library_seeds",
@@ -98,6 +103,7 @@ __all__ = [
     "load_citation_graph",
     "load_paper_records",
     "nearest",
+    "no_results_reason",
     "nothing_new",
     "paper_aliases",
     "paper_details",
@@ -117,6 +123,7 @@ __all__ = [
     "related_papers",
     "related_to_library",
     "relevances",
+    "resources_of",
     "results_table",
     "save",
     "search",

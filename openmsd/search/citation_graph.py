@@ -6,8 +6,8 @@ compressed sparse rows arrays over node numbers (one node per paper id seen in t
 ``citers[citer_start[n]:citer_start[n + 1]]`` those citing it. A related-paper request then
 reads a few dozen numbers instead of joining the citations table per result.
 
-:func:`citation_graph` keeps one graph per corpus directory in the process and loads it again
-when the manifest names another build (a re-ingest): :mod:`openmsd.search.build_cache`.
+:func:`load_citation_graph` keeps one graph per corpus in its search resources and loads it
+again when the manifest names another build (a re-ingest): :mod:`openmsd.search.resources`.
 
 >>> import pyarrow as pa
 >>> graph = CitationGraph.from_table(pa.table({"citing_id": ["a", "a", "b", "c", "c"],
@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from openmsd.corpus import Corpus
-from openmsd.search.build_cache import per_build
+from openmsd.search.resources import resources_of
 
 
 @dataclass(frozen=True)
@@ -155,4 +155,4 @@ def read_graph(source: BinaryIO) -> CitationGraph:
 
 def load_citation_graph(corpus: Corpus) -> CitationGraph:
     """The citation graph of ``corpus``'s current build, loaded once per build."""
-    return per_build(corpus, "citations", read_graph)
+    return resources_of(corpus).table("citations", read_graph)

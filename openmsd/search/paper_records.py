@@ -2,7 +2,7 @@
 ``abstract``, ``language``, ``year``, ``venue``, ``authors``, ``keywords`` and, for a paper that
 is not English, ``english_title`` and ``english_abstract`` (its English translation's, if any).
 
-Read once per corpus build (:mod:`openmsd.search.build_cache`) instead of scanning
+Read once per corpus build (:mod:`openmsd.search.resources`) instead of scanning
 ``papers.parquet`` on every request: search results show a record's summary columns, a paper's
 page and BibTeX export the whole record. A record costs about its title and abstract (~1 KB).
 """
@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from openmsd.corpus import Corpus
 from openmsd.io import arrow_table
-from openmsd.search.build_cache import per_build
+from openmsd.search.resources import resources_of
 
 RECORD_SQL = """
 SELECT paper_id, doi, title, abstract, language, year, venue, authors, keywords,
@@ -82,7 +82,7 @@ def read_records(source: BinaryIO) -> PaperRecords:
 
 def load_paper_records(corpus: Corpus) -> PaperRecords:
     """The paper records of ``corpus``'s current build, loaded once per build."""
-    return per_build(corpus, "papers", read_records)
+    return resources_of(corpus).table("papers", read_records)
 
 
 def read_aliases(source: BinaryIO) -> dict[str, str]:
@@ -100,4 +100,4 @@ def read_aliases(source: BinaryIO) -> dict[str, str]:
 def paper_aliases(corpus: Corpus) -> dict[str, str]:
     """The alias -> paper id map of ``corpus``'s current build, loaded once per build (a
     lookup instead of a scan of every paper's aliases per request)."""
-    return per_build(corpus, "papers", read_aliases)
+    return resources_of(corpus).table("papers", read_aliases)

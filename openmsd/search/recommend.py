@@ -41,8 +41,8 @@ import contextlib
 import logging
 import re
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -51,25 +51,43 @@ from openmsd.identifiers import normalize_title
 from openmsd.index import VectorIndex, load_index
 from openmsd.ingest import MARKER, citation_markers, paragraphs_of, without_markers
 from openmsd.models import (
+    GRAPH_FEATURES,
     PREFETCH_DEPTH,
     DenseEncoder,
     RerankFusion,
+    alike_groups,
+    candidate_features,
     finished_content,
     fundamental,
+    graph_signals,
     pick,
     split_sentences,
 )
+from openmsd.rank import (
+    CONTEXT_SIGNALS,
+    HYBRID,
+    SENTENCE_SIGNALS,
+    Queries,
+    RankerSpec,
+    Scorer,
+    leaves,
+    score_pools,
+)
 from openmsd.search.citation_graph import CitationGraph, load_citation_graph
 from openmsd.search.paper_records import load_paper_records
-from openmsd.search.related import PaperNotFoundError, find_paper, related_results
-
-if TYPE_CHECKING:
-    from openmsd.rank import Queries, Scorer
+from openmsd.search.ranking import allowed
+from openmsd.search.related import PaperNotFoundError, Result, find_paper, related_results
+from openmsd.search.resources import resources_of
+from openmsd.search.signals import dense_members
 
 __all__ = [
     "MARKER",
     "MAX_LOCATIONS",
+    "CitationRequest",
+    "Driver",
+    "Location",
     "RankWeights",
+    "Recommendation",
     "citation_markers",
     "cited_count",
     "fused_hits",
@@ -180,25 +198,22 @@ def cited_count(sentence: str) -> int:
     return total
 
 
-_TITLES: list[tuple[Any, dict[str, list[str]]]] = []
-"""The last title index built, beside the paper records (one per corpus build) it came from."""
-
-
 def _title_index(corpus: Corpus) -> dict[str, list[str]]:
     """Normalised title (and English title) → paper ids, built once per corpus build."""
     records = load_paper_records(corpus)
-    if _TITLES and _TITLES[0][0] is records:
-        return _TITLES[0][1]
-    index: dict[str, list[str]] = {}
-    table = records.table
-    for column in ("title", "english_title"):
-        for paper_id, title in zip(table["paper_id"].to_pylist(), table[column].to_pylist(),
-                                   strict=True):
-            key = normalize_title(title)
-            if key:
-                index.setdefault(key, []).append(paper_id)
-    _TITLES[:] = [(records, index)]
-    return index
+
+    def build() -> dict[str, list[str]]:
+        index: dict[str, list[str]] = {}
+        table = records.table
+        for column in ("title", "english_title"):
+            for paper_id, title in zip(table["paper_id"].to_pylist(),
+                                       table[column].to_pylist(), strict=True):
+                key = normalize_title(title)
+                if key:
+                    index.setdefault(key, []).append(paper_id)
+        return index
+
+    return resources_of(corpus).kept("title index", id(records), build)
 
 
 def manuscript_papers(corpus: Corpus, ids: Sequence[str] = (), title: str | None = None
@@ -250,7 +265,7 @@ def _context(sentences: list[str], i: int, marked: bool, starts: list[int]) -> l
 
 def _drivers(sentence_vectors: dict[str, np.ndarray], paper_vectors: dict[str, np.ndarray],
              context: list[str], own: str, found: list[tuple[str, float]],
-             weights: RankWeights) -> dict[str, list[dict[str, Any]]]:
+             weights: RankWeights) -> dict[str, list[Driver]]:
     """Per result paper: the sentences of this location's ``context`` most similar to it,
     best first by similarity × weight (``own``, the location's sentence: ``weights.sentence``,
     its neighbours: ``weights.context``, scaled so the larger weight is 1)."""
@@ -268,8 +283,8 @@ def _drivers(sentence_vectors: dict[str, np.ndarray], paper_vectors: dict[str, n
             continue
         scores = matrix @ vector
         order = np.argsort(-(scores * factor), kind="stable")[:DRIVERS]
-        drivers[paper_id] = [{"sentence": mine[j][0], "score": round(float(scores[j]), 4),
-                              "own_sentence": mine[j][0] == own} for j in order]
+        drivers[paper_id] = [Driver(mine[j][0], round(float(scores[j]), 4), mine[j][0] == own)
+                             for j in order]
     return drivers
 
 
@@ -303,8 +318,6 @@ def fused_ranker(corpus: Corpus, model: str) -> str:
     """The fused ranker ``recommend`` ranks with when no trained citation model is given: the
     corpus's :data:`openmsd.rank.HYBRID` where it holds ``model`` (a vector key), else the
     reciprocal-rank fusion of ``bm25@same`` and ``model``: the words and the model asked for."""
-    from openmsd.rank import HYBRID, RankerSpec, leaves
-
     held = {leaf.stored_model for leaf in leaves(HYBRID, corpus)}
     return HYBRID if RankerSpec.parse(model).stored_model in held else f"bm25@same+{model}"
 
@@ -312,22 +325,18 @@ def fused_ranker(corpus: Corpus, model: str) -> str:
 def _ranked_by(corpus: Corpus, ranker: str, rank: Callable[[Scorer], T]) -> T:
     """``rank(scorer)`` with ``ranker`` over ``corpus``; with ``bm25@same`` where its dense
     member cannot encode queries here (logged)."""
-    from openmsd.search.ranking import corpus_scorer
-
+    resources = resources_of(corpus)
     try:
-        return rank(corpus_scorer(corpus, ranker))
+        return rank(resources.scorer(ranker))
     except (ValueError, FileNotFoundError) as error:  # its dense member cannot encode
         log.warning("recommend: bm25@same alone: %s cannot rank here (%s)", ranker, error)
-        return rank(corpus_scorer(corpus, "bm25@same"))
+        return rank(resources.scorer("bm25@same"))
 
 
 def _prefetch(corpus: Corpus, texts: list[str], depth: int, languages: list[str] | None,
               years: tuple[int | None, int | None] | None) -> list[list[str]]:
     """The fused ranker's (:data:`openmsd.rank.HYBRID`; ``bm25@same`` when its dense member
     cannot encode queries here, logged) top ``depth`` paper ids for each text, best first."""
-    from openmsd.rank import HYBRID, Queries
-    from openmsd.search.ranking import allowed
-
     def rank(scorer: Scorer) -> list[list[str]]:
         rows, _ = scorer.top_k(Queries.of_texts(texts), depth,
                                allowed(corpus, scorer.papers, languages, years))
@@ -345,9 +354,6 @@ def fused_hits(corpus: Corpus, own: list[str], texts: list[str], ranker: str,
     context (``texts``), both scored over that union by the ranker, ordered by
     ``weights.sentence × the sentence's score + weights.context × the context's`` (its own
     sentence first, as the dense path weighs its vectors); the best ``k`` as (paper id, score)."""
-    from openmsd.rank import Queries
-    from openmsd.search.ranking import allowed
-
     def rank(scorer: Scorer) -> list[list[tuple[str, float]]]:
         filters = allowed(corpus, scorer.papers, languages, years)
         sentences, contexts = Queries.of_texts(own), Queries.of_texts(texts)
@@ -404,8 +410,6 @@ def _graph_rows(graph: CitationGraph | None, ids: list[str], exclude: Collection
     prefetched ``ids`` (in the prefetch's order) from the corpus's ``graph``, the links of the
     papers of ``exclude`` (the manuscript itself) not read; zeros without a graph or links.
     ``similarity``: the manuscript's similarity to given citing papers (``neighbours``)."""
-    from openmsd.models import GRAPH_FEATURES, graph_signals
-
     if graph is None:
         return {f: np.zeros((1, len(ids))) for f in GRAPH_FEATURES}
     left_out = {graph.nodes[p] for p in exclude if p in graph.nodes}
@@ -431,10 +435,6 @@ def _pool_scores(scorer: Scorer, queries: Queries, prefetched: list[list[str]]
     so each vector is the one the query alone gets, bit for bit on one thread), then every
     pool is scored from those vectors (:func:`openmsd.rank.score_pools`: BM25 analyses every
     query in one call)."""
-    from openmsd.models import alike_groups
-    from openmsd.rank import score_pools
-    from openmsd.search.ranking import dense_members
-
     for dense in dense_members(scorer):
         if dense.name in queries.vectors or not len(queries):
             continue
@@ -458,15 +458,11 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
     manuscript's whole finished content (``profiles``, the model's manuscript encoder) with
     each candidate's vector in ``index``, and the BM25 and dense scores of the location's own
     sentence (``own``) and the English-only model's on it and on the fundamental context
-    (:data:`~openmsd.eval.CONTEXT_SIGNALS`; a ranker the corpus cannot run, e.g. a corpus
+    (:data:`~openmsd.rank.CONTEXT_SIGNALS`; a ranker the corpus cannot run, e.g. a corpus
     without minilm-en vectors, gives no evidence: zeros, logged once) and,
     when the fusion weighs them, the corpus's citation graph (:func:`_graph_rows`, the papers of
     ``exclude`` not read); the best ``k`` as (paper id, fused score)."""
-    from openmsd.eval import CONTEXT_SIGNALS, SENTENCE_SIGNALS
-    from openmsd.models import GRAPH_FEATURES, candidate_features
-    from openmsd.rank import Queries
-    from openmsd.search.ranking import corpus_scorer
-
+    resources = resources_of(corpus)
     prefetched = _prefetch(corpus, texts, depth, languages, years)
     graph = None
     wants_graph = bool(set(GRAPH_FEATURES) & set(fusion.features))
@@ -479,7 +475,7 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
     for feature, name in rankers.items():
         if feature in fusion.features:
             try:
-                scorers[feature] = corpus_scorer(corpus, name)
+                scorers[feature] = resources.scorer(name)
             except (ValueError, FileNotFoundError) as error:
                 missing.setdefault(f"{name} ({error})", []).append(feature)
     for why, features in missing.items():  # once per ranker the corpus cannot run
@@ -523,12 +519,12 @@ def _cocitations(corpus: Corpus, ids: list[str]) -> dict[str, dict[str, int]]:
     return out
 
 
-def _cocited_set(results: list[dict[str, Any]], cocited: dict[str, dict[str, int]], n: int
+def _cocited_set(results: list[Recommendation], cocited: dict[str, dict[str, int]], n: int
                  ) -> list[str]:
     """``n`` results to cite together: the best, then those most co-cited with the chosen
     ones (ties and papers co-cited with none by rank)."""
-    chosen = [results[0]["paper_id"]] if results else []
-    rest = [r["paper_id"] for r in results[1:]]
+    chosen = [results[0].paper_id] if results else []
+    rest = [r.paper_id for r in results[1:]]
     while rest and len(chosen) < n:
         best = max(rest, key=lambda p: (sum(cocited.get(c, {}).get(p, 0) for c in chosen),
                                         -rest.index(p)))
@@ -537,33 +533,108 @@ def _cocited_set(results: list[dict[str, Any]], cocited: dict[str, dict[str, int
     return chosen
 
 
-def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model: str,
-                        k: int = 10, *, at: str | None = None, languages: list[str] | None = None,
-                        years: tuple[int | None, int | None] | None = None,
-                        index: VectorIndex | None = None,
-                        max_locations: int | None = MAX_LOCATIONS, supplemental: int | None = None,
-                        explain: bool = False, manuscript_ids: Sequence[str] = (),
-                        manuscript_title: str | None = None, two_stage: bool | None = None
-                        ) -> list[dict[str, Any]]:
-    """Papers to cite at each citation location of ``text``, best first.
+@dataclass(frozen=True)
+class CitationRequest:
+    """What to recommend citations for: a manuscript's ``text`` and how to rank for it.
 
-    One dict per location: ``location`` (from 0), ``sentence_number`` (from 1), ``sentence``,
-    ``markers`` (the citation markers found in it), ``cites`` (how many works they cite),
-    ``context`` (the fundamental context: the one before, this one, the one after, or a marker-less
-    paragraph), ``supplemental`` (the macro context sentences, for encoders that read one),
-    ``results`` (the top ``k`` papers, as :class:`openmsd.search.related.Result` dicts, each
-    with ``drivers``, sentences of this location's context that point to it most, when
-    ``explain``, and ``co_cited_with``: the other results it is co-cited with in the corpus,
-    named in ``why``) and, when the markers cite several works, ``cocited_set``.
+    ``model``: the vector key of the dense model whose index is searched; ``k``: papers per
+    location; ``at``: only the sentences containing it; ``languages``, ``years``: filters.
     The manuscript itself is never a result: papers whose id / DOI is in ``manuscript_ids``
     or whose normalised title is ``manuscript_title`` (default: the text's first paragraph
     when it is short and has no marker) are left out. ``max_locations``: only the first that
     many locations (None: all of them, embedded :data:`MAX_LOCATIONS` at a time).
     ``supplemental``: how many macro-context sentences (default: the encoder's
-    ``supplemental``, else none). ``two_stage``: None (default): a trained MP-BERT4CR
-    ``encoder``'s two stages, else the fused ranker (:func:`fused_hits`); True: the two stages
-    (:func:`two_stage_hits`, weight 0.5 without a trained one); False: ``model``'s index
-    alone. ``ValueError`` for an empty text or an ``at`` that is in no sentence."""
+    ``supplemental``, else none). ``explain``: name each result's driver sentences.
+    ``two_stage``: None (default): a trained MP-BERT4CR encoder's two stages, else the fused
+    ranker (:func:`fused_hits`); True: the two stages (:func:`two_stage_hits`, weight 0.5
+    without a trained one); False: ``model``'s index alone."""
+
+    text: str
+    model: str
+    k: int = 10
+    at: str | None = None
+    languages: list[str] | None = None
+    years: tuple[int | None, int | None] | None = None
+    max_locations: int | None = MAX_LOCATIONS
+    supplemental: int | None = None
+    explain: bool = False
+    manuscript_ids: Sequence[str] = ()
+    manuscript_title: str | None = None
+    two_stage: bool | None = None
+
+
+@dataclass(frozen=True)
+class Driver:
+    """A sentence of a location's context that points to a recommended paper."""
+
+    sentence: str
+    score: float
+    own_sentence: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sentence": self.sentence, "score": self.score,
+                "own_sentence": self.own_sentence}
+
+
+@dataclass
+class Recommendation(Result):
+    """A paper to cite at one location: a :class:`~openmsd.search.related.Result`, the
+    sentences of the location's context that point to it most (``drivers``, when asked to
+    explain) and the other results it is co-cited with in the corpus (named in ``why``)."""
+
+    drivers: list[Driver] = field(default_factory=list)
+    co_cited_with: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**vars(self), "why": list(self.why),
+                "drivers": [d.as_dict() for d in self.drivers],
+                "co_cited_with": list(self.co_cited_with)}
+
+
+@dataclass
+class Location:
+    """One citation location of a manuscript and the papers to cite there, best first.
+
+    ``location`` (from 0), ``sentence_number`` (from 1), ``sentence``, ``markers`` (the
+    citation markers found in it), ``cites`` (how many works they cite), ``context`` (the
+    fundamental context: the one before, this one, the one after, or a marker-less
+    paragraph), ``supplemental`` (the macro context sentences, for encoders that read one),
+    ``ranking`` (``fused``, ``dense`` or ``two-stage``), ``results`` and, when the markers
+    cite several works, ``cocited_set``: that many results, the best one and those most
+    co-cited with it."""
+
+    location: int
+    sentence_number: int
+    sentence: str
+    markers: list[str]
+    cites: int
+    context: list[str]
+    supplemental: list[str]
+    ranking: str
+    results: list[Recommendation]
+    cocited_set: list[str] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The location as JSON shows it (``cocited_set`` only where the markers cite
+        several works)."""
+        out: dict[str, Any] = {
+            "location": self.location, "sentence_number": self.sentence_number,
+            "sentence": self.sentence, "markers": list(self.markers), "cites": self.cites,
+            "context": list(self.context), "supplemental": list(self.supplemental),
+            "ranking": self.ranking, "results": [r.as_dict() for r in self.results]}
+        if self.cocited_set is not None:
+            out["cocited_set"] = list(self.cocited_set)
+        return out
+
+
+def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: DenseEncoder,
+                        index: VectorIndex | None = None) -> list[Location]:
+    """Papers to cite at each citation location of ``request.text``, best first, found with
+    ``encoder`` (the query encoder of ``request.model``) in ``index`` (default: the corpus's
+    index of ``request.model``). ``ValueError`` for an empty text or an ``at`` that is in no
+    sentence."""
+    text, model, k, at = request.text, request.model, request.k, request.at
+    languages, years, explain = request.languages, request.years, request.explain
     if not text.strip():
         raise ValueError("recommend: the manuscript text is empty")
     language = identify([text[:2000]])[0][0]
@@ -576,17 +647,19 @@ def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model:
     where = locations(sentences, at, starts)
     if not where:
         raise ValueError(f"recommend: no sentence contains {at!r}")
-    where = where[:max_locations]
+    where = where[:request.max_locations]
     marked = any(citation_markers(s) for s in sentences) or at is not None
-    extra = supplemental if supplemental is not None else int(getattr(encoder, "supplemental",
-                                                                      0))
+    extra = (request.supplemental if request.supplemental is not None
+             else int(getattr(encoder, "supplemental", 0)))
+    manuscript_title = request.manuscript_title
     if manuscript_title is None:
         first = paragraphs_of(text)[0]
         manuscript_title = (first if len(first) <= TITLE_MAX and not citation_markers(first)
                             else None)
-    itself = manuscript_papers(corpus, manuscript_ids, manuscript_title)
+    itself = manuscript_papers(corpus, request.manuscript_ids, manuscript_title)
     weights = rank_weights(encoder)
     fusion = two_stage_weight(encoder)
+    two_stage = request.two_stage
     if two_stage and fusion is None:
         fusion = 0.5
     if two_stage is False:
@@ -631,24 +704,23 @@ def recommend_citations(corpus: Corpus, text: str, encoder: DenseEncoder, model:
         papers = list(dict.fromkeys(p for found in hits for p, _ in found))
         paper_vectors = _paper_vectors(index, papers) if explain else {}
         for i, context, macro, found in zip(chunk, contexts, macros, hits, strict=True):
-            results = [r.as_dict() for r in related_results(corpus, found)]
+            results = [Recommendation(**vars(r)) for r in related_results(corpus, found)]
             drivers = _drivers(sentence_vectors, paper_vectors, context, sentences[i], found,
                                weights) if explain else {}
-            cocited = _cocitations(corpus, [r["paper_id"] for r in results])
+            cocited = _cocitations(corpus, [r.paper_id for r in results])
             for row in results:
-                row["drivers"] = drivers.get(row["paper_id"], [])
-                partners = cocited.get(row["paper_id"], {})
-                row["co_cited_with"] = sorted(partners, key=lambda p, c=partners: -c[p])
-                row["why"] = list(row["why"]) + [f"co-cited with {p} in the corpus"
-                                                 for p in row["co_cited_with"]]
+                row.drivers = drivers.get(row.paper_id, [])
+                partners = cocited.get(row.paper_id, {})
+                row.co_cited_with = sorted(partners, key=lambda p, c=partners: -c[p])
+                row.why = list(row.why) + [f"co-cited with {p} in the corpus"
+                                           for p in row.co_cited_with]
             cites = cited_count(sentences[i])
-            location = {"location": i, "sentence_number": i + 1, "sentence": sentences[i],
-                        "markers": [m for m, _ in citation_markers(sentences[i])],
-                        "cites": cites, "context": context, "supplemental": macro,
-                        "ranking": ("fused" if fused is not None else "dense"
-                                    if fusion is None else "two-stage"),
-                        "results": results}
-            if cites >= 2:
-                location["cocited_set"] = _cocited_set(results, cocited, cites)
-            out.append(location)
+            out.append(Location(
+                location=i, sentence_number=i + 1, sentence=sentences[i],
+                markers=[m for m, _ in citation_markers(sentences[i])], cites=cites,
+                context=context, supplemental=macro,
+                ranking=("fused" if fused is not None else "dense"
+                         if fusion is None else "two-stage"),
+                results=results,
+                cocited_set=_cocited_set(results, cocited, cites) if cites >= 2 else None))
     return out

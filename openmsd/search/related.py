@@ -1,10 +1,9 @@
-"""Related papers of a paper, and free-text search, with why each result is related.
+"""A related paper as an answer shows it, and why it is related.
 
-``related`` embeds nothing: it looks the paper's vector up in the index and searches with it
-(the paper itself is never a result). ``search`` embeds the text as a query. Each result
-carries the paper's metadata (with its English title when it is not English) and, where the
-citation graph knows, why it is related: it is cited by or cites the query paper, shares n
-references with it (bibliographic coupling), or is co-cited with it n times.
+Each :class:`Result` carries the paper's metadata (with its English title when it is not
+English) and, where the citation graph knows, why it is related: it is cited by or cites the
+query paper, shares n references with it (bibliographic coupling), or is co-cited with it n
+times. :func:`find_paper` names a corpus paper by id, DOI or alias.
 """
 
 from __future__ import annotations
@@ -12,12 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from openmsd.corpus import Corpus
 from openmsd.identifiers import key_aliases, normalize_doi
-from openmsd.index import VectorIndex, load_index
-from openmsd.models import DenseEncoder
 from openmsd.search.citation_graph import load_citation_graph
 from openmsd.search.paper_records import load_paper_records, paper_aliases
 
@@ -92,43 +87,3 @@ def related_results(corpus: Corpus, hits: list[tuple[str, float]]) -> list[Resul
     return [Result(paper_id, round(score, 4), paper["title"], paper["english_title"],
                    paper["language"], paper["year"], paper["venue"], paper["doi"])
             for (paper_id, score), paper in zip(hits, records, strict=True)]
-
-
-def related_papers(corpus: Corpus, key: str, model: str, k: int = 10,
-                   languages: list[str] | None = None,
-                   years: tuple[int | None, int | None] | None = None,
-                   index: VectorIndex | None = None) -> list[Result]:
-    """The ``k`` papers nearest to paper ``key`` (id or DOI) in ``model``'s index."""
-    paper_id = find_paper(corpus, key)
-    index = index or load_index(corpus, model)
-    try:
-        row = index.row(paper_id)
-    except ValueError:
-        raise PaperNotFoundError(f"{corpus.root}: paper {paper_id!r} has no vector for "
-                                 f"{model!r} (no title or abstract?); run 'openmsd embed' and "
-                                 "'openmsd index build' after ingesting it") from None
-    vector = index.vector(row)[None, :]
-    hits = index.search(vector, k, languages, years, exclude=[paper_id])[0]
-    results = related_results(corpus, hits)
-    explain(corpus, paper_id, results)
-    return results
-
-
-def search(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int = 10,
-           languages: list[str] | None = None,
-           years: tuple[int | None, int | None] | None = None,
-           index: VectorIndex | None = None) -> list[Result]:
-    """The ``k`` papers nearest to free ``text`` (a title, an abstract, a query)."""
-    if not text.strip():
-        raise ValueError("search: the query text is empty")
-    return nearest(corpus, encoder.encode([text], "query"), model, k, languages, years, index)
-
-
-def nearest(corpus: Corpus, vector: np.ndarray, model: str, k: int = 10,
-            languages: list[str] | None = None,
-            years: tuple[int | None, int | None] | None = None,
-            index: VectorIndex | None = None) -> list[Result]:
-    """The ``k`` papers nearest to a query ``vector`` (one row) in ``model``'s index."""
-    index = index or load_index(corpus, model)
-    vector = np.asarray(vector, np.float32).reshape(1, -1)
-    return related_results(corpus, index.search(vector, k, languages, years)[0])

@@ -9,10 +9,10 @@ put them there to ``index/.related/RANKER.parquet`` (written whole, then renamed
 
 :func:`stored_related` answers from that table when it was computed for exactly what would be
 ranked now (:func:`lists_key`: the build id, the tuned spec, each dense member's vector files
-and index build, a hash of the ranking code) and the request asks for no filter and at most
-:data:`DEPTH` results; otherwise the caller ranks live. The fused order breaks ties by row
-(:meth:`openmsd.rank.Fusion.top_k_explained`), so the first ``k`` stored results are the live
-answer for ``k`` (tested).
+and index build, the version of openmsd and of the lists' format) and the request asks for no
+filter and at most :data:`DEPTH` results; otherwise the caller ranks live. The fused order
+breaks ties by row (:meth:`openmsd.rank.Fusion.top_k_explained`), so the first ``k`` stored
+results are the live answer for ``k`` (tested).
 """
 
 from __future__ import annotations
@@ -21,33 +21,36 @@ import hashlib
 import json
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing import get_context
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from openmsd import __version__
 from openmsd.corpus import Corpus
-from openmsd.index import index_dir
 from openmsd.io import ParquetSink
 from openmsd.models import model_slug
 from openmsd.rank import Fusion, Queries, Scorer, is_dense, leaves, tuned
+from openmsd.search.resources import SearchResources, resources_of
+from openmsd.search.signals import dense_members, member_words, signals
 
-__all__ = ["DEPTH", "RelatedLists", "compute_related_lists", "is_current", "lists_key",
-           "lists_path", "stored_related"]
+__all__ = ["DEPTH", "RelatedLists", "compute_related_lists", "is_current", "kept_lists",
+           "lists_key", "lists_path", "stored_related"]
 
 #: Results kept per paper: a request for ``offset + k + 1`` up to this is answered by lookup.
 DEPTH = 50
 #: Query papers ranked together.
 BATCH = 256
+#: The stored lists' format: a change of it (or of openmsd's version) makes them stale.
+FORMAT = 1
 log = logging.getLogger("openmsd.search")
-_CODE = ("rank", "models/bm25.py")
-_LOADED: dict[tuple[str, str], tuple[tuple[str, int, int, int], RelatedLists | None]] = {}
-_LOCK = threading.Lock()
 
 
 @dataclass
@@ -71,19 +74,6 @@ def lists_path(corpus: Corpus, ranker: str) -> Path:
     return corpus.layout.related_file(model_slug(ranker))
 
 
-def _code_hash() -> str:
-    root = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256()
-    for part in _CODE:
-        path = root / part
-        for file in sorted(path.glob("*.py")) if path.is_dir() else [path]:
-            digest.update(file.name.encode() + file.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-_CODE_HASH: list[str] = []
-
-
 def _dense_names(corpus: Corpus, ranker: str) -> list[str]:
     """The dense models ``ranker`` reads vectors of (``NAME@LANG``: ``NAME``), in order."""
     names = []
@@ -94,57 +84,22 @@ def _dense_names(corpus: Corpus, ranker: str) -> list[str]:
     return names
 
 
-_INDEX_LINKS: dict[tuple[str, str], str] = {}
-_INDEX_BUILDS: dict[str, tuple[tuple[int, int, int], str]] = {}
-_KEYS: dict[tuple, str] = {}
-
-
-def _index_build(corpus: Corpus, name: str) -> str:
-    """The name of the build ``name``'s index link points to (the last part of its real
-    path; the link's own name when it is a directory or absent). Resolved again only when the
-    link was replaced (``openmsd index build`` swaps in a new link: another inode), so a
-    request does not walk the path (~9 ``lstat``) each time."""
-    from openmsd.search.build_cache import corpus_root
-
-    slot = (corpus_root(corpus), name)
-    path = _INDEX_LINKS.get(slot)
-    if path is None:
-        path = _INDEX_LINKS[slot] = os.path.join(slot[0], os.path.relpath(
-            index_dir(corpus, name), corpus.root))
-    try:
-        stat = os.lstat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return os.path.basename(os.path.realpath(path))
-    stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns)
-    known = _INDEX_BUILDS.get(path)
-    if known is None or known[0] != stamp:
-        known = _INDEX_BUILDS[path] = (stamp, os.path.basename(os.path.realpath(path)))
-    return known[1]
-
-
-def lists_key(corpus: Corpus, ranker: str, dense: list[str] | None = None) -> str:
+def lists_key(resources: SearchResources, ranker: str, dense: list[str] | None = None) -> str:
     """What a ranker's related lists depend on, hashed: the corpus build, the ranker's tuned
-    spec, each dense member's stored vector files and current index build, the ranking code.
-    ``dense``: the names of the ranker's dense members, when known (else read from its
-    leaves). Each distinct description is hashed once per process."""
-    from openmsd.search.build_cache import current_build
-    from openmsd.search.ranking import _vectors_stamp
-
-    if not _CODE_HASH:
-        _CODE_HASH.append(_code_hash())
-    models = tuple((name, _vectors_stamp(corpus, name), _index_build(corpus, name))
+    spec, each dense member's stored vector files and current index build, the version of
+    openmsd and of the lists' format. ``dense``: the names of the ranker's dense members, when
+    known (else read from its leaves). Each distinct description is hashed once."""
+    corpus = resources.corpus
+    models = tuple((name, resources.vectors_stamp(name), resources.index_build(name))
                    for name in (_dense_names(corpus, ranker) if dense is None else dense))
-    build, spec = current_build(corpus), tuned(corpus).get(ranker)
-    slot = (build, ranker, repr(spec), models)
-    key = _KEYS.get(slot)
-    if key is None:
+    build, spec = resources.current_build(), tuned(corpus).get(ranker)
+
+    def digest() -> str:
         what = {"build": build, "ranker": ranker, "spec": spec,
-                "dense": [list(m) for m in models], "code": _CODE_HASH[0]}
-        if len(_KEYS) > 1000:  # builds and index swaps of a long-running server
-            _KEYS.clear()
-        key = _KEYS[slot] = hashlib.sha256(json.dumps(what, sort_keys=True).encode()
-                                           ).hexdigest()[:24]
-    return key
+                "dense": [list(m) for m in models], "version": [__version__, FORMAT]}
+        return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:24]
+
+    return resources.kept(("related key", ranker), (build, repr(spec), models), digest)
 
 
 def is_current(corpus: Corpus, ranker: str) -> bool:
@@ -153,7 +108,8 @@ def is_current(corpus: Corpus, ranker: str) -> bool:
         meta = pq.read_schema(lists_path(corpus, ranker)).metadata or {}
     except (FileNotFoundError, OSError, pa.ArrowInvalid):
         return False
-    return meta.get(b"openmsd.related_key", b"").decode() == lists_key(corpus, ranker)
+    return meta.get(b"openmsd.related_key", b"").decode() == lists_key(resources_of(corpus),
+                                                                       ranker)
 
 
 def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
@@ -162,13 +118,12 @@ def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
     """Rank every paper of ``corpus`` with the fused ``ranker`` and store its first ``depth``
     results (:func:`lists_path`); ``workers`` processes (forked once the ranker is loaded)
     rank batches of ``batch`` papers; ``progress(done, total)`` after each batch."""
-    from openmsd.search.ranking import corpus_scorer
-
-    scorer = corpus_scorer(corpus, ranker)
+    resources = resources_of(corpus)
+    scorer = resources.scorer(ranker)
     if not isinstance(scorer, Fusion):
         raise ValueError(f"related lists are for fused rankers (hybrid-graph, A+B); "
                          f"{ranker!r} is not one")
-    key = lists_key(corpus, ranker)
+    key = lists_key(resources, ranker)
     papers = scorer.papers
     total = len(papers)
     rows = np.full((total, depth), -1, np.int32)
@@ -176,19 +131,17 @@ def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
     codes = np.zeros((total, depth), np.int16)
     sets: dict[tuple[str, ...], int] = {}
     starts = range(0, total, batch)
-    _RANKING[:] = [scorer, depth, batch]
+    ranking = _Batches(scorer, depth, batch)
     if workers > 1:
-        from concurrent.futures import ProcessPoolExecutor
-        from multiprocessing import get_context
-
-        with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
-            ranked = pool.map(_rank_batch, starts)
+        # forked workers inherit the loaded ranker (set before the fork), never pickled
+        with ProcessPoolExecutor(workers, mp_context=get_context("fork"),
+                                 initializer=_Batches.adopt, initargs=(ranking,)) as pool:
+            ranked = pool.map(_Batches.rank_adopted, starts)
             done = _merge(ranked, rows, scores, codes, sets, progress, total)
     else:
-        done = _merge(map(_rank_batch, starts), rows, scores, codes, sets, progress, total)
-    _RANKING.clear()
+        done = _merge(map(ranking, starts), rows, scores, codes, sets, progress, total)
     assert done == total
-    if lists_key(corpus, ranker) != key:
+    if lists_key(resources, ranker) != key:
         raise RuntimeError(f"{corpus.root}: the corpus, vectors or index changed while the "
                            "related lists were computed; run the command again")
     schema = pa.schema([("paper_id", pa.string()), ("rows", pa.list_(pa.int32(), depth)),
@@ -208,24 +161,42 @@ def compute_related_lists(corpus: Corpus, ranker: str, depth: int = DEPTH,
     return target
 
 
-#: what a (forked) worker ranks with: the scorer, the depth, the batch size
-_RANKING: list = []
+Batch = tuple[int, np.ndarray, np.ndarray, list[list[tuple[str, ...]]]]
 
 
-def _rank_batch(start: int) -> tuple[int, np.ndarray, np.ndarray, list[list[tuple[str, ...]]]]:
-    """One batch of papers from row ``start``: their results, scores and text signals."""
-    from openmsd.search.ranking import member_words, signals
+@dataclass
+class _Batches:
+    """Ranks batches of ``batch`` papers with ``scorer``, keeping the first ``depth``."""
 
-    scorer, depth, batch = _RANKING
-    chunk = np.arange(start, min(start + batch, len(scorer.papers)))
-    found, value, said = scorer.top_k_explained(Queries.of_rows(scorer.papers, chunk), depth)
-    words_of = member_words(scorer)
-    return start, found, value, [[tuple(signals(c, words_of)) for c in results]
-                                 for results in said]
+    scorer: Fusion
+    depth: int
+    batch: int
+
+    def __call__(self, start: int) -> Batch:
+        """One batch of papers from row ``start``: their results, scores and text signals."""
+        scorer = self.scorer
+        chunk = np.arange(start, min(start + self.batch, len(scorer.papers)))
+        found, value, said = scorer.top_k_explained(Queries.of_rows(scorer.papers, chunk),
+                                                    self.depth)
+        words_of = member_words(scorer)
+        return start, found, value, [[tuple(signals(c, words_of)) for c in results]
+                                     for results in said]
+
+    #: in a forked worker, the batches it ranks (:meth:`adopt`)
+    adopted: ClassVar[_Batches | None] = None
+
+    @staticmethod
+    def adopt(ranking: _Batches) -> None:
+        """A worker's initializer: rank with ``ranking`` from now on."""
+        _Batches.adopted = ranking
+
+    @staticmethod
+    def rank_adopted(start: int) -> Batch:
+        assert _Batches.adopted is not None
+        return _Batches.adopted(start)
 
 
-def _merge(ranked: Iterable[tuple[int, np.ndarray, np.ndarray, list[list[tuple[str, ...]]]]],
-           rows: np.ndarray, scores: np.ndarray, codes: np.ndarray,
+def _merge(ranked: Iterable[Batch], rows: np.ndarray, scores: np.ndarray, codes: np.ndarray,
            sets: dict[tuple[str, ...], int], progress: Callable[[int, int], None] | None,
            total: int) -> int:
     """Batches into the result matrices (signal sets numbered as they come); papers done."""
@@ -265,27 +236,26 @@ def _read(path: Path, key: str, ids: list[str]) -> RelatedLists | None:
 
 def stored_related(corpus: Corpus, ranker: str, scorer: Scorer) -> RelatedLists | None:
     """The stored lists of ``ranker`` when they hold what ``scorer`` would rank now (read
-    once per key and file), else None."""
-    from openmsd.search.ranking import dense_members
+    once per key and file, kept in the corpus's search resources), else None."""
+    return kept_lists(resources_of(corpus), ranker, scorer)
 
-    path = lists_path(corpus, ranker)
+
+def kept_lists(resources: SearchResources, ranker: str, scorer: Scorer) -> RelatedLists | None:
+    """:func:`stored_related`, kept in ``resources``."""
+    path = lists_path(resources.corpus, ranker)
     try:
         stat = os.stat(path)
         names = [d.name for d in dense_members(scorer)]  # no directory listed per request
-        stamp = (lists_key(corpus, ranker, names), stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        stamp = (lists_key(resources, ranker, names), stat.st_ino, stat.st_mtime_ns,
+                 stat.st_size)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    slot = (os.path.abspath(corpus.root), ranker)
-    known = _LOADED.get(slot)
-    if known is not None and known[0] == stamp:
-        return known[1]
-    with _LOCK:
-        known = _LOADED.get(slot)
-        if known is None or known[0] != stamp:
-            started = time.perf_counter()
-            known = (stamp, _read(path, stamp[0], scorer.papers.ids))
-            _LOADED[slot] = known
-            if known[1] is not None:
-                log.info("related lists of %s read in %.1f s", ranker,
-                         time.perf_counter() - started)
-        return known[1]
+
+    def read() -> RelatedLists | None:
+        started = time.perf_counter()
+        found = _read(path, stamp[0], scorer.papers.ids)
+        if found is not None:
+            log.info("related lists of %s read in %.1f s", ranker, time.perf_counter() - started)
+        return found
+
+    return resources.kept(("related lists", ranker), stamp, read)

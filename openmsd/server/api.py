@@ -1,8 +1,10 @@
 """The JSON API: papers, related papers, search, citation recommendation, BibTeX, statistics.
 
-Every route is a thin call into :mod:`openmsd.search`; parameters are validated here (a bad
-one is a 422 naming the field), unknown papers are 404s. The functions ``search_or_related``,
-``related_page`` and ``recommend_for`` are shared with the HTML pages.
+Every route is a thin call into :mod:`openmsd.search` (related, search, library and recommend
+through the corpus's :class:`~openmsd.search.SearchService`, ``resources.search``); parameters
+are validated here (a bad one is a 422 naming the field), unknown papers are 404s. The
+functions ``search_or_related``, ``related_page`` and ``recommend_for`` are shared with the HTML
+pages.
 
 Most routes are plain functions, run in the thread pool (they embed text or scan tables). A
 paper and its related papers are answered from what the server keeps in memory in about a
@@ -26,21 +28,15 @@ from starlette.concurrency import run_in_threadpool
 from openmsd.export import EXPORTS, export
 from openmsd.search import (
     MAX_LOCATIONS,
+    CitationRequest,
     PaperNotFoundError,
-    built_scorer,
+    ScorerRanking,
     find_paper,
     language_problem,
-    nearest,
     paper_details,
     papers_by_id,
-    rank_related,
-    rank_search,
     ranked,
     ranked_locations,
-    recommend_citations,
-    related_papers,
-    related_to_library,
-    search,
 )
 from openmsd.search import Result as RelatedResult
 from openmsd.server.resources import Resources
@@ -275,15 +271,11 @@ def related_page(resources: Resources, key: str, f: Filters) -> dict[str, Any]:
     """A page of the papers related to paper ``key`` (404 when unknown or without a vector)."""
     model = served_model(resources, f.model, default=resources.related_ranker)
     paper = paper_or_404(resources, key)
-    if model not in resources.models:  # a ranker: text, words and citations fused
-        found = rank_related(resources.corpus, paper["paper_id"], model, f.offset + f.k + 1,
-                             f.lang or None, f.years)
-        return _page(model, f, found, paper)
     try:
         # one more than the page so we know whether a next page exists
-        found = related_papers(resources.corpus, paper["paper_id"], model, f.offset + f.k + 1,
-                               f.lang or None, f.years, index=resources.index(model))
-    except PaperNotFoundError:
+        found = resources.search.related(paper["paper_id"], model, f.offset + f.k + 1,
+                                         f.lang or None, f.years)
+    except PaperNotFoundError:  # a served model's index without the paper's vector
         raise HTTPException(404, f"paper {paper['paper_id']!r} has no vector for model "
                             f"{model!r} (it has no title or abstract, or was added after "
                             "the index was built)") from None
@@ -304,12 +296,8 @@ def search_or_related(resources: Resources, q: str, f: Filters) -> dict[str, Any
     model = served_model(resources, f.model, default=resources.search_ranker)
     if names_paper(resources, q):
         return related_page(resources, q.strip(), f)
-    if model not in resources.models:
-        return _page(model, f, rank_search(resources.corpus, q, model, f.offset + f.k + 1,
-                                           f.lang or None, f.years))
-    found = search(resources.corpus, q, resources.encoder(model), model, f.offset + f.k + 1,
-                   f.lang or None, f.years, index=resources.index(model))
-    return _page(model, f, found)
+    return _page(model, f, resources.search.search(q, model, f.offset + f.k + 1,
+                                                   f.lang or None, f.years))
 
 
 def related_to_library_for(resources: Resources, body: RelatedRequest) -> dict[str, Any]:
@@ -325,8 +313,8 @@ def related_to_library_for(resources: Resources, body: RelatedRequest) -> dict[s
     try:
         positive = [find_paper(resources.corpus, key) for key in body.positive]
         negative = [find_paper(resources.corpus, key) for key in body.negative]
-        found = related_to_library(resources.corpus, positive, model, negative, body.k,
-                                   body.lang or None, years, index=resources.index(model))
+        found = resources.search.library(positive, model, negative, body.k, body.lang or None,
+                                         years)
     except PaperNotFoundError as error:
         raise HTTPException(404, str(error).split(": ", 1)[-1]) from None
     return {"model": model, "positive": positive, "negative": negative,
@@ -338,13 +326,13 @@ def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any
     years = (body.year_from, body.year_to) if body.year_from or body.year_to else None
     check_languages(resources, body.lang, "body")
     try:
-        found = recommend_citations(resources.corpus, body.text, resources.encoder(model), model,
-                                    body.k, at=body.at, languages=body.lang or None, years=years,
-                                    index=resources.index(model), explain=body.explain)
+        found = resources.search.recommend(CitationRequest(
+            body.text, model, body.k, at=body.at, languages=body.lang or None, years=years,
+            explain=body.explain), resources.encoder(model))
     except ValueError as error:
         raise HTTPException(422, [{"loc": ["body", "at" if body.at else "text"],
                                    "type": "value_error", "msg": str(error)}]) from None
-    return {"model": model, "locations": ranked_locations(found)}
+    return {"model": model, "locations": ranked_locations([x.as_dict() for x in found])}
 
 
 async def search_answer(resources: Resources, q: str, f: Filters) -> dict[str, Any]:
@@ -354,19 +342,18 @@ async def search_answer(resources: Resources, q: str, f: Filters) -> dict[str, A
     only, a millisecond) or ranks the fused candidates (a few milliseconds); a filtered fused
     search and any search during a reload run in the thread pool."""
     model = served_model(resources, f.model, default=resources.search_ranker)
-    fused = model not in resources.models
-    ranker = built_scorer(resources.corpus, model) if fused else None
-    if not resources.warmed() or (fused and (f.lang or f.years or ranker is None)):
+    ranking = resources.search.built(model)
+    fused = isinstance(ranking, ScorerRanking) or model not in resources.models
+    if not resources.warmed() or ranking is None or (fused and (f.lang or f.years)):
         return await run_in_threadpool(search_or_related, resources, q, f)
     if names_paper(resources, q):
         return related_page(resources, q.strip(), f)
-    if ranker is not None:  # its dense members' query vectors awaited from the encoders
-        vectors = await resources.query_vectors(ranker, q)
-        return _page(model, f, rank_search(resources.corpus, q, ranker, f.offset + f.k + 1,
-                                           vectors=vectors))
-    vector = await resources.encoder(model).encode_async([q], "query")
-    return _page(model, f, nearest(resources.corpus, vector, model, f.offset + f.k + 1,
-                                   f.lang or None, f.years, index=resources.index(model)))
+    if isinstance(ranking, ScorerRanking):  # its dense members' query vectors, awaited
+        vectors = await resources.query_vectors(ranking.scorer, q)
+    else:  # a served model's index: the text's vector awaited from its encoder
+        vectors = {model: await resources.encoder(model).encode_async([q], "query")}
+    return _page(model, f, resources.search.search(q, ranking, f.offset + f.k + 1,
+                                                   f.lang or None, f.years, vectors=vectors))
 
 
 async def quick(resources: Resources, answer: Callable[..., T], *args: Any) -> T:

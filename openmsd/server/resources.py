@@ -6,9 +6,11 @@
   points at a new build: the old index answers until the new one has loaded completely (a
   build is written whole before its link is renamed into place, and a damaged one, whose
   index and rows disagree, is not taken).
-* :class:`Resources` bundles them for the application, with the corpus statistics cached, and
-  loads what :mod:`openmsd.search` keeps per corpus build (paper records, the
-  citation graph) at start and after a re-ingest, so that no request waits for it alone.
+* :class:`Resources` bundles them for the application, with the corpus statistics cached and
+  the corpus's :class:`~openmsd.search.SearchService` (every related, search, library and
+  recommend answer goes through it; the served models answer from their live indexes), and
+  loads what the service keeps per corpus build (paper records, the citation graph, the
+  default rankers) at start and after a re-ingest, so that no request waits for it alone.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ from openmsd.models import (
 from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer, is_builtin
 from openmsd.search import (
     SUMMARY,
-    is_loaded,
+    SearchService,
+    dense_members,
     load_citation_graph,
     load_paper_records,
     paper_aliases,
@@ -234,6 +237,10 @@ class Resources:
         #: the rankers served beside the models' indexes; related and search default to them
         self.rankers = [HYBRID_GRAPH, HYBRID, "bm25"]
         self.related_ranker, self.search_ranker = HYBRID_GRAPH, HYBRID
+        #: every answer's one way through: the served models from their live indexes
+        self.search = SearchService(self.corpus)
+        for m in self.models:
+            self.search.serve_index(m, lambda m=m: self.index(m), lambda m=m: self.encoder(m))
         self._encoders: dict[str, BatchingEncoder] = {}
         self._lock = threading.Lock()
         self._stats: tuple[int, dict[str, Any]] | None = None
@@ -276,8 +283,6 @@ class Resources:
     def warm(self) -> None:
         """Load the current build's paper records, citation graph and default rankers (at
         once when already loaded; after a re-ingest, the new build's)."""
-        from openmsd.search import corpus_scorer, dense_members
-
         records = load_paper_records(self.corpus)
         for name in SUMMARY:  # what a search or related answer shows of each result
             records.column(name)
@@ -285,17 +290,15 @@ class Resources:
         load_citation_graph(self.corpus)
         served = {vector_key(m, self.backends[m]): m for m in self.models}
         for ranker in (self.related_ranker, self.search_ranker):
-            for member in dense_members(corpus_scorer(self.corpus, ranker)):
+            for member in dense_members(self.search.scorer(ranker)):
                 model = served.get(member.name)
                 if model is not None:  # a served model: its batching encoder and live index
                     member.serve(self.encoder(model), lambda model=model: self.index(model))
 
     async def query_vectors(self, ranker: Scorer, text: str) -> dict[str, np.ndarray]:
         """``text``'s query vector for each dense member of ``ranker`` (a scorer of
-        :func:`openmsd.search.corpus_scorer`) that is a served model, from its batching
-        encoder (by member name, as the ranker's members read them)."""
-        from openmsd.search import dense_members
-
+        :meth:`openmsd.search.SearchService.scorer`) that is a served model, from its
+        batching encoder (by member name, as the ranker's members read them)."""
         served = {vector_key(m, self.backends[m]): m for m in self.models}
         out = {}
         for member in dense_members(ranker):
@@ -308,12 +311,11 @@ class Resources:
     def warmed(self) -> bool:
         """Whether what :meth:`warm` loads is loaded for the current build (then a paper or
         its related papers are answered in about a millisecond, without waiting for a load)."""
-        from openmsd.search import is_built
-
-        return (is_loaded(self.corpus, "papers", read_records)
-                and is_loaded(self.corpus, "papers", read_aliases)
-                and is_loaded(self.corpus, "citations", read_graph)
-                and is_built(self.corpus, self.related_ranker))
+        kept = self.search.resources
+        return (kept.has_table("papers", read_records)
+                and kept.has_table("papers", read_aliases)
+                and kept.has_table("citations", read_graph)
+                and self.search.built(self.related_ranker) is not None)
 
     def languages(self) -> list[str]:
         """The corpus languages, most papers first."""

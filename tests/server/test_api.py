@@ -221,14 +221,14 @@ def test_papers_are_answered_alike_on_the_loop_and_in_the_thread_pool(client, ap
 def test_a_long_manuscript_gets_every_location_from_recommend(served_corpus) -> None:
     from openmsd.corpus import Corpus
     from openmsd.models import load_model
-    from openmsd.search import MAX_LOCATIONS, recommend_citations
+    from openmsd.search import MAX_LOCATIONS, CitationRequest, SearchService
 
     text = " ".join(f"Dependency parsers are fast in experiment {n} [{n}]." for n in range(60))
-    corpus, encoder = Corpus(served_corpus), load_model("muse-v3")
-    every = recommend_citations(corpus, text, encoder, "muse-v3", 2, max_locations=None)
-    assert [loc["location"] for loc in every] == list(range(60))  # two batches of locations
-    assert all(loc["results"] for loc in every)
-    first = recommend_citations(corpus, text, encoder, "muse-v3", 2)
+    service, encoder = SearchService(Corpus(served_corpus)), load_model("muse-v3")
+    every = service.recommend(CitationRequest(text, "muse-v3", 2, max_locations=None), encoder)
+    assert [loc.location for loc in every] == list(range(60))  # two batches of locations
+    assert all(loc.results for loc in every)
+    first = service.recommend(CitationRequest(text, "muse-v3", 2), encoder)
     assert len(first) == MAX_LOCATIONS and first == every[:MAX_LOCATIONS]
 
 

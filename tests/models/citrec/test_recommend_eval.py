@@ -10,7 +10,13 @@ from openmsd.eval import CitrecEvalError, evaluate, plot_table3, table3
 from openmsd.eval.citrec import query_metrics
 from openmsd.index import build_index
 from openmsd.models import embed_corpus, load_model
-from openmsd.search import recommend_citations
+from openmsd.search import CitationRequest, recommend_citations
+
+
+def _recommend(corpus, text, encoder, model, k, **options) -> list[dict]:
+    """``recommend_citations`` of a :class:`CitationRequest`, each location as JSON shows it."""
+    found = recommend_citations(corpus, CitationRequest(text, model, k, **options), encoder)
+    return [location.as_dict() for location in found]
 
 
 def test_query_metrics_by_hand() -> None:
@@ -51,13 +57,13 @@ def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_pat
     text = ("Random polynomials have many zeros. Their zeros lie near the unit circle. "
             "This was conjectured by Pemantle and Rivin {{cite:b9}}. We prove it.\n\n"
             "A second paragraph about something else.")
-    found = recommend_citations(corpus, text, encoder, str(model), 3, explain=True)
+    found = _recommend(corpus, text, encoder, str(model), 3, explain=True)
     assert [loc["location"] for loc in found] == [2]
     # a trained model with a fusion weight: two stages by default (prefetch, then rerank by
     # its learned fusion)
     assert encoder.settings.fusion_weight is not None and found[0]["ranking"] == "two-stage"
     assert encoder.settings.rerank is not None
-    dense = recommend_citations(corpus, text, encoder, str(model), 3, two_stage=False)
+    dense = _recommend(corpus, text, encoder, str(model), 3, two_stage=False)
     assert dense[0]["ranking"] == "dense" and len(dense[0]["results"]) == 3
     location = found[0]
     assert location["markers"] == ["{{cite:b9}}"] and len(location["results"]) == 3
@@ -65,7 +71,7 @@ def test_recommend_with_the_trained_model(citrec_model, unarxive_corpus, tmp_pat
     driver = location["results"][0]["drivers"][0]
     assert driver["sentence"] in location["supplemental"] + location["context"]
     # no marker: one location per paragraph
-    plain = recommend_citations(corpus, text.replace(" {{cite:b9}}", ""), encoder, str(model), 2)
+    plain = _recommend(corpus, text.replace(" {{cite:b9}}", ""), encoder, str(model), 2)
     assert [loc["location"] for loc in plain] == [0, 4]
 
 

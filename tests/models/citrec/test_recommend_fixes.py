@@ -12,10 +12,16 @@ from openmsd.corpus import Corpus
 from openmsd.index import build_index
 from openmsd.ingest import read_manuscript
 from openmsd.models import embed_corpus, load_model
-from openmsd.search import recommend_citations
+from openmsd.search import CitationRequest, recommend_citations
 from openmsd.search.recommend import RankWeights, cited_count, fused_hits, manuscript_papers
 
 SAMPLE_JATS = Path(__file__).resolve().parents[3] / "openmsd" / "data" / "sample" / "scielo-jats"
+
+
+def _recommend(corpus, text, encoder, model, k, **options) -> list[dict]:
+    """``recommend_citations`` of a :class:`CitationRequest`, each location as JSON shows it."""
+    found = recommend_citations(corpus, CitationRequest(text, model, k, **options), encoder)
+    return [location.as_dict() for location in found]
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +49,10 @@ def test_the_manuscript_is_never_its_own_recommendation(jats_corpus) -> None:
         if not own:
             continue
         checked += 1
-        unguarded = recommend_citations(corpus, document.text, encoder, model, 5,
+        unguarded = _recommend(corpus, document.text, encoder, model, 5,
                                         manuscript_title="", max_locations=5)
         itself_found += any(r["paper_id"] in own for loc in unguarded for r in loc["results"])
-        found = recommend_citations(corpus, document.text, encoder, model, 5, max_locations=5,
+        found = _recommend(corpus, document.text, encoder, model, 5, max_locations=5,
                                     manuscript_ids=document.ids, manuscript_title=document.title)
         assert found and all(len(loc["results"]) == 5 for loc in found)
         assert not [r["paper_id"] for loc in found for r in loc["results"]
@@ -62,7 +68,7 @@ def test_title_of_a_plain_text_manuscript_is_matched(jats_corpus) -> None:
     own = manuscript_papers(corpus, [], document.title.upper() + " !")
     assert own and own == manuscript_papers(corpus, document.ids)
     text = document.title + "\n\n" + document.text
-    found = recommend_citations(corpus, text, encoder, model, 5, max_locations=3)
+    found = _recommend(corpus, text, encoder, model, 5, max_locations=3)
     assert not [r for loc in found for r in loc["results"] if r["paper_id"] in own]
 
 
@@ -70,7 +76,7 @@ def test_locations_rank_by_their_own_sentence_and_drivers_come_from_them(jats_co
     corpus, encoder, model = jats_corpus
     text = ("Soil erosion reduces crop yields in tropical farms [1]. "
             "Public health surveillance of dengue relies on notification systems [2].")
-    first, second = recommend_citations(corpus, text, encoder, model, 5, explain=True)
+    first, second = _recommend(corpus, text, encoder, model, 5, explain=True)
     assert first["markers"] == ["[1]"] and second["markers"] == ["[2]"]
     assert [r["paper_id"] for r in first["results"]] != [r["paper_id"] for r in
                                                          second["results"]]
@@ -84,7 +90,7 @@ def test_cited_count_and_cocited_set(jats_corpus) -> None:
     corpus, encoder, model = jats_corpus
     assert cited_count("As in [3, 5-7].") == 4 and cited_count("See {{cite:a,b}}.") == 2
     assert cited_count("(Smith, 2020; Doe 2019) and [4]") == 3 and cited_count("none") == 0
-    found = recommend_citations(corpus, "Dengue notification and vector control [3, 4].", encoder,
+    found = _recommend(corpus, "Dengue notification and vector control [3, 4].", encoder,
                                 model, 5)
     assert found[0]["cites"] == 2 and len(found[0]["cocited_set"]) == 2
     assert found[0]["cocited_set"][0] == found[0]["results"][0]["paper_id"]
@@ -112,7 +118,7 @@ def test_results_say_what_they_are_co_cited_with(tiny_model, taln_corpus, tmp_pa
     encoder = load_model(str(tiny_model))
     embed_corpus(corpus, encoder, str(tiny_model))
     build_index(corpus, str(tiny_model))
-    found = recommend_citations(corpus, f"{titles[a]} {titles[b]} [1, 2].", encoder,
+    found = _recommend(corpus, f"{titles[a]} {titles[b]} [1, 2].", encoder,
                                 str(tiny_model), 100)[0]
     ids = [r["paper_id"] for r in found["results"]]
     said = 0
@@ -140,9 +146,9 @@ def test_without_a_trained_model_locations_rank_by_the_fused_ranker_own_sentence
     assert [hits[0][0] for hits in found] == [p for p, _ in rows]
     assert all(a[1] >= b[1] for hits in found for a, b in pairwise(hits))
     text = " ".join(f"{title} [{i}]." for i, title in enumerate(own, 1))
-    default = recommend_citations(corpus, text, encoder, model, 3, manuscript_title="")
+    default = _recommend(corpus, text, encoder, model, 3, manuscript_title="")
     assert [loc["ranking"] for loc in default] == ["fused"] * 3
     assert all(len(loc["results"]) == 3 for loc in default)
-    dense = recommend_citations(corpus, text, encoder, model, 3, manuscript_title="",
+    dense = _recommend(corpus, text, encoder, model, 3, manuscript_title="",
                                 two_stage=False)
     assert [loc["ranking"] for loc in dense] == ["dense"] * 3

@@ -1,0 +1,187 @@
+"""The one way related papers, free-text search, related-to-a-library and citation
+recommendation are answered, by the command line and by the server alike:
+:class:`SearchService`.
+
+A service answers over one corpus with its :class:`~openmsd.search.resources.SearchResources`
+(what is kept in memory: paper records, the citation graph, rankers, related lists). Each
+question names a ranking (:mod:`openmsd.search.ranking`): a ranker name (``hybrid-graph``,
+``bm25``, a dense model's vector key, a fusion ``A+B``), ranked by that ranker over the
+corpus, or a dense model a server serves from its live vector index
+(:meth:`SearchService.serve_index`). The hits become :class:`~openmsd.search.related.Result`
+rows the same way for both: each paper's summary, its citation links to the query paper and
+the text signals that put it there.
+
+The functions at the end (:func:`rank_related`, :func:`rank_search`, ...) answer one question
+with a service of the corpus object's resources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+
+import numpy as np
+
+from openmsd.corpus import Corpus
+from openmsd.index import VectorIndex, load_index
+from openmsd.models import DenseEncoder
+from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer
+from openmsd.search.library import LibraryResult, related_to_library
+from openmsd.search.ranking import Hit, IndexRanking, Ranking, ScorerRanking, Years
+from openmsd.search.recommend import CitationRequest, Location, recommend_citations
+from openmsd.search.related import Result, explain, find_paper, related_results
+from openmsd.search.resources import SearchResources, resources_of
+from openmsd.search.signals import why
+
+__all__ = ["SearchService", "corpus_scorer", "nearest", "rank_related", "rank_search",
+           "related_papers", "search"]
+
+
+class SearchService:
+    """Related papers, search, related to a library and citation recommendation over
+    ``corpus``, with ``resources`` (default: the corpus object's, :func:`resources_of`).
+    A server keeps one per corpus for as long as it serves; a command makes one."""
+
+    def __init__(self, corpus: Corpus, resources: SearchResources | None = None):
+        self.corpus = corpus
+        self.resources = resources if resources is not None else resources_of(corpus)
+        self._indexes: dict[str, IndexRanking] = {}
+
+    def serve_index(self, name: str, index: Callable[[], VectorIndex],
+                    encoder: Callable[[], DenseEncoder]) -> None:
+        """Answer for ranking ``name`` from a dense model's vector index (``index()``: the
+        current one) and query ``encoder()`` (a server's served model) from now on."""
+        self._indexes[name] = IndexRanking(name, index, encoder, self.corpus)
+
+    def ranking(self, name: str) -> Ranking:
+        """The ranking ``name`` answers with: a served index, else the ranker ``name``
+        (:class:`~openmsd.rank.UnknownScorerError` for a name that names none)."""
+        served = self._indexes.get(name)
+        if served is not None:
+            return served
+        return ScorerRanking(name, self.resources.scorer(name), self.resources)
+
+    def built(self, name: str) -> Ranking | None:
+        """What :meth:`ranking` would answer at once, without building a ranker; else None."""
+        served = self._indexes.get(name)
+        if served is not None:
+            return served
+        scorer = self.resources.built_scorer(name)
+        return ScorerRanking(name, scorer, self.resources) if scorer is not None else None
+
+    def scorer(self, name: str) -> Scorer:
+        """The ranker ``name`` over every corpus paper (kept in the resources)."""
+        return self.resources.scorer(name)
+
+    def results(self, hits: list[Hit], query_id: str | None) -> list[Result]:
+        """``hits`` as results: each paper's summary, its citation links to paper
+        ``query_id`` (None: a free text, none), then why (the signals a ranker said)."""
+        results = related_results(self.corpus, [(h.paper_id, h.score) for h in hits])
+        explain(self.corpus, query_id, results)
+        for result, hit in zip(results, hits, strict=True):
+            if hit.said is not None:
+                result.why = why(hit.said, result.why)
+        return results
+
+    def related(self, paper: str, ranker: str | Ranking = HYBRID_GRAPH, k: int = 10,
+                languages: list[str] | None = None, years: Years = None) -> list[Result]:
+        """The ``k`` papers ``ranker`` ranks first for paper ``paper`` (an id, DOI or alias;
+        never the paper itself); a paper without text still gets graph results, one without
+        links text results."""
+        paper_id = find_paper(self.corpus, paper)
+        ranking = self.ranking(ranker) if isinstance(ranker, str) else ranker
+        return self.results(ranking.related(paper_id, k, languages, years), paper_id)
+
+    def search(self, text: str, ranker: str | Ranking = HYBRID, k: int = 10,
+               languages: list[str] | None = None, years: Years = None,
+               vectors: Mapping[str, np.ndarray] | None = None) -> list[Result]:
+        """The ``k`` papers ``ranker`` ranks first for a free ``text``; ``vectors``: the
+        text's query vector (one row) for the dense models that have it already (a server's
+        batching encoder), by name."""
+        if not text.strip():
+            raise ValueError("search: the query text is empty")
+        ranking = self.ranking(ranker) if isinstance(ranker, str) else ranker
+        return self.results(ranking.search(text, k, languages, years, vectors), None)
+
+    def index(self, model: str) -> VectorIndex:
+        """The vector index of ``model``: the served one, else the corpus's."""
+        served = self._indexes.get(model)
+        return served.index() if served is not None else load_index(self.corpus, model)
+
+    def library(self, positive: list[str], model: str, negative: list[str] | None = None,
+                k: int = 10, languages: list[str] | None = None, years: Years = None,
+                among: Collection[str] | None = None) -> list[LibraryResult]:
+        """The ``k`` papers nearest to the ``positive`` seeds and away from the ``negative``
+        ones in ``model``'s index (:func:`openmsd.search.library.related_to_library`)."""
+        return related_to_library(self.corpus, positive, model, negative, k, languages, years,
+                                  index=self.index(model), among=among)
+
+    def recommend(self, request: CitationRequest, encoder: DenseEncoder | None = None
+                  ) -> list[Location]:
+        """Papers to cite at each citation location of a manuscript
+        (:func:`openmsd.search.recommend.recommend_citations`), searched in the index of
+        ``request.model`` with its query ``encoder`` (default: the served one)."""
+        served = self._indexes.get(request.model)
+        if encoder is None:
+            if served is None:
+                raise ValueError(f"recommend: no encoder for {request.model!r}: pass one, or "
+                                 "serve its index")
+            encoder = served.encoder()
+        return recommend_citations(self.corpus, request, encoder,
+                                   served.index() if served is not None else None)
+
+
+def corpus_scorer(corpus: Corpus, name: str) -> Scorer:
+    """The ranker ``name`` over every paper of ``corpus`` (kept in its resources)."""
+    return resources_of(corpus).scorer(name)
+
+
+def rank_related(corpus: Corpus, key: str, ranker: str = HYBRID_GRAPH, k: int = 10,
+                 languages: list[str] | None = None, years: Years = None) -> list[Result]:
+    """:meth:`SearchService.related` over ``corpus`` with the ranker ``ranker``."""
+    return SearchService(corpus).related(key, ranker, k, languages, years)
+
+
+def rank_search(corpus: Corpus, text: str, ranker: str = HYBRID, k: int = 10,
+                languages: list[str] | None = None, years: Years = None) -> list[Result]:
+    """:meth:`SearchService.search` over ``corpus`` with the ranker ``ranker``."""
+    return SearchService(corpus).search(text, ranker, k, languages, years)
+
+
+def _index_ranking(corpus: Corpus, model: str, index: VectorIndex | None,
+                   encoder: DenseEncoder | None = None) -> IndexRanking:
+    loaded = index or load_index(corpus, model)
+
+    def no_encoder() -> DenseEncoder:
+        raise ValueError(f"{model}: no query encoder given")
+
+    return IndexRanking(model, lambda: loaded, (lambda: encoder) if encoder else no_encoder,
+                        corpus)
+
+
+def related_papers(corpus: Corpus, key: str, model: str, k: int = 10,
+                   languages: list[str] | None = None, years: Years = None,
+                   index: VectorIndex | None = None) -> list[Result]:
+    """The ``k`` papers nearest to paper ``key`` (id or DOI) in ``model``'s index."""
+    paper_id = find_paper(corpus, key)
+    return SearchService(corpus).related(paper_id, _index_ranking(corpus, model, index), k,
+                                         languages, years)
+
+
+def search(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int = 10,
+           languages: list[str] | None = None, years: Years = None,
+           index: VectorIndex | None = None) -> list[Result]:
+    """The ``k`` papers nearest to free ``text`` (a title, an abstract, a query) in
+    ``model``'s index."""
+    if not text.strip():
+        raise ValueError("search: the query text is empty")
+    return SearchService(corpus).search(text, _index_ranking(corpus, model, index, encoder), k,
+                                        languages, years)
+
+
+def nearest(corpus: Corpus, vector: np.ndarray, model: str, k: int = 10,
+            languages: list[str] | None = None, years: Years = None,
+            index: VectorIndex | None = None) -> list[Result]:
+    """The ``k`` papers nearest to a query ``vector`` (one row) in ``model``'s index."""
+    ranking = _index_ranking(corpus, model, index)
+    return SearchService(corpus).results(
+        ranking.search("", k, languages, years, {model: vector}), None)

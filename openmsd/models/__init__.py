@@ -70,8 +70,11 @@ if TYPE_CHECKING:
     from openmsd.models.formatting import paper_input
     from openmsd.models.listing import model_rows, models_table
     from openmsd.models.registry import (
+        BACKENDS,
         DEFAULT_MODEL,
+        DEFAULT_ONNX_BACKEND,
         MODELS,
+        ONNX_BACKENDS,
         UnknownModelError,
         UnsupportedBackendError,
         base_path,
@@ -111,11 +114,14 @@ _WHERE: dict[str, str] = {
     "CITATION_SUPPLEMENTAL": "citrec.context",
     "CitrecModel": "citrec.model",
     "CitrecSettings": "citrec.model",
+    "BACKENDS": "registry",
     "DEFAULT_MODEL": "registry",
+    "DEFAULT_ONNX_BACKEND": "registry",
     "DenseEncoder": "encoder",
     "Kind": "encoder",
     "MANUSCRIPT_SUPPLEMENTAL": "citrec.context",
     "MODELS": "registry",
+    "ONNX_BACKENDS": "registry",
     "OnnxEncoder": "backends.onnx",
     "UnknownModelError": "registry",
     "UnsupportedBackendError": "registry",
@@ -170,8 +176,9 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = [
-    "ADAPTERS", "ADAPTER_FILE", "BM25", "CITATION_FUNDAMENTAL", "CITATION_SUPPLEMENTAL",
-    "DEFAULT_MODEL", "GRAPH_FEATURES", "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "NONNEGATIVE",
+    "ADAPTERS", "ADAPTER_FILE", "BACKENDS", "BM25", "CITATION_FUNDAMENTAL",
+    "CITATION_SUPPLEMENTAL", "DEFAULT_MODEL", "DEFAULT_ONNX_BACKEND", "GRAPH_FEATURES",
+    "MANUSCRIPT_SUPPLEMENTAL", "MODELS", "NONNEGATIVE", "ONNX_BACKENDS",
     "PREFETCH_DEPTH", "Adapter", "AdapterEncoder", "AdapterError", "BaseVectors", "CitrecModel",
     "CitrecSettings", "DenseEncoder", "Head", "Kind", "OnnxEncoder", "RerankFusion",
     "UnknownModelError", "UnsupportedBackendError", "alike_groups", "base_path", "base_vectors",

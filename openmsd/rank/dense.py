@@ -217,10 +217,10 @@ def _stored_index(papers: Papers, name: str) -> Callable[[], VectorIndex | None]
 
 def load_encoder(name: str, backend: str = "torch") -> DenseEncoder:
     from openmsd.corpus import parse_enriched
-    from openmsd.models import load_model
+    from openmsd.models import BACKENDS, load_model
 
     base, _, stored = name.partition("@")  # a vector key MODEL@onnx: that backend
-    if stored not in ("torch", "onnx"):
+    if stored not in BACKENDS:
         base, stored = name, ""
     enriched = parse_enriched(base)
     model = load_model(enriched[0] if enriched else base, stored or backend)

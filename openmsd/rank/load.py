@@ -37,7 +37,7 @@ from typing import Any
 import pyarrow as pa
 
 from openmsd.corpus import Corpus
-from openmsd.models import ADAPTER_FILE, Adapter
+from openmsd.models import ADAPTER_FILE, BACKENDS, Adapter
 from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.feedback import FEEDBACK, Feedback, Propagated, split_suffix
@@ -48,8 +48,6 @@ from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
-#: The suffixes of vector keys ``MODEL@onnx`` (:func:`openmsd.models.vectors.vector_key`).
-BACKENDS = ("torch", "onnx")
 FUSIONS = (HYBRID, HYBRID_GRAPH)
 RANKER_FILE = "ranker.json"
 #: The English-only model an untuned ``hybrid`` adds for English pairs (``minilm-en@en``),

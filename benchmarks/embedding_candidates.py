@@ -146,8 +146,9 @@ def main() -> None:
         embed_corpus(corpus, encoder, KEY, paper_ids=pool.ids)
         summary = evaluate_sdsm(corpus, [KEY], split="dev").summary["models"][KEY]
         ids, matrix = load_vectors(corpus, KEY)
-        return ({"average_map": summary["average"]["MAP"],
-                 **{task: summary[task]["MAP"] for task in TASKS}}, dict(zip(ids, matrix, strict=True)))
+        figures = {"average_map": summary["average"]["MAP"],
+                   **{task: summary[task]["MAP"] for task in TASKS}}
+        return figures, dict(zip(ids, matrix, strict=True))
 
     candidates = ["fp32", "int8 dynamic", "int8 reduce_range", *EXCLUDED, "int8 static QDQ",
                   "q4"]

@@ -21,7 +21,7 @@ ExportOpt = Annotated[str | None, typer.Option(
     help="Print the results as bib (BibTeX), ris or csl (CSL-JSON).")]
 BackendOpt = Annotated[str | None, typer.Option(
     help="torch, onnx-q4 (ONNX Runtime, 4-bit weights), onnx (int8) or onnx-fp32; by default "
-         "the backend the corpus's vectors were made with, else the model's own (onnx-q4 for "
+         "the backend the corpus's vectors were made with, else the model's own (onnx-fp32 for "
          "e5-small-multilingual, onnx for minilm-en).")]
 SplitOpt = Annotated[str | None, typer.Option(
     help="Only the papers of this relations split (idt, odt, test = idt + odt, ...).")]

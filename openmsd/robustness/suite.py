@@ -177,7 +177,7 @@ def run_suite(paths: Sequence[str | Path], models: Sequence[str], out: Path,
             raise RobustnessError(f"model {name!r} gives no vectors; the suite needs a dense "
                                   "encoder (e5-small-multilingual, muse-v3, minilm-en, a "
                                   "SentenceTransformer directory)")
-        slug = model_slug(name) + ("-onnx" if used == "onnx" else "")
+        slug = model_slug(name) + ("" if used == "torch" else f"-{used}")
         cache = EmbeddingCache(out / "cache" / slug)
         result, vectors[name] = measure_model(encoder, papers, table, cache, batch_size, seed)
         result["timing_s"]["load_and_total"] = round(time.perf_counter() - start, 1)

@@ -1,7 +1,9 @@
-"""Vectors keyed by model and backend: ONNX int8 by default where it exists, never mixed."""
+"""Vectors keyed by model and backend (one ONNX build each): the model's ONNX backend by
+default where it has one, never mixed; a corpus keeps the build its vectors were made with."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -10,7 +12,14 @@ from typer.testing import CliRunner
 from openmsd.cli import SAMPLE, app
 from openmsd.corpus import Corpus
 from openmsd.ingest import ingest
-from openmsd.models import choose_backend, default_backend, stored_backends, vector_key
+from openmsd.models import (
+    choose_backend,
+    default_backend,
+    load_model,
+    stored_backends,
+    vector_key,
+)
+from openmsd.rank import load_encoder
 
 runner = CliRunner()
 MODEL = "minilm-en"  # small, and it has both backends
@@ -33,7 +42,8 @@ def _embed(corpus: Corpus, *options: str) -> dict:
 
 def test_onnx_is_the_default_backend_where_the_model_has_one():
     pytest.importorskip("onnxruntime")
-    assert default_backend("e5-small-multilingual") == "onnx"
+    assert default_backend("e5-small-multilingual") == "onnx-fp32"
+    assert default_backend("minilm-en") == "onnx"
     assert default_backend("muse-v3") == "torch" and default_backend("bm25") == "torch"
     assert vector_key("e5-small-multilingual", "onnx") == "e5-small-multilingual@onnx"
 
@@ -79,3 +89,27 @@ def test_an_empty_result_says_why(corpus):
                                   "--backend", "torch", "--lang", "xx"])
     assert unknown.exit_code == 2
     assert "is in 'xx'; its languages: en, es, pt" in " ".join(unknown.output.split())
+
+
+def test_a_corpus_keeps_the_build_its_vectors_were_made_with(tmp_path, monkeypatch):
+    """A corpus embedded with one ONNX build is embedded on and queried with that build after
+    the model's default changed; a new corpus gets the new default, stored apart."""
+    pytest.importorskip("onnxruntime")
+    from openmsd.models import registry
+
+    ingest([SAMPLE / "scielo-jats"], tmp_path / "old")
+    old = Corpus(tmp_path / "old")
+    first = _embed(old)  # minilm-en's default: onnx, the int8 build
+    assert first["directory"].endswith(f"{MODEL}@onnx") and first["embedded"] == 50
+    monkeypatch.setitem(registry.MODELS, MODEL,
+                        dataclasses.replace(registry.MODELS[MODEL], onnx_backend="onnx-q4"))
+    assert default_backend(MODEL) == "onnx-q4"
+    again = _embed(old)  # the corpus's own build, not the new default: nothing re-embedded
+    assert again["directory"].endswith(f"{MODEL}@onnx") and again["cached"] == 50
+    assert stored_backends(old, MODEL) == ["onnx"]
+    query = load_encoder(vector_key(MODEL, choose_backend(old, MODEL)))
+    assert query.precision == "qint8"  # queries match the stored int8 vectors
+    ingest([SAMPLE / "scielo-jats"], tmp_path / "new")
+    new = _embed(Corpus(tmp_path / "new"))
+    assert new["directory"].endswith(f"{MODEL}@onnx-q4") and new["embedded"] == 50
+    assert load_model(MODEL, "onnx-q4").precision == "q4"

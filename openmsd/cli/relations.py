@@ -17,6 +17,7 @@ from openmsd.relations import (
     RelationsConfig,
     RelationsError,
     SplitConfig,
+    relations_dir,
     relations_stats,
     stats_view,
 )
@@ -72,7 +73,8 @@ def relations_build(
                                  split=SplitConfig(top_languages=top_languages, idt=idt,
                                                    odt=odt, dev=dev, seed=seed))
         target = Corpus(corpus)
-        with tempfile.TemporaryDirectory(dir=target.root, prefix=".relations-spill-") as spill:
+        relations_dir(target).mkdir(exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=relations_dir(target), prefix=".spill-") as spill:
             runner = connect_engine(engine, memory_limit=memory_limit, spill=spill)
             with progress() as start:
                 start(f"deriving relations on {engine}", None)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -272,3 +274,52 @@ def test_a_trickling_crossref_answer_is_cut_at_the_deadline_too(api: Server,
                        Polite(retries=0, timeout=2))
     assert time.monotonic() - began < 10 and str(caught.value).count("http://") == 1
     assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize("status_line", [b"HTTP/1.0 200 OK", b"HTTP/1.1 200 OK"])
+def test_a_body_trickling_after_connection_close_is_cut_at_the_deadline(
+        status_line: bytes) -> None:
+    """An HTTP/1.0 answer, or one saying ``Connection: close``, has its connection let go of
+    its socket once the headers are read; the deadline still cuts the body."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        with contextlib.suppress(OSError):
+            conn.sendall(status_line + b"\r\nConnection: close\r\nContent-Type: "
+                         b"application/json\r\nContent-Length: 300\r\n\r\n")
+            for _ in range(300):  # 60 s in all
+                conn.send(b" ")
+                time.sleep(0.2)
+        conn.close()
+
+    threading.Thread(target=trickle, daemon=True).start()
+    began = time.monotonic()
+    with pytest.raises(NetworkError, match="no complete answer within 2 s"):
+        OpenAlex(f"http://127.0.0.1:{port}", Polite(retries=0, timeout=2)).work("W1")
+    assert time.monotonic() - began < 10
+    listener.close()
+
+
+def test_a_file_size_limit_mid_crawl_names_the_file_keeps_progress_and_resumes(
+        api: Server, tmp_path: Path) -> None:
+    def limit_files() -> None:  # ``ulimit -f 3``, SIGXFSZ ignored as a shell would
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (3072, 3072))
+
+    whole = tmp_path / "whole.jsonl"
+    assert _fetch(api, whole, "W1001", "W1002", "--citing").exit_code == 0
+    out = tmp_path / "w.jsonl"
+    command = [sys.executable, "-m", "openmsd.cli", "fetch", "openalex", "W1001", "W1002",
+               "--citing", "--out", str(out), "--api-url", api.openalex, "--api-key",
+               OPENALEX_KEY]
+    done = subprocess.run(command, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=300, preexec_fn=limit_files)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    line = _error_line(done.stderr.replace("\n", " "))
+    assert f"{out}.partial: cannot write: file too large" in line and "progress kept" in line
+    assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+    assert _fetch(api, out, "W1001", "W1002", "--citing").exit_code == 0  # resumed
+    assert _ids(out) == _ids(whole)

@@ -127,7 +127,7 @@ def test_relations_cli_json(derived, tmp_path):
     assert cut["groups"] > 0 and cut["left_out"] > 0 and cut["largest"] > 3
     assert (f"co-citation pairs sampled (--max-group 3): {cut['groups']:,} citing papers "
             f"over the cap, {cut['left_out']:,} references left out") in capped.stderr
-    assert not list(corpus.glob(".relations-spill-*"))  # the spill folder goes
+    assert not list((corpus / "relations").glob(".spill-*"))  # the spill folder goes
 
 
 def test_scincl_triples_come_from_the_train_split(derived):

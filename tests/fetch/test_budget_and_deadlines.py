@@ -34,6 +34,7 @@ from openmsd.fetch import (
 )
 from tests.fetch.apiserver import OPENALEX_KEY, Server
 from tests.fetch.conftest import FAST
+from tests.read_only import read_only
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -323,3 +324,20 @@ def test_a_file_size_limit_mid_crawl_names_the_file_keeps_progress_and_resumes(
     assert not out.exists() and not list(tmp_path.glob("*.tmp"))
     assert _fetch(api, out, "W1001", "W1002", "--citing").exit_code == 0  # resumed
     assert _ids(out) == _ids(whole)
+
+
+def test_an_out_folder_that_cannot_be_made_or_written_is_refused_before_anything_runs(
+        api: Server, tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    with read_only(folder):
+        result = _fetch(api, folder / "w.jsonl.gz", "W1001")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"--out {folder / 'w.jsonl.gz'}: cannot write in {folder}" in _error_line(
+        result.output)
+    if Path("/proc/self").is_dir():  # a folder no one may create, root included
+        result = _fetch(api, Path("/proc/openmsd/w.jsonl.gz"), "W1001")
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert "--out /proc/openmsd/w.jsonl.gz: cannot write in /proc/openmsd" in \
+            _error_line(result.output)
+    assert api.world.log == []

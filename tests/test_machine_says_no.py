@@ -8,6 +8,7 @@ import hashlib
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -127,6 +128,18 @@ def test_a_port_that_is_none(built: Path, port: str) -> None:
     result = CliRunner().invoke(app, ["serve", str(built), "--port", port])
     assert result.exit_code == 2, result.output
     assert f"--port {port}" in result.output and "1 to 65535" in result.output
+
+
+def test_a_port_in_use_or_an_address_not_ours(built: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(app, ["serve", str(built), "--port", str(port)])
+    assert result.exit_code == 2, result.output
+    assert f"--port {port}: cannot listen on 127.0.0.1:{port}" in result.output
+    for host in ("192.0.2.1", "no-such-host.invalid"):  # TEST-NET-1: no machine's address
+        result = CliRunner().invoke(app, ["serve", str(built), "--host", host])
+        assert result.exit_code == 2, result.output
+        assert f"--host {host}: not an address of this machine" in result.output
 
 
 @pytest.mark.parametrize("k", ["99999999999999999999", "30000000"])

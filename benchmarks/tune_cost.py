@@ -235,9 +235,14 @@ class Steps:
                 for label in self.started}
 
 
-def measure(papers: int, work: Path, reuse: bool = False) -> dict[str, Any]:
+def measure(papers: int, work: Path, reuse: bool = False, tune: bool = True
+            ) -> dict[str, Any]:
     corpus, built = build(papers, work, reuse)
     print(f"{papers:,} papers built: {json.dumps(built)}", flush=True)
+    if not tune:
+        return {"papers": papers, "build": built, "tune_s": None, "tune_cpu_s": None,
+                "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                                      / 2**20, 2)}
     steps = Steps()
     started, cpu = time.perf_counter(), time.process_time()
     spec = tune_fusion(corpus, progress=steps)
@@ -264,6 +269,8 @@ def main() -> None:
                         "(default: a temporary folder, removed)")
     parser.add_argument("--reuse", action="store_true", help="keep a corpus of the same "
                         "size already built in --work (its build times are then null)")
+    parser.add_argument("--no-tune", action="store_true", help="build the corpora only "
+                        "(ingest, relations, vectors): their costs, the tune's null")
     parser.add_argument("--append", action="store_true", help="keep the record's runs of "
                         "other sizes (each run says its commit and load)")
     args = parser.parse_args()
@@ -273,7 +280,8 @@ def main() -> None:
         work = args.work or Path(temporary)
         work.mkdir(parents=True, exist_ok=True)
         for size in args.sizes:
-            rows.append({**measure(size, work, args.reuse), "load_before": load_before,
+            rows.append({**measure(size, work, args.reuse, not args.no_tune),
+                         "load_before": load_before,
                          "load_after": round(os.getloadavg()[0], 2),
                          "commit": subprocess.run(["git", "rev-parse", "HEAD"],
                                                   capture_output=True, text=True).stdout.strip()})

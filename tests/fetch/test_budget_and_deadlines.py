@@ -341,3 +341,19 @@ def test_an_out_folder_that_cannot_be_made_or_written_is_refused_before_anything
         assert "--out /proc/openmsd/w.jsonl.gz: cannot write in /proc/openmsd" in \
             _error_line(result.output)
     assert api.world.log == []
+
+
+def test_a_doi_singleton_is_free_and_unreadable_budget_headers_are_no_amounts() -> None:
+    from openmsd.fetch.budget import Budget, call_kind
+
+    for url in ("http://h/works/W1", "http://h/works/doi:10.5555/test.1",
+                "http://h/openalex/works/doi:10.5555/a/b"):
+        assert call_kind(url) == "singleton", url
+    assert call_kind("http://h/works?filter=doi:10.5555/test.1") == "list"
+    budget = Budget()
+    budget.record({}, "http://h/works/doi:10.5555/test.1")  # no headers: the published price
+    assert budget.spent_usd == 0 and budget.billed_calls == 0
+    budget.record({"X-RateLimit-Limit-USD": "1e400", "X-RateLimit-Remaining-USD": "nan",
+                   "X-RateLimit-Cost-USD": "-5"}, "http://h/works?filter=a:b")
+    assert budget.limit_usd is None and budget.remaining_usd is None
+    assert budget.spent_usd == pytest.approx(0.0001)  # the price, not -5

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,8 @@ __all__ = ["read_only"]
 
 
 def _mount(*args: str) -> bool:
+    if shutil.which("mount") is None:
+        return False
     return subprocess.run(["mount", *args], capture_output=True).returncode == 0
 
 

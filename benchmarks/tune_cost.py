@@ -1,21 +1,28 @@
 """What ``openmsd tune`` costs as a corpus grows: generated corpora of 3K, 30K and 100K papers.
 
 Each corpus is **synthetic** (seeded): papers on topics (about 50 papers a topic), each with a
-title and abstract drawn from its topic's words and from words common to all, two or three
-authors from its topic's authors, a year, and about eight references to earlier papers, most
-of them on its topic. It is written as S2ORC metadata lines and goes through the commands a
-user runs: ``openmsd ingest``, ``openmsd relations`` (train / dev / test split), vectors of a
-stand-in dense model (a seeded random projection of each paper's word counts, 64 dimensions,
-stored as ``openmsd embed`` stores a model's: ``synthetic-bow``; no transformer runs), then
-:func:`openmsd.experiment.tune_fusion` with the members ``openmsd tune`` weighs (BM25 views,
-the dense model, their feedback, the metadata and graph members). Timed: the whole tune and
-each step (``hybrid``: members scored, grid points and folds; ``hybrid-graph`` likewise), the
-CPU seconds of the process (on a shared machine the wall time mostly measures the others'
-work), the peak memory of the process, and how many queries each fit read out of how many it
-had (at most ``openmsd.experiment.pools.MAX_QUERIES`` a split).
+title and abstract drawn from its topic's words and from words common to all (English words of
+the S2ORC sample's abstracts, so that language identification says English), two or three
+authors from its topic's authors, a year, and 4 to 11 references to earlier papers, most of
+them on its topic, drawn by preferential attachment (a paper already cited often is cited more:
+citation counts follow a power law, the top 1% of papers receiving about a sixth of the
+citations, as in real data). It is written as S2ORC metadata lines and goes through the
+commands a user runs: ``openmsd ingest``, ``openmsd relations`` (train / dev / test split),
+vectors of a stand-in dense model (a seeded random projection of each paper's word counts, 64
+dimensions, stored as ``openmsd embed`` stores a model's: ``synthetic-bow``; no transformer
+runs), then :func:`openmsd.experiment.tune_fusion` with the members ``openmsd tune`` weighs (BM25
+views, the dense model, their feedback, the metadata and graph members).
 
-    python benchmarks/tune_cost.py --sizes 3000 30000 100000
-    python benchmarks/tune_cost.py --sizes 100000 --append   # one size, the others kept
+Each command runs at ``nice 10`` under ``prlimit --as`` (8 GiB) and is measured from its own
+``wait4`` usage: wall and CPU seconds, peak resident memory. The tune is timed in this process,
+as a whole and by step (``hybrid``: members scored, grid points and folds; ``hybrid-graph``
+likewise), with the CPU seconds of the process (on a shared machine the wall time mostly
+measures the others' work), its peak memory, and how many queries each fit read out of how
+many it had (at most ``openmsd.experiment.tune.MAX_QUERIES`` a split). Run one size a process
+(``--append``) so that the peak memory is that size's:
+
+    nice -n 10 prlimit --as=8589934592 python benchmarks/tune_cost.py --sizes 3000
+    nice -n 10 prlimit --as=8589934592 python benchmarks/tune_cost.py --sizes 30000 --append
 
 Writes ``benchmarks/results/tune_cost.json`` (:mod:`record`).
 """
@@ -26,16 +33,19 @@ import argparse
 import gzip
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 from record import read_record, write_record
 
 from openmsd.corpus import Corpus
@@ -45,7 +55,23 @@ from openmsd.models import embed_corpus
 
 #: Papers a topic holds, on average.
 TOPIC_SIZE = 50
-COMMON = [f"common{i}" for i in range(300)]
+#: Real English abstracts the generated text draws its words from (S2ORC sample, ODC-By).
+VOCABULARY = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "s2orc-sample" \
+    / "metadata_sample.jsonl"
+#: Share of a paper's references to its own topic.
+ON_TOPIC = 0.8
+
+
+def vocabulary(path: Path = VOCABULARY, common: int = 200) -> tuple[list[str], list[str]]:
+    """The ``common`` most frequent words of the abstracts in ``path`` (S2ORC lines) and the
+    others seen twice or more: English words, so that language identification says English."""
+    counts: Counter[str] = Counter()
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            counts.update(w for w in re.findall(r"[a-z]+", (json.loads(line).get("abstract")
+                                                             or "").lower()) if len(w) >= 3)
+    ranked = [w for w, n in counts.most_common() if n >= 2]
+    return ranked[:common], ranked[common:]
 
 
 class BagOfWordsProjection:
@@ -75,27 +101,42 @@ class BagOfWordsProjection:
         return out / np.maximum(norms, 1e-12)
 
 
-def generate(papers: int, path: Path, seed: int = 0) -> dict[str, int]:
-    """``papers`` S2ORC metadata lines in ``path`` (gzip); returns the counts written."""
+def generate(papers: int, path: Path, seed: int = 0) -> dict[str, Any]:
+    """``papers`` S2ORC metadata lines in ``path`` (gzip); returns the counts written.
+
+    References follow preferential attachment (Price's model): a paper cites an earlier paper
+    with a probability that grows with the citations that paper already has, within its topic
+    (``ON_TOPIC``) or across the corpus, so citation counts follow a power law with a few hubs,
+    as in real citation data."""
     rng = np.random.default_rng(seed)
+    common, content = vocabulary()
     topics = max(2, papers // TOPIC_SIZE)
     topic = rng.integers(0, topics, papers)
-    by_topic: dict[int, list[int]] = {}
+    topic_words = [[content[j] for j in rng.choice(len(content), 40, replace=False)]
+                   for _ in range(topics)]
+    # Each earlier paper appears once, plus once per citation it has received: drawing from
+    # these lists uniformly is drawing in proportion to citations + 1.
+    tickets: dict[int, list[int]] = {}
+    everyone: list[int] = []
+    cited_by = np.zeros(papers, np.int64)
     references = 0
     with gzip.open(path, "wt", encoding="utf-8") as out:
         for i in range(papers):
             t = int(topic[i])
-            words = [f"t{t}w{j}" for j in rng.integers(0, 40, 12)]
-            common = [COMMON[j] for j in rng.integers(0, len(COMMON), 12)]
-            title = " ".join(rng.permutation(words[:4] + common[:3]))
-            abstract = " ".join(rng.permutation(words + common)) + "."
-            earlier_same = by_topic.get(t, [])
+            words = [topic_words[t][j] for j in rng.integers(0, 40, 12)]
+            filler = [common[j] for j in rng.integers(0, len(common), 12)]
+            title = " ".join(rng.permutation(words[:4] + filler[:3]))
+            abstract = " ".join(rng.permutation(words + filler)) + "."
+            same = tickets.get(t, [])
             cited: set[int] = set()
             for _ in range(int(rng.integers(4, 12))):
-                if earlier_same and rng.random() < 0.8:
-                    cited.add(int(earlier_same[rng.integers(0, len(earlier_same))]))
-                elif i:
-                    cited.add(int(rng.integers(0, i)))
+                pool = same if same and rng.random() < ON_TOPIC else everyone
+                if pool:
+                    cited.add(pool[int(rng.integers(0, len(pool)))])
+            for c in cited:
+                cited_by[c] += 1
+                tickets[int(topic[c])].append(c)
+                everyone.append(c)
             references += len(cited)
             authors = [{"first": "A", "middle": [], "last": f"T{t}Author{int(a)}", "suffix": ""}
                        for a in rng.integers(0, 8, int(rng.integers(2, 4)))]
@@ -104,38 +145,66 @@ def generate(papers: int, path: Path, seed: int = 0) -> dict[str, int]:
                       "venue": f"Venue {t % 20}", "outbound_citations": [str(c) for c in cited],
                       "inbound_citations": []}
             out.write(json.dumps(record) + "\n")
-            by_topic.setdefault(t, []).append(i)
-    return {"papers": papers, "topics": topics, "references": references}
+            tickets.setdefault(t, []).append(i)
+            everyone.append(i)
+    top = np.sort(cited_by)[::-1]
+    return {"papers": papers, "topics": topics, "references": references,
+            "most_cited": int(top[0]), "cited_100_or_more": int((top >= 100).sum()),
+            "top_1pct_share_of_citations": round(float(top[:max(1, papers // 100)].sum())
+                                                 / max(1, references), 3)}
 
 
-def cli(*args: str) -> float:
-    """Run ``openmsd ARGS`` (quietly); the seconds it took."""
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "openmsd", *args], capture_output=True,
-                          text=True)
-    if done.returncode:
-        raise SystemExit(f"openmsd {' '.join(args)} failed (exit {done.returncode}):\n"
-                         f"{done.stdout[-1000:]}{done.stderr[-2000:]}")
-    return time.perf_counter() - started
+#: The address-space cap of each command (``prlimit --as``): an allocation beyond it fails in
+#: that command instead of the machine's out-of-memory killer choosing a process.
+ADDRESS_SPACE = 8 * 2**30
+
+
+def cli(*args: str) -> dict[str, float]:
+    """Run ``openmsd ARGS`` quietly, at ``nice 10`` and under ``prlimit --as``; its wall and
+    CPU seconds and its peak resident memory (GiB), from its own ``wait4`` usage."""
+    command = ["nice", "-n", "10", "prlimit", f"--as={ADDRESS_SPACE}", sys.executable, "-m",
+               "openmsd", *args]
+    with tempfile.TemporaryFile() as output:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        child.returncode = code = os.waitstatus_to_exitcode(status)
+        if code:
+            output.seek(0)
+            raise SystemExit(f"openmsd {' '.join(args)} failed (exit {code}):\n"
+                             f"{output.read()[-3000:].decode(errors='replace')}")
+    return {"wall_s": round(seconds, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+            "peak_rss_gib": round(usage.ru_maxrss / 2**20, 2),
+            "load_after": round(os.getloadavg()[0], 2)}
 
 
 def build(papers: int, work: Path, reuse: bool = False) -> tuple[Corpus, dict[str, Any]]:
-    """Generate, ingest, derive relations and store the stand-in vectors; what each took
-    (``reuse``: a corpus already ingested, or with relations, in ``work`` is kept: None)."""
+    """Generate, ingest, derive relations and store the stand-in vectors; what each step
+    cost (``reuse``: a corpus already ingested, or with relations, in ``work`` is kept: that
+    step is null)."""
     source = work / f"s2orc-{papers}.jsonl.gz"
     counts = generate(papers, source)
     root = work / f"corpus-{papers}"
-    times: dict[str, float | None] = {"ingest_s": None, "relations_s": None}
+    steps: dict[str, dict[str, float] | None] = {"ingest": None, "relations": None}
     if not (reuse and (root / "papers.parquet").is_file()):
-        times["ingest_s"] = cli("ingest", str(source), "--out", str(root), "--format", "s2orc")
-    if not (reuse and (root / "relations" / "pairs.parquet").is_file()):
-        times["relations_s"] = cli("relations", str(root), "--top-languages", "1", "--idt",
-                                   "0.1", "--odt", "0", "--dev", "0.1")
-    started = time.perf_counter()
+        print(f"{papers:,} papers: ingest", flush=True)
+        steps["ingest"] = cli("ingest", str(source), "--out", str(root), "--format", "s2orc")
+    if not (reuse and (root / "relations" / "relations.json").is_file()):
+        print(f"{papers:,} papers: relations", flush=True)
+        steps["relations"] = cli("relations", str(root), "--top-languages", "1", "--idt",
+                                 "0.1", "--odt", "0", "--dev", "0.1")
+    print(f"{papers:,} papers: vectors", flush=True)
+    started, cpu = time.perf_counter(), time.process_time()
     corpus = Corpus(root)
     embed_corpus(corpus, BagOfWordsProjection(), "synthetic-bow", batch_size=4096)
-    times["vectors_s"] = time.perf_counter() - started
-    return corpus, {**counts, **times}
+    steps["vectors"] = {"wall_s": round(time.perf_counter() - started, 1),
+                        "cpu_s": round(time.process_time() - cpu, 1)}
+    manifest = json.loads((root / "relations" / "relations.json").read_text())
+    relations = {"counts": manifest["counts"], "capped": manifest.get("capped", {}),
+                 "splits": dict(Counter(pq.read_table(root / "relations" / "splits.parquet",
+                                                      columns=["split"])["split"].to_pylist()))}
+    return corpus, {**counts, "relations": relations, "steps": steps}
 
 
 class Steps:
@@ -166,9 +235,14 @@ class Steps:
                 for label in self.started}
 
 
-def measure(papers: int, work: Path, reuse: bool = False) -> dict[str, Any]:
+def measure(papers: int, work: Path, reuse: bool = False, tune: bool = True
+            ) -> dict[str, Any]:
     corpus, built = build(papers, work, reuse)
     print(f"{papers:,} papers built: {json.dumps(built)}", flush=True)
+    if not tune:
+        return {"papers": papers, "build": built, "tune_s": None, "tune_cpu_s": None,
+                "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                                      / 2**20, 2)}
     steps = Steps()
     started, cpu = time.perf_counter(), time.process_time()
     spec = tune_fusion(corpus, progress=steps)
@@ -182,7 +256,8 @@ def measure(papers: int, work: Path, reuse: bool = False) -> dict[str, Any]:
     row = {"papers": papers, "build": built, "tune_s": round(seconds, 1),
            "tune_cpu_s": round(cpu, 1), "steps":
            steps.summary(), "fits": fits,
-           "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)}
+           "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+           "load_after_tune": round(os.getloadavg()[0], 2)}
     print(json.dumps(row, indent=1), flush=True)
     return row
 
@@ -194,6 +269,8 @@ def main() -> None:
                         "(default: a temporary folder, removed)")
     parser.add_argument("--reuse", action="store_true", help="keep a corpus of the same "
                         "size already built in --work (its build times are then null)")
+    parser.add_argument("--no-tune", action="store_true", help="build the corpora only "
+                        "(ingest, relations, vectors): their costs, the tune's null")
     parser.add_argument("--append", action="store_true", help="keep the record's runs of "
                         "other sizes (each run says its commit and load)")
     args = parser.parse_args()
@@ -203,7 +280,8 @@ def main() -> None:
         work = args.work or Path(temporary)
         work.mkdir(parents=True, exist_ok=True)
         for size in args.sizes:
-            rows.append({**measure(size, work, args.reuse), "load_before": load_before,
+            rows.append({**measure(size, work, args.reuse, not args.no_tune),
+                         "load_before": load_before,
                          "load_after": round(os.getloadavg()[0], 2),
                          "commit": subprocess.run(["git", "rev-parse", "HEAD"],
                                                   capture_output=True, text=True).stdout.strip()})
@@ -216,11 +294,16 @@ def main() -> None:
                       key=lambda r: r["papers"])
     path = write_record(
         "tune_cost", {"runs": rows, "max_queries_per_split": MAX_QUERIES},
-        data={"corpora": [r["build"] for r in rows]}, load_before=load_before, synthetic=True,
-        notes="Generated corpora (S2ORC lines, topics of about 50 papers) and a stand-in dense "
-              "model (random projection of word counts); each size in one process, one after "
-              "the other, so peak_rss_gib is the largest so far. The machine's 2 cores were "
-              "shared with other work: see the load averages.")
+        data={"corpora": [{k: v for k, v in r["build"].items() if k not in ("steps",
+                                                                           "relations")}
+                          for r in rows]},
+        load_before=load_before, synthetic=True,
+        notes="Generated corpora (S2ORC lines of English words, topics of about 50 papers, "
+              "references by preferential attachment) and a stand-in dense model (random "
+              "projection of word counts). ingest and relations: each command's own wait4 "
+              "usage, at nice 10 under prlimit --as 8 GiB; vectors and tune: the benchmark's "
+              "process (peak_rss_gib: its peak, one size a process). The machine's 2 cores "
+              "were shared with other work: see the load averages.")
     print(f"wrote {path}")
 
 

@@ -61,7 +61,12 @@ def cache_root() -> Path:
 def atomic_path(target: Path) -> Iterator[Path]:
     """Yield a temporary path beside ``target``; rename it onto ``target`` if the block succeeds."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as error:  # name the file to be written, not a temporary name
+        if error.errno in REFUSED:
+            raise _named(error, target) from error
+        raise
     os.close(fd)
     tmp_path = Path(tmp)
     try:

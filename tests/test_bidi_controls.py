@@ -12,10 +12,11 @@ from typer.testing import CliRunner
 from openmsd.cli import app
 from openmsd.export import bibtex, csl_json, ris
 from openmsd.ingest import ingest
+from openmsd.search.xml_text import xml_text
 from openmsd.server import pages
 
-CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"
-TITLE = "Parsing \u202eevil\u202c tricks \u2066and\u2069 \u200fmarks\u200e"
+CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+TITLE = "Parsing \u202eevil\u202c tricks \u2066and\u2069 \u200fmarks\u200e\u061c"
 SHOWN = "Parsing evil tricks and marks"
 
 
@@ -51,3 +52,19 @@ def test_no_bidi_control_in_an_export(export) -> None:
 def test_no_bidi_control_in_html() -> None:
     html = pages.env.from_string("<p>{{ title }}</p>").render(title=TITLE)
     assert html == f"<p>{SHOWN}</p>"
+
+
+def test_no_bidi_control_in_a_picture_or_a_feed(tmp_path: Path) -> None:
+    papers = tmp_path / "papers.jsonl"
+    papers.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in [
+        {"id": "rlo", "title": TITLE, "abstract": "About parsing tricks.", "year": 2020},
+        {"id": "plain", "title": "Parsing French", "abstract": "About parsing tricks.",
+         "year": 2019}]))
+    ingest([papers], tmp_path / "corpus")
+    picture = tmp_path / "g.svg"
+    result = CliRunner().invoke(app, ["related", str(tmp_path / "corpus"), "plain", "--model",
+                                      "bm25", "--graph", str(picture)])
+    assert result.exit_code == 0, result.output
+    text = picture.read_text(encoding="utf-8")
+    assert SHOWN in text and _clean(text)
+    assert xml_text(TITLE) == SHOWN  # the text of every SVG, Atom feed and digest

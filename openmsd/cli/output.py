@@ -25,8 +25,8 @@ from rich.text import Text
 __all__ = ["SafeConsole", "emit", "err", "fail", "out", "piped", "plain", "progress",
            "tsv_lines"]
 
-# control characters, and the bidirectional-text controls (U+200E/F, U+202A-E, U+2066-9)
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# control characters, and the bidirectional-text controls (U+061C, U+200E/F, U+202A-E, U+2066-9)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def plain(text: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from typing import Annotated, Any
 
 import typer
@@ -11,6 +13,8 @@ from openmsd.cli.options import DEFAULT_MAX_GROUP, CorpusArg, JsonOpt
 from openmsd.cli.output import emit, err, fail, progress
 
 __all__ = ["relations_app"]
+
+MEMORY_LIMIT = os.environ.get("OPENMSD_MEMORY_LIMIT", "2GB")
 
 
 class _DefaultCommandGroup(TyperGroup):
@@ -44,6 +48,9 @@ def relations_build(
                                             "in ODT (the out-of-distribution test set).")] = 0.1,
     dev: Annotated[float, typer.Option(help="Share of papers held out of train for dev.")]
     = 0.05,
+    memory_limit: Annotated[str, typer.Option(
+        help="DuckDB's memory limit (such as 2GB); beyond it DuckDB spills to a temporary "
+             "folder in CORPUS/relations.")] = MEMORY_LIMIT,
     json: JsonOpt = False,
 ) -> None:
     """Derive related pairs (DC: direct citation, CC: co-citation, BC: bibliographic coupling),
@@ -58,11 +65,14 @@ def relations_build(
         config = RelationsConfig(max_group=max_group or None, seed=seed,
                                  split=SplitConfig(top_languages=top_languages, idt=idt,
                                                    odt=odt, dev=dev, seed=seed))
-        runner = connect_engine(engine)
-        with progress() as start:
-            start(f"deriving relations on {engine}", None)
-            result = derive_relations(Corpus(corpus), runner, config)
-        runner.close()
+        target = Corpus(corpus)
+        target.layout.relations.mkdir(exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=target.layout.relations, prefix=".spill-") as spill:
+            runner = connect_engine(engine, memory_limit=memory_limit, spill=spill)
+            with progress() as start:
+                start(f"deriving relations on {engine}", None)
+                result = derive_relations(target, runner, config)
+            runner.close()
     except (CorpusError, RelationsError, ValueError) as error:
         fail(str(error))
     if json:
@@ -73,7 +83,23 @@ def relations_build(
     if left_out:
         err.print("citations left out: " + ", ".join(f"{k} {v:,}" for k, v in left_out.items()),
                   highlight=False)
+    for line in capped_lines(result.get("capped", {}), config.max_group):
+        err.print(line, highlight=False)
     relations_stats_command(corpus)
+
+
+def capped_lines(capped: dict[str, dict[str, int]], max_group: int | None) -> list[str]:
+    """One line per relation whose groups ``--max-group`` cut, with what it left out."""
+    groups = {"cc": ("co-citation", "citing papers", "references"),
+              "bc": ("coupling", "cited papers", "citers")}
+    lines = []
+    for relation, found in capped.items():
+        if found.get("groups"):
+            name, holders, members = groups[relation]
+            lines.append(f"{name} pairs sampled (--max-group {max_group}): {found['groups']:,} "
+                         f"{holders} over the cap, {found['left_out']:,} {members} left out "
+                         f"(largest group {found['largest']:,})")
+    return lines
 
 
 @relations_app.command("stats")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 from typing import Annotated
 
 import typer
@@ -44,9 +46,28 @@ def serve(
 
     if not 1 <= port <= 65535:
         fail(f"--port {port}: not a TCP port; expected 1 to 65535")
+    _check_listen(host, port)
     try:
         run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
                    backend=backend, workers=workers,
                    keep_alive_requests=keep_alive_requests)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(str(error))
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Fail with one line, before the index loads, when ``host:port`` cannot be listened on
+    (an address that is not this machine's, a port in use or reserved)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as error:
+        fail(f"--host {host}: not an address of this machine ({error})")
+    try:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+            probe.bind(address)
+    except OSError as error:
+        if error.errno == errno.EADDRNOTAVAIL:
+            fail(f"--host {host}: not an address of this machine ({error.strerror})")
+        fail(f"--port {port}: cannot listen on {host}:{port} ({error.strerror or error})")

@@ -16,6 +16,7 @@ $0.0001, a search $0.001; every answer carries ``X-RateLimit-Limit-USD``,
 from __future__ import annotations
 
 import email.utils
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -47,7 +48,9 @@ def call_kind(url: str) -> str:
     """``singleton``, ``list`` or ``search``: how OpenAlex bills the call to ``url``."""
     parts = urlsplit(url)
     segments = [s for s in parts.path.split("/") if s]
-    if len(segments) >= 2 and segments[-2] == "works":
+    after = segments[segments.index("works") + 1:] if "works" in segments else []
+    # /works/W1, /works/doi:10.1/x (a DOI holds a slash), /works/https://doi.org/10.1/x
+    if len(after) == 1 or (after and after[0].lower().startswith(("doi:", "https:", "http:"))):
         return "singleton"
     query = parse_qs(parts.query)
     if any(k == "search" or k.startswith("search.") for k in query) or any(
@@ -62,10 +65,17 @@ def price(url: str) -> float:
 
 
 def _number(value: str | None) -> float | None:
+    """A budget header's amount in USD: a finite number of at least 0, else None (a header
+    that says ``nan``, ``inf`` or ``-5`` is read as absent, not as an amount).
+
+    >>> _number("0.0001"), _number("nan"), _number("-5"), _number("1e400"), _number("abc")
+    (0.0001, None, None, None, None)
+    """
     try:
-        return float(value) if value not in (None, "") else None
+        number = float(value) if value not in (None, "") else None
     except ValueError:
         return None
+    return number if number is not None and math.isfinite(number) and number >= 0 else None
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

@@ -25,6 +25,7 @@ import contextlib
 import gzip
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -38,6 +39,7 @@ from openmsd.fetch.ids import work_id
 from openmsd.fetch.openalex import OpenAlex
 from openmsd.fetch.seeds import Seed
 from openmsd.fetch.session import BadAnswer, FetchError
+from openmsd.io import atomic_path, refusal
 
 __all__ = ["BATCH", "PER_PAGE", "SINGLETONS_BELOW", "FetchPlan", "FetchReport", "check_out",
            "crawl", "iter_works", "sidecar_path"]
@@ -106,6 +108,13 @@ def check_out(out: Path) -> None:
         raise FetchError(f"--out {out}: {parent} is a file, not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise FetchError(f"--out {out}: cannot write in {parent}")
+    try:  # what the permission bits do not say: a read-only mount, a file system refusing
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out.parent):
+            pass
+    except OSError as error:
+        raise FetchError(f"--out {out}: cannot write in {out.parent} "
+                         f"({error.strerror or error})") from None
 
 
 def _initial_tasks(plan: FetchPlan) -> list[dict[str, Any]]:
@@ -158,9 +167,8 @@ class _State:
         data = {"version": STATE_VERSION, "plan": self.plan.as_dict(), "queue": self.queue,
                 "seen": sorted(self.seen), "expanded": sorted(self.expanded),
                 "report": asdict(self.report)}
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_bytes(orjson.dumps(data))
-        os.replace(tmp, self.path)
+        with atomic_path(self.path) as tmp:
+            tmp.write_bytes(orjson.dumps(data))
 
 
 def _written_ids(partial: Path) -> set[str]:
@@ -300,10 +308,15 @@ class _Crawl:
                 state.written.add(wid)
             state.seen.add(wid)
         if lines:
-            with open(state.partial, "ab") as handle:
-                handle.writelines(lines)
-                handle.flush()
-                os.fsync(handle.fileno())
+            try:
+                with open(state.partial, "ab") as handle:
+                    handle.writelines(lines)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            except OSError as error:  # a torn last line is cut off on resuming
+                state.written.difference_update(work_id(orjson.loads(line)["id"])
+                                                for line in lines)
+                raise OSError(error.errno, error.strerror, str(state.partial)) from error
             if self.tick:
                 self.tick(len(lines))
         if depth >= self.plan.depth:
@@ -373,6 +386,12 @@ def crawl(client: OpenAlex, plan: FetchPlan, out: Path,
     except FetchError as error:
         raise type(error)(f"{error} (progress kept: {len(state.written):,} works so far in "
                           f"{partial}; run the same command again to go on)") from None
+    except OSError as error:
+        refused = refusal(error)
+        if refused is None:
+            raise
+        raise FetchError(f"{refused} (progress kept: {len(state.written):,} works so far in "
+                         f"{partial}; run the same command again to go on)") from None
     finally:
         report = state.report
         report.requests += client.requests - requests_before
@@ -396,18 +415,19 @@ def crawl(client: OpenAlex, plan: FetchPlan, out: Path,
     state.path.unlink()
     sidecar = {"plan": plan.as_dict(), "api_url": client.api_url,
                "finished": datetime.now(UTC).strftime("%Y-%m-%d"), "report": asdict(report)}
-    tmp = sidecar_path(out).with_name(sidecar_path(out).name + ".tmp")
-    tmp.write_bytes(orjson.dumps(sidecar, option=orjson.OPT_INDENT_2))
-    os.replace(tmp, sidecar_path(out))
+    with atomic_path(sidecar_path(out)) as tmp:
+        tmp.write_bytes(orjson.dumps(sidecar, option=orjson.OPT_INDENT_2))
     return report
 
 
 def _finish(partial: Path, out: Path) -> None:
     """Move the works of ``partial`` to ``out`` atomically (gzipped for ``.gz``)."""
-    tmp = out.with_name(out.name + ".tmp")
-    with open(partial, "rb") as source, _opener(out)(tmp) as target:
-        shutil.copyfileobj(source, target, 1 << 20)
-    os.replace(tmp, out)
+    with atomic_path(out) as tmp:
+        try:
+            with open(partial, "rb") as source, _opener(out)(tmp) as target:
+                shutil.copyfileobj(source, target, 1 << 20)
+        except OSError as error:  # gzip's errors name no file
+            raise OSError(error.errno, error.strerror, str(out)) from error
     partial.unlink()
 
 

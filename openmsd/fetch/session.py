@@ -99,6 +99,7 @@ class _Deadline:
         self.seconds = seconds
         self.expired = self.cancelled = False
         self._connection: HTTPConnection | None = None
+        self._socket: socket.socket | None = None
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -107,21 +108,29 @@ class _Deadline:
     def cancel(self) -> None:
         with self._lock:
             self.cancelled = True
-            self._connection = None
+            self._connection = self._socket = None
 
     def watch(self, connection: HTTPConnection) -> None:
         """Called as ``connection`` sends a request (the first or a retry)."""
         with self._lock:
             if self.expired:
                 raise DeadlineExceeded("deadline passed")
-            self._connection = connection
+            self._connection, self._socket = connection, None
+
+    def sent(self, connection: HTTPConnection) -> None:
+        """Called once ``connection`` has sent its request: its socket is kept, since the
+        connection lets go of it when the answer says ``Connection: close`` (or is HTTP/1.0)
+        while the body is still read from it."""
+        with self._lock:
+            if self._connection is connection:
+                self._socket = connection.sock
 
     def fire(self) -> None:
         with self._lock:
             if self.cancelled:
                 return
             self.expired = True
-            sock = getattr(self._connection, "sock", None)
+            sock = getattr(self._connection, "sock", None) or self._socket
         if sock is not None:  # socket.shutdown, not the SSL wrapper's: SSL state untouched
             with contextlib.suppress(OSError):
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
@@ -171,6 +180,8 @@ class _WatchedHTTPConnection(HTTPConnection):
         if deadline is not None:
             deadline.watch(self)
         super().request(*args, **kwargs)
+        if deadline is not None:
+            deadline.sent(self)
 
 
 class _WatchedHTTPSConnection(HTTPSConnection):
@@ -179,6 +190,8 @@ class _WatchedHTTPSConnection(HTTPSConnection):
         if deadline is not None:
             deadline.watch(self)
         super().request(*args, **kwargs)
+        if deadline is not None:
+            deadline.sent(self)
 
 
 class _WatchedHTTPPool(HTTPConnectionPool):

@@ -27,8 +27,9 @@ One file holds one ``<article>`` (gzip allowed). The reader yields, in this orde
 
 The key is the DOI, else the first SciELO PID (``scielo:S0104-...``), else the first other
 publisher id (``jats:...``); a file with none of them is reported and skipped.
-Parsing never loads DTDs nor touches the network; entities a DTD would define are decoded as
-HTML entities. Example (abridged)::
+Parsing never loads DTDs nor touches the network; an entity the document's internal DTD subset
+declares is read as declared (one level), others a DTD would define are decoded as HTML
+entities. Example (abridged)::
 
     <article article-type="research-article" xml:lang="pt">
       <front><journal-meta><journal-title-group><journal-title>Hoehnea</journal-title>...
@@ -84,6 +85,22 @@ def tag_name(node: Any) -> str:
     return etree.QName(tag).localname if isinstance(tag, str) else ""
 
 
+#: The most characters an entity of the document's own DTD subset is read as.
+MAX_ENTITY_TEXT = 10_000
+
+
+def entity_text(entity: Any) -> str:
+    """The text of an entity reference the parser left unresolved: as the document's internal
+    DTD subset declares it (``<!DOCTYPE article [<!ENTITY journal "...">]>``; one level, its
+    character references decoded, at most :data:`MAX_ENTITY_TEXT` characters, so no nesting
+    amplifies it), else as an HTML entity (``&ndash;``, which the JATS DTD defines)."""
+    dtd = entity.getroottree().docinfo.internalDTD
+    for declared in dtd.iterentities() if dtd is not None else ():
+        if declared.name == entity.name and declared.content is not None:
+            return html.unescape(declared.content[:MAX_ENTITY_TEXT])
+    return html.unescape(entity.text)
+
+
 def flatten(element: Any, skip: Iterable[str] = (),
             marks: Iterable[Any] = ()) -> tuple[str, dict[Any, int]]:
     """The text of an element with whitespace collapsed, and where each marked element starts.
@@ -125,7 +142,7 @@ def flatten(element: Any, skip: Iterable[str] = (),
         add(node.text)
         for child in node:
             if child.tag is etree.Entity:
-                add(html.unescape(child.text))
+                add(entity_text(child))
             elif isinstance(child.tag, str) and tag_name(child) not in skip:
                 walk(child)
             add(child.tail)

@@ -34,6 +34,7 @@ from openmsd.io import ParquetSink, write_json
 from openmsd.relations.engine import Engine
 from openmsd.relations.pairs import (
     bib_coupling,
+    capped_groups,
     citation_problems,
     co_citations,
     direct_citations,
@@ -98,6 +99,11 @@ def derive_tables(engine: Engine, papers_path: str | Path, citations_path: str |
     counts: dict[str, int] = {}
     counts["dc"] = engine.write(direct_citations(citations, papers), path("dc"))
     dc = engine.read(path("dc"))
+    capped: dict[str, dict[str, int]] = {}
+    if config.max_group is not None:
+        for relation, group in (("cc", "citing_id"), ("bc", "cited_id")):
+            row = engine.to_arrow(capped_groups(dc, group, config.max_group)).to_pylist()[0]
+            capped[relation] = {k: int(v or 0) for k, v in row.items()}
     counts["cc"] = engine.write(co_citations(dc, config.max_group, config.seed), path("cc"))
     counts["bc"] = engine.write(bib_coupling(dc, config.max_group, config.seed), path("bc"))
     counts["papers_linked"] = engine.write(assign_splits(papers, dc, config.split),
@@ -116,7 +122,7 @@ def derive_tables(engine: Engine, papers_path: str | Path, citations_path: str |
         path("specter"))
     return {"engine": engine.name, "config": config.as_dict(), "papers": paper_count,
             "citation_problems": {k: int(v or 0) for k, v in problems.items()},
-            "counts": counts}
+            "capped": capped, "counts": counts}
 
 
 def derive(corpus: Corpus, engine: Engine, config: RelationsConfig | None = None

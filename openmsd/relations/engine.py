@@ -76,13 +76,17 @@ def _remove(path: Path) -> None:
 
 
 def connect(name: str = "duckdb", *, memory_limit: str | None = None,
-            spark: Any = None) -> Engine:
-    """An engine by name: ``duckdb`` (in process) or ``spark`` (``spark``: a SparkSession to
-    use; by default the active one, else a local one on every core)."""
+            spill: str | Path | None = None, spark: Any = None) -> Engine:
+    """An engine by name: ``duckdb`` (in process; ``memory_limit`` such as ``"2GB"``, beyond
+    which it spills to the folder ``spill``) or ``spark`` (``spark``: a SparkSession to use;
+    by default the active one, else a local one on every core)."""
     if name == "duckdb":
         backend = ibis.duckdb.connect()
         if memory_limit:
             backend.raw_sql(f"SET memory_limit = '{memory_limit}'")
+        if spill is not None:
+            quoted = str(spill).replace("'", "''")
+            backend.raw_sql(f"SET temp_directory = '{quoted}'")
         backend.raw_sql("SET preserve_insertion_order = false")
         return Engine(name, backend)
     if name == "spark":

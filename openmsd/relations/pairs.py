@@ -71,6 +71,15 @@ def _co_occurrences(links: ibis.Table, group: str, member: str, max_group: int |
     return pairs.group_by(["paper_a", "paper_b"]).aggregate(count=_.count())
 
 
+def capped_groups(dc: ibis.Table, group: str, max_group: int) -> ibis.Table:
+    """One row saying what a ``max_group`` cap leaves out of the groups of ``dc`` formed by
+    column ``group`` (``citing_id``: each paper's references, for CC; ``cited_id``: each
+    paper's citers, for BC): ``groups`` over the cap, ``left_out`` members, ``largest`` group."""
+    sizes = dc.group_by(group).aggregate(n=_.count()).filter(_.n > max_group)
+    return sizes.aggregate(groups=_.count(), left_out=(_.n - max_group).sum().fill_null(0),
+                           largest=_.n.max().fill_null(0))
+
+
 def co_citations(dc: ibis.Table, max_group: int | None = None, seed: int = 0) -> ibis.Table:
     """CC: pairs of papers cited by the same paper, with the number of co-citing papers."""
     return _co_occurrences(dc, "citing_id", "cited_id", max_group, seed)

@@ -42,8 +42,9 @@ from openmsd.server.api import (
 from openmsd.server.pictures import GRAPH_K, picture_of
 
 TEMPLATES = Path(__file__).parent / "templates"
-# control characters, and the bidirectional-text controls (U+200E/F, U+202A-E, U+2066-9)
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# control characters, and the bidirectional-text controls (U+061C, U+200E/F, U+202A-E, U+2066-9)
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f"
+                      "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _no_controls(value: Any) -> Any:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -32,6 +34,7 @@ from openmsd.fetch import (
 )
 from tests.fetch.apiserver import OPENALEX_KEY, Server
 from tests.fetch.conftest import FAST
+from tests.read_only import read_only
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[2]
@@ -272,3 +275,85 @@ def test_a_trickling_crossref_answer_is_cut_at_the_deadline_too(api: Server,
                        Polite(retries=0, timeout=2))
     assert time.monotonic() - began < 10 and str(caught.value).count("http://") == 1
     assert not (tmp_path / "c.json").exists()
+
+
+@pytest.mark.parametrize("status_line", [b"HTTP/1.0 200 OK", b"HTTP/1.1 200 OK"])
+def test_a_body_trickling_after_connection_close_is_cut_at_the_deadline(
+        status_line: bytes) -> None:
+    """An HTTP/1.0 answer, or one saying ``Connection: close``, has its connection let go of
+    its socket once the headers are read; the deadline still cuts the body."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        with contextlib.suppress(OSError):
+            conn.sendall(status_line + b"\r\nConnection: close\r\nContent-Type: "
+                         b"application/json\r\nContent-Length: 300\r\n\r\n")
+            for _ in range(300):  # 60 s in all
+                conn.send(b" ")
+                time.sleep(0.2)
+        conn.close()
+
+    threading.Thread(target=trickle, daemon=True).start()
+    began = time.monotonic()
+    with pytest.raises(NetworkError, match="no complete answer within 2 s"):
+        OpenAlex(f"http://127.0.0.1:{port}", Polite(retries=0, timeout=2)).work("W1")
+    assert time.monotonic() - began < 10
+    listener.close()
+
+
+def test_a_file_size_limit_mid_crawl_names_the_file_keeps_progress_and_resumes(
+        api: Server, tmp_path: Path) -> None:
+    def limit_files() -> None:  # ``ulimit -f 3``, SIGXFSZ ignored as a shell would
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (3072, 3072))
+
+    whole = tmp_path / "whole.jsonl"
+    assert _fetch(api, whole, "W1001", "W1002", "--citing").exit_code == 0
+    out = tmp_path / "w.jsonl"
+    command = [sys.executable, "-m", "openmsd.cli", "fetch", "openalex", "W1001", "W1002",
+               "--citing", "--out", str(out), "--api-url", api.openalex, "--api-key",
+               OPENALEX_KEY]
+    done = subprocess.run(command, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=300, preexec_fn=limit_files)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    line = _error_line(done.stderr.replace("\n", " "))
+    assert f"{out}.partial: cannot write: file too large" in line and "progress kept" in line
+    assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+    assert _fetch(api, out, "W1001", "W1002", "--citing").exit_code == 0  # resumed
+    assert _ids(out) == _ids(whole)
+
+
+def test_an_out_folder_that_cannot_be_made_or_written_is_refused_before_anything_runs(
+        api: Server, tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    with read_only(folder):
+        result = _fetch(api, folder / "w.jsonl.gz", "W1001")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert f"--out {folder / 'w.jsonl.gz'}: cannot write in {folder}" in _error_line(
+        result.output)
+    if Path("/proc/self").is_dir():  # a folder no one may create, root included
+        result = _fetch(api, Path("/proc/openmsd/w.jsonl.gz"), "W1001")
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert "--out /proc/openmsd/w.jsonl.gz: cannot write in /proc/openmsd" in \
+            _error_line(result.output)
+    assert api.world.log == []
+
+
+def test_a_doi_singleton_is_free_and_unreadable_budget_headers_are_no_amounts() -> None:
+    from openmsd.fetch.budget import Budget, call_kind
+
+    for url in ("http://h/works/W1", "http://h/works/doi:10.5555/test.1",
+                "http://h/openalex/works/doi:10.5555/a/b"):
+        assert call_kind(url) == "singleton", url
+    assert call_kind("http://h/works?filter=doi:10.5555/test.1") == "list"
+    budget = Budget()
+    budget.record({}, "http://h/works/doi:10.5555/test.1")  # no headers: the published price
+    assert budget.spent_usd == 0 and budget.billed_calls == 0
+    budget.record({"X-RateLimit-Limit-USD": "1e400", "X-RateLimit-Remaining-USD": "nan",
+                   "X-RateLimit-Cost-USD": "-5"}, "http://h/works?filter=a:b")
+    assert budget.limit_usd is None and budget.remaining_usd is None
+    assert budget.spent_usd == pytest.approx(0.0001)  # the price, not -5

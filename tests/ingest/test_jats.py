@@ -344,6 +344,21 @@ def test_key_without_doi_and_entities(tmp_path: Path, report: Report) -> None:
     assert {r["citing"] for r in found["reference"] + found["context"]} == {"jats:pub.123"}
 
 
+def test_entities_of_the_internal_dtd_subset(tmp_path: Path, report: Report) -> None:
+    """Declared in the document: read as declared, one level (a nested one stays literal, so
+    nothing amplifies); an external one is never read."""
+    subset = ('"https://jats.nlm.nih.gov/publishing/1.1/JATS-journalpublishing1.dtd" [\n'
+              '  <!ENTITY journal "Revista &#x201C;Teste&#x201D;">\n'
+              '  <!ENTITY twice "&journal;&journal;">\n'
+              '  <!ENTITY secret SYSTEM "file:///etc/hostname">\n]>')
+    text = ARTICLE.replace('"https://jats.nlm.nih.gov/publishing/1.1/JATS-journalpublishing1.dtd">',
+                           subset, 1)
+    text = text.replace("Estudar   algo.", "Estudar &journal; e &twice; &secret; algo.")
+    (paper,) = records(_write(tmp_path / "e.xml", text), report)["paper"]
+    assert "Estudar Revista \u201cTeste\u201d e &journal;&journal; &secret; algo." in \
+        paper["abstract"]
+
+
 # --- (c) bad input -----------------------------------------------------------------------------
 
 def test_bad_files_are_reported_and_the_next_file_is_read(tmp_path: Path, report: Report) -> None:

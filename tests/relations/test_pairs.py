@@ -20,6 +20,8 @@ from openmsd.relations import (
     derive,
     relations_dir,
 )
+from openmsd.relations.pairs import capped_groups
+from openmsd.relations.split import pairs_in_splits
 from tests.relations.conftest import SMALL
 
 
@@ -75,6 +77,10 @@ def test_max_group_samples_each_group_deterministically():
     assert cc(4, 0) == capped  # same seed, same sample
     assert any(cc(4, seed) != capped for seed in range(1, 6))  # other seeds, other samples
     assert len(cc(None, 0)) == 45  # exact without a cap
+    cut = con.to_pyarrow(capped_groups(ibis.memtable(one_group), "citing_id", 4)).to_pylist()
+    assert cut == [{"groups": 1, "left_out": 6, "largest": 10}]  # the cap is counted
+    assert con.to_pyarrow(capped_groups(ibis.memtable(one_group), "cited_id", 4)
+                          ).to_pylist() == [{"groups": 0, "left_out": 0, "largest": 0}]
     two_groups = pa.table({"citing_id": ["q", "q", "r", "r"], "cited_id": ["a", "b", "a", "b"]})
     exact = con.to_pyarrow(co_citations(ibis.memtable(two_groups))).to_pylist()
     assert exact == [{"paper_a": "a", "paper_b": "b", "count": 2}]
@@ -113,3 +119,27 @@ def test_a_corpus_without_papers_is_a_clear_error(tmp_path):
         ingest([src], tmp_path / "c", fmt="jsonl")
     with pytest.raises(CorpusError, match="not a corpus directory"):
         derive(Corpus(tmp_path / "c"), connect("duckdb"))
+
+
+def test_pairs_in_splits_never_pairs_the_papers_of_a_split(tmp_path):
+    """5,000 papers in one split and 50,000 pairs fit in 100 MB: the split of each pair's
+    second paper is looked up by paper, never by a join of the split with itself (25 million
+    rows, which ran out of memory)."""
+    n, m = 5000, 50000
+    ids = [f"p{i}" for i in range(n)]
+    pq.write_table(pa.table({"paper_id": ids, "language": ["en"] * n, "split": ["train"] * n}),
+                   tmp_path / "splits.parquet")
+    a = [ids[(i * 7919) % n] for i in range(m)]
+    b = [ids[(i * 104729 + 1) % n] for i in range(m)]
+    pq.write_table(pa.table({"relation": ["cc"] * m, "paper_a": a, "paper_b": b,
+                             "count": [1] * m}), tmp_path / "pairs.parquet")
+    engine = connect("duckdb", memory_limit="100MB")
+    engine.backend.raw_sql("SET temp_directory = ''")  # no spilling: a product fails
+    found = engine.to_arrow(pairs_in_splits(engine.read(tmp_path / "pairs.parquet"),
+                                            engine.read(tmp_path / "splits.parquet"),
+                                            "paper_a", "paper_b"))
+    engine.close()
+    assert found.num_rows == m
+    assert found.column_names == ["relation", "paper_a", "paper_b", "count", "language_a",
+                                  "split", "language_b"]
+    assert set(found["split"].to_pylist()) == {"train"}

@@ -119,6 +119,15 @@ def test_relations_cli_json(derived, tmp_path):
     assert "Table 3" in table.output and "non-en->non-en" in table.output
     missing = runner.invoke(app, ["relations", "stats", str(tmp_path)])
     assert missing.exit_code == 2 and "not a corpus directory" in missing.output
+    capped = runner.invoke(app, ["relations", str(corpus), "--top-languages", "2",
+                                 "--max-group", "3", "--memory-limit", "200MB"])
+    assert capped.exit_code == 0, capped.output
+    manifest = json.loads((corpus / "relations" / "relations.json").read_text())
+    cut = manifest["capped"]["cc"]
+    assert cut["groups"] > 0 and cut["left_out"] > 0 and cut["largest"] > 3
+    assert (f"co-citation pairs sampled (--max-group 3): {cut['groups']:,} citing papers "
+            f"over the cap, {cut['left_out']:,} references left out") in capped.stderr
+    assert not list((corpus / "relations").glob(".spill-*"))  # the spill folder goes
 
 
 def test_scincl_triples_come_from_the_train_split(derived):

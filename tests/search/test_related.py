@@ -12,7 +12,7 @@ from openmsd.cli import SAMPLE, app
 from openmsd.corpus import Corpus
 from openmsd.index import build_index, index_kind, load_index
 from openmsd.ingest import ingest
-from openmsd.models import embed_corpus, load_model, load_vectors
+from openmsd.models import embed_corpus, load_vectors
 from openmsd.search import PaperNotFoundError, find_paper, related_papers, search
 
 ARTICLE = "10.1590/0101-3173.2022.v45n1.p139"  # cited by two commentaries in the sample
@@ -21,18 +21,8 @@ MODEL = "muse-v3"
 
 
 @pytest.fixture(scope="module")
-def encoder():
-    return load_model(MODEL)
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory, encoder):
-    root = tmp_path_factory.mktemp("search") / "c"
-    ingest([SAMPLE / "scielo-jats"], root)
-    corpus = Corpus(root)
-    embed_corpus(corpus, encoder, MODEL)
-    build_index(corpus, MODEL)
-    return corpus
+def corpus(indexed_root):
+    return Corpus(indexed_root)
 
 
 def test_embedding_is_resumable_and_never_twice(corpus, encoder):

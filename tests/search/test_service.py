@@ -15,7 +15,7 @@ from openmsd.cli import SAMPLE, app
 from openmsd.corpus import Corpus
 from openmsd.index import build_index, load_index
 from openmsd.ingest import ingest
-from openmsd.models import embed_corpus, load_model, vectors_dir
+from openmsd.models import vectors_dir
 from openmsd.rank import ranker_path
 from openmsd.search import (
     CitationRequest,
@@ -34,18 +34,8 @@ ARTICLE = "10.1590/0101-3173.2022.v45n1.p139"
 
 
 @pytest.fixture(scope="module")
-def encoder():
-    return load_model(MODEL)
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory, encoder):
-    root = tmp_path_factory.mktemp("service") / "c"
-    ingest([SAMPLE / "scielo-jats"], root)
-    corpus = Corpus(root)
-    embed_corpus(corpus, encoder, MODEL)
-    build_index(corpus, MODEL)
-    return root
+def root(indexed_root):
+    return indexed_root
 
 
 def test_a_corpus_object_keeps_one_resources_and_another_object_its_own(root):

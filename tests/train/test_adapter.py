@@ -226,7 +226,7 @@ def test_bad_input_is_one_clear_line_and_writes_nothing(corpus, tmp_path):
     # base vectors missing: the command that makes them
     assert "run 'openmsd embed" in train("--base", "muse-v3")
     # only another backend's vectors
-    said = train("--base", "minilm-en@torch")
+    said = train("--base", "minilm-en:torch")
     assert "onnx backend only" in said and "--backend torch" in said
     # too few train pairs to learn from, with the count
     pairs = corpus.root / "relations" / "pairs.parquet"

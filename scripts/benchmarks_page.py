@@ -86,7 +86,15 @@ def _candidates(record: dict[str, Any]) -> str:
             f"against fp32 {fp32:.2f}")
 
 
-FALLBACK: dict[str, Any] = {"embedding_candidates": _candidates, "adapter_taln": _adapter,
+def _adapter_scale(record: dict[str, Any]) -> str:
+    """The training command's wall time and peak memory on the generated corpus."""
+    numbers, data = record["numbers"], record["data"]
+    return (f"{numbers['train_seconds_command']:.0f} s, peak {numbers['peak_rss_gib']:.2f} GiB, "
+            f"for {numbers['rows']['positives']:,} positive pairs of {data['papers']:,} papers")
+
+
+FALLBACK: dict[str, Any] = {"adapter_scale": _adapter_scale,
+                            "embedding_candidates": _candidates, "adapter_taln": _adapter,
                             "fusion_evidence": _fusion,
                             "fetch_cost": _fetch, "graph_watch": _graph,
                             "ranking_taln": _ranking, "tune_cost": _tune,

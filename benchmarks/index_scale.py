@@ -43,6 +43,7 @@ import pyarrow.parquet as pq
 from record import write_record
 from search_index import Clusters, recall, rss_mib, size_mib, timed
 
+from openmsd.corpus import Layout
 from openmsd.index import (
     META,
     FactoryParams,
@@ -279,8 +280,9 @@ def measure_index(args: argparse.Namespace, out: Path, queries: np.ndarray,
 
 
 def load_index_at(out: Path) -> VectorIndex:
-    class Root:  # load_index takes a corpus; only its root is used
+    class Root:  # load_index takes a corpus; only its root and layout are used
         root = out
+        layout = Layout(out)
     return load_index(Root, "scale")  # type: ignore[arg-type]
 
 

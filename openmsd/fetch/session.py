@@ -174,24 +174,24 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
-class _WatchedHTTPConnection(HTTPConnection):
+class _Watched:
+    """A connection whose requests the thread's current deadline watches (HTTP or HTTPS)."""
+
     def request(self, *args: Any, **kwargs: Any) -> None:
         deadline = getattr(_local, "deadline", None)
         if deadline is not None:
             deadline.watch(self)
-        super().request(*args, **kwargs)
+        super().request(*args, **kwargs)  # type: ignore[misc]
         if deadline is not None:
             deadline.sent(self)
 
 
-class _WatchedHTTPSConnection(HTTPSConnection):
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        deadline = getattr(_local, "deadline", None)
-        if deadline is not None:
-            deadline.watch(self)
-        super().request(*args, **kwargs)
-        if deadline is not None:
-            deadline.sent(self)
+class _WatchedHTTPConnection(_Watched, HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_Watched, HTTPSConnection):
+    pass
 
 
 class _WatchedHTTPPool(HTTPConnectionPool):

@@ -244,23 +244,31 @@ def test_an_out_path_that_cannot_be_written_is_refused_before_anything_runs(
     assert "is a file, not a folder" in _error_line(result.output)
 
 
-def test_trickling_headers_are_cut_at_the_deadline_too() -> None:
+def _trickling_answer(head: bytes, drip: bytes) -> socket.socket:
+    """A listener on loopback answering one request with ``head`` at once, then ``drip`` one
+    byte every 0.2 s (60 s for 300 bytes)."""
     listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
 
     def trickle() -> None:
         conn, _ = listener.accept()
         conn.recv(65536)
         with contextlib.suppress(OSError):
-            for byte in b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 300:  # 60 s in all
+            conn.sendall(head)
+            for byte in drip:
                 conn.send(bytes([byte]))
                 time.sleep(0.2)
         conn.close()
 
     threading.Thread(target=trickle, daemon=True).start()
+    return listener
+
+
+def test_trickling_headers_are_cut_at_the_deadline_too() -> None:
+    listener = _trickling_answer(b"", b"HTTP/1.1 200 OK\r\nX-Slow: " + b"a" * 300)
     began = time.monotonic()
     with pytest.raises(NetworkError, match="no complete answer within 2 s"):
-        OpenAlex(f"http://127.0.0.1:{port}", Polite(retries=2, timeout=2)).work("W1")
+        OpenAlex(f"http://127.0.0.1:{listener.getsockname()[1]}",
+                 Polite(retries=2, timeout=2)).work("W1")
     assert time.monotonic() - began < 10
     listener.close()
 
@@ -282,24 +290,13 @@ def test_a_body_trickling_after_connection_close_is_cut_at_the_deadline(
         status_line: bytes) -> None:
     """An HTTP/1.0 answer, or one saying ``Connection: close``, has its connection let go of
     its socket once the headers are read; the deadline still cuts the body."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-
-    def trickle() -> None:
-        conn, _ = listener.accept()
-        conn.recv(65536)
-        with contextlib.suppress(OSError):
-            conn.sendall(status_line + b"\r\nConnection: close\r\nContent-Type: "
-                         b"application/json\r\nContent-Length: 300\r\n\r\n")
-            for _ in range(300):  # 60 s in all
-                conn.send(b" ")
-                time.sleep(0.2)
-        conn.close()
-
-    threading.Thread(target=trickle, daemon=True).start()
+    listener = _trickling_answer(status_line + b"\r\nConnection: close\r\nContent-Type: "
+                                 b"application/json\r\nContent-Length: 300\r\n\r\n",
+                                 b" " * 300)
     began = time.monotonic()
     with pytest.raises(NetworkError, match="no complete answer within 2 s"):
-        OpenAlex(f"http://127.0.0.1:{port}", Polite(retries=0, timeout=2)).work("W1")
+        OpenAlex(f"http://127.0.0.1:{listener.getsockname()[1]}",
+                 Polite(retries=0, timeout=2)).work("W1")
     assert time.monotonic() - began < 10
     listener.close()
 

@@ -42,6 +42,7 @@ from openmsd.corpus.schema import (
 from openmsd.corpus.sql import DuckDBSql, SqlEngine
 from openmsd.corpus.store import Corpus
 from openmsd.crashpoint import crash_point
+from openmsd.phases import Phases
 from openmsd.report import Report
 
 BATCH = 50_000
@@ -176,37 +177,46 @@ def _apply_priors(batch: pa.RecordBatch, priors: dict[str, Counter[str]]) -> pa.
 
 def derive(engine: SqlEngine, out: str | Path, report: Report, names: dict[int, str],
            meta: dict[str, str], identifier: langid.LanguageIdentifier | None = None,
-           on_papers: Callable[[int], None] | None = None, previous: Path | None = None
-           ) -> dict[str, int]:
+           on_papers: Callable[[int], None] | None = None, previous: Path | None = None,
+           phases: Phases | None = None) -> dict[str, int]:
     """Merge, identify languages, resolve references and write the four corpus tables as
     ``OUT/{papers,references,citations,contexts}.parquet`` on ``engine``, from its tables
     ``staged_papers``, ``staged_references``, ``staged_contexts`` (with a ``part`` ordinal
     column, ``names`` mapping it to the part's file or folder; ``staged_papers`` also has
     ``input``, the ordinal of the input given: duplicates are reported within an input).
-    Problems go to ``report``; returns counts.
+    Problems go to ``report``; returns counts. ``phases`` gets the seconds spent identifying
+    (merge, both language passes, the papers table), resolving references (and contexts)
+    and writing the other tables.
     """
+    phase = phases or Phases()
     out = str(out).rstrip("/")
-    _report_duplicates(engine, report, names)
-    merge = _with_previous_languages(MERGE_SQL, previous)
-    detected = f"{out}/_work/langid.parquet"
-    if "://" not in out:
-        Path(out, "_work").mkdir(exist_ok=True)
-    engine.write(merge, detected, LANGID, {},
-                 functools.partial(_detect_languages, identifier=identifier), on_batch=on_papers)
-    engine.load("langid_pass", detected)
-    n_papers = engine.write("SELECT * FROM langid_pass ORDER BY paper_id",
-                            f"{out}/papers.parquet", PAPERS, meta,
-                            functools.partial(_apply_priors,
-                                              priors=_venue_priors(engine, "langid_pass")))
-    engine.load("papers", f"{out}/papers.parquet")
-    _build_alias_map(engine, report)
-    counts = _resolve_references(engine, report, names)
-    n_refs = engine.write("SELECT * FROM refs_final ORDER BY row",
-                          f"{out}/references.parquet", REFERENCES, meta)
-    n_cit = engine.write(CITATIONS_SQL, f"{out}/citations.parquet", CITATIONS, meta)
-    _build_contexts(engine, report, names)
-    n_ctx = engine.write("SELECT * FROM contexts_final ORDER BY part, seq",
-                         f"{out}/contexts.parquet", CONTEXTS, meta)
+    with phase("identify"):
+        _report_duplicates(engine, report, names)
+        merge = _with_previous_languages(MERGE_SQL, previous)
+        detected = f"{out}/_work/langid.parquet"
+        if "://" not in out:
+            Path(out, "_work").mkdir(exist_ok=True)
+        engine.write(merge, detected, LANGID, {},
+                     functools.partial(_detect_languages, identifier=identifier),
+                     on_batch=on_papers)
+        engine.load("langid_pass", detected)
+        n_papers = engine.write("SELECT * FROM langid_pass ORDER BY paper_id",
+                                f"{out}/papers.parquet", PAPERS, meta,
+                                functools.partial(_apply_priors,
+                                                  priors=_venue_priors(engine, "langid_pass")))
+        engine.load("papers", f"{out}/papers.parquet")
+    with phase("resolve references"):
+        _build_alias_map(engine, report)
+        counts = _resolve_references(engine, report, names)
+    with phase("write"):
+        n_refs = engine.write("SELECT * FROM refs_final ORDER BY row",
+                              f"{out}/references.parquet", REFERENCES, meta)
+        n_cit = engine.write(CITATIONS_SQL, f"{out}/citations.parquet", CITATIONS, meta)
+    with phase("resolve references"):
+        _build_contexts(engine, report, names)
+    with phase("write"):
+        n_ctx = engine.write("SELECT * FROM contexts_final ORDER BY part, seq",
+                             f"{out}/contexts.parquet", CONTEXTS, meta)
     counts.update(papers=n_papers, references=n_refs, citations=n_cit, contexts=n_ctx)
     return counts
 
@@ -214,15 +224,18 @@ def derive(engine: SqlEngine, out: str | Path, report: Report, names: dict[int, 
 def build_corpus(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
                  identifier: langid.LanguageIdentifier | None = None,
                  on_papers: Callable[[int], None] | None = None, memory_limit: str = MEMORY_LIMIT,
-                 before_swap: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                 before_swap: Callable[[dict[str, Any]], None] | None = None,
+                 phases: Phases | None = None) -> dict[str, Any]:
     """Rebuild every corpus table from ``parts`` (ordinal, staged dir, input name).
 
     DuckDB spills to a temporary directory beside the corpus beyond ``memory_limit``.
     ``before_swap(summary)`` runs once the new tables are complete, before they replace the
     old ones (the ingest records the manifest to come there: see :meth:`Corpus.manifest`).
 
-    Returns the build summary stored in the manifest; problems go to ``report``.
+    Returns the build summary stored in the manifest; problems go to ``report``; the seconds
+    of each phase to ``phases`` (:func:`derive`'s, the swap counted as writing).
     """
+    phase = phases or Phases()
     meta = {"openmsd.build": build_id([p.name for _, p, _ in parts])}
     names = {ordinal: name for ordinal, _, name in parts}
     staged = [(ordinal, path) for ordinal, path, _ in parts]
@@ -236,14 +249,15 @@ def build_corpus(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Rep
 
         previous = corpus.table_path("papers")
         counts = derive(DuckDBSql(con, BATCH), tmp, report, names, meta, identifier, on_papers,
-                        previous if previous.exists() else None)
+                        previous if previous.exists() else None, phase)
         con.close()
         summary = {"id": meta["openmsd.build"], "counts": counts}
         if before_swap:
             before_swap(summary)
         crash_point("ingest.before_swap")
-        for name in TABLES:
-            (Path(tmp) / f"{name}.parquet").replace(corpus.table_path(name))
+        with phase("write"):
+            for name in TABLES:
+                (Path(tmp) / f"{name}.parquet").replace(corpus.table_path(name))
     return summary
 
 
@@ -292,10 +306,17 @@ def _resolve_references(engine: SqlEngine, report: Report, names: dict[int, str]
                m.paper_id AS citing_id
         FROM staged_references r
         LEFT JOIN alias_map m ON m.alias = {KEY_ALIAS.format('r.citing')} AND m.n = 1""")
+    # A reference with one target (most: an OpenAlex work, a DOI) joins the alias map as it
+    # is; only those with several are unnested and grouped back.
     engine.table("id_hits", """
+        SELECT r.row, [m.paper_id] AS ids, m.n > 1 AS shared
+        FROM refs r JOIN alias_map m ON m.alias = r.targets[1]
+        WHERE array_length(r.targets) = 1
+        UNION ALL
         SELECT u.row, list_sort(list_distinct(list(m.paper_id))) AS ids,
                bool_or(m.n > 1) AS shared
-        FROM (SELECT row, unnest(targets) AS alias FROM refs) u
+        FROM (SELECT row, unnest(targets) AS alias FROM refs
+              WHERE array_length(targets) > 1) u
         JOIN alias_map m ON m.alias = u.alias GROUP BY u.row""")
     pending = engine.arrow("""
         SELECT r.row, r.citing_id, r.title, r.year FROM refs r
@@ -356,9 +377,11 @@ GROUP BY citing_id, cited_id ORDER BY citing_id, cited_id
 
 def _build_contexts(engine: SqlEngine, report: Report, names: dict[int, str]) -> None:
     engine.table("contexts_final", f"""
-        WITH keyed AS (
+        WITH cited AS (SELECT DISTINCT citing, ref_id FROM staged_contexts),
+        keyed AS (
           SELECT r.citing, r.ref_id, arg_min(f.cited_id, r.row) AS cited_id, count(*) AS n
-          FROM refs r JOIN refs_final f ON f.row = r.row GROUP BY r.citing, r.ref_id)
+          FROM refs r JOIN cited w ON w.citing = r.citing AND w.ref_id = r.ref_id
+          JOIN refs_final f ON f.row = r.row GROUP BY r.citing, r.ref_id)
         SELECT coalesce(m.paper_id, c.citing) AS citing_id, k.cited_id, c.ref_id, c.text,
                c.position, c.source, c.part, c.seq, c.loc, k.n IS NULL AS orphan
         FROM staged_contexts c

@@ -65,7 +65,7 @@ class DuckDBSql:
         self.batch_size = batch_size
 
     def table(self, name: str, sql: str) -> None:
-        self.con.execute(f"CREATE OR REPLACE TABLE {name} AS {sql}")
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}")
 
     def rows(self, sql: str) -> list[tuple[Any, ...]]:
         return self.con.execute(sql).fetchall()

@@ -21,11 +21,13 @@ import gc
 import hashlib
 import shutil
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
 
 from openmsd.corpus import (
     NEXT,
@@ -41,6 +43,7 @@ from openmsd.crashpoint import crash_point
 from openmsd.ingest.formats import get_reader
 from openmsd.ingest.inputs import input_records, list_files
 from openmsd.io import ParquetSink, replace_dir, temp_dir_beside, write_json, write_jsonl
+from openmsd.phases import Phases
 from openmsd.report import IngestError, Problem, Report
 
 __all__ = ["IngestResult", "StagedWriter", "digest", "ingest", "stage"]
@@ -61,7 +64,12 @@ def digest(files: list[Path], root: Path, fmt: str | None) -> str:
 
 
 class StagedWriter:
-    """Buffers records by kind and writes them to the staged Parquet files of one part."""
+    """Buffers records by kind and writes them to the staged Parquet files of one part.
+
+    Each full buffer becomes an Arrow table here; its Parquet encoding and compression run on
+    one background thread (they release the GIL) while the next records are read. One write
+    is in flight at a time, so memory stays bounded, and its error is raised by the next
+    :meth:`add` that flushes, or by :meth:`close`."""
 
     def __init__(self, directory: Path):
         directory.mkdir(parents=True, exist_ok=True)
@@ -69,6 +77,8 @@ class StagedWriter:
                       for kind, schema in STAGED.items()}
         self.buffers: dict[str, list[dict[str, Any]]] = {kind: [] for kind in STAGED}
         self.seq = 0
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openmsd-stage")
+        self._pending: Future[None] | None = None
 
     def add(self, kind: str, record: dict[str, Any]) -> None:
         record["seq"] = self.seq
@@ -79,16 +89,32 @@ class StagedWriter:
             self._flush(kind)
 
     def _flush(self, kind: str) -> None:
-        self.sinks[kind].write_rows(self.buffers[kind])
-        self.buffers[kind] = []
+        rows, self.buffers[kind] = self.buffers[kind], []
+        if not rows:
+            return
+        sink = self.sinks[kind]
+        table = pa.Table.from_pylist(rows, schema=sink.schema)
+        self._wait()
+        self._pending = self._pool.submit(sink.write, table)
+
+    def _wait(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
 
     def close(self) -> dict[str, int]:
         for kind in STAGED:
             self._flush(kind)
-            self.sinks[kind].close()
+        self._wait()
+        self._pool.shutdown()
+        for sink in self.sinks.values():
+            sink.close()
         return {f"{kind}s": sink.rows for kind, sink in self.sinks.items()}
 
     def abort(self) -> None:
+        with contextlib.suppress(Exception):
+            self._wait()
+        self._pool.shutdown()
         for sink in self.sinks.values():
             sink.abort()
 
@@ -138,13 +164,16 @@ def _stage(path: Path, target: Path, fmt: str | None, report: Report,
 
 @dataclass
 class IngestResult:
-    """What an ingest run did: inputs staged or unchanged, the build summary, the full report."""
+    """What an ingest run did: inputs staged or unchanged, the build summary, the full report,
+    and the seconds it spent per phase (``stage``: reading and staging the inputs; then the
+    build's ``identify``, ``resolve references`` and ``write``)."""
 
     staged: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     build: dict[str, Any] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def _part_problems(part: Path) -> list[Problem]:
@@ -181,6 +210,7 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
     committed = orjson.loads(orjson.dumps(manifest))  # as it is until this run commits
     entries: list[dict[str, Any]] = manifest["inputs"]
     result = IngestResult()
+    phases = Phases()
     if fmt:
         get_reader(fmt)
     corpus.layout.remove_stale_staged({e["part"] for e in entries})
@@ -208,7 +238,8 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
         part = f"{ordinal:04d}-{part_digest}"
         report = Report(strict=strict)
         tick = progress(f"reading {path.name}", None) if progress else None
-        counts = stage(path, corpus.staged / part, fmt, report, tick)
+        with phases("stage"):
+            counts = stage(path, corpus.staged / part, fmt, report, tick)
         if entry and entry["part"] != part and (corpus.staged / entry["part"]).exists():
             shutil.rmtree(corpus.staged / entry["part"])
         new = {"path": str(path), "ordinal": ordinal, "digest": part_digest, "part": part,
@@ -233,9 +264,11 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
         manifest.update(schema_version=SCHEMA_VERSION, inputs=entries, build=summary)
         write_json(corpus.layout.manifest, {**committed, NEXT: manifest})
 
-    build_corpus(corpus, parts, report, identifier, tick, before_swap=commit)
+    phases.seconds.setdefault("stage", 0.0)  # every input unchanged: nothing staged
+    build_corpus(corpus, parts, report, identifier, tick, before_swap=commit, phases=phases)
     crash_point("ingest.before_manifest")
     write_json(corpus.layout.manifest, manifest)
+    result.phases = phases.seconds
     return result
 
 

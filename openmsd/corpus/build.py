@@ -208,13 +208,15 @@ def derive(engine: SqlEngine, out: str | Path, report: Report, names: dict[int, 
     with phase("resolve references"):
         _build_alias_map(engine, report)
         counts = _resolve_references(engine, report, names)
+        _build_contexts(engine, report, names)
+        for done in ("refs", "id_hits"):  # the sorts below get their memory
+            engine.drop(done)
     with phase("write"):
         n_refs = engine.write("SELECT * FROM refs_final ORDER BY row",
                               f"{out}/references.parquet", REFERENCES, meta)
+        engine.drop("refs_final")  # the citations are read back from the table written
+        engine.load("references_written", f"{out}/references.parquet")
         n_cit = engine.write(CITATIONS_SQL, f"{out}/citations.parquet", CITATIONS, meta)
-    with phase("resolve references"):
-        _build_contexts(engine, report, names)
-    with phase("write"):
         n_ctx = engine.write("SELECT * FROM contexts_final ORDER BY part, seq",
                              f"{out}/contexts.parquet", CONTEXTS, meta)
     counts.update(papers=n_papers, references=n_refs, citations=n_cit, contexts=n_ctx)
@@ -370,7 +372,7 @@ SELECT citing_id, cited_id, list_sort(list_distinct(list(source))) AS sources,
        arg_min(resolution, CASE resolution {" ".join(f"WHEN '{r}' THEN {i}"
                                                      for i, r in enumerate(LINKED))} END)
          AS resolution
-FROM refs_final WHERE resolution IN {LINKED} AND citing_id <> cited_id
+FROM references_written WHERE resolution IN {LINKED} AND citing_id <> cited_id
 GROUP BY citing_id, cited_id ORDER BY citing_id, cited_id
 """
 

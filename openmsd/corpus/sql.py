@@ -54,6 +54,9 @@ class SqlEngine(Protocol):
     def load(self, name: str, target: str) -> None:
         """The Parquet written at ``target`` as the table ``name``."""
 
+    def drop(self, name: str) -> None:
+        """Forget the table ``name`` (its memory or disk is free for what follows)."""
+
 
 class DuckDBSql:
     """DuckDB: the statements as written; Parquet written as one file per table."""
@@ -64,7 +67,7 @@ class DuckDBSql:
         self.con = con
         self.batch_size = batch_size
 
-    def table(self, name: str, sql: str) -> None:
+    def table(self, name: str, sql: str) -> None:  # in memory, spilled beyond its limit
         self.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {sql}")
 
     def rows(self, sql: str) -> list[tuple[Any, ...]]:
@@ -89,6 +92,9 @@ class DuckDBSql:
     def load(self, name: str, target: str) -> None:
         path = str(target).replace("'", "''")
         self.con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
+
+    def drop(self, name: str) -> None:
+        self.con.execute(f"DROP TABLE IF EXISTS {name}")
 
 
 def to_spark_sql(sql: str) -> str:
@@ -186,6 +192,9 @@ class SparkSql:
 
     def load(self, name: str, target: str) -> None:
         self.spark.read.parquet(target).createOrReplaceTempView(name)
+
+    def drop(self, name: str) -> None:
+        self.spark.catalog.dropTempView(name)
 
 
 def _join_parts(parts: str, target: str, schema: pa.Schema, meta: dict[str, str]) -> int:

@@ -63,9 +63,14 @@ def input_records(files: list[Path], reader: Reader | None, report: Report) -> I
 def within_limits(file: Path, record: Record, report: Report) -> bool:
     """Whether every text field of ``record`` is within its limit; else report it, False."""
     kind, fields = record
+    # Most values are short: one length test on each before any limit's look-up (the hot path).
+    for value in fields.values():
+        if isinstance(value, str) and len(value) > _SHORTEST_LIMIT:
+            break
+    else:
+        return True
     for name, value in fields.items():
-        # Most values are short: one length test before the limit's look-up (the hot path).
-        if not isinstance(value, str) or len(value) <= _SHORTEST_LIMIT:
+        if not isinstance(value, str):
             continue
         limit = FIELD_CHARS.get(name, OTHER_FIELD_CHARS)
         if len(value) > limit:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import orjson
+from isal import igzip
 
 from openmsd.corpus import Record
 from openmsd.report import Report
@@ -52,13 +53,15 @@ _UTF16 = {codecs.BOM_UTF16_LE: "utf-16-le", codecs.BOM_UTF16_BE: "utf-16-be"}
 
 
 def open_binary(path: Path) -> IO[bytes]:
-    """Open a file for reading, decompressing gzip transparently (by magic bytes, not suffix);
-    UTF-8 bytes always: a UTF-8 byte-order mark is skipped, UTF-16 (with its mark) recoded."""
+    """Open a file for reading, decompressing gzip transparently (by magic bytes, not suffix;
+    with ISA-L, ``isal.igzip``: the stream format of :mod:`gzip`, decompressed in about a
+    third of zlib's time); UTF-8 bytes always: a UTF-8 byte-order mark is skipped, UTF-16
+    (with its mark) recoded."""
     handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - returned to the caller
     magic = handle.read(2)
     handle.seek(0)
     if magic == b"\x1f\x8b":
-        handle = gzip.GzipFile(fileobj=handle)  # type: ignore[assignment]
+        handle = igzip.IGzipFile(fileobj=handle)  # type: ignore[assignment]
     handle = io.BufferedReader(handle) if not hasattr(handle, "peek") else handle  # type: ignore[arg-type]
     try:
         mark = handle.peek(3)[:3]  # type: ignore[attr-defined]

@@ -50,6 +50,7 @@ __all__ = ["IngestResult", "StagedWriter", "digest", "ingest", "stage"]
 
 STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
 FLUSH_ROWS = 20_000
+PROGRESS_EVERY = 1_000
 
 
 def digest(files: list[Path], root: Path, fmt: str | None) -> str:
@@ -134,7 +135,8 @@ def _rare_gc(threshold: int = 200_000) -> Iterator[None]:
 
 def stage(path: Path, target: Path, fmt: str | None, report: Report,
           on_record: Callable[[int], None] | None = None) -> dict[str, int]:
-    """Read one input into a staged part directory written atomically at ``target``."""
+    """Read one input into a staged part directory written atomically at ``target``;
+    ``on_record(n)`` is told of the records read, :data:`PROGRESS_EVERY` at a time."""
     with _rare_gc():
         return _stage(path, target, fmt, report, on_record)
 
@@ -146,10 +148,17 @@ def _stage(path: Path, target: Path, fmt: str | None, report: Report,
     tmp = temp_dir_beside(target)
     writer = StagedWriter(tmp)
     try:
-        for kind, record in input_records(files, reader, report):
-            writer.add(kind, record)
-            if on_record:
-                on_record(1)
+        records = input_records(files, reader, report)
+        if on_record is None:
+            for kind, record in records:
+                writer.add(kind, record)
+        else:  # progress advanced by the thousand: a bar's update costs more than a record
+            read = 0
+            for read, (kind, record) in enumerate(records, 1):
+                writer.add(kind, record)
+                if not read % PROGRESS_EVERY:
+                    on_record(PROGRESS_EVERY)
+            on_record(read % PROGRESS_EVERY)
         counts = writer.close()
     except BaseException:
         writer.abort()

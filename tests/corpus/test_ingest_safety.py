@@ -77,3 +77,29 @@ def test_an_ingest_of_no_papers_fails(tmp_path: Path) -> None:
         ingest([empty], tmp_path / "corpus")
     result = CliRunner().invoke(app, ["ingest", str(empty), "--out", str(tmp_path / "c2")])
     assert result.exit_code != 0 and "no papers" in result.output
+
+
+def test_a_failed_staged_write_leaves_no_part(tmp_path: Path, monkeypatch) -> None:
+    from openmsd import io
+    from openmsd.ingest import run
+
+    src = tmp_path / "p.jsonl"
+    src.write_bytes(b"".join(orjson.dumps({"id": f"p{i}", "title": f"Paper {i}",
+                                           "references": [f"p{i + 1}"]}) + b"\n"
+                             for i in range(50)))
+    written = io.ParquetSink.write
+
+    def failing(sink: io.ParquetSink, batch) -> None:
+        if sink.target.name == "staged_references.parquet":
+            raise OSError(28, "No space left on device")
+        written(sink, batch)
+
+    monkeypatch.setattr(run, "FLUSH_ROWS", 8)  # the failure comes from a write mid-input
+    monkeypatch.setattr(io.ParquetSink, "write", failing)
+    with pytest.raises(OSError, match="No space left"):
+        ingest([src], tmp_path / "c", fmt="jsonl")
+    staged = tmp_path / "c" / "staged"
+    assert not staged.exists() or not list(staged.iterdir())
+    assert not (tmp_path / "c" / "papers.parquet").exists()
+    monkeypatch.undo()
+    assert ingest([src], tmp_path / "c", fmt="jsonl").build["counts"]["papers"] == 50

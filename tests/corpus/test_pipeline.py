@@ -203,3 +203,36 @@ def test_languages_of_unchanged_papers_are_not_identified_again(tmp_path):
     ingest([a], tmp_path / "c", fmt="jsonl", identifier=counting)
     assert len(seen) == 3 and seen[2].startswith("Un analyseur robuste")
     assert papers_by_id(tmp_path / "c")["p2"]["language"] == "fr"  # kept from the first build
+
+
+def test_references_resolve_by_one_or_several_identifiers(tmp_path):
+    src = write_jsonl(tmp_path / "p.jsonl", [
+        {"id": "p1", "title": "Citing", "references": [
+            "p2",                                          # one identifier
+            {"doi": "10.1234/two", "id": "p2"},            # two, both naming p2
+            {"doi": "10.1234/two", "id": "p3"},            # two, naming two papers
+            {"doi": "10.1234/none", "id": "nowhere"},      # two, naming none
+            "x1",                                          # one, held by two papers
+            "p1"]},                                        # itself
+        {"id": "p2", "doi": "10.1234/two", "title": "Two"},
+        {"id": "p3", "title": "Three"},
+        {"id": "x1", "doi": "10.1234/a", "title": "A"},
+        {"id": "x1", "doi": "10.1234/b", "title": "B"}])
+    ingest([src], tmp_path / "c", fmt="jsonl")
+    refs = Corpus(tmp_path / "c").read("references").to_pylist()
+    assert [(r["cited_id"], r["resolution"]) for r in refs] == [
+        ("10.1234/two", "id"), ("10.1234/two", "id"), (None, "ambiguous"),
+        (None, "unresolved"), (None, "ambiguous"), ("p1", "self")]
+    citations = Corpus(tmp_path / "c").read("citations").to_pylist()
+    assert [(c["citing_id"], c["cited_id"]) for c in citations] == [("p1", "10.1234/two")]
+
+
+def test_ingest_reports_seconds_per_phase(tmp_path):
+    src = write_jsonl(tmp_path / "p.jsonl", [
+        {"id": "p1", "title": "Un analyseur", "abstract": FR, "references": ["p2"]},
+        {"id": "p2", "title": "A parser", "abstract": EN}])
+    first = ingest([src], tmp_path / "c", fmt="jsonl")
+    assert list(first.phases) == ["stage", "identify", "resolve references", "write"]
+    assert all(seconds > 0 for seconds in first.phases.values())
+    again = ingest([src], tmp_path / "c", fmt="jsonl")  # unchanged: nothing staged
+    assert again.phases["stage"] == 0 and again.phases["write"] > 0

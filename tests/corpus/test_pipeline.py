@@ -236,3 +236,17 @@ def test_ingest_reports_seconds_per_phase(tmp_path):
     assert all(seconds > 0 for seconds in first.phases.values())
     again = ingest([src], tmp_path / "c", fmt="jsonl")  # unchanged: nothing staged
     assert again.phases["stage"] == 0 and again.phases["write"] > 0
+
+
+def test_progress_counts_every_record_read_a_thousand_at_a_time(tmp_path):
+    src = write_jsonl(tmp_path / "p.jsonl", [
+        {"id": f"p{i}", "title": f"Paper {i}", "references": [f"p{i + 1}", f"p{i + 2}"]}
+        for i in range(1500)])
+    told: dict[str, list[int]] = {}
+
+    def start(label, total):
+        return told.setdefault(label, []).append
+
+    ingest([src], tmp_path / "c", fmt="jsonl", progress=start)
+    reading = told["reading p.jsonl"]
+    assert sum(reading) == 1500 * 3 and max(reading) == 1000 and len(reading) == 5

@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${WORK:-/tmp/openmsd-headline}
-VECTORS=${VECTORS:-2000000}
-EMBED_TEXTS=${EMBED_TEXTS:-2000}
+VECTORS=${VECTORS:-1000000}
+EMBED_TEXTS=${EMBED_TEXTS:-1000}
 mkdir -p "$WORK"
 python benchmarks/langid_accuracy.py
 python benchmarks/demo_wall.py
@@ -18,8 +18,18 @@ python benchmarks/ingest_throughput.py --works 20000
 python benchmarks/crosslingual_taln.py --models bm25 e5-small-multilingual hybrid --backend onnx
 python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --work "$WORK/embed" --prepare
 python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --cores 2 --work "$WORK/embed"
+# TALN with relations and the default dense model's vectors, then tune (train + dev) and the
+# ranking figures on IDT, ODT and test (each run reads TALN's test split once more).
+rm -rf "$WORK/taln"
+openmsd ingest ../shared/data/taln/papers.jsonl ../shared/data/taln/parscit --out "$WORK/taln"
+openmsd relations "$WORK/taln" --top-languages 2 --idt 0.15 --odt 0.15 --dev 0.1
+openmsd embed "$WORK/taln"
+python benchmarks/ranking_taln.py "$WORK/taln" --record ranking_taln
+# Synthetic corpora (seeded): what tune costs at 3,000, 30,000 and 100,000 papers.
+for size in 3000 30000 100000; do
+    python benchmarks/tune_cost.py --sizes "$size" --work "$WORK/tune" --append
+done
 # Synthetic vectors (seeded, clustered): generated, built, searched exactly and measured.
-python benchmarks/index_scale.py --vectors "$VECTORS" --queries 1000 \
-    --factory IVF4096_HNSW32,PQ48 --train 160000 --calibration 300 --work "$WORK/index" \
-    --steps generate,build,truth,measure
+python benchmarks/index_scale.py --vectors "$VECTORS" --compare 200000 --queries 500 \
+    --factory IVF4096_HNSW32,PQ48 --train 160000 --calibration 300 --work "$WORK/index"
 python scripts/docs_reference.py

@@ -81,7 +81,9 @@ def write_record(
         "name": name,
         "command": " ".join(["python", _script(), *sys.argv[1:]]),
         "commit": _git("rev-parse", "HEAD"),
-        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        # other records written since the commit change no code
+        "dirty": bool(_git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                           ":!benchmarks/results")),
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "load_before": load_before,

@@ -104,8 +104,10 @@ def pool_matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequ
 
 #: A pool of more papers than this is not ranked whole for each tuning query: its candidates
 #: are the union of each member's top :data:`DEPTH` (:func:`candidates`), as a fusion's
-#: exhaustive pool is at query time (``openmsd.rank.fusion.DEPTH``).
-FULL_POOL = 3000
+#: exhaustive pool is at query time (``openmsd.rank.fusion.DEPTH``): the served fusion never
+#: ranks a paper outside it, and a grid point then costs queries × candidates, not queries ×
+#: pool.
+FULL_POOL = 1000
 DEPTH = 100
 
 

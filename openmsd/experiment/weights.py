@@ -6,6 +6,8 @@ citation contexts (:mod:`openmsd.experiment.contexts`).
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,8 +17,8 @@ import pyarrow.compute as pc
 
 from openmsd.rank import blend, heard, transformed
 
-__all__ = ["LADDER", "MAX_GRID", "SEARCHED", "Judged", "TuneError", "ascend", "grid_step",
-           "pooled", "search", "simplex"]
+__all__ = ["LADDER", "MAX_GRID", "SEARCHED", "Judged", "TuneError", "ascend", "ascending_keys",
+           "grid_step", "pooled", "search", "simplex"]
 
 #: The fusion methods a grid of weights is searched with (the learned one is fitted apart).
 SEARCHED = ("zscore", "weighted", "rrf")
@@ -64,6 +66,8 @@ def ascend(value: Callable[[list[float]], float], start: Sequence[float],
         changed = False
         for i in range(len(weights)):
             for candidate in ladder:
+                if candidate == weights[i]:
+                    continue  # the weighting kept: its value is ``best``
                 trial = [*weights[:i], candidate, *weights[i + 1:]]
                 found = value(trial)
                 if found > best + 1e-9:
@@ -159,19 +163,63 @@ class Judged:
     def average_precision(self, matrix: np.ndarray) -> np.ndarray:
         """The AP (a fraction) of each (task, query) group, in group order, when the pool is
         ranked by ``matrix`` (see :meth:`objective`)."""
-        rows = matrix[self.row]
-        own = rows[np.arange(len(self.query)), np.maximum(self.column, 0)][:, None]
-        ids = (np.arange(matrix.shape[1])[None, :] if self.columns is None
-               else self.columns[self.row])
-        rank = (1 + (rows > own).sum(axis=1) + ((rows == own) & (ids > self.doc[:, None]))
-                .sum(axis=1)).astype(np.float64)
-        rank[self.column < 0] = np.inf  # not among the query's candidates: never retrieved
+        rank = self.ranks(matrix)
         # AP of a group: the mean over its relevant papers of (their place among them) / rank
         order = np.lexsort((rank, self.group))
         group, rank = self.group[order], rank[order]
         first = np.searchsorted(group, group)
         precision = (np.arange(len(group)) - first + 1) / rank
         return np.bincount(group, precision) / np.bincount(group)
+
+    def ranks(self, matrix: np.ndarray) -> np.ndarray:
+        """Each relevant pair's rank (1 first; ``inf`` outside its query's candidates) when
+        each judged row of ``matrix`` (read as float32) is sorted by score, then by document
+        (the higher first): one sort a query row, then a binary search a relevant pair."""
+        used, slot, by_row, bounds = self._by_row
+        keys = ascending_keys(np.add(matrix[used], np.float32(0), dtype=np.float32),
+                              self._documents(matrix.shape[1]))
+        wanted = keys[slot, np.maximum(self.column, 0)]
+        keys.sort(axis=1)
+        rank = np.empty(len(slot), np.float64)
+        for row, (start, stop) in enumerate(itertools.pairwise(bounds)):
+            pairs = by_row[start:stop]
+            rank[pairs] = keys.shape[1] + 1 - np.searchsorted(keys[row], wanted[pairs], "right")
+        rank[self.column < 0] = np.inf  # not among the query's candidates: never retrieved
+        return rank
+
+    @functools.cached_property
+    def _by_row(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The judged rows of the matrices (sorted), each pair's place among them, the pairs in
+        that order and where each row's pairs start there."""
+        used, slot = np.unique(self.row, return_inverse=True)
+        by_row = np.argsort(slot, kind="stable")
+        return used, slot, by_row, np.searchsorted(slot[by_row], np.arange(len(used) + 1))
+
+    def _documents(self, columns: int) -> np.ndarray:
+        """The document id of each judged row's columns (-1: none), as :func:`ascending_keys`
+        reads them (kept: every objective of the pool reads the same)."""
+        if getattr(self, "_ids", None) is None or self._ids.shape[1] != columns:
+            used = self._by_row[0]
+            self._ids = (np.broadcast_to(np.arange(columns), (len(used), columns))
+                         if self.columns is None else self.columns[used])
+        return self._ids
+
+
+def ascending_keys(scores: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """One integer a (score, document) of ``scores`` (float32, no -0.0) and ``ids`` (document
+    ids, -1: no document), ascending as the documents rank from last to first: the lower score
+    first, then the lower id (trec_eval ranks ties by the higher id); no document below all.
+
+    >>> ascending_keys(np.array([[1.0, 3.0, 1.0, -np.inf]], np.float32),
+    ...                np.array([[0, 1, 2, -1]])).argsort().tolist()
+    [[3, 0, 2, 1]]
+    """
+    bits = scores.view(np.int32)
+    ordered = (bits ^ ((bits >> 31) & 0x7FFFFFFF)).astype(np.int64)  # IEEE order as int order
+    ordered <<= max(int(ids.max(initial=0)), 1).bit_length()
+    ordered |= np.maximum(ids, 0)
+    ordered[ids < 0] = np.iinfo(np.int64).min
+    return ordered
 
 
 def pooled(found: Sequence[float], sizes: np.ndarray) -> float:
@@ -196,11 +244,15 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
     terms = {method: [(transformed(rows, method), heard(rows)) for rows in parts]
              for method in methods}
 
+    seen: dict[tuple[str, tuple[float, ...]], float] = {}  # a weighting is scored once
+
     def weighted(weights: Sequence[float], method: str) -> float:
-        if allowed is not None and not allowed(weights):
-            return -math.inf
-        return pooled([j.objective(blend(t, weights, where))
-                       for j, (t, where) in zip(judged, terms[method], strict=True)], sizes)
+        key = (method, tuple(weights))
+        if key not in seen:
+            seen[key] = -math.inf if allowed is not None and not allowed(weights) else pooled(
+                [j.objective(blend(t, weights, where))
+                 for j, (t, where) in zip(judged, terms[method], strict=True)], sizes)
+        return seen[key]
 
     singles = {m: pooled([j.objective(rows[i]) for j, rows in zip(judged, parts, strict=True)],
                          sizes) for i, m in enumerate(members)}

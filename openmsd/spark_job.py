@@ -15,7 +15,7 @@ Spark SQL (see ``docs/relations.md``). Inputs and outputs may be object-store UR
       --papers s3a://bucket/corpus/papers.parquet \\
       --citations s3a://bucket/corpus/citations.parquet --out s3a://bucket/corpus/relations
     spark-submit ... "$JOB" embed s3a://bucket/corpus/papers.parquet \\
-      --vectors s3a://bucket/corpus/vectors --model e5-small-multilingual --backend onnx
+      --vectors s3a://bucket/corpus/vectors --model e5-small-multilingual
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def parser() -> argparse.ArgumentParser:
     embed.add_argument("papers", help="the papers table (Parquet file or directory, or URI)")
     embed.add_argument("--vectors", required=True, help="the vector store directory or URI")
     embed.add_argument("--model", default="e5-small-multilingual")
-    embed.add_argument("--backend", default="onnx", help="onnx (CPU) or torch (fp16 on GPUs)")
+    embed.add_argument("--backend", default=None, help="the model's default as openmsd embed "
+                       "runs it (onnx-fp32 for e5 on CPU), onnx (int8), or torch (fp16 on GPUs)")
     embed.add_argument("--batch-size", type=int, default=32)
     return parser
 

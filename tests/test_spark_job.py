@@ -45,3 +45,12 @@ def test_the_relations_job_takes_the_relations_defaults():
     assert DEFAULT_MAX_GROUP == 256
     assert (args.top_languages, args.idt, args.odt, args.dev, args.seed) == \
         (split.top_languages, split.idt, split.odt, split.dev, split.seed)
+
+
+def test_the_embed_job_runs_the_model_default_backend_unless_told():
+    from openmsd.models import default_backend
+    from openmsd.spark_job import parser
+
+    told = parser().parse_args(["embed", "papers.parquet", "--vectors", "v"])
+    assert told.backend is None  # embed_on_spark then takes the model's default
+    assert default_backend(told.model) != "onnx"  # e5: ONNX fp32, not the int8 build

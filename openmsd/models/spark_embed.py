@@ -5,7 +5,8 @@ The papers are read with Spark, their embedding text and its hash computed in th
 vector left out (an anti join), the rest hashed by ``paper_id`` into partitions of about
 :data:`ROWS_PER_PARTITION` papers, and each partition embedded by ``mapInPandas``. The model is
 loaded once per Python worker (:func:`worker_encoder`, kept while Spark reuses the worker):
-ONNX Runtime int8 on CPU executors, torch on the others, fp16 with length-bucketed batches
+the model's default backend as ``openmsd embed`` runs it on CPU executors (ONNX Runtime), torch
+on the others, fp16 with length-bucketed batches
 (:class:`openmsd.models.backends.gpu.BucketedTorchEncoder`) where the executor has a GPU.
 Each task uses ``spark.task.cpus`` threads.
 
@@ -28,6 +29,7 @@ import pyarrow as pa
 
 from openmsd.io import ParquetSink
 from openmsd.models.embed import embed_text
+from openmsd.models.registry import default_backend
 from openmsd.models.vectors import model_slug, text_hash, vector_key, vector_schema
 
 __all__ = ["ROWS_PER_PARTITION", "SparkEmbedResult", "embed_on_spark", "worker_encoder"]
@@ -137,15 +139,17 @@ def _existing_parts(spark: Any, directory: str) -> list[str]:
                   and status.getPath().getName().endswith(".parquet"))
 
 
-def embed_on_spark(papers: str, vectors: str, model: str, backend: str = "onnx", *,
+def embed_on_spark(papers: str, vectors: str, model: str, backend: str | None = None, *,
                    spark: Any = None, batch_size: int = 32,
                    rows_per_partition: int = ROWS_PER_PARTITION) -> SparkEmbedResult:
     """Embed the papers of ``papers`` (a Parquet file or directory of the papers table; a
-    path or URI) whose text has no vector yet in ``vectors/<model>[@backend]/``."""
+    path or URI) whose text has no vector yet in ``vectors/<model>[@backend]/`` (``backend``
+    None: the model's default, as ``openmsd embed`` runs it)."""
     from pyspark.sql import types as T
 
     from openmsd.corpus import local_spark
 
+    backend = backend or default_backend(model)
     spark = spark or local_spark()
     key = vector_key(model, backend)
     directory = f"{str(vectors).rstrip('/')}/{model_slug(key)}"

@@ -15,7 +15,7 @@ views, the dense model, their feedback, the metadata and graph members).
 
 Each command runs at ``nice 10`` under ``prlimit --as`` (8 GiB) and is measured from its own
 ``wait4`` usage: wall and CPU seconds, peak resident memory. The tune is timed in this process,
-as a whole and by step (``hybrid``: members scored, grid points and folds; ``hybrid-graph``
+as a whole and by step (``hybrid``: members scored, grid and ascent by fold; ``hybrid-graph``
 likewise), with the CPU seconds of the process (on a shared machine the wall time mostly
 measures the others' work), its peak memory, and how many queries each fit read out of how
 many it had (at most ``openmsd.experiment.tune.MAX_QUERIES`` a split). Run one size a process

@@ -54,7 +54,7 @@ from openmsd.experiment.weights import (
     grid_step,
     pooled,
     search,
-    simplex,
+    search_steps,
 )
 from openmsd.rank import (
     ENGLISH_MODEL,
@@ -240,10 +240,11 @@ def fit_validated(corpus: Corpus, pools: Sequence[Any], sets: dict[str, Sequence
     parts = {name: [[store[m] for m in chosen] for store in stores]
              for name, chosen in sets.items()}
     splits = query_folds(pools, folds, seed)
-    grid = {name: len(simplex(len(chosen), grid_step(len(chosen), step))) * len(SEARCHED) + 1
+    grid = {name: search_steps(len(chosen), grid_step(len(chosen), step)) + 1
             for name, chosen in sets.items()}
     total = sum(grid.values()) * (len(splits) + 1)
-    advance = progress(f"{label}: grid points, {len(splits)} folds and the final fit", total) \
+    advance = progress(f"{label}: grid and ascent, {len(splits)} folds and the final fit",
+                       total) \
         if progress else None
     ap = _out_of_fold(pools, parts, sets, stores, untuned, splits, task, step, seed, advance)
     verdict = _verdict(ap, bool(splits))

@@ -17,8 +17,9 @@ import pyarrow.compute as pc
 
 from openmsd.rank import blend, heard, transformed
 
-__all__ = ["LADDER", "MAX_GRID", "SEARCHED", "Judged", "TuneError", "ascend", "ascending_keys",
-           "grid_step", "pooled", "search", "simplex"]
+__all__ = ["LADDER", "MAX_GRID", "ROUNDS", "SEARCHED", "STARTS", "Judged", "TuneError", "ascend",
+           "ascending_keys", "ascent_steps", "grid_step", "pooled", "search", "search_steps",
+           "simplex"]
 
 #: The fusion methods a grid of weights is searched with (the learned one is fitted apart).
 SEARCHED = ("zscore", "weighted", "rrf")
@@ -50,8 +51,23 @@ def simplex(members: int, step: float) -> list[tuple[float, ...]]:
 LADDER = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)
 
 
+#: The most rounds of :func:`ascend`.
+ROUNDS = 4
+
+
+def ascent_steps(members: int, ladder: Sequence[float] = LADDER, rounds: int = ROUNDS) -> int:
+    """The progress steps of one :func:`ascend` of ``members`` weights: one a value of
+    ``ladder`` a weight a round (the rounds it stops before are told at its end).
+
+    >>> ascent_steps(3)
+    132
+    """
+    return rounds * members * len(ladder)
+
+
 def ascend(value: Callable[[list[float]], float], start: Sequence[float],
-           ladder: Sequence[float] = LADDER, rounds: int = 4) -> tuple[list[float], float]:
+           ladder: Sequence[float] = LADDER, rounds: int = ROUNDS,
+           progress: Callable[[int], None] | None = None) -> tuple[list[float], float]:
     """Coordinate ascent: each weight in turn set to the value of ``ladder`` that raises
     ``value`` most, the others kept, until a round changes nothing (at most ``rounds``).
     Returns the weights and their value; finer than a grid over many members, which must be
@@ -62,10 +78,14 @@ def ascend(value: Callable[[list[float]], float], start: Sequence[float],
     """
     weights = [float(w) for w in start]
     best = value(weights)
+    told = 0
     for _ in range(rounds):
         changed = False
         for i in range(len(weights)):
             for candidate in ladder:
+                if progress:
+                    progress(1)
+                    told += 1
                 if candidate == weights[i]:
                     continue  # the weighting kept: its value is ``best``
                 trial = [*weights[:i], candidate, *weights[i + 1:]]
@@ -74,6 +94,8 @@ def ascend(value: Callable[[list[float]], float], start: Sequence[float],
                     best, weights, changed = found, trial, True
         if not changed:
             break
+    if progress:
+        progress(ascent_steps(len(weights), ladder, rounds) - told)
     return weights, best
 
 
@@ -227,6 +249,16 @@ def pooled(found: Sequence[float], sizes: np.ndarray) -> float:
     return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
 
 
+#: The starts of :func:`search`'s coordinate ascent: the grid's best and the best member alone.
+STARTS = 2
+
+
+def search_steps(members: int, step: float, methods: int = len(SEARCHED)) -> int:
+    """The progress steps of one :func:`search`: every grid point and every ascent step, for
+    each method."""
+    return methods * (len(simplex(members, step)) + STARTS * ascent_steps(members))
+
+
 def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
            sizes: np.ndarray, members: Sequence[str], step: float,
            progress: Callable[[int], None] | None = None,
@@ -271,8 +303,11 @@ def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
         # member alone (two local optima; the better is kept)
         alone = [float(m == max(singles, key=singles.__getitem__)) for m in members]
         starts = [start for start in (grid_best[1], alone) if start]
-        weights, found = max((ascend(lambda w, m=method: weighted(w, m), start)
-                              for start in starts), key=lambda wf: wf[1])
+        weights, found = max((ascend(lambda w, m=method: weighted(w, m), start,
+                                     progress=progress) for start in starts),
+                             key=lambda wf: wf[1])
+        if progress:
+            progress((STARTS - len(starts)) * ascent_steps(len(members)))
         total = sum(weights)  # each method ranks the same by weights scaled to sum to 1
         weights = [w / total for w in weights] if total > 0 else grid_best[1]
         by_method[method] = found

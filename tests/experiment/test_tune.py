@@ -84,3 +84,22 @@ def test_a_fit_reads_at_most_its_sample_of_queries():
     assert [sample.ids[r] for r in sample.rows] == sorted(sample.judgements["query"].to_pylist())
     assert tuning_pool(pool, limit=10, seed=3).rows.tolist() == sample.rows.tolist()
     assert len(tuning_pool(pool, limit=100).rows) == 30
+
+
+def test_the_progress_of_a_fit_moves_through_the_ascent_and_ends_at_its_total():
+    pool, (signal, noise) = pool_and_scores(queries=30, papers=40, seed=1)
+    untuned = {"members": ["noise"], "weights": [1.0], "method": "zscore", "tuned": False}
+    tuning, store = stores_of(pool, {"signal": signal, "noise": noise})
+    bars: dict[str, list[int]] = {}
+
+    def progress(label: str, total: int):
+        bars[label] = [total]
+        return bars[label].append
+
+    fit_validated(None, [tuning], {"all": ["signal", "noise"]}, [[]], "citation", 0.5,
+                  untuned, [store], progress=progress, seed=0)
+    (label, told), = bars.items()
+    total, steps = told[0], told[1:]
+    assert "ascent" in label and sum(steps) == total
+    grid_points = 3 * 3 * 6  # 3 weightings of 2 members a method, 3 methods, 5 folds + final
+    assert len(steps) > grid_points  # the ascent's steps are told as it goes

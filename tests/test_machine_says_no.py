@@ -31,7 +31,9 @@ CLI = "import sys; from openmsd.cli import main; sys.argv = ['openmsd', *sys.arg
 def _papers(path: Path, n: int, prefix: str) -> Path:
     path.write_bytes(b"".join(orjson.dumps({
         "id": f"{prefix}{i}", "title": f"Paper {i} on tagging {i * 7919 % 1000}",
-        "abstract": f"About tagging {i}. " * 40, "year": 2000 + i % 20}) + b"\n"
+        "abstract": "About tagging " + " ".join(  # words that compress little
+            f"w{(i * 7919 + j * 104729) % 100003}" for j in range(60)),
+        "year": 2000 + i % 20}) + b"\n"
         for i in range(n)))
     return path
 

@@ -2,12 +2,13 @@
 # Reruns the README's headline figures, each writing its record benchmarks/results/NAME.json
 # (benchmarks/record.py), then renders the Benchmarks page. Run from the repository root, with
 # the test data in ../shared/data and the model cache built (run `openmsd demo` once first).
-# The sizes are the ones the stored records ran at on the shared 2-core machine; on a machine
-# of your own raise them (VECTORS=10000000 needs ~16 GB of disk under $WORK and about an hour).
+# The sizes are the ones the stored records ran at, on a 2-core machine: the index's
+# VECTORS=10000000 needs ~16 GB of disk under $WORK and about 30 minutes (VECTORS=1000000 for a
+# quicker look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${WORK:-/tmp/openmsd-headline}
-VECTORS=${VECTORS:-1000000}
+VECTORS=${VECTORS:-10000000}
 EMBED_TEXTS=${EMBED_TEXTS:-1000}
 mkdir -p "$WORK"
 python benchmarks/langid_accuracy.py

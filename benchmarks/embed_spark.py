@@ -1,5 +1,6 @@
 """Embedding on Spark local[N] (N Python workers, one ONNX thread each) against the
-single-process ONNX int8 ``openmsd embed`` (N threads), on real abstracts.
+single-process ``openmsd embed`` (N threads), on real abstracts, both with the model's default
+backend (``--backend`` another).
 
 The texts are real: TALN's French abstracts, their English translations and S2ORC's English
 abstracts (``../shared/data``), cycled under distinct paper ids to reach ``--texts`` (20,000 in
@@ -77,6 +78,8 @@ def main() -> None:
     parser.add_argument("--texts", type=int, default=20_000)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--model", default="e5-small-multilingual")
+    parser.add_argument("--backend", default=None, help="default: the model's, as openmsd "
+                        "embed runs it (ONNX fp32 for e5)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/spark19/embed_bench"))
     parser.add_argument("--out", type=Path, default=None, help="JSON results file")
     parser.add_argument("--prepare", action="store_true",
@@ -85,16 +88,19 @@ def main() -> None:
                         help="engines to run now (each result is kept in --work; the row is "
                              "printed once both have run, in this call or an earlier one)")
     args = parser.parse_args()
+    from openmsd.models import default_backend
+
+    args.backend = args.backend or default_backend(args.model)
     args.work.mkdir(parents=True, exist_ok=True)
     base = corpus(args.work, args.texts)
     if args.prepare:
         return
     commands = {
         "single": [sys.executable, "-m", "openmsd.cli", "embed", str(args.work / "single"),
-                   "--model", args.model, "--backend", "onnx", "--json"],
+                   "--model", args.model, "--backend", args.backend, "--json"],
         "spark": [sys.executable, "-c", "import sys; from openmsd.corpus import local_spark; "
                   "from openmsd.models import embed_on_spark; "
-                  f"embed_on_spark(sys.argv[1], sys.argv[2], {args.model!r}, 'onnx', "
+                  f"embed_on_spark(sys.argv[1], sys.argv[2], {args.model!r}, {args.backend!r}, "
                   f"spark=local_spark({args.cores}))",
                   str(args.work / "spark" / "papers.parquet"),
                   str(args.work / "spark" / "vectors")],
@@ -117,7 +123,7 @@ def main() -> None:
     from openmsd.corpus import Corpus
     from openmsd.models import load_vectors, vector_key
 
-    key = vector_key(args.model, "onnx")
+    key = vector_key(args.model, args.backend)
     ids_a, a = load_vectors(Corpus(args.work / "single"), key)
     ids_b, b = load_vectors(Corpus(args.work / "spark"), key)
     row = {"texts": args.texts, "cores": args.cores,
@@ -143,9 +149,9 @@ def main() -> None:
         {"headline": f"{row['ratio']:.2f}×",
          "headline_means": f"texts/s per core of Spark local[{args.cores}] over the single "
                            "process (both the whole command, model load and JVM included)",
-         "peer": "openmsd embed, one process, ONNX int8", **row},
+         "peer": f"openmsd embed, one process, --backend {args.backend}", **row},
         data={"texts": args.texts, "source": "real abstracts (TALN fr + en, S2ORC), cycled "
-              "under distinct ids", "model": args.model, "backend": "onnx"},
+              "under distinct ids", "model": args.model, "backend": args.backend},
         load_before=one.get("load_average_before"),
         notes=f"Engines run in this call: {', '.join(args.engines)} (the peer first); a "
               "result from an earlier call is reused for the others.")

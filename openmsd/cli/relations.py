@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 from typing import Annotated, Any
 
@@ -13,9 +12,6 @@ from openmsd.cli.options import DEFAULT_MAX_GROUP, CorpusArg, JsonOpt
 from openmsd.cli.output import emit, err, fail, progress
 
 __all__ = ["relations_app"]
-
-MEMORY_LIMIT = os.environ.get("OPENMSD_MEMORY_LIMIT", "2GB")
-
 
 class _DefaultCommandGroup(TyperGroup):
     """A group whose first argument, when it names no subcommand, goes to ``build``."""
@@ -48,27 +44,31 @@ def relations_build(
                                             "in ODT (the out-of-distribution test set).")] = 0.1,
     dev: Annotated[float, typer.Option(help="Share of papers held out of train for dev.")]
     = 0.05,
-    memory_limit: Annotated[str, typer.Option(
-        help="DuckDB's memory limit (such as 2GB); beyond it DuckDB spills to a temporary "
-             "folder in CORPUS/relations.")] = MEMORY_LIMIT,
+    memory_limit: Annotated[str | None, typer.Option(
+        help="DuckDB's memory limit (such as 4GB; default: OPENMSD_MEMORY_LIMIT, else a "
+             "quarter of this machine's memory); beyond it DuckDB spills to a temporary "
+             "folder in CORPUS/relations.")] = None,
     json: JsonOpt = False,
 ) -> None:
     """Derive related pairs (DC: direct citation, CC: co-citation, BC: bibliographic coupling),
     the train / dev / IDT / ODT split (in- and out-of-distribution test sets) and Specter
     triples of a corpus."""
     from openmsd.corpus import Corpus, CorpusError
+    from openmsd.memory import checked_size
+    from openmsd.memory import memory_limit as default_limit
     from openmsd.relations import RelationsConfig, RelationsError, SplitConfig
     from openmsd.relations import connect as connect_engine
     from openmsd.relations import derive as derive_relations
 
     try:
+        limit = checked_size(memory_limit, "--memory-limit") if memory_limit else default_limit()
         config = RelationsConfig(max_group=max_group or None, seed=seed,
                                  split=SplitConfig(top_languages=top_languages, idt=idt,
                                                    odt=odt, dev=dev, seed=seed))
         target = Corpus(corpus)
         target.layout.relations.mkdir(exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.layout.relations, prefix=".spill-") as spill:
-            runner = connect_engine(engine, memory_limit=memory_limit, spill=spill)
+            runner = connect_engine(engine, memory_limit=limit, spill=spill)
             with progress() as start:
                 start(f"deriving relations on {engine}", None)
                 result = derive_relations(target, runner, config)

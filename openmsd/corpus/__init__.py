@@ -29,7 +29,7 @@ from openmsd.corpus.layout import (
     corpus_lock,
 )
 from openmsd.corpus.query_result import query_view
-from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record
+from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record, reference_rows
 from openmsd.corpus.sql import SparkSql, local_spark
 from openmsd.corpus.stats import build_summary, corpus_stats, stats_view, table1_rows
 from openmsd.corpus.store import Corpus, CorpusError
@@ -89,6 +89,7 @@ __all__ = [
     "parse_variant",
     "query_view",
     "read_papers",
+    "reference_rows",
     "stats_view",
     "summaries_dir",
     "summaries_for_model",

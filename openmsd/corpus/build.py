@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import tempfile
 from collections import Counter
 from collections.abc import Callable
@@ -42,11 +41,12 @@ from openmsd.corpus.schema import (
 from openmsd.corpus.sql import DuckDBSql, SqlEngine
 from openmsd.corpus.store import Corpus
 from openmsd.crashpoint import crash_point
+from openmsd.memory import checked_size
+from openmsd.memory import memory_limit as default_limit
 from openmsd.phases import Phases
 from openmsd.report import Report
 
 BATCH = 50_000
-MEMORY_LIMIT = os.environ.get("OPENMSD_MEMORY_LIMIT", "1GB")
 ORD = "(part::BIGINT << 40) + seq"
 # The alias under which a paper key itself is cited (see identifiers.key_aliases).
 KEY_ALIAS = "CASE WHEN regexp_matches({0}, '^10\\.[0-9]{{4,9}}/') THEN 'doi:' || {0} ELSE {0} END"
@@ -225,12 +225,13 @@ def derive(engine: SqlEngine, out: str | Path, report: Report, names: dict[int, 
 
 def build_corpus(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Report,
                  identifier: langid.LanguageIdentifier | None = None,
-                 on_papers: Callable[[int], None] | None = None, memory_limit: str = MEMORY_LIMIT,
+                 on_papers: Callable[[int], None] | None = None, memory_limit: str | None = None,
                  before_swap: Callable[[dict[str, Any]], None] | None = None,
                  phases: Phases | None = None) -> dict[str, Any]:
     """Rebuild every corpus table from ``parts`` (ordinal, staged dir, input name).
 
-    DuckDB spills to a temporary directory beside the corpus beyond ``memory_limit``.
+    DuckDB spills to a temporary directory beside the corpus beyond ``memory_limit`` (by
+    default :func:`openmsd.memory.memory_limit`).
     ``before_swap(summary)`` runs once the new tables are complete, before they replace the
     old ones (the ingest records the manifest to come there: see :meth:`Corpus.manifest`).
 
@@ -244,7 +245,8 @@ def build_corpus(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Rep
     with tempfile.TemporaryDirectory(dir=corpus.root, prefix=".build-") as tmp:
         con = duckdb.connect(str(Path(tmp) / "build.duckdb"))
         con.execute(f"SET temp_directory = '{_quote(Path(tmp) / 'spill')}'")
-        con.execute(f"SET memory_limit = '{memory_limit}'")
+        limit = checked_size(memory_limit, "memory_limit") if memory_limit else default_limit()
+        con.execute(f"SET memory_limit = '{limit}'")
         con.execute("SET preserve_insertion_order = true")
         for kind in ("papers", "references", "contexts"):
             con.execute(f"CREATE VIEW staged_{kind} AS {_union(staged, f'staged_{kind}.parquet')}")

@@ -1,6 +1,6 @@
 """The corpus schema: the records readers yield and the Parquet tables of a corpus directory.
 
-Readers yield three kinds of record (plain dicts, keys below):
+Readers yield four kinds of record (plain dicts, keys below):
 
 * ``paper``: ``key`` (see :func:`openmsd.identifiers.paper_key`), ``aliases``, ``doi``,
   ``title``, ``abstract``, ``declared_language``, ``year``, ``venue``, ``authors``, ``keywords``,
@@ -10,6 +10,11 @@ Readers yield three kinds of record (plain dicts, keys below):
   ``position`` (0-based in the list), ``ref_id`` (the source's label: ``B23``, a bib hash, an oci),
   ``targets`` (aliases of the cited paper: ``doi:...``, ``openalex:W...``), ``title``, ``authors``,
   ``year``, ``venue``, ``raw``, ``source``, ``loc``.
+* ``references``: a block of one paper's references, column by column (the fast path for
+  readers of large reference lists, such as OpenAlex's ``referenced_works``): the keys of
+  ``reference``, where a list value is a column holding one item per reference (``position``
+  is required) and any other value is shared by every reference of the block;
+  :func:`reference_rows` turns a block into ``reference`` records.
 * ``context``: a citation context: ``citing``, ``ref_id`` (the reference it cites), ``text``,
   ``position`` (character offset of the marker in the full text, or -1), ``source``, ``loc``.
 
@@ -25,8 +30,24 @@ import pyarrow as pa
 
 SCHEMA_VERSION = 1
 
-RecordKind = Literal["paper", "reference", "context"]
+RecordKind = Literal["paper", "reference", "references", "context"]
 Record = tuple[RecordKind, dict[str, Any]]
+
+
+def reference_rows(block: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``reference`` records of a ``references`` block: list values are columns, one item a
+    reference; other values are shared.
+
+    >>> for row in reference_rows({"citing": "doi:10.1/a", "position": [0, 2],
+    ...                            "ref_id": ["W1", "W3"]}):
+    ...     print(row)
+    {'citing': 'doi:10.1/a', 'position': 0, 'ref_id': 'W1'}
+    {'citing': 'doi:10.1/a', 'position': 2, 'ref_id': 'W3'}
+    """
+    shared = {name: value for name, value in block.items() if type(value) is not list}
+    columns = {name: value for name, value in block.items() if type(value) is list}
+    rows = zip(*columns.values(), strict=True)
+    return [shared | dict(zip(columns, row, strict=True)) for row in rows]
 
 _strings = pa.list_(pa.string())
 TRANSLATION = pa.struct(

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from openmsd.corpus import Record
+import orjson
+
+from openmsd.corpus import Record, reference_rows
 from openmsd.ingest import formats
 from openmsd.ingest.reader import Reader
 from openmsd.report import IngestError, Report
@@ -51,7 +54,9 @@ def input_records(files: list[Path], reader: Reader | None, report: Report) -> I
         report.count(f"files.{chosen.name}")
         try:
             for record in chosen.read(file, report):
-                if within_limits(file, record, report):
+                if record[0] == "references":
+                    yield from _block_within_limits(file, record[1], report)
+                elif within_limits(file, record, report):
                     yield record
         except IngestError:
             raise
@@ -80,3 +85,26 @@ def within_limits(file: Path, record: Record, report: Report) -> bool:
                            f"{limit:,}; {kind} skipped")
             return False
     return True
+
+
+def _block_within_limits(file: Path, block: dict[str, Any], report: Report) -> Iterator[Record]:
+    """A ``references`` block as it is when every text in it is within the shortest limit; else
+    its references one by one, those within their limits (the others reported)."""
+    # A block whose whole JSON is shorter than the shortest limit holds no text beyond it.
+    if len(orjson.dumps(block)) <= _SHORTEST_LIMIT or _longest(block) <= _SHORTEST_LIMIT:
+        yield "references", block
+        return
+    for row in reference_rows(block):
+        if within_limits(file, ("reference", row), report):
+            yield "reference", row
+
+
+def _longest(value: Any) -> int:
+    """The length of the longest string in ``value`` (a string, a list or a dict of them)."""
+    if type(value) is str:
+        return len(value)
+    if type(value) is dict:
+        value = list(value.values())
+    if type(value) is list:
+        return max(map(_longest, value), default=0)
+    return 0

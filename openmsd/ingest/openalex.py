@@ -52,24 +52,26 @@ def rebuild_abstract(index: Any) -> str | None:
     if type(index) is not dict:
         raise MalformedIndexError(f"expected an object, got {type(index).__name__}")
     values = index.values()
-    kinds = set(map(type, values)) - {list}
+    # Fast path: non-empty lists of positions 0..n-1, each once; fill n slots in place, no
+    # sorting. Anything else (a non-list, an empty list, a gap, a repeat) takes the slow path.
+    if all(values):
+        try:
+            words: list[str | None] = [None] * sum(map(len, values))
+            for word, positions in index.items():
+                for position in positions:
+                    words[position] = word
+        except (TypeError, IndexError):  # not a list of integers, or gaps in the positions
+            words = [None]
+        if None not in words:  # else a repeated position (or a negative one on a used slot)
+            return " ".join(words).strip() or None  # type: ignore[arg-type]
+    return _rebuild_sorted(index)
+
+
+def _rebuild_sorted(index: dict[str, Any]) -> str | None:
+    """The slow path of :func:`rebuild_abstract`: validate every position, sort them."""
+    kinds = set(map(type, index.values())) - {list}
     if kinds:
         raise MalformedIndexError(f"positions must be lists, found {_type_names(kinds)}")
-    # Fast path: positions are 0..n-1, each once; fill n slots in place, no sorting.
-    words: list[str | None] = [None] * sum(map(len, values))
-    try:
-        for word, positions in index.items():
-            for position in positions:
-                words[position] = word
-    except (TypeError, IndexError):  # a non-integer position, or gaps in the positions
-        return _rebuild_sorted(index)
-    if None in words:  # a repeated position (or a negative one landing on a used slot)
-        return _rebuild_sorted(index)
-    return " ".join(words).strip() or None  # type: ignore[arg-type]
-
-
-def _rebuild_sorted(index: dict[str, list[Any]]) -> str | None:
-    """The slow path of :func:`rebuild_abstract`: validate every position, sort them."""
     slots: dict[int, str] = {}
     for word, positions in index.items():
         for position in positions:
@@ -231,20 +233,36 @@ def read(path: Path, report: Report) -> Iterator[Record]:
         for warning in fields.warnings:
             report.problem(path, f"line {number}", warning, kind="warning")
         yield "paper", paper
-        # Lean records (absent keys are null): a work cites ~30 others, this loop is the hot path.
-        for position, cited in enumerate(references):
-            if type(cited) is str and cited.startswith(_WORK_URL):
-                short = cited[_WORK_URL_CUT:]
-            else:
-                short = _work_id(cited)
-                if short is None:
-                    report.problem(path, f"line {number}",
-                                   f"invalid referenced work: referenced_works[{position}] = "
-                                   f"{cited!r}", kind="warning")
-                    continue
-            yield "reference", {"citing": key, "position": position, "ref_id": short,
-                                "targets": ["openalex:" + short], "source": FORMAT, "loc": loc}
+        # One block of columns per work, no record per reference: a work cites ~30 others.
+        shorts = [cited[_WORK_URL_CUT:] for cited in references
+                  if type(cited) is str and cited.startswith(_WORK_URL)]
+        if len(shorts) == len(references):
+            positions = list(range(len(shorts)))
+        else:
+            positions, shorts = _valid_references(references, path, number, report)
+        if shorts:
+            yield "references", {"citing": key, "position": positions, "ref_id": shorts,
+                                 "targets": [["openalex:" + short] for short in shorts],
+                                 "source": FORMAT, "loc": loc}
         report.count("openalex.referenced_works", len(references))
+
+
+def _valid_references(references: list[Any], path: Path, number: int, report: Report
+                      ) -> tuple[list[int], list[str]]:
+    """The positions and short ids of the OpenAlex work ids in ``references``; a warning for
+    each entry that is not one."""
+    positions: list[int] = []
+    shorts: list[str] = []
+    for position, cited in enumerate(references):
+        short = (cited[_WORK_URL_CUT:] if type(cited) is str and cited.startswith(_WORK_URL)
+                 else _work_id(cited))
+        if short is None:
+            report.problem(path, f"line {number}", f"invalid referenced work: "
+                           f"referenced_works[{position}] = {cited!r}", kind="warning")
+            continue
+        positions.append(position)
+        shorts.append(short)
+    return positions, shorts
 
 
 _INDEX_FIRST = re.compile(rb'\{\s*"abstract_inverted_index"\s*:\s*[{n]')

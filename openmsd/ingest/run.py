@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import itertools
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import pyarrow as pa
 
@@ -43,6 +45,7 @@ from openmsd.crashpoint import crash_point
 from openmsd.ingest.formats import get_reader
 from openmsd.ingest.inputs import input_records, list_files
 from openmsd.io import ParquetSink, replace_dir, temp_dir_beside, write_json, write_jsonl
+from openmsd.memory import memory_limit
 from openmsd.phases import Phases
 from openmsd.report import IngestError, Problem, Report
 
@@ -67,6 +70,7 @@ def digest(files: list[Path], root: Path, fmt: str | None) -> str:
 class StagedWriter:
     """Buffers records by kind and writes them to the staged Parquet files of one part.
 
+    Records are buffered as rows; ``references`` blocks as columns (no dict per reference).
     Each full buffer becomes an Arrow table here; its Parquet encoding and compression run on
     one background thread (they release the GIL) while the next records are read. One write
     is in flight at a time, so memory stays bounded, and its error is raised by the next
@@ -77,11 +81,17 @@ class StagedWriter:
         self.sinks = {kind: ParquetSink(directory / f"staged_{kind}s.parquet", schema)
                       for kind, schema in STAGED.items()}
         self.buffers: dict[str, list[dict[str, Any]]] = {kind: [] for kind in STAGED}
+        self.blocks = _Blocks(STAGED["reference"])
         self.seq = 0
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="openmsd-stage")
         self._pending: Future[None] | None = None
 
     def add(self, kind: str, record: dict[str, Any]) -> None:
+        if kind == "references":
+            self.seq = self.blocks.add(record, self.seq)
+            if self.blocks.rows >= FLUSH_ROWS:
+                self._submit("reference", self.blocks.table())
+            return
         record["seq"] = self.seq
         self.seq += 1
         buffer = self.buffers[kind]
@@ -91,12 +101,14 @@ class StagedWriter:
 
     def _flush(self, kind: str) -> None:
         rows, self.buffers[kind] = self.buffers[kind], []
-        if not rows:
-            return
-        sink = self.sinks[kind]
-        table = pa.Table.from_pylist(rows, schema=sink.schema)
+        if rows:
+            self._submit(kind, pa.Table.from_pylist(rows, schema=self.sinks[kind].schema))
+        if kind == "reference" and self.blocks.rows:
+            self._submit(kind, self.blocks.table())
+
+    def _submit(self, kind: str, table: pa.Table) -> None:
         self._wait()
-        self._pending = self._pool.submit(sink.write, table)
+        self._pending = self._pool.submit(self.sinks[kind].write, table)
 
     def _wait(self) -> None:
         pending, self._pending = self._pending, None
@@ -118,6 +130,66 @@ class StagedWriter:
         self._pool.shutdown()
         for sink in self.sinks.values():
             sink.abort()
+
+
+class _Blocks:
+    """``references`` blocks gathered as they come and turned into one table of the staged
+    references' schema, column by column (no dict, no Python object per reference)."""
+
+    def __init__(self, schema: pa.Schema) -> None:
+        self.schema = schema
+        self.blocks: list[dict[str, Any]] = []
+        self.seqs: list[int] = []
+        self.rows = 0
+
+    def add(self, block: dict[str, Any], seq: int) -> int:
+        """Take ``block``'s references, numbered from ``seq``; the next free ``seq``."""
+        n = len(block["position"])
+        if n:
+            self.blocks.append(block)
+            self.seqs.append(seq)
+            self.rows += n
+        return seq + n
+
+    def table(self) -> pa.Table:
+        """The gathered references as one table (the blocks are let go)."""
+        blocks, seqs = self.blocks, self.seqs
+        sizes = np.fromiter(map(len, (b["position"] for b in blocks)), np.int64, len(blocks))
+        block_of = np.repeat(np.arange(len(blocks)), sizes)
+        first = np.cumsum(sizes) - sizes
+        columns = {"seq": pa.array(np.asarray(seqs, np.int64)[block_of]
+                                   + np.arange(self.rows) - first[block_of])}
+        for column in self.schema:
+            if column.name != "seq":
+                values = [b.get(column.name) for b in blocks]
+                columns[column.name] = _column(column, values, sizes, block_of)
+        self.blocks, self.seqs, self.rows = [], [], 0
+        return pa.table(columns, schema=self.schema)
+
+
+def _column(field: pa.Field, values: list[Any], sizes: np.ndarray, block_of: np.ndarray
+            ) -> pa.Array:
+    """One staged column from each block's value: a list (one item a reference) or a value
+    every reference of the block shares."""
+    n = int(sizes.sum())
+    lists = [type(v) is list for v in values]
+    if not any(lists):
+        if all(v is None for v in values):
+            return pa.nulls(n, field.type)
+        return pa.array(values, field.type).take(pa.array(block_of))
+    if not all(lists):  # lists in some blocks, one shared value in others
+        values = [v if is_list else [v] * int(size)
+                  for v, is_list, size in zip(values, lists, sizes, strict=True)]
+    if not np.array_equal(np.fromiter(map(len, values), np.int64, len(values)), sizes):
+        raise ValueError(f"a references block's column {field.name!r} does not have one item "
+                         "per position")
+    items = list(itertools.chain.from_iterable(values))
+    if pa.types.is_list(field.type) and all(type(item) is list for item in items):
+        offsets = np.zeros(len(items) + 1, np.int32)
+        np.cumsum(np.fromiter(map(len, items), np.int32, len(items)), out=offsets[1:])
+        flat = pa.array(list(itertools.chain.from_iterable(items)), field.type.value_type)
+        return pa.ListArray.from_arrays(pa.array(offsets), flat)
+    return pa.array(items, field.type)
 
 
 @contextlib.contextmanager
@@ -199,21 +271,27 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     """Add ``inputs`` to the corpus at ``out`` (created if needed) and rebuild its tables.
 
     ``progress(label, total)`` may return a callback advanced by records read / papers built.
-    IngestError when another ingest holds the corpus, or when the inputs hold no paper.
+    The tables are built within :func:`openmsd.memory.memory_limit`. IngestError when another
+    ingest holds the corpus, when the inputs hold no paper, or when ``OPENMSD_MEMORY_LIMIT``
+    is not a size.
     """
     inputs = list(inputs)
     for raw in inputs:  # a missing input is an error before the corpus directory is made
         list_files(Path(raw).resolve())
     if fmt:
         get_reader(fmt)
+    try:
+        limit = memory_limit()
+    except ValueError as error:
+        raise IngestError(str(error)) from None
     with corpus_lock(out):
-        return _ingest(inputs, out, fmt, strict, identifier, progress)
+        return _ingest(inputs, out, fmt, strict, identifier, progress, limit)
 
 
 def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, strict: bool,
             identifier: LanguageIdentifier | None,
-            progress: Callable[[str, int | None], Callable[[int], None]] | None
-            ) -> IngestResult:
+            progress: Callable[[str, int | None], Callable[[int], None]] | None,
+            limit: str) -> IngestResult:
     corpus = Corpus(out)
     manifest = corpus.manifest()
     committed = orjson.loads(orjson.dumps(manifest))  # as it is until this run commits
@@ -274,7 +352,8 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
         write_json(corpus.layout.manifest, {**committed, NEXT: manifest})
 
     phases.seconds.setdefault("stage", 0.0)  # every input unchanged: nothing staged
-    build_corpus(corpus, parts, report, identifier, tick, before_swap=commit, phases=phases)
+    build_corpus(corpus, parts, report, identifier, tick, memory_limit=limit, before_swap=commit,
+                 phases=phases)
     crash_point("ingest.before_manifest")
     write_json(corpus.layout.manifest, manifest)
     result.phases = phases.seconds

@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from openmsd.corpus import reference_rows
+
 
 def write_lines(path: Path, items: list[Any], compress: bool = False) -> Path:
     """Write one line per item (bytes as given, anything else as JSON), gzipped if asked."""
@@ -18,8 +20,12 @@ def write_lines(path: Path, items: list[Any], compress: bool = False) -> Path:
 
 
 def by_kind(records: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-    """A reader's records grouped by kind: ``{"paper": [...], "reference": [...], ...}``."""
+    """A reader's records grouped by kind: ``{"paper": [...], "reference": [...], ...}``; the
+    references of ``references`` blocks one by one."""
     out: dict[str, list[dict[str, Any]]] = {"paper": [], "reference": [], "context": []}
     for kind, record in records:
-        out[kind].append(record)
+        if kind == "references":
+            out["reference"].extend(reference_rows(record))
+        else:
+            out[kind].append(record)
     return out

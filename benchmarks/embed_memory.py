@@ -1,12 +1,14 @@
 """Peak memory of ``openmsd embed`` at two corpus sizes: does it stay flat as the corpus grows?
 
 Ingests the first N papers of TALN (``../shared/data/taln/papers.jsonl``; each size its own
-corpus in a temporary directory), then runs ``openmsd embed CORPUS`` (the default model and
-backend) in a child process per size and reads its peak RSS (``ru_maxrss`` of that child,
-``os.wait4``), its wall time and CPU seconds. ``embed`` reads the papers in chunks of 2,048
-and writes one vectors part per chunk, so its peak should not grow with the corpus.
+corpus in a temporary directory; beyond its 1,483 papers, TALN again under new ids, ``ID~2``,
+``ID~3``, ..., so a corpus can span several chunks), then runs ``openmsd embed CORPUS`` (the
+default model and backend) in a child process per size and reads its peak RSS (``ru_maxrss``
+of that child, ``os.wait4``), its wall time and CPU seconds. ``embed`` reads the papers in
+chunks of 2,048 and writes one vectors part per chunk, so its peak should not grow with the
+corpus.
 
-    python benchmarks/embed_memory.py --sizes 300 1483 --record
+    python benchmarks/embed_memory.py --sizes 1483 6000 --record
 """
 
 from __future__ import annotations
@@ -20,8 +22,23 @@ import tempfile
 import time
 from pathlib import Path
 
+import orjson
+
 ROOT = Path(__file__).resolve().parents[1]
 TALN = ROOT.parent / "shared" / "data" / "taln" / "papers.jsonl"
+
+
+def papers(lines: list[bytes], size: int) -> bytes:
+    """The first ``size`` papers of TALN, its lines repeated under new ids (``ID~2``, ...)."""
+    out = []
+    for n in range(size):
+        line = lines[n % len(lines)]
+        if n >= len(lines):
+            paper = orjson.loads(line)
+            paper["id"] = f"{paper['id']}~{n // len(lines) + 1}"
+            line = orjson.dumps(paper) + b"\n"
+        out.append(line)
+    return b"".join(out)
 
 
 def run(command: list[str]) -> dict[str, float]:
@@ -41,18 +58,19 @@ def run(command: list[str]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[300, 1483],
-                        help="papers per corpus (the first N lines of TALN)")
+                        help="papers per corpus (the first N lines of TALN, then TALN again "
+                             "under new ids)")
     parser.add_argument("--record", action="store_true",
                         help="write benchmarks/results/embed_memory.json")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    lines = TALN.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = TALN.read_bytes().splitlines(keepends=True)
     rows = []
     work = Path(tempfile.mkdtemp(prefix="embed-memory-"))
     try:
         for size in args.sizes:
             source = work / f"papers-{size}.jsonl"
-            source.write_text("".join(lines[:size]), encoding="utf-8")
+            source.write_bytes(papers(lines, size))
             corpus = work / f"corpus-{size}"
             run([sys.executable, "-m", "openmsd", "ingest", str(source), "--out", str(corpus)])
             figures = run([sys.executable, "-m", "openmsd", "embed", str(corpus)])
@@ -69,7 +87,8 @@ def main() -> None:
         from record import write_record
 
         print(write_record("embed_memory", {"rows": rows},
-                           data={"source": str(TALN.name), "sizes": args.sizes},
+                           data={"source": f"{TALN.name} (again under new ids beyond its "
+                                           f"{len(lines):,} papers)", "sizes": args.sizes},
                            load_before=load_before,
                            notes="openmsd embed CORPUS, default model and backend; "
                                  "includes loading the model"), file=sys.stderr)

@@ -14,8 +14,9 @@ mkdir -p "$WORK"
 python benchmarks/langid_accuracy.py
 python benchmarks/demo_wall.py
 python benchmarks/sdsm_scoring.py
-python benchmarks/embedding_throughput.py --texts 500 --batch-size 32 --repeats 2 --no-fp32
-python benchmarks/ingest_throughput.py --works 20000
+python benchmarks/embedding_throughput.py --texts 1000 --repeats 1 --record
+python benchmarks/embed_memory.py --sizes 1483 6000 --record
+python benchmarks/ingest_throughput.py --works 200000 --sizes 50000 1000000
 python benchmarks/crosslingual_taln.py --models bm25 e5-small-multilingual hybrid --backend onnx
 python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --work "$WORK/embed" --prepare
 python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --cores 2 --work "$WORK/embed"

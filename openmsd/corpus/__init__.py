@@ -12,6 +12,7 @@ from openmsd.corpus.langid import (
     LanguageIdentifier,
     identify,
     identify_sure,
+    is_language_tag,
     paper_text,
 )
 from openmsd.corpus.layout import (
@@ -83,6 +84,7 @@ __all__ = [
     "enriched_name",
     "identify",
     "identify_sure",
+    "is_language_tag",
     "local_spark",
     "paper_text",
     "parse_enriched",

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 __all__ = ["CLD3", "UND", "Combined", "Detection", "FastText", "LanguageIdentifier", "count_priors",
-           "detect", "group_priors", "identify", "identify_sure", "normalize_language",
-           "paper_text", "with_priors"]
+           "detect", "group_priors", "identify", "identify_sure", "is_language_tag",
+           "normalize_language", "paper_text", "with_priors"]
 
 # CLD3 still answers with a few retired ISO 639-1 codes.
 _RETIRED = {"iw": "he", "ji": "yi", "jw": "jv", "in": "id"}
@@ -245,6 +245,19 @@ def paper_text(title: str | None, abstract: str | None,
     """The text language is identified on: title, abstract and keywords."""
     parts = [title, abstract, "; ".join(k for k in keywords or [] if k)]
     return " ".join(part.strip() for part in parts if part and part.strip())
+
+
+_TAG = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*")
+
+
+def is_language_tag(code: str) -> bool:
+    """Whether ``code`` reads as a language tag: an ISO 639 code (2 or 3 letters), with subtags
+    (``pt-BR``, ``zh_Hant``) or without.
+
+    >>> [is_language_tag(c) for c in ["en", " pt-BR ", "zh_Hant", "english", "e", "fr!", ""]]
+    [True, True, True, False, False, False, False]
+    """
+    return _TAG.fullmatch(code.strip()) is not None
 
 
 def normalize_language(code: str | None) -> str | None:

@@ -7,6 +7,9 @@ ids of cited papers, or of objects with ``doi``/``id``/``title``/``year``/``auth
 
 A paper whose own-language title and abstract are both empty but which has exactly one
 translation with text is a paper written in that language: the translation becomes its text.
+``language`` and each key of ``translations`` are language codes (ISO 639, with subtags or
+without: ``en``, ``pt-BR``); another value is reported, and the translation dropped or the
+language identified from the text.
 
 Example line::
 
@@ -21,12 +24,33 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openmsd.corpus import Record
+from openmsd.corpus import Record, is_language_tag
 from openmsd.identifiers import alias, aliases, normalize_doi, paper_key
-from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, dropped, json_lines
+from openmsd.ingest.reader import (
+    Reader,
+    as_str,
+    as_str_list,
+    as_year,
+    bad_value,
+    dropped,
+    json_lines,
+)
 from openmsd.report import Report
 
 FORMAT = "jsonl"
+
+
+_A_LANGUAGE_TAG = "a language code (ISO 639: en, pt-BR)"
+
+
+def _language(value: Any) -> str | None:
+    """The declared ``language`` when it reads as a language code; else reported, None (the
+    language is then identified from the text)."""
+    declared = as_str(value, "language")
+    if declared and not is_language_tag(declared):
+        bad_value("language", _A_LANGUAGE_TAG, declared, "identified from the text instead")
+        return None
+    return declared
 
 
 def _translations(value: Any) -> list[dict[str, Any]]:
@@ -39,6 +63,10 @@ def _translations(value: Any) -> list[dict[str, Any]]:
         return []
     out = []
     for language, fields in sorted(value.items()):
+        if not is_language_tag(language):
+            bad_value("translations", _A_LANGUAGE_TAG + " as each key", language,
+                      "that translation dropped")
+            continue
         if not isinstance(fields, dict):
             if fields is not None:
                 dropped(f"translations.{language}", "an object {title, abstract, keywords}",
@@ -83,7 +111,7 @@ def paper_from_object(obj: dict[str, Any], loc: str) -> dict[str, Any] | None:
     title, abstract = as_str(obj.get("title"), "title"), as_str(obj.get("abstract"), "abstract")
     keywords = as_str_list(obj.get("keywords"), "keywords")
     translations = _translations(obj.get("translations"))
-    declared = as_str(obj.get("language"), "language")
+    declared = _language(obj.get("language"))
     if not title and not abstract and len(translations) == 1:
         own = translations.pop()
         title, abstract, declared = own["title"], own["abstract"], declared or own["language"]

@@ -248,13 +248,26 @@ def reading_at(report: Report, path: Path, where: str) -> Iterator[None]:
 def dropped(field: str | None, expected: str, value: Any, outcome: str = "dropped") -> None:
     """Report, where :func:`reading_at` says, that ``field``'s ``value`` was not ``expected``
     (``outcome``: dropped, or how it was read)."""
+    _warn(field, f"wrong field type: {field!r} expected {expected}, got "
+                 f"{type(value).__name__} {_shown(value)}; {outcome}")
+
+
+def bad_value(field: str, expected: str, value: Any, outcome: str = "dropped") -> None:
+    """Report, where :func:`reading_at` says, that ``field`` holds ``value`` of the right type
+    but not ``expected`` (``outcome``: what was done with it)."""
+    _warn(field, f"bad value: {field!r} expected {expected}, got {_shown(value)}; {outcome}")
+
+
+def _warn(field: str | None, reason: str) -> None:
     at = _AT.get()
     if at is None or field is None:
         return
     report, path, where = at
-    shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
-    report.problem(path, where, f"wrong field type: {field!r} expected {expected}, got "
-                   f"{type(value).__name__} {shown}; {outcome}", kind="warning")
+    report.problem(path, where, reason, kind="warning")
+
+
+def _shown(value: Any) -> str:
+    return repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
 
 
 #: C1 control characters (U+0080–U+009F) that are Windows-1252 punctuation decoded as

@@ -64,3 +64,25 @@ def test_jats_with_an_internal_dtd_subset_is_recognised(tmp_path: Path, doctype:
     records = list(input_records([path], None, Report()))
     [paper] = [record for kind, record in records if kind == "paper"]
     assert paper["title"].startswith("Analyse")
+
+
+@pytest.mark.parametrize(("paper", "reason"), [
+    ({"translations": {"english": {"title": "A title"}, "en": {"title": "The title"}}},
+     "bad value: 'translations' expected a language code (ISO 639: en, pt-BR) as each key, "
+     "got 'english'; that translation dropped"),
+    ({"language": "French"},
+     "bad value: 'language' expected a language code (ISO 639: en, pt-BR), got 'French'; "
+     "identified from the text instead"),
+])
+def test_a_language_that_is_not_a_code_is_reported(tmp_path: Path, paper: dict,
+                                                    reason: str) -> None:
+    path = tmp_path / "papers.jsonl"
+    path.write_bytes(orjson.dumps({"id": "p1", "title": "Un titre", **paper}) + b"\n")
+    report = Report()
+    [(kind, record)] = list(input_records([path], formats.get_reader("jsonl"), report))
+    assert kind == "paper"
+    assert [(p.where, p.kind, p.reason) for p in report.problems] == [("line 1", "warning",
+                                                                       reason)]
+    assert [t["language"] for t in record["translations"]] == (
+        ["en"] if "translations" in paper else [])
+    assert record["declared_language"] is None

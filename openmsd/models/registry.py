@@ -24,7 +24,12 @@ DEFAULT_MODEL = "e5-small-multilingual"
 #: (:func:`openmsd.models.vectors.vector_key`), and a corpus's queries are encoded with the backend
 #: of its stored vectors, so a new default leaves the vectors of existing corpora matched.
 ONNX_BACKENDS: dict[str, Precision] = {"onnx": "qint8", "onnx-q4": "q4", "onnx-fp32": "fp32"}
-BACKENDS = ("torch", *ONNX_BACKENDS)
+#: PyTorch in float16 on a CUDA GPU, texts in length buckets under a token budget from the GPU's
+#: free memory (:mod:`openmsd.models.backends.gpu`); the default where a GPU is found. Without
+#: one the same path runs in float32 on the CPU, so a corpus embedded on a GPU is still queried
+#: with its own build.
+GPU_BACKEND = "cuda-fp16"
+BACKENDS = ("torch", *ONNX_BACKENDS, GPU_BACKEND)
 #: The ONNX backend of a model with an ONNX path that names none (:attr:`ModelEntry.onnx_backend`).
 DEFAULT_ONNX_BACKEND = "onnx"
 
@@ -117,17 +122,35 @@ def base_path(name: str) -> str:
 
 
 def default_backend(name: str) -> str:
-    """The model's :attr:`~ModelEntry.onnx_backend` (``onnx-fp32`` for e5-small-multilingual:
-    faster on CPU than PyTorch at the same vectors; ``onnx``, int8, for the others)
-    for a registered model that has an ONNX path, when onnxruntime is installed; ``torch``
-    otherwise."""
+    """:data:`GPU_BACKEND` for a transformer (a registered one with a path, or a directory)
+    where PyTorch finds a CUDA GPU; else the model's :attr:`~ModelEntry.onnx_backend`
+    (``onnx-fp32`` for e5-small-multilingual: faster on CPU than PyTorch at the same vectors;
+    ``onnx``, int8, for the others) for a registered model that has an ONNX path, when
+    onnxruntime is installed; ``torch`` otherwise."""
     import importlib.util
 
     entry = MODELS.get(name)
+    transformer = entry.has_onnx if entry is not None else Path(name).is_dir()
+    if transformer and gpu_available():
+        return GPU_BACKEND
     if entry is not None and entry.has_onnx \
             and importlib.util.find_spec("onnxruntime") is not None:
         return entry.onnx_backend
     return "torch"
+
+
+def gpu_available() -> bool:
+    """Whether PyTorch is installed and finds a CUDA GPU. PyTorch is imported only where an
+    NVIDIA driver is installed, so a machine without one answers at once."""
+    import importlib.util
+    import shutil
+
+    if importlib.util.find_spec("torch") is None or not (
+            Path("/proc/driver/nvidia").exists() or shutil.which("nvidia-smi")):
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 class UnknownModelError(ValueError):
@@ -154,6 +177,17 @@ def _load_onnx(name: str, precision: Precision) -> DenseEncoder:
                                   "and for SentenceTransformer directories (use --backend torch)")
 
 
+def _load_gpu(name: str) -> DenseEncoder:
+    """The model on a CUDA GPU in float16 (float32 on the CPU where there is none)."""
+    from openmsd.models.backends.gpu import BucketedTorchEncoder
+
+    encoder = load_model(name, "torch")
+    if not isinstance(encoder, SentenceTransformerEncoder):
+        raise UnsupportedBackendError(f"model {name!r} is not a transformer: {GPU_BACKEND} runs "
+                                      "SentenceTransformer models (use --backend torch)")
+    return BucketedTorchEncoder(encoder)
+
+
 def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncoder | BM25:
     """A registered model, a SentenceTransformer directory (what ``openmsd train`` writes), an
     adapter directory (``openmsd train adapter``: its bases with the backends it was trained
@@ -163,12 +197,15 @@ def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncode
     An ONNX backend (:data:`ONNX_BACKENDS`: ``onnx`` int8 dynamic quantisation, ``onnx-q4``
     4-bit weights, ``onnx-fp32``) runs the model with ONNX Runtime
     (:mod:`openmsd.models.backends.onnx`), for the models that have that path;
-    :class:`UnsupportedBackendError` names them for the others."""
+    :class:`UnsupportedBackendError` names them for the others. :data:`GPU_BACKEND` runs a
+    transformer on a CUDA GPU in float16."""
     if backend not in BACKENDS:
         raise UnsupportedBackendError(f"unknown backend {backend!r}: expected one of "
                                       f"{', '.join(BACKENDS)}")
     if backend in ONNX_BACKENDS and not (Path(name) / ADAPTER_FILE).is_file():
         return _load_onnx(name, ONNX_BACKENDS[backend])
+    if backend == GPU_BACKEND and not (Path(name) / ADAPTER_FILE).is_file():
+        return _load_gpu(name)
     if name in MODELS:
         return MODELS[name].load()
     if Path(name).is_dir() and (Path(name) / ADAPTER_FILE).is_file():

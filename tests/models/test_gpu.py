@@ -33,3 +33,39 @@ def test_bucketed_encoder_gives_the_sentence_transformer_vectors(tiny_model):
     small = BucketedTorchEncoder(SentenceTransformerEncoder(tiny_model), device="cpu",
                                  token_budget=64)  # many small batches, same vectors
     assert float((small.encode(texts) * reference).sum(axis=1).min()) > 0.9999
+
+
+def test_the_gpu_backend_loads_the_bucketed_encoder_and_keeps_its_own_vectors(tiny_model):
+    pytest.importorskip("sentence_transformers")
+    from openmsd.models import (
+        GPU_BACKEND,
+        UnsupportedBackendError,
+        load_model,
+        split_vector_key,
+        vector_key,
+    )
+    from openmsd.models.encoder import SentenceTransformerEncoder
+
+    encoder = load_model(str(tiny_model), GPU_BACKEND)
+    assert isinstance(encoder, BucketedTorchEncoder)
+    if encoder.device == "cpu":  # no GPU: the same path in float32
+        assert str(encoder.dtype) == "torch.float32"
+    texts = ["un analyseur syntaxique", "traduction automatique " * 30]
+    reference = SentenceTransformerEncoder(tiny_model).encode(texts, "passage")
+    assert float((encoder.encode(texts) * reference).sum(axis=1).min()) > 0.9999
+    key = vector_key("e5-small-multilingual", GPU_BACKEND)
+    assert key == "e5-small-multilingual@cuda-fp16"
+    assert split_vector_key(key) == ("e5-small-multilingual", GPU_BACKEND)
+    with pytest.raises(UnsupportedBackendError, match="'bm25' is not a transformer"):
+        load_model("bm25", GPU_BACKEND)
+
+
+def test_a_gpu_makes_the_gpu_backend_the_default_for_transformers(tiny_model, monkeypatch):
+    from openmsd.models import GPU_BACKEND, default_backend, registry
+
+    if not registry.gpu_available():
+        assert default_backend("e5-small-multilingual") == "onnx-fp32"
+    monkeypatch.setattr(registry, "gpu_available", lambda: True)
+    assert default_backend("e5-small-multilingual") == GPU_BACKEND
+    assert default_backend(str(tiny_model)) == GPU_BACKEND
+    assert default_backend("bm25") == "torch" and default_backend("muse-v3") == "torch"

@@ -46,6 +46,9 @@ _A_LANGUAGE_TAG = "a language code (ISO 639: en, pt-BR)"
 def _language(value: Any) -> str | None:
     """The declared ``language`` when it reads as a language code; else reported, None (the
     language is then identified from the text)."""
+    if value is not None and not isinstance(value, str):
+        dropped("language", _A_LANGUAGE_TAG, value, "identified from the text instead")
+        return None
     declared = as_str(value, "language")
     if declared and not is_language_tag(declared):
         bad_value("language", _A_LANGUAGE_TAG, declared, "identified from the text instead")

@@ -59,7 +59,8 @@ def test_coerced_values_are_reported(tmp_path):
     reasons = sorted(p.reason for p in report.problems)
     assert reasons == [
         "wrong field type: 'authors[0]' expected a string, got int 1; read as '1'",
-        "wrong field type: 'language' expected a string, got int 7; read as '7'",
+        "wrong field type: 'language' expected a language code (ISO 639: en, pt-BR), got int "
+        "7; identified from the text instead",
         "wrong field type: 'year' expected a year from 1000 to 2100, got float 1e+300; "
         "dropped"]
 

@@ -345,30 +345,3 @@ def snapshot_work(number: int) -> dict:
         "biblio": {"volume": "6", "issue": None, "first_page": "e4375", "last_page": "e4375"},
         "updated_date": "2024-05-01T00:00:00.000000", "created_date": "2017-08-08",
     }
-
-
-@pytest.mark.slow
-def test_throughput_is_within_3x_of_plain_orjson(tmp_path):
-    """Reading snapshot-sized works costs at most 3x parsing their lines with orjson."""
-    import time
-
-    path = write_lines(tmp_path / "works.jsonl", [snapshot_work(i) for i in range(3000)])
-
-    def best(run) -> float:
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    def plain() -> None:
-        with path.open("rb") as handle:
-            for line in handle:
-                orjson.loads(line)
-
-    def reader() -> None:
-        for _ in openalex.read(path, Report()):
-            pass
-
-    assert best(reader) < 3 * best(plain)

@@ -54,7 +54,8 @@ def parser() -> argparse.ArgumentParser:
     embed.add_argument("--vectors", required=True, help="the vector store directory or URI")
     embed.add_argument("--model", default="e5-small-multilingual")
     embed.add_argument("--backend", default=None, help="the model's default as openmsd embed "
-                       "runs it (onnx-fp32 for e5 on CPU), onnx (int8), or torch (fp16 on GPUs)")
+                       "runs it (onnx-fp32 for e5 on CPU), onnx (int8), torch, or cuda-fp16 "
+                       "(torch fp16 on GPU executors)")
     embed.add_argument("--batch-size", type=int, default=32)
     return parser
 

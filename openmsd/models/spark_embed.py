@@ -5,10 +5,10 @@ The papers are read with Spark, their embedding text and its hash computed in th
 vector left out (an anti join), the rest hashed by ``paper_id`` into partitions of about
 :data:`ROWS_PER_PARTITION` papers, and each partition embedded by ``mapInPandas``. The model is
 loaded once per Python worker (:func:`worker_encoder`, kept while Spark reuses the worker):
-the model's default backend as ``openmsd embed`` runs it on CPU executors (ONNX Runtime), torch
-on the others, fp16 with length-bucketed batches
-(:class:`openmsd.models.backends.gpu.BucketedTorchEncoder`) where the executor has a GPU.
-Each task uses ``spark.task.cpus`` threads.
+the backend asked for, by default the model's as ``openmsd embed`` runs it on the driver's
+machine (ONNX Runtime on a CPU); ``cuda-fp16`` on GPU executors runs torch fp16 with
+length-bucketed batches (:class:`openmsd.models.backends.gpu.BucketedTorchEncoder`). Each task
+uses ``spark.task.cpus`` threads.
 
 Each partition is written by its task as one Parquet file in the vector store of the model and
 backend (``VECTORS/<model>[@backend]/part-NNNNN.parquet``: ``paper_id``, ``text_hash``,
@@ -42,17 +42,13 @@ def worker_encoder(model: str, backend: str) -> Any:
     """The encoder of this Python worker, loaded on first use and kept."""
     key = (model, backend)
     if key not in _ENCODERS:
-        from openmsd.models.registry import load_model
+        from openmsd.models.registry import GPU_BACKEND, load_model
 
         encoder = load_model(model, backend)
-        if backend == "torch":
+        if backend in ("torch", GPU_BACKEND):
             import torch
 
             torch.set_num_threads(int(os.environ.get("OPENMSD_THREADS", "1")))
-            if torch.cuda.is_available():
-                from openmsd.models.backends.gpu import BucketedTorchEncoder
-
-                encoder = BucketedTorchEncoder(encoder, "cuda")  # type: ignore[arg-type]
         _ENCODERS[key] = encoder
     return _ENCODERS[key]
 

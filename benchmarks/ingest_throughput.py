@@ -18,9 +18,13 @@ measures, each in its own process, one after the other:
 It prints seconds, works/s, the ratio of each to the floor's time, peak RSS (the process's
 VmHWM) and the load average when each began; with ``--sizes`` at several sizes, to show memory
 against input size. The record's headline is the whole ingest's ratio at ``--works``. DuckDB
-works within :func:`openmsd.memory.memory_limit` (stated in the record).
+works within :func:`openmsd.memory.memory_limit` (stated in the record). With ``--files N``
+the works are split into N files of one folder, the input, as an OpenAlex snapshot comes:
+the floor and the reader go through the files one after the other, and the ingest stages
+them in parallel, one process a file (``--record`` names that record apart).
 
     python benchmarks/ingest_throughput.py --works 200000 --sizes 50000 1000000
+    python benchmarks/ingest_throughput.py --works 200000 --files 2 --record ingest_parallel
 """
 
 from __future__ import annotations
@@ -88,7 +92,13 @@ def generate(path: Path, works: int, seed: int = 0, first: int = 0,
 
 def _peak_mib() -> float:
     """This process's peak resident memory (VmHWM: ru_maxrss would carry the parent's over
-    exec)."""
+    exec), plus the peak of the largest of its child processes (the processes staging a
+    folder's files, ru_maxrss of the children; several run at once)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return _own_peak_mib() + children
+
+
+def _own_peak_mib() -> float:
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -115,18 +125,20 @@ def run_phase(phase: str, path: Path) -> dict[str, Any]:
         from openmsd.ingest import get_reader, ingest
         from openmsd.report import Report
 
+    files = sorted(path.glob("*.jsonl.gz")) if path.is_dir() else [path]
     records, phases = 0, {}
     start = time.perf_counter()
-    if phase == "floor":
-        with gzip.open(path, "rb") as handle:
-            records = _parse_lines(handle)
-    elif phase == "floor-isal":
-        with igzip.open(path, "rb") as handle:
-            records = _parse_lines(handle)
-    elif phase == "read":
-        for kind, _ in get_reader("openalex").read(path, Report()):
-            records += kind == "paper"
-    elif phase == "ingest":
+    for file in files if phase != "ingest" else []:
+        if phase == "floor":
+            with gzip.open(file, "rb") as handle:
+                records += _parse_lines(handle)
+        elif phase == "floor-isal":
+            with igzip.open(file, "rb") as handle:
+                records += _parse_lines(handle)
+        elif phase == "read":
+            for kind, _ in get_reader("openalex").read(file, Report()):
+                records += kind == "paper"
+    if phase == "ingest":
         with tempfile.TemporaryDirectory() as tmp:
             result = ingest([path], Path(tmp) / "corpus")
             records, phases = result.build["counts"]["papers"], result.phases
@@ -154,6 +166,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[],
                         help="other sizes to run too, for time and memory against input size")
     parser.add_argument("--phases", nargs="*", default=["floor", "floor-isal", "read", "ingest"])
+    parser.add_argument("--files", type=int, default=1,
+                        help="split the works into this many files of one folder (the input); "
+                             "an ingest stages a folder's files in parallel, one process each")
+    parser.add_argument("--record", default="ingest_throughput",
+                        help="the record's name (benchmarks/results/NAME.json)")
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -165,9 +182,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for works in sorted({*args.sizes, args.works}):
             path = Path(tmp) / f"works-{works}.jsonl.gz"
-            generate(path, works)
-            size = path.stat().st_size / 2**20
-            print(f"{works:,} works, {size:.0f} MiB gzipped", file=sys.stderr)
+            if args.files > 1:
+                path = Path(tmp) / f"works-{works}"
+                path.mkdir()
+                bounds = [works * i // args.files for i in range(args.files + 1)]
+                for i in range(args.files):
+                    generate(path / f"part_{i:03d}.jsonl.gz", bounds[i + 1] - bounds[i],
+                             first=bounds[i], total=works)
+            else:
+                generate(path, works)
+            size = sum(f.stat().st_size for f in (path.iterdir() if path.is_dir() else [path]))
+            size /= 2**20
+            print(f"{works:,} works in {args.files} file(s), {size:.0f} MiB gzipped",
+                  file=sys.stderr)
             phases = [*args.phases, "floor"] if "floor" in args.phases else args.phases
             rows: list[tuple[str, dict[str, Any], float]] = []
             for phase in phases:
@@ -195,9 +222,10 @@ def main() -> None:
                     f"({whole['works_per_s']:,.0f} works/s)")
         headline += f"; reader {read['x_floor']:.2f}×" if read and read["x_floor"] else ""
     write_record(
-        "ingest_throughput",
+        args.record,
         {"headline": headline,
-         "headline_means": f"openmsd ingest of {args.works:,} generated OpenAlex works, whole "
+         "headline_means": f"openmsd ingest of {args.works:,} generated OpenAlex works "
+                           f"({args.files} file{'s' if args.files > 1 else ''}), whole "
                            "command (stage, merge, language identification, references, "
                            "tables), its time over the floor's; goal: at most 6× (reader 2×)",
          "peer": "floor: reading the lines (Python's gzip) and parsing each with orjson alone; "
@@ -205,6 +233,7 @@ def main() -> None:
          "rows": [{**r, "phase": r["phase"].strip(), "within": "ingest"}
                   if r["phase"].startswith(" ") else r for r in table]},
         data={"works": args.works, "sizes": sorted({*args.sizes, args.works}),
+              "files": args.files,
               "source": "generated OpenAlex works lines (real S2ORC abstracts)",
               "duckdb_memory_limit": memory_limit()},
         load_before=load_before, synthetic=True,

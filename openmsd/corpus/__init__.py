@@ -28,6 +28,8 @@ from openmsd.corpus.layout import (
     WATCH,
     Layout,
     corpus_lock,
+    staged_files,
+    staged_subdir,
 )
 from openmsd.corpus.query_result import query_view
 from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record, reference_rows
@@ -92,6 +94,8 @@ __all__ = [
     "query_view",
     "read_papers",
     "reference_rows",
+    "staged_files",
+    "staged_subdir",
     "stats_view",
     "summaries_dir",
     "summaries_for_model",

@@ -29,6 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from openmsd.corpus import langid
+from openmsd.corpus.layout import staged_files
 from openmsd.corpus.resolve import RESULT, resolve_titles
 from openmsd.corpus.schema import (
     CITATIONS,
@@ -72,9 +73,11 @@ FROM staged_papers GROUP BY key ORDER BY key
 
 
 def _union(parts: list[tuple[int, Path]], name: str) -> str:
-    selects = [f"SELECT *, {ordinal} AS part, {ordinal} AS input "
-               f"FROM read_parquet('{_quote(path / name)}')"
-               for ordinal, path in parts]
+    """One SELECT over the staged files ``name`` of ``parts`` (ordinal, staged dir), each
+    row with its ``part`` and ``input`` (the ordinal) and its ``seq`` within the part."""
+    selects = [f"SELECT * REPLACE (seq + {first} AS seq), {ordinal} AS part, {ordinal} AS input "
+               f"FROM read_parquet('{_quote(path)}')"
+               for ordinal, part in parts for path, first in staged_files(part, name)]
     return " UNION ALL ".join(selects)
 
 

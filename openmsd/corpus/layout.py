@@ -7,7 +7,8 @@ hold, and the life of what is built beside the tables (vectors, indexes, the tun
     papers.parquet ...          the tables (schema.TABLES), one Parquet file each
     ingest_report.json          counts and problems by reason; problems.jsonl lists every problem
     .ingest.lock                held by the one ingest or index build writing the corpus
-    staged/NNNN-DIGEST/         what one input contributed (staged_{papers,...}.parquet)
+    staged/NNNN-DIGEST/         what one input contributed (staged_{papers,...}.parquet), or,
+                                its files read in parallel, one folder per file (from-SEQ/)
     .build-*/                   a table build not yet swapped in
     summaries/METHODLENGTH/     English summaries (part-NNNNN.parquet)
     relations/                  the relations tables, relations.json
@@ -40,7 +41,8 @@ from openmsd.report import IngestError
 
 __all__ = ["ADAPTERS", "INDEX", "INDEX_BUILDS", "LOCK", "MANIFEST", "NEXT", "PARTS",
            "PROBLEMS", "RANKER_FILE", "RELATED", "RELATIONS", "RELATIONS_MANIFEST", "REPORT",
-           "STAGED_DIR", "SUMMARIES", "VECTORS", "WATCH", "Layout", "corpus_lock"]
+           "STAGED_DIR", "SUMMARIES", "VECTORS", "WATCH", "Layout", "corpus_lock",
+           "staged_files", "staged_subdir"]
 
 MANIFEST = "manifest.json"
 NEXT = "next"  # the manifest an ingest is about to commit (see Corpus.manifest)
@@ -186,6 +188,29 @@ class Layout:
                 shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
         for leftover in self.root.glob(TABLE_BUILDS):
             shutil.rmtree(leftover, ignore_errors=True)
+
+
+_FROM = "from-"
+
+
+def staged_subdir(first_seq: int) -> str:
+    """The folder, in a staged part, of the staged files of one of its input's files, whose
+    records are numbered from ``first_seq`` on (each folder's ``seq`` starts at 0).
+
+    >>> staged_subdir(1234)
+    'from-000000001234'
+    """
+    return f"{_FROM}{first_seq:012d}"
+
+
+def staged_files(part: Path, name: str) -> list[tuple[Path, int]]:
+    """The staged files ``name`` (``staged_papers.parquet``, ...) of a staged ``part`` with the
+    number to add to their ``seq``: the part's own file (0), or one per :func:`staged_subdir`,
+    in ``seq`` order."""
+    if (part / name).exists():
+        return [(part / name, 0)]
+    folders = sorted(part.glob(f"{_FROM}*"), key=lambda folder: folder.name)
+    return [(folder / name, int(folder.name.removeprefix(_FROM))) for folder in folders]
 
 
 def _corpus_root(out: str | Path) -> Path:

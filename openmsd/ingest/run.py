@@ -20,9 +20,11 @@ import contextlib
 import gc
 import hashlib
 import itertools
+import multiprocessing
+import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,7 @@ from openmsd.corpus import (
     LanguageIdentifier,
     build_corpus,
     corpus_lock,
+    staged_subdir,
 )
 from openmsd.crashpoint import crash_point
 from openmsd.ingest.formats import get_reader
@@ -54,6 +57,8 @@ __all__ = ["IngestResult", "StagedWriter", "digest", "ingest", "stage"]
 STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
 FLUSH_ROWS = 20_000
 PROGRESS_EVERY = 1_000
+PARALLEL_BYTES = 64 << 20
+"""An input of several files holding more than this (on disk) has them read in parallel."""
 
 
 def digest(files: list[Path], root: Path, fmt: str | None) -> str:
@@ -206,41 +211,96 @@ def _rare_gc(threshold: int = 200_000) -> Iterator[None]:
 
 
 def stage(path: Path, target: Path, fmt: str | None, report: Report,
-          on_record: Callable[[int], None] | None = None) -> dict[str, int]:
+          on_record: Callable[[int], None] | None = None, workers: int | None = None
+          ) -> dict[str, int]:
     """Read one input into a staged part directory written atomically at ``target``;
-    ``on_record(n)`` is told of the records read, :data:`PROGRESS_EVERY` at a time."""
-    with _rare_gc():
-        return _stage(path, target, fmt, report, on_record)
+    ``on_record(n)`` is told of the records read, :data:`PROGRESS_EVERY` at a time (a file's
+    at once where files are read in parallel).
 
-
-def _stage(path: Path, target: Path, fmt: str | None, report: Report,
-           on_record: Callable[[int], None] | None) -> dict[str, int]:
+    An input of several files holding more than :data:`PARALLEL_BYTES` in all has its files
+    read by up to ``workers`` processes at once (default: the CPU cores), each into its own
+    folder of the part (:func:`openmsd.corpus.layout.staged_subdir`); the records, their order,
+    the problems and the counts are those one process gives."""
     files = list_files(path)
-    reader = get_reader(fmt) if fmt else None
+    workers = min(len(files), workers or os.cpu_count() or 1)
+    if sum(file.stat().st_size for file in files) <= PARALLEL_BYTES:
+        workers = 1
     tmp = temp_dir_beside(target)
-    writer = StagedWriter(tmp)
     try:
-        records = input_records(files, reader, report)
-        if on_record is None:
-            for kind, record in records:
-                writer.add(kind, record)
-        else:  # progress advanced by the thousand: a bar's update costs more than a record
-            read = 0
-            for read, (kind, record) in enumerate(records, 1):
-                writer.add(kind, record)
-                if not read % PROGRESS_EVERY:
-                    on_record(PROGRESS_EVERY)
-            on_record(read % PROGRESS_EVERY)
-        counts = writer.close()
+        if workers > 1:
+            counts = _stage_in_parallel(files, fmt, tmp, report, on_record, workers)
+        else:
+            counts, _ = _stage_files(files, fmt, tmp, report, on_record)
     except BaseException:
-        writer.abort()
-        shutil.rmtree(tmp)
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
     write_jsonl(tmp / PROBLEMS, (p.as_dict() for p in report.problems))
     write_json(tmp / "part.json", {"counts": dict(report.counts), "records": counts})
     crash_point("ingest.staged")  # written, not yet renamed into place
     replace_dir(tmp, target)
     return counts
+
+
+def _stage_files(files: list[Path], fmt: str | None, directory: Path, report: Report,
+                 on_record: Callable[[int], None] | None) -> tuple[dict[str, int], int]:
+    """Read ``files`` in order into the staged files of ``directory``; their counts by kind
+    and the number of records read."""
+    reader = get_reader(fmt) if fmt else None
+    writer = StagedWriter(directory)
+    read = 0
+    try:
+        with _rare_gc():
+            for read, (kind, record) in enumerate(input_records(files, reader, report), 1):
+                writer.add(kind, record)
+                if on_record is not None and not read % PROGRESS_EVERY:
+                    on_record(PROGRESS_EVERY)  # by the thousand: an update costs more than a record
+        if on_record is not None:
+            on_record(read % PROGRESS_EVERY)
+        return writer.close(), read
+    except BaseException:
+        writer.abort()
+        raise
+
+
+def _stage_file(file: Path, fmt: str | None, directory: Path, strict: bool
+                ) -> tuple[dict[str, int], int, list[Problem], dict[str, int]]:
+    """One file staged in a process of its own: its counts by kind, the records read, and its
+    problems and counts."""
+    report = Report(strict=strict)
+    counts, read = _stage_files([file], fmt, directory, report, None)
+    return counts, read, report.problems, dict(report.counts)
+
+
+def _stage_in_parallel(files: list[Path], fmt: str | None, tmp: Path, report: Report,
+                       on_record: Callable[[int], None] | None, workers: int
+                       ) -> dict[str, int]:
+    """Stage each of ``files`` in a process of its own, ``workers`` at once, into a folder of
+    ``tmp`` named by the ``seq`` its records start from in the whole input; problems and counts
+    join ``report`` in file order."""
+    context = multiprocessing.get_context("spawn")  # a fork would copy this process's threads
+    folders = [tmp / f".file-{n:06d}" for n in range(len(files))]
+    totals = {f"{kind}s": 0 for kind in STAGED}
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        futures = [pool.submit(_stage_file, file, fmt, folder, report.strict)
+                   for file, folder in zip(files, folders, strict=True)]
+        try:
+            for folder, future in zip(folders, futures, strict=True):
+                counts, read, problems, counted = future.result()
+                if sum(counts.values()):
+                    folder.rename(tmp / staged_subdir(sum(totals.values())))
+                else:  # nothing read: no folder, so none shares its first seq with the next
+                    shutil.rmtree(folder)
+                for kind, n in counts.items():
+                    totals[kind] += n
+                report.problems.extend(problems)
+                report.counts.update(counted)
+                if on_record is not None:
+                    on_record(read)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+    return totals
 
 
 @dataclass

@@ -1,0 +1,70 @@
+"""An input of several large files is staged by several processes, one file each; the corpus,
+its problems and its report are those one process gives, and a strict run still stops at the
+first problem, leaving nothing staged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from openmsd.corpus import Corpus, staged_files
+from openmsd.ingest import ingest, run
+from openmsd.report import IngestError
+
+
+def _work(n: int) -> dict:
+    return {"id": f"https://openalex.org/W{n}", "title": f"Paper {n}", "language": "en",
+            "publication_year": 2000 + n % 20,
+            "abstract_inverted_index": {"A": [0], "study": [1], f"of{n}": [2]},
+            "referenced_works": [f"https://openalex.org/W{m}" for m in range(max(0, n - 3), n)]}
+
+
+@pytest.fixture
+def works(tmp_path: Path) -> Path:
+    """A folder of five OpenAlex files: problems in some, one empty, and a README."""
+    folder = tmp_path / "works"
+    folder.mkdir()
+    lines = [orjson.dumps(_work(n)) for n in range(60)]
+    (folder / "part_0.jsonl").write_bytes(b"\n".join(lines[:20]) + b"\n")
+    (folder / "part_1.jsonl").write_bytes(b"\n".join([*lines[20:30], b"{not json",
+                                                      *lines[30:40]]) + b"\n")
+    (folder / "part_2.jsonl").write_bytes(b"")
+    bad = {**_work(99), "referenced_works": ["https://openalex.org/W1", 12]}
+    (folder / "part_3.jsonl").write_bytes(b"\n".join([*lines[40:], orjson.dumps(bad)]) + b"\n")
+    (folder / "README.md").write_text("OpenAlex works, a few of them.\n")
+    return folder
+
+
+def _corpus(root: Path) -> dict[str, object]:
+    corpus = Corpus(root)
+    tables = {name: corpus.read(name).to_pylist()
+              for name in ("papers", "references", "citations", "contexts")}
+    return {**tables, "report": orjson.loads((root / "ingest_report.json").read_bytes()),
+            "problems": (root / "problems.jsonl").read_bytes()}
+
+
+def test_files_staged_in_parallel_give_the_corpus_one_process_gives(works, tmp_path,
+                                                                   monkeypatch):
+    ingest([works], tmp_path / "one")
+    monkeypatch.setattr(run, "PARALLEL_BYTES", 0)  # these small files are read in parallel too
+    ingest([works], tmp_path / "many")
+    [part] = list((tmp_path / "many" / "staged").iterdir())
+    files = staged_files(part, "staged_papers.parquet")
+    # README.md and the empty file give no records, part_0 20 papers and 54 references, ...
+    assert [first for _, first in files] == [0, 74, 154]
+    assert not (part / "staged_papers.parquet").exists()
+    one, many = _corpus(tmp_path / "one"), _corpus(tmp_path / "many")
+    assert many == one
+    assert len(one["papers"]) == 61
+    reasons = set(one["report"]["problems_by_reason"])
+    assert {"malformed JSON", "invalid referenced work"} <= reasons, reasons
+
+
+def test_a_strict_parallel_run_stops_at_the_first_problem(works, tmp_path, monkeypatch):
+    monkeypatch.setattr(run, "PARALLEL_BYTES", 0)
+    with pytest.raises(IngestError, match="part_1.jsonl: line 11: malformed JSON"):
+        ingest([works], tmp_path / "corpus", strict=True)
+    staged = tmp_path / "corpus" / "staged"
+    assert not any(staged.iterdir()) if staged.exists() else True

@@ -10,6 +10,8 @@ measures, each in its own process, one after the other:
 * ``floor-isal``: the same with ISA-L's gzip (``isal.igzip``, what the readers decompress
   with), to show how much of a ratio is the decompressor;
 * ``read``: the OpenAlex reader yielding corpus records (abstracts rebuilt, references);
+* ``ingest-one-process`` (with ``--files``, asked for in ``--phases``): the same ingest with
+  the files staged one after the other, for the paired comparison;
 * ``ingest``: the whole ``openmsd ingest``, and within it (``IngestResult.phases``) ``stage``
   (reading and writing the staged Parquet part), ``identify`` (merge, language
   identification, the papers table), ``resolve references`` and ``write`` (the references,
@@ -121,14 +123,14 @@ def run_phase(phase: str, path: Path) -> dict[str, Any]:
     ingest, the seconds of its own phases."""
     from isal import igzip
 
-    if phase in ("read", "ingest"):  # imported before the clock starts: it times the work
+    if phase != "floor":  # imported before the clock starts: it times the work
         from openmsd.ingest import get_reader, ingest
         from openmsd.report import Report
 
     files = sorted(path.glob("*.jsonl.gz")) if path.is_dir() else [path]
     records, phases = 0, {}
     start = time.perf_counter()
-    for file in files if phase != "ingest" else []:
+    for file in files if not phase.startswith("ingest") else []:
         if phase == "floor":
             with gzip.open(file, "rb") as handle:
                 records += _parse_lines(handle)
@@ -138,7 +140,11 @@ def run_phase(phase: str, path: Path) -> dict[str, Any]:
         elif phase == "read":
             for kind, _ in get_reader("openalex").read(file, Report()):
                 records += kind == "paper"
-    if phase == "ingest":
+    if phase in ("ingest", "ingest-one-process"):
+        if phase == "ingest-one-process":  # a folder's files staged one after the other
+            from openmsd.ingest import run
+
+            run.PARALLEL_BYTES = sys.maxsize
         with tempfile.TemporaryDirectory() as tmp:
             result = ingest([path], Path(tmp) / "corpus")
             records, phases = result.build["counts"]["papers"], result.phases
@@ -221,6 +227,9 @@ def main() -> None:
         headline = (f"whole ingest {whole['x_floor']:.2f}× the orjson floor "
                     f"({whole['works_per_s']:,.0f} works/s)")
         headline += f"; reader {read['x_floor']:.2f}×" if read and read["x_floor"] else ""
+        one = at.get("ingest-one-process")
+        headline += (f"; {one['seconds'] / whole['seconds']:.2f}× faster than staging the files "
+                     "in one process" if one else "")
     write_record(
         args.record,
         {"headline": headline,

@@ -19,9 +19,10 @@ RESULTS = ROOT / "benchmarks" / "results"
 TITLES = {
     "demo_wall": "The demo, end to end",
     "langid_accuracy": "Language identification",
-    "embedding_throughput": "Embedding on a CPU: ONNX int8 against PyTorch",
+    "embedding_throughput": "Embedding on a CPU: ONNX against PyTorch",
     "crosslingual_taln": "Cross-lingual retrieval: French abstracts find their English version",
     "ingest_throughput": "Ingest throughput",
+    "ingest_parallel": "Ingest of a folder: its files staged in parallel",
     "sdsm_scoring": "SDSM evaluation speed against trec_eval",
     "embed_spark": "Embedding on Spark against one process",
     "index_scale": "Approximate vector index at scale (IVF-PQ)",

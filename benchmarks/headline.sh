@@ -17,6 +17,8 @@ python benchmarks/sdsm_scoring.py
 python benchmarks/embedding_throughput.py --texts 1000 --repeats 1 --record
 python benchmarks/embed_memory.py --sizes 1483 6000 --record
 python benchmarks/ingest_throughput.py --works 200000 --sizes 50000 1000000
+python benchmarks/ingest_throughput.py --works 200000 --files 2 --phases floor floor-isal read \
+    ingest-one-process ingest --record ingest_parallel
 python benchmarks/crosslingual_taln.py --models bm25 e5-small-multilingual hybrid --backend onnx
 python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --work "$WORK/embed" --prepare
 python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --cores 2 --work "$WORK/embed"

@@ -334,9 +334,10 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     A large folder's files are staged in parallel processes (:func:`stage`), started afresh
     (``spawn``): a script that calls this needs the ``if __name__ == "__main__":`` guard, as any
     use of Python's process pools does. The tables are built within
-    :func:`openmsd.memory.memory_limit`. IngestError when another
-    ingest holds the corpus, when the inputs hold no paper, or when ``OPENMSD_MEMORY_LIMIT``
-    is not a size.
+    :func:`openmsd.memory.memory_limit`.
+
+    IngestError when another ingest holds the corpus, when the inputs hold no paper, or when
+    ``OPENMSD_MEMORY_LIMIT`` is not a size.
     """
     inputs = list(inputs)
     for raw in inputs:  # a missing input is an error before the corpus directory is made

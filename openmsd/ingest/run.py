@@ -25,6 +25,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -268,6 +269,7 @@ def _stage_file(file: Path, fmt: str | None, directory: Path, strict: bool
     problems and counts."""
     report = Report(strict=strict)
     counts, read = _stage_files([file], fmt, directory, report, None)
+    crash_point("ingest.file_staged")  # a staging process killed: the run fails, cleanly
     return counts, read, report.problems, dict(report.counts)
 
 
@@ -284,8 +286,12 @@ def _stage_in_parallel(files: list[Path], fmt: str | None, tmp: Path, report: Re
         futures = [pool.submit(_stage_file, file, fmt, folder, report.strict)
                    for file, folder in zip(files, folders, strict=True)]
         try:
-            for folder, future in zip(folders, futures, strict=True):
-                counts, read, problems, counted = future.result()
+            for file, folder, future in zip(files, folders, futures, strict=True):
+                try:
+                    counts, read, problems, counted = future.result()
+                except BrokenProcessPool as error:
+                    raise IngestError(f"{file}: the process staging it stopped ({error}); "
+                                      "nothing was staged, run the ingest again") from None
                 if sum(counts.values()):
                     folder.rename(tmp / staged_subdir(sum(totals.values())))
                 else:  # nothing read: no folder, so none shares its first seq with the next

@@ -64,7 +64,22 @@ def test_files_staged_in_parallel_give_the_corpus_one_process_gives(works, tmp_p
 
 def test_a_strict_parallel_run_stops_at_the_first_problem(works, tmp_path, monkeypatch):
     monkeypatch.setattr(run, "PARALLEL_BYTES", 0)
-    with pytest.raises(IngestError, match="part_1.jsonl: line 11: malformed JSON"):
+    with pytest.raises(IngestError, match=r"part_1\.jsonl: line 11: malformed JSON"):
         ingest([works], tmp_path / "corpus", strict=True)
     staged = tmp_path / "corpus" / "staged"
     assert not any(staged.iterdir()) if staged.exists() else True
+
+
+def test_a_staging_process_killed_fails_the_run_and_leaves_the_corpus_as_it_was(
+        works, tmp_path, monkeypatch):
+    ingest([works], tmp_path / "corpus")
+    before = _corpus(tmp_path / "corpus")
+    (works / "part_4.jsonl").write_bytes(orjson.dumps(_work(70)) + b"\n")  # the input changed
+    monkeypatch.setattr(run, "PARALLEL_BYTES", 0)
+    monkeypatch.setenv("OPENMSD_CRASH_AT", "ingest.file_staged")  # inherited by the processes
+    with pytest.raises(IngestError, match="the process staging it stopped"):
+        ingest([works], tmp_path / "corpus")
+    monkeypatch.delenv("OPENMSD_CRASH_AT")
+    assert _corpus(tmp_path / "corpus") == before
+    assert [p.name for p in (tmp_path / "corpus" / "staged").iterdir()
+            if p.name.startswith(".")] == []  # no half-staged part left

@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import Mapping
 
-__all__ = ["ENV", "checked_size", "memory_limit"]
+__all__ = ["ENV", "checked_size", "chosen_limit", "memory_limit"]
 
 ENV = "OPENMSD_MEMORY_LIMIT"
 _SIZE = re.compile(r"\d+(\.\d+)?\s*([KMGT]i?B|B)", re.IGNORECASE)
@@ -54,3 +54,9 @@ def memory_limit(environ: Mapping[str, str] = os.environ,
         return checked_size(environ[ENV], ENV)
     physical = physical_bytes if physical_bytes is not None else physical_memory()
     return f"{max(1, (physical or 0) // 4 // 2**30)}GB"
+
+
+def chosen_limit(given: str | None, source: str) -> str:
+    """``given`` checked as a size (:func:`checked_size`, errors naming ``source``), else
+    :func:`memory_limit`."""
+    return checked_size(given, source) if given else memory_limit()

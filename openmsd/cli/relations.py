@@ -54,14 +54,13 @@ def relations_build(
     the train / dev / IDT / ODT split (in- and out-of-distribution test sets) and Specter
     triples of a corpus."""
     from openmsd.corpus import Corpus, CorpusError
-    from openmsd.memory import checked_size
-    from openmsd.memory import memory_limit as default_limit
+    from openmsd.memory import chosen_limit
     from openmsd.relations import RelationsConfig, RelationsError, SplitConfig
     from openmsd.relations import connect as connect_engine
     from openmsd.relations import derive as derive_relations
 
     try:
-        limit = checked_size(memory_limit, "--memory-limit") if memory_limit else default_limit()
+        limit = chosen_limit(memory_limit, "--memory-limit")
         config = RelationsConfig(max_group=max_group or None, seed=seed,
                                  split=SplitConfig(top_languages=top_languages, idt=idt,
                                                    odt=odt, dev=dev, seed=seed))

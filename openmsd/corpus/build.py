@@ -42,8 +42,7 @@ from openmsd.corpus.schema import (
 from openmsd.corpus.sql import DuckDBSql, SqlEngine
 from openmsd.corpus.store import Corpus
 from openmsd.crashpoint import crash_point
-from openmsd.memory import checked_size
-from openmsd.memory import memory_limit as default_limit
+from openmsd.memory import chosen_limit
 from openmsd.phases import Phases
 from openmsd.report import Report
 
@@ -248,8 +247,7 @@ def build_corpus(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Rep
     with tempfile.TemporaryDirectory(dir=corpus.root, prefix=".build-") as tmp:
         con = duckdb.connect(str(Path(tmp) / "build.duckdb"))
         con.execute(f"SET temp_directory = '{_quote(Path(tmp) / 'spill')}'")
-        limit = checked_size(memory_limit, "memory_limit") if memory_limit else default_limit()
-        con.execute(f"SET memory_limit = '{limit}'")
+        con.execute(f"SET memory_limit = '{chosen_limit(memory_limit, 'memory_limit')}'")
         con.execute("SET preserve_insertion_order = true")
         for kind in ("papers", "references", "contexts"):
             con.execute(f"CREATE VIEW staged_{kind} AS {_union(staged, f'staged_{kind}.parquet')}")

@@ -61,9 +61,10 @@ def rebuild_abstract(index: Any) -> str | None:
                 for position in positions:
                     words[position] = word
         except (TypeError, IndexError):  # not a list of integers, or gaps in the positions
-            words = [None]
-        if None not in words:  # else a repeated position (or a negative one on a used slot)
-            return " ".join(words).strip() or None  # type: ignore[arg-type]
+            pass
+        else:
+            if None not in words:  # else a repeated position (or a negative one on a used slot)
+                return " ".join(words).strip() or None  # type: ignore[arg-type]
     return _rebuild_sorted(index)
 
 

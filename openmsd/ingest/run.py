@@ -96,7 +96,7 @@ class StagedWriter:
         if kind == "references":
             self.seq = self.blocks.add(record, self.seq)
             if self.blocks.rows >= FLUSH_ROWS:
-                self._submit("reference", self.blocks.table())
+                self._flush("reference")
             return
         record["seq"] = self.seq
         self.seq += 1

@@ -202,13 +202,14 @@ def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncode
     if backend not in BACKENDS:
         raise UnsupportedBackendError(f"unknown backend {backend!r}: expected one of "
                                       f"{', '.join(BACKENDS)}")
-    if backend in ONNX_BACKENDS and not (Path(name) / ADAPTER_FILE).is_file():
+    adapter = (Path(name) / ADAPTER_FILE).is_file()
+    if backend in ONNX_BACKENDS and not adapter:
         return _load_onnx(name, ONNX_BACKENDS[backend])
-    if backend == GPU_BACKEND and not (Path(name) / ADAPTER_FILE).is_file():
+    if backend == GPU_BACKEND and not adapter:
         return _load_gpu(name)
     if name in MODELS:
         return MODELS[name].load()
-    if Path(name).is_dir() and (Path(name) / ADAPTER_FILE).is_file():
+    if adapter:
         # an adapter (openmsd train adapter): its base(s), each with its stored backend
         return AdapterEncoder(read_adapter(name), load_model)
     if Path(name).is_dir() and (Path(name) / "citrec.json").is_file():

@@ -115,8 +115,8 @@ def _embed(corpus: Corpus, model: str, console: Console, progress: Progress) -> 
     key = vector_key(model, backend)
     _step(console, 2, f"Turning every paper into a vector with {model}")
     how = {"torch": "PyTorch", "onnx": "ONNX Runtime, int8", "onnx-q4": "ONNX Runtime, 4-bit "
-           "weights", "onnx-fp32": "ONNX Runtime, float32",
-           "cuda-fp16": "PyTorch, float16 on the GPU"}.get(backend, backend)
+           "weights", "onnx-fp32": "ONNX Runtime, float32", "onnx-sq8": "ONNX Runtime, int8 "
+           "per token", "cuda-fp16": "PyTorch, float16 on the GPU"}.get(backend, backend)
     console.print(f"A multilingual model ({how}): papers about the same thing get close vectors "
                   "whatever their language. Done once; later runs re-use them.",
                   highlight=False)

@@ -54,7 +54,7 @@ def parser() -> argparse.ArgumentParser:
     embed.add_argument("--vectors", required=True, help="the vector store directory or URI")
     embed.add_argument("--model", default="e5-small-multilingual")
     embed.add_argument("--backend", default=None, help="the model's default as openmsd embed "
-                       "runs it (onnx-fp32 for e5 on CPU), onnx (int8), torch, or cuda-fp16 "
+                       "runs it (onnx-sq8 for e5 on CPU), onnx (int8), torch, or cuda-fp16 "
                        "(torch fp16 on GPU executors)")
     embed.add_argument("--batch-size", type=int, default=32)
     return parser

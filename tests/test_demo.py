@@ -94,7 +94,7 @@ def test_openmsd_demo_runs_the_default_model_on_its_fast_backend(tmp_path):
                              str(tmp_path / "d")], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
     assert "ONNX Runtime, float32" in result.stdout and "What next" in result.stdout
-    assert (tmp_path / "d" / "index" / "e5-small-multilingual@onnx-fp32" / "index.faiss").exists()
+    assert (tmp_path / "d" / "index" / "e5-small-multilingual@onnx-sq8" / "index.faiss").exists()
     stats = runner.invoke(app, ["corpus", "stats", str(tmp_path / "d"), "--json"])
     assert json.loads(stats.stdout)["papers"] == 124
 

@@ -53,4 +53,4 @@ def test_the_embed_job_runs_the_model_default_backend_unless_told():
 
     told = parser().parse_args(["embed", "papers.parquet", "--vectors", "v"])
     assert told.backend is None  # embed_on_spark then takes the model's default
-    assert default_backend(told.model) != "onnx"  # e5: ONNX fp32, not the int8 build
+    assert default_backend(told.model) != "onnx"  # e5: int8 per token, not per batch

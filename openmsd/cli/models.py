@@ -46,11 +46,11 @@ def embed(
                                             "directory or a hub name.")] = DEFAULT_MODEL,
     batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 32,
     backend: Annotated[str | None, typer.Option(
-        help="torch; onnx-fp32: ONNX Runtime, faster on CPU, PyTorch's vectors (built on "
-             "first use); onnx-q4: 4-bit weights; onnx: int8, faster still, ranks less well. "
-             "By default the backend of the vectors the corpus has, else the model's own "
-             "where onnxruntime is installed (onnx-fp32 for e5-small-multilingual, onnx for "
-             "minilm-en).")] = None,
+        help="torch; onnx-sq8: ONNX Runtime, int8 per token, faster on CPU, PyTorch's "
+             "ranking (built on first use); onnx-fp32: float32, PyTorch's vectors; onnx-q4: "
+             "4-bit weights; onnx: int8 per batch, ranks less well. By default the backend of "
+             "the vectors the corpus has, else the model's own where onnxruntime is installed "
+             "(onnx-sq8 for e5-small-multilingual, onnx for minilm-en).")] = None,
     json: JsonOpt = False,
     enrich: Annotated[str | None, typer.Option(
         help="METHOD-LENGTH (e.g. llm-64, or llm64): embed the text enriched with 'openmsd "

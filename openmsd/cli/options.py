@@ -42,10 +42,11 @@ YearOpt = Annotated[str | None, typer.Option(help="YEAR, FROM-TO, FROM- or -TO."
 ExportOpt = Annotated[str | None, typer.Option(
     help="Print the results as bib (BibTeX), ris or csl (CSL-JSON).")]
 BackendOpt = Annotated[str | None, typer.Option(
-    help="torch, onnx-q4 (ONNX Runtime, 4-bit weights), onnx (int8), onnx-fp32 or cuda-fp16 "
-         "(PyTorch float16 on a CUDA GPU); by default the backend the corpus's vectors were "
-         "made with, else cuda-fp16 where there is a GPU, else the model's own (onnx-fp32 for "
-         "e5-small-multilingual, onnx for minilm-en).")]
+    help="torch, onnx-sq8 (ONNX Runtime, int8 per token), onnx-q4 (4-bit weights), onnx "
+         "(int8 per batch), onnx-fp32 or cuda-fp16 (PyTorch float16 on a CUDA GPU); by default "
+         "the backend the corpus's vectors were made with, else cuda-fp16 where there is a "
+         "GPU, else the model's own (onnx-sq8 for e5-small-multilingual, onnx for "
+         "minilm-en).")]
 SplitOpt = Annotated[str | None, typer.Option(
     help="Only the papers of this relations split (idt, odt, test = idt + odt, ...).")]
 StrictOpt = Annotated[bool, typer.Option(help="Fail on the first problem in the input.")]

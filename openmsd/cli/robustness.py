@@ -32,7 +32,7 @@ def robustness_command(
     lang: Annotated[str, typer.Option(help="Language of the texts used: a paper's own text "
                                       "in it, else its translation into it; 'any' keeps "
                                       "each paper's own text.")] = "en",
-    backend: Annotated[str, typer.Option(help="torch, onnx-q4, onnx (int8) or onnx-fp32 "
+    backend: Annotated[str, typer.Option(help="torch, onnx-q4, onnx (int8), onnx-sq8 or onnx-fp32 "
                                          "(faster on CPU; models without an ONNX path run "
                                          "with torch).")] = "torch",
     batch_size: Annotated[int, typer.Option(help="Texts per encoder batch.")] = 32,

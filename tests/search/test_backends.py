@@ -42,7 +42,7 @@ def _embed(corpus: Corpus, *options: str) -> dict:
 
 def test_onnx_is_the_default_backend_where_the_model_has_one():
     pytest.importorskip("onnxruntime")
-    assert default_backend("e5-small-multilingual") == "onnx-fp32"
+    assert default_backend("e5-small-multilingual") == "onnx-sq8"
     assert default_backend("minilm-en") == "onnx"
     assert default_backend("muse-v3") == "torch" and default_backend("bm25") == "torch"
     assert vector_key("e5-small-multilingual", "onnx") == "e5-small-multilingual@onnx"

@@ -1,23 +1,33 @@
-"""Fast CPU inference: a SentenceTransformer directory run by ONNX Runtime, int8 by default.
+"""Fast CPU inference: a SentenceTransformer directory run by ONNX Runtime.
 
 :func:`build_onnx` loads a SentenceTransformer directory (Transformer → mean Pooling →
 optional Normalize), exports its transformer with ``torch.onnx.export`` (the TorchScript
 exporter, dynamic batch and sequence axes), checks the export against PyTorch on a padded batch,
-and quantises it with ONNX Runtime's dynamic int8 quantisation: ``MatMul`` weights per output
-channel (per-tensor scales cost fidelity: mean cosine 0.988 instead of 0.997 on e5) and the
-embedding tables (``Gather``, 4× smaller file at no measurable cost). Activations are quantised
-to uint8 at run time. On x86 CPUs without VNNI, int8 weights use 7 bits (``reduce_range``)
-to avoid the saturation of the AVX2 u8×s8 instructions; VNNI and ARM CPUs use all 8.
+and builds one of four precisions from it:
+
+* ``sq8``: int8 matrix products, each token's activations quantised on its own after
+  SmoothQuant, calibrated on the shipped sample's abstracts (:mod:`.smoothquant`);
+* ``qint8``: ONNX Runtime's dynamic int8 quantisation: ``MatMul`` weights per output channel
+  (per-tensor scales cost fidelity: mean cosine 0.988 instead of 0.997 on e5), activations
+  quantised to uint8 at run time with one scale per batch. On x86 CPUs without VNNI, int8
+  weights use 7 bits (``reduce_range``) to avoid the saturation of the AVX2 u8×s8
+  instructions; VNNI and ARM CPUs use all 8;
+* ``q4``: 4-bit ``MatMulNBits`` weights (:mod:`.nbits`);
+* ``fp32``: the export as it is.
+
+All but ``fp32`` store the embedding tables (``Gather``) in int8 (4× smaller, at no
+measurable cost).
 
 The result is a directory, cached next to the model and built once, atomically (a temporary
 sibling renamed into place)::
 
-    <model dir>/onnx/qint8/      (qint8-avx2 without VNNI, fp32 unquantised)
+    <model dir>/onnx/sq8/        (qint8, qint8-avx2 without VNNI, q4, fp32)
         model.onnx  tokenizer.json  tokenizer_config.json  …  openmsd_onnx.json
 
-``openmsd_onnx.json`` records the source files (size, mtime) and the settings: a model
-directory changed in place is exported again. :class:`OnnxEncoder` runs it with ONNX Runtime
-and the saved tokenizer, without loading the PyTorch model.
+``openmsd_onnx.json`` records the source files (size, mtime) and the settings (for ``sq8``,
+the calibration file's digest too): a model directory changed in place is exported again.
+:class:`OnnxEncoder` runs it with ONNX Runtime and the saved tokenizer, without loading the
+PyTorch model.
 
 The maintained exporter (``sentence-transformers``' ``backend="onnx"``) needs ``optimum-onnx``,
 which requires ``transformers<4.58``. The ``torch.export``-based exporter (which also needs
@@ -43,9 +53,17 @@ from openmsd.io import building_dir, cache_root
 from openmsd.models.backends.build import ensure_built
 from openmsd.models.backends.gpu import plan_batches
 from openmsd.models.backends.nbits import BLOCK, to_matmul_nbits
+from openmsd.models.backends.smoothquant import (
+    ALPHA,
+    CALIBRATION,
+    GELU_MIN,
+    calibration_texts,
+    channel_peaks,
+    to_smooth_int8,
+)
 from openmsd.models.encoder import Kind, normalise
 
-Precision = Literal["q4", "qint8", "fp32"]
+Precision = Literal["q4", "qint8", "sq8", "fp32"]
 
 BUILD_VERSION = 1
 """Bump when the built directory changes, so that caches are rebuilt."""
@@ -75,12 +93,14 @@ def reduce_range() -> bool:
 
 
 def variant_name(precision: Precision) -> str:
-    """The cached directory name of a precision on this CPU: ``qint8``, ``qint8-avx2``, ``fp32``."""
-    if precision in ("fp32", "q4"):
+    """The cached directory name of a precision on this CPU: ``qint8``, ``qint8-avx2``,
+    ``sq8``, ``q4``, ``fp32``."""
+    if precision in ("fp32", "q4", "sq8"):
         return precision
     if precision == "qint8":
         return "qint8-avx2" if reduce_range() else "qint8"
-    raise ValueError(f"unknown ONNX precision {precision!r}: expected 'q4', 'qint8' or 'fp32'")
+    raise ValueError(f"unknown ONNX precision {precision!r}: expected 'q4', 'qint8', 'sq8' or "
+                     "'fp32'")
 
 
 def default_onnx_cache(model_dir: Path) -> Path:
@@ -114,6 +134,13 @@ def _settings(precision: Precision) -> dict[str, Any]:
     if precision == "q4":
         quantization = {"MatMul": f"MatMulNBits, 4 bits, blocks of {BLOCK}, symmetric",
                         "accuracy_level": Q4_ACCURACY_LEVEL,
+                        "Gather": "QInt8 per channel (dynamic)"}
+    elif precision == "sq8":
+        digest = hashlib.sha256(CALIBRATION.read_bytes()).hexdigest()[:16]
+        quantization = {"MatMul": "MatMulIntegerToFloat: int8 weights per column, int8 "
+                                  "activations per token after SmoothQuant",
+                        "alpha": ALPHA, "gelu_min": GELU_MIN,
+                        "calibration": f"{CALIBRATION.name} sha256 {digest}",
                         "Gather": "QInt8 per channel (dynamic)"}
     elif precision == "qint8":
         quantization = {"weight_type": "QInt8", "activations": "QUInt8 (dynamic)",
@@ -240,15 +267,22 @@ def _write_build(model_dir: Path, root: Path, precision: Precision) -> None:
         _export(model, root / "model_fp32.onnx")
         _quantize(root / "model_fp32.onnx", root / "model.onnx")
         (root / "model_fp32.onnx").unlink()
-    else:  # q4: 4-bit matrix products, int8 embedding table
+    else:  # q4 or sq8: the matrix products rewritten, then the embedding table int8
         _export(model, root / "model_fp32.onnx")
         graph = onnx.load(str(root / "model_fp32.onnx"))
-        error = to_matmul_nbits(graph, Q4_ACCURACY_LEVEL)
-        onnx.save(graph, str(root / "model_q4.onnx"))
+        if precision == "q4":
+            error = to_matmul_nbits(graph, Q4_ACCURACY_LEVEL)
+        else:
+            feeds = (model.tokenizer([text], truncation=True, max_length=model.max_seq_length,
+                                     return_tensors="np") for text in calibration_texts())
+            error = to_smooth_int8(graph, channel_peaks(graph, (
+                {k: f[k].astype(np.int64) for k in ("input_ids", "attention_mask")}
+                for f in feeds)))
+        onnx.save(graph, str(root / "model_products.onnx"))
         del graph
-        _quantize(root / "model_q4.onnx", root / "model.onnx", ["Gather"])
+        _quantize(root / "model_products.onnx", root / "model.onnx", ["Gather"])
         (root / "model_fp32.onnx").unlink()
-        (root / "model_q4.onnx").unlink()
+        (root / "model_products.onnx").unlink()
     model.tokenizer.save_pretrained(str(root))
     stamp = {
         "settings": _settings(precision),
@@ -270,7 +304,8 @@ def build_onnx(model_dir: Path, out_dir: Path, precision: Precision = "qint8") -
 
     Writes into a temporary sibling directory renamed to ``out_dir`` at the end (replacing an
     older build), so ``out_dir`` is either absent or complete. Needs torch, sentence-transformers,
-    onnx and onnxruntime; about 20 s and 120 MB (qint8) or 470 MB (fp32) for e5-small.
+    onnx and onnxruntime; for e5-small, about 20 s and 120 MB (qint8), 30 s and 120 MB (sq8),
+    or 470 MB (fp32).
     """
     out_dir = Path(out_dir)
     variant_name(precision)  # an unknown precision fails before any work

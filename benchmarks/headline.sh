@@ -22,12 +22,14 @@ python benchmarks/ingest_throughput.py --works 200000 --files 2 --phases floor f
 python benchmarks/crosslingual_taln.py --models bm25 e5-small-multilingual hybrid --backend onnx
 python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --work "$WORK/embed" --prepare
 python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --cores 2 --work "$WORK/embed"
-# TALN with relations and the default dense model's vectors, then tune (train + dev) and the
-# ranking figures on IDT, ODT and test (each run reads TALN's test split once more).
+# TALN with relations and the dense model's vectors (the float32 build the ranking record was
+# made with), then tune (train + dev) and the ranking figures on IDT, ODT and test (each run
+# reads TALN's test split once more).
 rm -rf "$WORK/taln"
 openmsd ingest ../shared/data/taln/papers.jsonl ../shared/data/taln/parscit --out "$WORK/taln"
 openmsd relations "$WORK/taln" --top-languages 2 --idt 0.15 --odt 0.15 --dev 0.1
-openmsd embed "$WORK/taln"
+openmsd embed "$WORK/taln" --backend onnx-fp32
+python benchmarks/embedding_candidates.py "$WORK/taln" --record
 python benchmarks/ranking_taln.py "$WORK/taln" --record ranking_taln
 # Synthetic corpora (seeded): what tune costs at 3,000, 30,000 and 100,000 papers.
 for size in 3000 30000 100000; do

@@ -3,8 +3,8 @@
 Copies a TALN corpus with relations (never written to), then runs ``openmsd eval sdsm COPY -m
 e5-small-multilingual:BACKEND ... --split dev --embed --json``: each build embeds the dev
 pool's papers (``--embed``, as ``openmsd embed`` does) and is scored on the three tasks (MAP in
-%), with a paired t-test on per-query AP against the float32 build (the first model). The default build
-(``default_backend``) is labelled so.
+%), with a paired t-test on per-query AP against the float32 build (the first model). The
+default build (``default_backend``) is labelled so.
 
     python benchmarks/embedding_sdsm_dev.py CORPUS --record
 """

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from openmsd.models.backends.products import weight_products
+
 __all__ = ["BLOCK", "quantize_blocks", "to_matmul_nbits"]
 
 BLOCK = 32
@@ -47,16 +49,12 @@ def to_matmul_nbits(model: object, accuracy_level: int = 4, block: int = BLOCK) 
     assert isinstance(model, onnx.ModelProto)
     graph = model.graph
     initializers = {init.name: init for init in graph.initializer}
-    uses: dict[str, int] = {}
-    for node in graph.node:
-        for name in node.input:
-            uses[name] = uses.get(name, 0) + 1
+    products = weight_products(model)
     nodes, worst = [], 0.0
-    for node in graph.node:
-        init = initializers.get(node.input[1]) if node.op_type == "MatMul" else None
+    for index, node in enumerate(graph.node):
+        init = initializers[node.input[1]] if index in products else None
         weight = numpy_helper.to_array(init) if init is not None else None
-        if (weight is None or weight.ndim != 2 or weight.shape[0] % block
-                or weight.dtype != np.float32 or uses[node.input[1]] != 1):
+        if weight is None or weight.shape[0] % block:
             nodes.append(node)
             continue
         k, n = weight.shape

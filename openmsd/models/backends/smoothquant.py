@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from openmsd.models.backends.products import weight_products
+
 __all__ = ["ALPHA", "CALIBRATION", "GELU_MIN", "calibration_texts", "channel_peaks",
            "quantize_columns", "smoothing", "to_smooth_int8"]
 
@@ -66,7 +68,7 @@ def quantize_columns(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     largest magnitude over 127); ``codes * scales`` gives the weight back within half a step.
 
     >>> codes, scales = quantize_columns(np.array([[1.27, -0.5], [-0.635, 0.25]]))
-    >>> codes.tolist(), scales.round(4).tolist()
+    >>> codes.tolist(), [round(float(s), 4) for s in scales]
     ([[127, -127], [-64, 64]], [0.01, 0.0039])
     """
     weight = np.asarray(weight, np.float64)
@@ -81,21 +83,6 @@ def calibration_texts(path: Path = CALIBRATION) -> list[str]:
         return [json.loads(line)["text"] for line in lines if line.strip()]
 
 
-def _weight_products(model: Any) -> dict[int, Any]:
-    """The ``MatMul`` nodes of ``model`` (by position) whose second input is a 2-D float32
-    initializer used by that node alone."""
-    graph = model.graph
-    initializers = {init.name: init for init in graph.initializer}
-    uses: dict[str, int] = {}
-    for node in graph.node:
-        for name in node.input:
-            uses[name] = uses.get(name, 0) + 1
-    return {index: node for index, node in enumerate(graph.node)
-            if node.op_type == "MatMul" and node.input[1] in initializers
-            and len(initializers[node.input[1]].dims) == 2
-            and initializers[node.input[1]].data_type == 1 and uses[node.input[1]] == 1}
-
-
 def channel_peaks(model: Any, feeds: Iterable[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """The largest magnitude of each channel of each weight product's input (name → [K]) over
     the runs of the float ``onnx.ModelProto`` ``model`` on ``feeds`` (``attention_mask``, where
@@ -106,7 +93,7 @@ def channel_peaks(model: Any, feeds: Iterable[Mapping[str, np.ndarray]]) -> dict
 
     probe = onnx.ModelProto()
     probe.CopyFrom(model)
-    names = sorted({node.input[0] for node in _weight_products(probe).values()})
+    names = sorted({node.input[0] for node in weight_products(probe).values()})
     del probe.graph.output[:]
     probe.graph.output.extend(helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, None)
                               for n in names)
@@ -153,7 +140,7 @@ def to_smooth_int8(model: Any, peaks: Mapping[str, np.ndarray], alpha: float = A
     initializers = {init.name: init for init in graph.initializer}
     producers = {out: node for node in graph.node for out in node.output}
     groups: dict[str, dict[int, Any]] = {}
-    for index, node in _weight_products(model).items():
+    for index, node in weight_products(model).items():
         if node.input[0] in peaks:
             groups.setdefault(node.input[0], {})[index] = node
     constants = {"sq_inv127": np.float32(1 / 127), "sq_inv255": np.float32(1 / 255),

@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--model", default="e5-small-multilingual")
     parser.add_argument("--backend", default=None, help="default: the model's, as openmsd "
-                        "embed runs it (ONNX fp32 for e5)")
+                        "embed runs it (onnx-sq8 for e5)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/spark19/embed_bench"))
     parser.add_argument("--out", type=Path, default=None, help="JSON results file")
     parser.add_argument("--prepare", action="store_true",

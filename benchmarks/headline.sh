@@ -20,8 +20,10 @@ python benchmarks/ingest_throughput.py --works 200000 --sizes 50000 1000000
 python benchmarks/ingest_throughput.py --works 200000 --files 2 --phases floor floor-isal read \
     ingest-one-process ingest --record ingest_parallel
 python benchmarks/crosslingual_taln.py --models bm25 e5-small-multilingual hybrid --backend onnx
-python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --work "$WORK/embed" --prepare
-python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --cores 2 --work "$WORK/embed"
+python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --work "$WORK/embed" --prepare \
+    --backend onnx-fp32
+python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --cores 2 --work "$WORK/embed" \
+    --backend onnx-fp32
 # TALN with relations and the dense model's vectors (the float32 build the ranking record was
 # made with), then tune (train + dev) and the ranking figures on IDT, ODT and test (each run
 # reads TALN's test split once more).

@@ -127,6 +127,33 @@ def _is_gelu_output(name: str, producers: Mapping[str, Any], depth: int = 4) -> 
     return False
 
 
+def _token_codes(x: str, prefix: str, shifted: bool) -> list[Any]:
+    """The nodes that turn ``x`` (already divided by the smoothing) into ``PREFIX q``, uint8
+    codes with one scale ``PREFIX s`` per token: symmetric around 128, or, for a GELU output
+    ``shifted`` by ``PREFIX shift`` to be non-negative, from 0."""
+    from onnx import helper
+
+    p = prefix
+    if shifted:
+        nodes = [helper.make_node("Add", [x, p + "shift"], [p + "xs"], name=p + "shift"),
+                 helper.make_node("ReduceMax", [p + "xs"], [p + "peak"], axes=[-1], keepdims=1,
+                                  name=p + "peak"),
+                 helper.make_node("Mul", [p + "peak", "sq_inv255"], [p + "s0"], name=p + "step")]
+        x, zero = p + "xs", "sq_zp0"
+    else:
+        nodes = [helper.make_node("Abs", [x], [p + "abs"], name=p + "abs"),
+                 helper.make_node("ReduceMax", [p + "abs"], [p + "peak"], axes=[-1], keepdims=1,
+                                  name=p + "peak"),
+                 helper.make_node("Mul", [p + "peak", "sq_inv127"], [p + "s0"], name=p + "step")]
+        zero = "sq_zp128"
+    return [
+        *nodes,
+        helper.make_node("Max", [p + "s0", "sq_tiny"], [p + "s"], name=p + "floor"),
+        helper.make_node("Div", [x, p + "s"], [p + "xn"], name=p + "scale"),
+        helper.make_node("QuantizeLinear", [p + "xn", "sq_one", zero], [p + "q"],
+                         name=p + "quantize")]
+
+
 def to_smooth_int8(model: Any, peaks: Mapping[str, np.ndarray], alpha: float = ALPHA) -> float:
     """Rewrite in place each weight product of the ``onnx.ModelProto`` ``model`` whose input
     has ``peaks`` (:func:`channel_peaks`) as smoothed, per-token int8; return the largest
@@ -158,29 +185,13 @@ def to_smooth_int8(model: Any, peaks: Mapping[str, np.ndarray], alpha: float = A
                             alpha)
         weights = [w * divisor[:, None] for w in weights]
         new_inits.append(numpy_helper.from_array((1 / divisor).astype(np.float32), p + "inv"))
-        nodes = [helper.make_node("Mul", [x, p + "inv"], [p + "x"], name=p + "smooth")]
-        shift = None
-        if _is_gelu_output(x, producers):
-            shift = -GELU_MIN / divisor
+        shift = -GELU_MIN / divisor if _is_gelu_output(x, producers) else None
+        if shift is not None:
             new_inits.append(numpy_helper.from_array(shift.astype(np.float32), p + "shift"))
-            nodes += [helper.make_node("Add", [p + "x", p + "shift"], [p + "xs"], name=p + "shift"),
-                      helper.make_node("ReduceMax", [p + "xs"], [p + "peak"], axes=[-1],
-                                       keepdims=1, name=p + "peak"),
-                      helper.make_node("Mul", [p + "peak", "sq_inv255"], [p + "s0"],
-                                       name=p + "step")]
-            shifted, zero = p + "xs", "sq_zp0"
-        else:
-            nodes += [helper.make_node("Abs", [p + "x"], [p + "abs"], name=p + "abs"),
-                      helper.make_node("ReduceMax", [p + "abs"], [p + "peak"], axes=[-1],
-                                       keepdims=1, name=p + "peak"),
-                      helper.make_node("Mul", [p + "peak", "sq_inv127"], [p + "s0"],
-                                       name=p + "step")]
-            shifted, zero = p + "x", "sq_zp128"
-        nodes += [helper.make_node("Max", [p + "s0", "sq_tiny"], [p + "s"], name=p + "floor"),
-                  helper.make_node("Div", [shifted, p + "s"], [p + "xn"], name=p + "scale"),
-                  helper.make_node("QuantizeLinear", [p + "xn", "sq_one", zero], [p + "q"],
-                                   name=p + "quantize")]
-        before[min(products)] = nodes
+        zero = "sq_zp0" if shift is not None else "sq_zp128"
+        before[min(products)] = [
+            helper.make_node("Mul", [x, p + "inv"], [p + "x"], name=p + "smooth"),
+            *_token_codes(p + "x", p, shifted=shift is not None)]
         for j, ((index, node), weight) in enumerate(zip(products.items(), weights,
                                                          strict=True)):
             codes, scales = quantize_columns(weight)

@@ -22,7 +22,7 @@ import numpy as np
 from record import write_record
 
 from openmsd.eval import evaluate_retrieval, text_papers
-from openmsd.models import DenseEncoder
+from openmsd.models import BACKENDS, DenseEncoder
 from openmsd.rank import DenseScorer, Papers, Scorer, is_dense, load_encoder, load_scorer
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "taln" / "papers.jsonl"
@@ -72,7 +72,7 @@ def main() -> None:
     parser.add_argument("--models", nargs="+", default=["bm25", "e5-small-multilingual",
                                                          "hybrid"])
     parser.add_argument("--papers", type=Path, default=DATA)
-    parser.add_argument("--backend", default="torch", choices=("torch", "onnx"))
+    parser.add_argument("--backend", default="torch", choices=BACKENDS)
     parser.add_argument("--out", type=Path, default=None, help="write the figures (JSON)")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]

@@ -46,11 +46,9 @@ def main() -> None:
     default = default_backend(MODEL)
     numbers: dict[str, object] = {}
     for backend, name in zip(BACKENDS, models, strict=True):
-        label = backend + (" (default)" if backend == default else "")
-        label += " (sentence-transformers)" if backend == "torch" else ""
-        figures = next(v for k, v in summary["models"].items()
-                       if k.split("@")[-1] == backend or k == name
-                       or (backend == "torch" and k == MODEL))
+        label = {default: f"{backend} (default)",
+                 "torch": "torch (sentence-transformers)"}.get(backend, backend)
+        figures = summary["models"][name]
         numbers[label] = {"average_map": round(figures["average"]["MAP"], 4),
                           **{task: round(figures[task]["MAP"], 4) for task in TASKS}}
     numbers["significance vs onnx-fp32"] = summary["significance"]["models"]

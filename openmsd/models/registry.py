@@ -86,7 +86,7 @@ MODELS: dict[str, ModelEntry] = {
                    "weights; the default)", 384, True, _transformer("e5-small-multilingual"),
                    ensure_e5_small, E5_PROMPTS,
                    # int8 per token after SmoothQuant: PyTorch's ranking quality (cosine
-                   # 0.9997; dynamic int8 loses 3-4 points of TALN dev MAP) at about 1.5x the
+                   # 0.9997; dynamic int8 loses 3-4 points of TALN dev MAP) at about 1.4x the
                    # float32 export's speed on a CPU
                    onnx_backend="onnx-sq8"),
         ModelEntry("muse-v3", "multilingual Universal Sentence Encoder v3, 16 languages "
@@ -126,7 +126,7 @@ def base_path(name: str) -> str:
 def default_backend(name: str) -> str:
     """:data:`GPU_BACKEND` for a transformer (a registered one with a path, or a directory)
     where PyTorch finds a CUDA GPU; else the model's :attr:`~ModelEntry.onnx_backend`
-    (``onnx-sq8`` for e5-small-multilingual: int8 per token, PyTorch's ranking at about 1.7×
+    (``onnx-sq8`` for e5-small-multilingual: int8 per token, PyTorch's ranking at about 1.5×
     its speed on a CPU; ``onnx``, int8, for the others) for a registered model that has an
     ONNX path, when onnxruntime is installed; ``torch`` otherwise."""
     import importlib.util

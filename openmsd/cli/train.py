@@ -18,10 +18,13 @@ app = typer.Typer()
 
 @app.command("train")
 def train_command(
-    recipe: Annotated[str, typer.Argument(help="pretrain-cl, mspt, specter, scincl, citrec "
-                                              "(MP-BERT4CR, see docs/citrec.md) or adapter (a "
+    recipe: Annotated[str, typer.Argument(help="ranker (what related, search and recommend "
+                                              "rank with, learned from the corpus's links: "
+                                              "docs/guides/fusion-and-tuning.md), adapter (a "
                                               "small head over stored vectors, in seconds: "
-                                              "docs/guides/adapters.md).")],
+                                              "docs/guides/adapters.md), pretrain-cl, mspt, "
+                                              "specter, scincl or citrec (MP-BERT4CR, see "
+                                              "docs/citrec.md).")],
     corpus: Annotated[Path, typer.Argument(help="A corpus with relations.")],
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="The model directory to write (adapter: default "
@@ -71,7 +74,8 @@ def train_command(
         help="adapter: also learn from specter (hard negatives) or scincl (graph "
              "neighbours) triples.")] = None,
     folds: Annotated[int | None, typer.Option(
-        help="adapter: folds of the cross-validation over train links (default 5).")] = None,
+        help="adapter, ranker: folds of the cross-validation over train links (default 5).")]
+    = None,
     json: JsonOpt = False,
 ) -> None:
     """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
@@ -83,6 +87,9 @@ def train_command(
     from openmsd.experiment import train_model
     from openmsd.train import TRAIN_ERRORS, describe, load_config
 
+    if recipe == "ranker":
+        _train_ranker(corpus, seed, folds, json)
+        return
     if recipe == "adapter":
         _train_adapter(corpus, out_dir, base, positives, head, pull, extra, folds, epochs,
                        batch_size, learning_rate, seed, json)
@@ -143,6 +150,51 @@ def _train_adapter(corpus: Path, out_dir: Path | None, base: list[str] | None,
     except (AdapterDataError, AdapterError, CorpusError, ValueError) as error:
         fail(str(error))
     emit(manifest, json, _adapter_line)
+
+
+def _ranker_lines(found: dict[str, Any]) -> str:
+    """Per ranker: the out-of-fold table (each candidate's MAP), what was kept and why."""
+    lines = []
+    for name, fitted in found["report"].items():
+        if "skipped" in fitted:
+            lines.append(f"{name}: not learned: {fitted['skipped']}")
+            continue
+        queries = ", ".join(f"{n} {split}" for split, n in fitted["queries"].items())
+        lines.append(f"{name} (queries with a link: {queries}):")
+        for head in ("paper", "free_text"):
+            if head not in fitted:
+                continue
+            chosen = fitted[head]
+            table = chosen["out_of_fold_map"]
+            ratio = chosen["gain_over_best_single"]
+            p = chosen["p_against_best_single"]
+            lines.append(
+                f"  {'a paper' if head == 'paper' else 'free text'}: kept {chosen['chosen']}, "
+                f"out-of-fold MAP {table[chosen['chosen']]:.2f}, "
+                + (f"{ratio:.2f}x" if ratio else "n/a")
+                + f" the best single signal ({chosen['best_single']} "
+                f"{table[chosen['best_single']]:.2f}"
+                + (f", p = {p:.3f}" if p is not None else "") + ")")
+            lines.append("    " + "; ".join(f"{k} {v:.2f}" for k, v in sorted(
+                table.items(), key=lambda item: -item[1])))
+    lines.append(f"saved to {found['path']} in {found['seconds']:.0f} s; related, search, "
+                 "recommend, watch and serve use it now")
+    return "\n".join(lines)
+
+
+def _train_ranker(corpus: Path, seed: int | None, folds: int | None, json: bool) -> None:
+    from openmsd.corpus import Corpus, CorpusError
+    from openmsd.eval import SDSMError
+    from openmsd.experiment import TuneError, train_ranker
+    from openmsd.rank import UnknownScorerError, ranker_path
+
+    try:
+        with progress() as start:
+            found = train_ranker(Corpus(corpus), seed or 0, folds or 5, progress=start)
+    except (TuneError, SDSMError, CorpusError, FileNotFoundError, UnknownScorerError) as error:
+        fail(str(error))
+    found["path"] = str(ranker_path(Corpus(corpus)))
+    emit(found, json, _ranker_lines)
 
 
 @app.command("experiment")

@@ -1,5 +1,6 @@
 """Experiments, above ``train`` and ``eval``: training runs with the dev evaluators they are
 selected on (:mod:`.dev`), grids of runs scored on the SDSM tasks (:mod:`.grid`), and the
+ranker learned from a corpus's links (:mod:`.ranker`), the
 fusion weights fitted on the train and dev splits (:mod:`.tune`), with the free-text fallback
 chosen on their citation contexts by cross-validation (:mod:`.contexts`).
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
         train_model,
     )
     from openmsd.experiment.grid import load_experiment, run_experiment
+    from openmsd.experiment.ranker import train_ranker
     from openmsd.experiment.tune import tune_fusion
     from openmsd.experiment.weights import TuneError
 
@@ -33,6 +35,7 @@ __all__ = [
     "prefetch_matrix",
     "run_experiment",
     "train_model",
+    "train_ranker",
     "tune_fusion",
 ]
 

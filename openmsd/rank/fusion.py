@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from openmsd.rank.calibration import Calibration
 from openmsd.rank.scorer import ExactScorer, Queries, Scorer, exclude_self, score_pools
 
 METHODS = ("weighted", "rrf", "zscore", "learned")
@@ -207,7 +208,8 @@ class Fusion(ExactScorer):
 
     def __init__(self, name: str, members: Sequence[Scorer], weights: Sequence[float] | None = None,
                  method: str = "rrf", depth: int = DEPTH, pool: str = "cheap",
-                 pool_depth: int = POOL, fallbacks: Sequence[Fallback] = ()):
+                 pool_depth: int = POOL, fallbacks: Sequence[Fallback] = (),
+                 calibration: Calibration | None = None):
         if not members:
             raise ValueError(f"fusion {name!r}: no member")
         if method not in METHODS:
@@ -233,6 +235,20 @@ class Fusion(ExactScorer):
                                  f"{len(members)}")
         self.papers = members[0].papers
         self.signal = "graph" if any(m.signal == "graph" for m in members) else "text"
+        self.calibration = calibration
+
+    def fused(self, parts: Sequence[np.ndarray], queries: Queries, which: np.ndarray,
+              candidates: np.ndarray) -> np.ndarray:
+        """The fused scores of the members' score matrices ``parts`` of the queries at
+        ``which`` (indices into ``queries``) against ``candidates`` (collection rows: one
+        array for every query, or a row per query); ``-inf`` where no member has a score."""
+        return fuse(parts, self.weights, self.method, self.fallbacks)
+
+    def probability(self, scores: np.ndarray, free_text: bool = False) -> np.ndarray | None:
+        """The probability that each result is linked to its query, from fused ``scores``
+        (the calibration ``openmsd train ranker`` fitted out of fold); None when the fusion
+        has none."""
+        return None if self.calibration is None else self.calibration.probability(scores)
 
     def member_scores(self, queries: Queries, candidates: np.ndarray) -> list[np.ndarray]:
         """Each member's exact scores of ``candidates``, the query paper itself excluded."""
@@ -240,8 +256,8 @@ class Fusion(ExactScorer):
                              candidates) for m in self.members]
 
     def score(self, queries: Queries, candidates: np.ndarray) -> np.ndarray:
-        return fuse(self.member_scores(queries, candidates), self.weights, self.method,
-                    self.fallbacks)
+        return self.fused(self.member_scores(queries, candidates), queries,
+                          np.arange(len(queries)), np.asarray(candidates))
 
     def candidates(self, queries: Queries, filters: np.ndarray | None = None) -> list[np.ndarray]:
         """Per query, the union of the cheap members' top ``pool_depth`` rows
@@ -278,7 +294,7 @@ class Fusion(ExactScorer):
             if queries.rows[i] >= 0:  # never the query paper itself (exclude_self)
                 for part in parts:
                     part[0, pool == queries.rows[i]] = -np.inf
-            fused = fuse(parts, self.weights, self.method, self.fallbacks)[0]
+            fused = self.fused(parts, queries, np.array([i]), pool)[0]
             order = np.argsort(-fused, kind="stable")[:k]
             order = order[np.isfinite(fused[order])]
             rows[i, :len(order)], scores[i, :len(order)] = pool[order], fused[order]

@@ -42,10 +42,12 @@ import pyarrow as pa
 from openmsd.corpus import Corpus
 from openmsd.models import ADAPTER_FILE, Adapter, model_slug
 from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer
+from openmsd.rank.calibration import ArtifactError, Calibration
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.feedback import Feedback, Propagated
 from openmsd.rank.fusion import Fallback, Fusion
 from openmsd.rank.graph import GRAPH_SCORERS, GraphScorer
+from openmsd.rank.learned import LEARNED, learned_fusion
 from openmsd.rank.lexical import VIEWS, LexicalScorer
 from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
@@ -354,8 +356,18 @@ def _fusion(spec: RankerSpec, corpus: Corpus | None, load: Any) -> Scorer:
         found = fusion_spec(spec.model, corpus)
         members = [parse(m) for m in found["members"]]
         weights, method = found.get("weights"), found.get("method", "rrf")
+    try:
+        if method == LEARNED:
+            return learned_fusion(str(spec), [load(m) for m in members], found)
+        calibration = (Calibration.from_dict(found["calibration"])
+                       if found.get("calibration") is not None else None)
+    except ArtifactError as error:
+        raise ArtifactError(f"{ranker_path(corpus) if corpus else 'ranker'}: {error}; rebuild "
+                            f"it with 'openmsd train ranker {corpus.root if corpus else 'CORPUS'}'"
+                            ) from None
     return Fusion(str(spec), [load(m) for m in members], weights, method,
-                  fallbacks=fallbacks(str(spec), found) if found else [])
+                  fallbacks=fallbacks(str(spec), found) if found else [],
+                  calibration=calibration)
 
 
 def _stored_dense(spec: RankerSpec, corpus: Corpus | None) -> bool:

@@ -35,12 +35,15 @@ Years = tuple[int | None, int | None] | None
 
 @dataclass(frozen=True)
 class Hit:
-    """A ranked paper: its id, its score and, when its ranker says it, the text signals that
-    put it there (None: the ranker says nothing)."""
+    """A ranked paper: its id, its score, when its ranker says it, the text signals that put
+    it there (None: the ranker says nothing), and its calibrated relevance."""
 
     paper_id: str
     score: float
     said: list[str] | None = None
+    #: the probability that the paper is linked to the query, where the ranker is calibrated
+    #: (``openmsd train ranker``); None: unrated
+    probability: float | None = None
 
 
 class Ranking(Protocol):
@@ -79,6 +82,17 @@ def allowed(corpus: Corpus, papers: Papers, languages: Sequence[str] | None,
     return mask
 
 
+def probabilities(scorer: Scorer, scores: Sequence[float], free_text: bool
+                  ) -> list[float | None]:
+    """The calibrated probability that each result is linked to its query (two places), where
+    ``scorer`` is a calibrated fusion; None for each where it is not."""
+    found = (scorer.probability(np.array(scores, np.float64), free_text)
+             if isinstance(scorer, Fusion) and scores else None)
+    if found is None:
+        return [None] * len(scores)
+    return [round(float(p), 2) if np.isfinite(p) else None for p in found]
+
+
 @dataclass
 class ScorerRanking:
     """A ranker over every paper of the corpus (``scorer``, built by ``resources``)."""
@@ -96,9 +110,12 @@ class ScorerRanking:
                   if not languages and not years and isinstance(scorer, Fusion) else None)
         if stored is not None and k <= stored.depth:  # computed once per build: a lookup
             ids = scorer.papers.ids
-            return [Hit(ids[int(r)], float(s), stored.signal_sets[code])
-                    for r, s, code in zip(stored.rows[row, :k], stored.scores[row, :k],
-                                          stored.signals[row, :k], strict=True) if r >= 0]
+            found = [(int(r), float(s), code) for r, s, code in zip(
+                stored.rows[row, :k], stored.scores[row, :k], stored.signals[row, :k],
+                strict=True) if r >= 0]
+            chances = probabilities(scorer, [s for _, s, _ in found], free_text=False)
+            return [Hit(ids[r], s, stored.signal_sets[code], chance)
+                    for (r, s, code), chance in zip(found, chances, strict=True)]
         return self._ranked(Queries.of_rows(scorer.papers, [row]), k, languages, years)
 
     def search(self, text: str, k: int, languages: list[str] | None, years: Years,
@@ -121,7 +138,8 @@ class ScorerRanking:
         found = [(int(r), float(s)) for r, s in zip(rows[0], scores[0], strict=True) if r >= 0]
         words_of = member_words(scorer)
         told = [signals(c, words_of) for c in said]
-        return [Hit(scorer.papers.ids[r], s, told[i] if i < len(told) else None)
+        chances = probabilities(scorer, [s for _, s in found], bool(queries.rows[0] < 0))
+        return [Hit(scorer.papers.ids[r], s, told[i] if i < len(told) else None, chances[i])
                 for i, (r, s) in enumerate(found)]
 
 

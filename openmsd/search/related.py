@@ -42,6 +42,9 @@ class Result:
     shared_references: int = 0
     co_cited: int = 0
     why: list[str] = field(default_factory=list)
+    #: the probability (0 to 1) that the paper is linked to the query, from the corpus's
+    #: trained ranker (``openmsd train ranker``); None: unrated
+    relevance: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {**vars(self), "why": list(self.why)}  # what asdict gives, without deep copies

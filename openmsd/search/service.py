@@ -80,6 +80,7 @@ class SearchService:
         for result, hit in zip(results, hits, strict=True):
             if hit.said is not None:
                 result.why = why(hit.said, result.why)
+            result.relevance = hit.probability
         return results
 
     def related(self, paper: str, ranker: str | Ranking = HYBRID_GRAPH, k: int = 10,

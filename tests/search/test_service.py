@@ -124,7 +124,7 @@ def test_recommend_takes_a_request_and_gives_typed_locations(root, encoder):
     assert list(first) == ["location", "sentence_number", "sentence", "markers", "cites",
                            "context", "supplemental", "ranking", "results"]
     assert second["cites"] == 2 and len(second["cocited_set"]) == 2
-    assert list(first["results"][0])[-3:] == ["why", "drivers", "co_cited_with"]
+    assert list(first["results"][0])[-4:] == ["why", "relevance", "drivers", "co_cited_with"]
     with pytest.raises(ValueError, match="no encoder"):
         service.recommend(request)  # nothing served, none given
 

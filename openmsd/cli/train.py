@@ -218,75 +218,13 @@ def experiment_command(
     out.print((experiment.out / "results.md").read_text(), highlight=False, markup=False)
 
 
-def _tuned_lines(spec: dict[str, Any]) -> str:
-    """One line per tuned ranker: its members and weights, and its objective against the best
-    single member's."""
-    lines = []
-    for name, entry in spec.items():
-        members = (", ".join(entry["members"]) if entry["method"] == "learned" else
-                   " + ".join(f"{w:g}×{m}" for m, w in zip(entry["members"], entry["weights"],
-                                                          strict=True)))
-        best_single = max(entry["single_values"].items(), key=lambda kv: kv[1])
-        kept = "tuned" if entry.get("tuned", True) else "untuned"
-        lines.append(f"[bold]{name}[/] ({kept}, {entry['method']}): {members}; "
-                     f"{entry['objective']} on {entry['split']} ({entry['queries']} queries): "
-                     f"{entry['objective_value']:.2f} (best single: {best_single[0]} "
-                     f"{best_single[1]:.2f})")
-        cv = entry.get("cross_validation", {})
-        if "kept" in cv:
-            oof = cv["out_of_fold_map"]
-            p = "p < 0.0001" if cv["p"] < 1e-4 else f"p = {cv['p']:.3g}"
-            lines.append(f"  kept {cv['kept']}: out of fold ({cv['folds']} folds, "
-                         f"{cv['held_out_queries']} task-query pairs) untuned "
-                         f"{oof['untuned']:.2f}, best fit ({cv['best_tuned']}) "
-                         f"{oof[cv['best_tuned']]:.2f}, gain {cv['gain']:+.2f}, {p}")
-        for fallback in entry.get("fallbacks", []):
-            lines.append(f"  when {' and '.join(fallback['silent'])} are silent (free text): "
-                         f"{fallback['method']}, " + " + ".join(
-                             f"{w:g}×{m}" for m, w in zip(fallback["members"],
-                                                          fallback["weights"], strict=True)))
-            if "cross_validation" in fallback:
-                cv = fallback["cross_validation"]
-                lines.append(f"  chosen: {fallback['chosen']}, out-of-fold MAP of "
-                             f"{cv['contexts']} contexts ({cv['folds']} folds): " + ", ".join(
-                                 f"{name} {value:.2f}"
-                                 for name, value in cv["out_of_fold_map"].items()))
-        if "free_text" in entry:
-            lines.append(f"  {entry['free_text']}")
-    return "\n".join(lines)
-
-
 @app.command()
 def tune(
     corpus: Annotated[Path, typer.Argument(help="A corpus with relations ('openmsd relations') "
                                                 "and vectors of its dense model.")],
-    step: Annotated[float, typer.Option(help="Grid step of the weights (0.1: tenths).")] = 0.1,
-    seed: Annotated[int, typer.Option(help="Seed of the hidden links.")] = 0,
-    only: Annotated[list[str] | None, typer.Option(
-        help="Fit only these steps (hybrid, contexts, hybrid-graph; repeatable), keeping the "
-             "others as saved.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the folds and the hidden links.")] = 0,
     json: JsonOpt = False,
 ) -> None:
-    """Fit the fused rankers' weights on the train and dev splits, never on test, and keep them
-    only where they beat the untuned fusion out of fold.
-
-    'hybrid' (text and metadata, train and dev papers), its fallback for free text (the train
-    and dev papers' citation contexts) and 'hybrid-graph' (text and citation graph, hidden
-    links of the train and dev splits): a grid of weights refined one weight at a time, and a
-    learned fusion, scored by 5-fold cross-validation beside the untuned fusion; a fit is kept
-    when it gains 1 MAP point or more out of fold with p < 0.05, else the untuned fusion. Saved
-    beside the index (CORPUS/index/ranker.json) with what was chosen and why."""
-    from openmsd.corpus import Corpus, CorpusError
-    from openmsd.experiment import TuneError
-    from openmsd.experiment import tune_fusion as fit_weights
-    from openmsd.rank import UnknownScorerError
-
-    if not 0 < step <= 0.5:
-        fail(f"--step {step}: expected a value in (0, 0.5]")
-    try:
-        with progress() as start:
-            spec = fit_weights(Corpus(corpus), step, seed, start,
-                               **({"only": only} if only else {}))
-    except (TuneError, CorpusError, FileNotFoundError, UnknownScorerError) as error:
-        fail(str(error))
-    emit(spec, json, _tuned_lines)
+    """The former name of 'openmsd train ranker CORPUS', which it runs."""
+    err.print("openmsd tune is now 'openmsd train ranker CORPUS': running it", highlight=False)
+    _train_ranker(corpus, seed, None, json)

@@ -165,7 +165,8 @@ def score_members(corpus: Corpus, pools: Sequence[Any], members: Sequence[str],
 
 def tuning_pools(corpus: Corpus, seed: int, hidden: bool, limit: int = MAX_QUERIES
                  ) -> tuple[list[Any], list[Any]]:
-    """The pools of the train and dev splits (never test), restricted to papers with vectors of
+    """The pools of the train and dev splits (never test; a split the relations lack is left
+    out), restricted to papers with vectors of
     the corpus's dense model (a language-pair member such as ``minilm-en@en`` may lack vectors
     outside dev and test, and then simply has no say); with ``hidden``, the hidden-links
     protocol of each; each a :class:`TuningPool` of at most ``limit`` queries. Returns the
@@ -175,9 +176,9 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool, limit: int = MAX_QUERI
         try:
             pool = load_pool(corpus, split)
         except SDSMError as error:
-            if split == "dev":
-                raise TuneError(f"{corpus.root}: cannot tune: {error}") from None
-            continue
+            if "no relations" in str(error):
+                raise TuneError(str(error)) from None
+            continue  # relations without this split
         pool, _ = common_pool(corpus, pool, [default_dense(corpus)])
         if pool.papers.num_rows < 2:
             continue

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus import Corpus
-from openmsd.eval import pool_papers
+from openmsd.eval import SDSMError, common_pool, pool_papers
 from openmsd.experiment.pools import queries_of, score_members, tuning_pools
 from openmsd.experiment.weights import Judged, TuneError, pooled
 from openmsd.rank import (
@@ -47,6 +47,7 @@ from openmsd.rank import (
     METADATA_SCORERS,
     RankerSpec,
     corpus_adapter,
+    default_dense,
     default_spec,
     dense_models,
     fuse,
@@ -314,10 +315,9 @@ def _fit_variant(corpus: Corpus, hidden: bool, members: list[str], heads: dict[s
     pools, links = tuning_pools(corpus, seed, hidden=hidden)
     linked = sum(queries_of(p) for p in pools)
     if linked < MIN_QUERIES:
-        raise TooFewLinks(
-            f"{corpus.root}: {linked} train and dev queries have a link to learn {label} "
-            f"from; at least {MIN_QUERIES} are needed (more papers with resolved references "
-            "help: fetch with --citing, or rebuild the relations with a larger --dev)")
+        raise TooFewLinks(f"{corpus.root}: {linked} train and dev queries have a link to learn "
+                          f"{label} from; at least {MIN_QUERIES} are needed "
+                          f"({_what_helps(corpus, pools)})")
     stores: list[dict[str, np.ndarray]] = [{} for _ in pools]
     scored = [*members, *(["citation"] if hidden else [])]
     scored += [m for m in untuned["members"] if m not in scored]
@@ -335,6 +335,23 @@ def _fit_variant(corpus: Corpus, hidden: bool, members: list[str], heads: dict[s
         out[head] = _select(grids, chosen, task, folds, seed, kinds,
                             (lambda: advance(1)) if advance else (lambda: None))
     return out
+
+
+def _what_helps(corpus: Corpus, pools: Sequence[Any]) -> str:
+    """What would give more queries: vectors of the papers that lack them, else more links."""
+    from openmsd.eval import load_pool
+
+    model = default_dense(corpus)
+    for split in ("train", "dev"):
+        try:
+            missing = common_pool(corpus, load_pool(corpus, split), [model])[1][model]
+        except SDSMError:
+            continue
+        if missing["missing_vectors"]:
+            return (f"{missing['missing_vectors']} {split} papers have no vectors of {model}: "
+                    f"run 'openmsd embed {corpus.root} --model {model} --split {split}'")
+    return ("more papers with resolved references help: fetch with --citing, or rebuild the "
+            "relations with 'openmsd relations CORPUS --dev 0.1'")
 
 
 def _spec(name: str, found: dict[str, Any], untuned: dict[str, Any]) -> dict[str, Any]:

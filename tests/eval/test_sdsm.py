@@ -210,31 +210,30 @@ def test_fusions_and_the_two_protocols(corpus):
     assert figures["bm25+adamic-adar"] > figures["bm25"]
 
 
-def test_tune_fits_on_dev_and_the_tuned_hybrid_is_used(corpus, tmp_path):
+def test_train_ranker_learns_on_dev_and_the_learned_hybrid_is_used(corpus, tmp_path):
     copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
     runner = CliRunner()
-    bad = runner.invoke(app, ["tune", str(copy.root)])  # dev papers have no vectors yet
-    assert bad.exit_code == 2 and "--split dev" in bad.output
+    bad = runner.invoke(app, ["train", "ranker", str(copy.root)])  # no vectors there yet
+    assert bad.exit_code == 2 and "queries have a link" in bad.output
+    assert "--split train" in bad.output and "written" not in bad.output
+    assert not (copy.root / "index" / "ranker.json").exists()
     embed_corpus(copy, load_model(MODEL), MODEL, paper_ids=load_pool(copy, "dev").ids)
-    run = runner.invoke(app, ["tune", str(copy.root), "--step", "0.5", "--json"])
+    run = runner.invoke(app, ["tune", str(copy.root), "--json"])  # the former name
     assert run.exit_code == 0, run.output
-    spec = json.loads(run.stdout)["hybrid"]
-    # the train papers have no vectors here: tuned on dev alone
-    assert spec["split"] == "dev" and spec["queries"] > 0
-    # what is kept was chosen out of fold, beside the untuned fusion on the same queries
-    cv = spec["cross_validation"]
-    assert {key.rsplit(", ", 1)[-1] for key in cv["out_of_fold_map"]} == {
-        "zscore", "weighted", "rrf", "learned", "untuned"}
-    assert cv["kept"] == ("tuned" if spec["tuned"] else "untuned")
-    assert "untuned" in cv["out_of_fold_map"] and cv["best_tuned"] in cv["out_of_fold_map"]
-    if spec["tuned"]:
-        assert cv["gain"] >= 1.0 and cv["p"] < 0.05
-        if spec["method"] != "learned":
-            assert sum(spec["weights"]) == pytest.approx(1.0)
-    else:
-        assert spec["members"][:2] == ["bm25@same", MODEL] and spec["method"] == "zscore"
+    assert "now 'openmsd train ranker CORPUS'" in run.stderr
+    found = json.loads(run.stdout)
+    spec, report = found["hybrid"], found["report"]["hybrid"]
+    # the train papers have no vectors here: learned on dev alone
+    assert set(report["queries"]) == {"dev"} and report["queries"]["dev"] >= 20
+    # what is kept was chosen out of fold, beside every member and the untuned fusion
+    table = report["paper"]["out_of_fold_map"]
+    assert {"untuned", "learned (linear)", "learned (lightgbm)", "bm25@same", MODEL} <= set(table)
+    chosen = report["paper"]["chosen"]
+    assert table[chosen] == max(table.values()) >= table[report["paper"]["best_single"]]
     saved = json.loads((copy.root / "index" / "ranker.json").read_text())
-    assert saved["hybrid"]["members"] == spec["members"]
+    assert saved["hybrid"]["selection"]["paper"]["chosen"] == chosen
+    if chosen.startswith("learned"):
+        assert spec["method"] == "model" and spec["paper"]["calibration"]["y"]
     figures = evaluate_sdsm(copy, ["hybrid"], split="test").summary["models"]["hybrid"]
     assert figures["average"]["MAP"] > 10
 

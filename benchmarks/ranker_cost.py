@@ -1,0 +1,91 @@
+"""What ``openmsd train ranker`` costs as a corpus grows: the generated corpora of
+:mod:`tune_cost` (topics, authors, references by preferential attachment, a stand-in dense
+model), built by the commands a user runs, then :func:`openmsd.experiment.train_ranker` timed
+in this process, by step, with its CPU seconds and peak memory. Run one size a process
+(``--append``) so that the peak memory is that size's:
+
+    nice -n 10 python benchmarks/ranker_cost.py --sizes 3000
+    nice -n 10 python benchmarks/ranker_cost.py --sizes 30000 --append
+
+Writes ``benchmarks/results/ranker_cost.json`` (:mod:`record`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from record import read_record, write_record
+from tune_cost import Steps, build
+
+from openmsd.experiment import train_ranker
+from openmsd.experiment.pools import MAX_QUERIES
+
+
+def measure(papers: int, work: Path, reuse: bool) -> dict[str, Any]:
+    """Build a corpus of ``papers`` and train its ranker; the costs and what was kept."""
+    corpus, built = build(papers, work, reuse)
+    steps = Steps()
+    started, cpu = time.perf_counter(), time.process_time()
+    found = train_ranker(corpus, progress=steps)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    kept = {name: {head: {"chosen": fit[head]["chosen"],
+                          "out_of_fold_map": fit[head]["out_of_fold_map"]}
+                   for head in ("paper", "free_text") if head in fit}
+            for name, fit in found["report"].items() if "skipped" not in fit}
+    row = {"papers": papers, "build": built, "train_s": round(seconds, 1),
+           "train_cpu_s": round(cpu, 1), "steps": steps.summary(), "kept": kept,
+           "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)}
+    print(json.dumps({k: v for k, v in row.items() if k != "build"}, indent=1), flush=True)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 30000])
+    parser.add_argument("--work", type=Path, default=None, help="where the corpora go "
+                        "(default: a temporary folder, removed)")
+    parser.add_argument("--reuse", action="store_true", help="keep a corpus of the same "
+                        "size already built in --work")
+    parser.add_argument("--append", action="store_true", help="keep the record's runs of "
+                        "other sizes (each run says its commit and load)")
+    args = parser.parse_args()
+    load_before = os.getloadavg()[0]
+    rows = []
+    with tempfile.TemporaryDirectory() as temporary:
+        work = args.work or Path(temporary)
+        work.mkdir(parents=True, exist_ok=True)
+        for size in args.sizes:
+            rows.append({**measure(size, work, args.reuse), "load_before": load_before,
+                         "load_after": round(os.getloadavg()[0], 2),
+                         "commit": subprocess.run(["git", "rev-parse", "HEAD"],
+                                                  capture_output=True, text=True).stdout.strip()})
+    if args.append:
+        try:
+            kept = read_record("ranker_cost")["numbers"]["runs"]
+        except FileNotFoundError:
+            kept = []
+        rows = sorted([r for r in kept if r["papers"] not in args.sizes] + rows,
+                      key=lambda r: r["papers"])
+    path = write_record(
+        "ranker_cost", {"runs": rows, "max_queries_per_split": MAX_QUERIES},
+        data={"corpora": [{k: v for k, v in r["build"].items() if k not in ("steps",
+                                                                           "relations")}
+                          for r in rows]},
+        load_before=load_before, synthetic=True,
+        notes="Generated corpora and a stand-in dense model (benchmarks/tune_cost.py); the "
+              "training timed in this process (peak_rss_gib: its peak, one size a process). "
+              "The machine's 2 cores were shared with other work: see the load averages and "
+              "compare the CPU seconds.")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

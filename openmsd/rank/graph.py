@@ -77,18 +77,24 @@ def adjacency(papers: Papers, citations: pa.Table,
     return matrix, n
 
 
-def work_key(cited_id: str | None, title: str | None) -> str | None:
-    """The work a reference names: the corpus paper it resolved to, else its title folded
-    (:func:`openmsd.identifiers.normalize_title`), ``None`` when it has neither (or a title
-    too short to name a work).
+def work_key(cited_id: str | None, title: str | None, target: str | None = None
+             ) -> str | None:
+    """The work a reference names: the corpus paper it resolved to, else the identifier it
+    gives (an OpenAlex id, a DOI: ``target``), else its title folded
+    (:func:`openmsd.identifiers.normalize_title`), ``None`` when it has none of them (or a
+    title too short to name a work).
 
     >>> work_key(None, "Introduction to WordNet: an on-line lexical database")
     't:introduction to wordnet an on line lexical database'
     >>> work_key("taln-2004-001", "whatever"), work_key(None, "Introduction")
     ('p:taln-2004-001', None)
+    >>> work_key(None, None, "openalex:W9000")
+    'i:openalex:W9000'
     """
     if cited_id:
         return f"p:{cited_id}"
+    if target:
+        return f"i:{target}"
     if not title:
         return None
     key = normalize_title(title)
@@ -102,14 +108,15 @@ def corpus_references(papers: Papers) -> pa.Table:
     from openmsd.io import arrow_table
 
     empty = pa.table({"citing_id": pa.array([], pa.string()),
-                      "cited_id": pa.array([], pa.string()), "title": pa.array([], pa.string())})
+                      "cited_id": pa.array([], pa.string()), "title": pa.array([], pa.string()),
+                      "target": pa.array([], pa.string())})
     if papers.corpus is None:
         return empty
     con = papers.corpus.connect()
     if "references" not in {row[0] for row in con.execute("SHOW TABLES").fetchall()}:
         return empty
-    return arrow_table(con, 'SELECT citing_id, cited_id, title FROM "references" '
-                            "WHERE citing_id IS NOT NULL ORDER BY ALL")
+    return arrow_table(con, 'SELECT citing_id, cited_id, title, targets[1] AS target '
+                            'FROM "references" WHERE citing_id IS NOT NULL ORDER BY ALL')
 
 
 def reference_works(papers: Papers, references: pa.Table,
@@ -117,18 +124,22 @@ def reference_works(papers: Papers, references: pa.Table,
                     ) -> tuple[sparse.csr_matrix, np.ndarray]:
     """The collection's papers × the works they cite (:func:`work_key`), each work weighted by
     1 / log(1 + its number of citing corpus papers), and for each column whether the work is
-    outside the corpus (named by its title: no reference to it resolved to a corpus paper); a
+    outside the corpus (named by an identifier or its title: no reference to it resolved to a
+    corpus paper); a
     reference whose (citing, cited) pair is hidden (either direction) is left out, before the
     weights are counted."""
     secret = {frozenset(pair) for pair in hidden}
     works: dict[str, int] = {}
     citing: dict[str, int] = {}
     pairs: set[tuple[int, int]] = set()
-    for a, b, title in zip(*(references[c].to_pylist()
-                             for c in ("citing_id", "cited_id", "title")), strict=True):
+    targets = (references["target"].to_pylist() if "target" in references.column_names
+               else [None] * references.num_rows)
+    for a, b, title, target in zip(*(references[c].to_pylist()
+                                     for c in ("citing_id", "cited_id", "title")), targets,
+                                   strict=True):
         if b is not None and secret and frozenset((a, b)) in secret:
             continue
-        key = work_key(b, title)
+        key = work_key(b, title, target)
         if key is None or b == a:
             continue
         pairs.add((citing.setdefault(a, len(citing)), works.setdefault(key, len(works))))
@@ -140,7 +151,7 @@ def reference_works(papers: Papers, references: pa.Table,
     # re-index the citing papers to the collection's rows (others count only in the weights)
     row_of = np.array([papers.position.get(paper, -1) for paper in citing], np.int64)
     keep = row_of[rows] >= 0
-    outside = np.array([key.startswith("t:") for key in works], bool)
+    outside = np.array([not key.startswith("p:") for key in works], bool)
     return sparse.csr_matrix((weight[columns[keep]], (row_of[rows[keep]], columns[keep])),
                              shape=(len(papers), len(works))), outside
 

@@ -22,7 +22,8 @@ Names:
   ``bm25@same``, the corpus's dense model, ``bm25-en@cross`` (words across languages, in
   English) in a corpus of several languages and, for English pairs, ``minilm-en@en`` where it
   can be had)
-  and ``hybrid-graph`` (text and citation graph, likewise; untuned, by reciprocal rank).
+  and ``hybrid-graph`` (text and citation graph, likewise; untuned, by z-scores with the graph
+  at half weight). Where ``openmsd train ranker`` has learned them, both are its models.
 
 A name is parsed once, by :mod:`openmsd.rank.spec` (:class:`RankerSpec`); a name that names
 nothing is a :class:`UnknownScorerError` listing the scorers this collection can have.
@@ -62,13 +63,20 @@ ENGLISH_MODEL = "minilm-en"
 CROSS_LEXICAL = "bm25-en@cross"
 #: What ``hybrid-graph`` adds to ``hybrid`` when nothing is tuned.
 DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "shared-references")
-#: How the untuned fusions combine their members. ``hybrid``: CombSUM of each member's z-scores
-#: over the query's candidates, so that a member's vote is as strong as its evidence (a lone
-#: match on one word of a short query counts for little); on the TALN train and dev queries
-#: 35.39 MAP against RRF's 33.83. ``hybrid-graph``: reciprocal-rank fusion, where a lone
-#: citation link is strong evidence that z-scores would flatten (41.10 against RRF's 43.08 on
-#: the train and dev hidden links). :mod:`openmsd.rank.fusion`; docs/guides/fusion-and-tuning.md.
-UNTUNED_METHODS = {HYBRID: "zscore", HYBRID_GRAPH: "rrf"}
+#: The weight of each of those in the untuned ``hybrid-graph`` (its text members: 1): the
+#: graph's counts are sparse, so their z-scores run high, and at full weight a paper whose one
+#: tie to the query is a single shared reference outranks the query's same-topic papers in
+#: other languages.
+GRAPH_WEIGHT = 0.5
+#: How the untuned fusions combine their members: CombSUM of each member's z-scores over the
+#: query's candidates, so that a member's vote is as strong as its evidence (a lone match on
+#: one word of a short query counts for little; one shared reference does not count as much
+#: as the best text match, as reciprocal ranks would make it). On the TALN train and dev
+#: queries ``hybrid``: 35.39 MAP against reciprocal ranks' 33.83; ``hybrid-graph`` on their
+#: hidden links (graph members at :data:`GRAPH_WEIGHT`): 38.33 and 100.0 against 39.82 and
+#: 91.89. ``openmsd train ranker`` learns what to trust instead, where the corpus has the
+#: links to learn it from. :mod:`openmsd.rank.fusion`; docs/guides/fusion-and-tuning.md.
+UNTUNED_METHODS = {HYBRID: "zscore", HYBRID_GRAPH: "zscore"}
 
 
 Name = str | RankerSpec
@@ -203,7 +211,9 @@ def default_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> 
         # languages' papers in English, where bm25@same would rank only its own language's.
         members = [dense, "bm25-en", *DEFAULT_GRAPH_MEMBERS]
     members = [str(parse(member)) for member in members]  # the canonical spelling
-    out: dict[str, Any] = {"members": members, "weights": [1.0] * len(members),
+    weights = [GRAPH_WEIGHT if name == HYBRID_GRAPH and member in DEFAULT_GRAPH_MEMBERS
+               else 1.0 for member in members]
+    out: dict[str, Any] = {"members": members, "weights": weights,
                            "method": UNTUNED_METHODS[name], "tuned": False}
     if adapter is not None:
         out["adapter"] = {"name": adapter.name, "path": str(adapter.path),

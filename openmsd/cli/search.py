@@ -134,7 +134,8 @@ def related(
     lang: LangOpt = None,
     year: YearOpt = None,
     seeds: Annotated[list[Path] | None, typer.Option(
-        help="A library (BibTeX, RIS, or ids one a line): papers related to all of it.")]
+        help="A library (BibTeX, RIS, ids one a line, or zotero:local[/COLLECTION]: the running "
+             "Zotero desktop): papers related to all of it.")]
     = None,
     negative: Annotated[list[Path] | None, typer.Option(
         help="A library of papers to steer away from.")] = None,
@@ -149,7 +150,7 @@ def related(
     """The papers most related to a paper, or to a whole library (--seeds), in any language,
     with why; --graph draws them as a picture."""
     from openmsd.corpus import Corpus, CorpusError
-    from openmsd.fetch import FetchError, read_seed_file
+    from openmsd.fetch import FetchError, read_seeds
     from openmsd.models import UnknownModelError, vector_key
     from openmsd.rank import HYBRID_GRAPH, RankerSpec, UnknownScorerError, default_dense
     from openmsd.search import PaperNotFoundError, SearchService, find_paper, library_seeds
@@ -163,9 +164,9 @@ def related(
         _check_languages(target, lang)
         if seeds:
             positive, missing = library_seeds(target, [s for f in seeds
-                                                       for s in read_seed_file(f)])
+                                                       for s in read_seeds(f)])
             negatives, missing_neg = library_seeds(target, [s for f in negative or []
-                                                            for s in read_seed_file(f)])
+                                                            for s in read_seeds(f)])
             for name in missing + missing_neg:
                 err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
             if not positive:

@@ -49,8 +49,10 @@ def _check_target(option: str, target: Path | None) -> None:
 def check_outputs(seeds: list[Path], atom_file: Path | None, html_file: Path | None) -> None:
     """Fail before any work for a seed file that is not there or an output that cannot be
     written (``update --watch`` checks them before it fetches)."""
+    from openmsd.fetch import is_zotero_local
+
     for path in seeds:
-        if not path.is_file():
+        if not is_zotero_local(path) and not path.is_file():
             fail(f"{path}: no such seed file (a BibTeX, RIS or ids file)")
     _check_target("--atom", atom_file)
     _check_target("--html", html_file)
@@ -73,7 +75,7 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
     """Watch ``corpus`` for the library in ``seeds``; print the new papers (or "nothing new
     since DATE"), write the feed files, then store the watch."""
     from openmsd.corpus import Corpus, CorpusError
-    from openmsd.fetch import FetchError, read_seed_file
+    from openmsd.fetch import FetchError, read_seeds
     from openmsd.models import choose_backend, vector_key
     from openmsd.rank import RankerSpec, UnknownScorerError, default_dense
     from openmsd.search import (
@@ -92,10 +94,10 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
     try:
         target = Corpus(corpus)
         target.check()
-        wanted = [s for f in seeds for s in read_seed_file(f)]
+        wanted = [s for f in seeds for s in read_seeds(f)]
         positive, missing = library_seeds(target, wanted)
         negatives, missing_neg = library_seeds(target, [s for f in negative or []
-                                                        for s in read_seed_file(f)])
+                                                        for s in read_seeds(f)])
         for name in missing + missing_neg:
             err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
         if not positive:
@@ -135,7 +137,8 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
 
 
 SeedsOpt = Annotated[list[Path], typer.Option(
-    help="The library: BibTeX, RIS, or ids one a line.")]
+    help="The library: BibTeX, RIS, ids one a line, or zotero:local[/COLLECTION] (the running "
+         "Zotero desktop, through its local API).")]
 NegativeOpt = Annotated[list[Path] | None, typer.Option(
     help="A library of papers to steer away from.")]
 SinceOpt = Annotated[str | None, typer.Option(

@@ -280,7 +280,7 @@ def update(
     mailto: Annotated[str | None, typer.Option(hidden=True)] = None,
     watch: Annotated[list[Path] | None, typer.Option(
         help="Then watch for this library (as 'openmsd watch --seeds': a file, or "
-             "zotero:local[/COLLECTION]): what is new for it.")] = None,
+             "zotero:local or zotero:local/COLLECTION): what is new for it.")] = None,
     atom_file: AtomOpt = None,
     html_file: HtmlOpt = None,
     json: JsonOpt = False,

@@ -8,16 +8,17 @@ itemType=`` (item templates); ``POST /users/{id}/items`` and ``/collections`` (a
 objects; ``If-Unmodified-Since-Version``: 412 when the library has changed since; an answer
 ``{"successful", "success", "unchanged", "failed"}`` by index, each failure with its code and
 message; a key without write access: 403); ``DELETE /users/{id}/items?itemKey=`` and
-``/collections?collectionKey=`` (versioned). A key is sent as ``Zotero-API-Key`` or
-``Authorization: Bearer``.
+``/collections?collectionKey=``, or one object by its key (versioned). A key is sent as
+``Zotero-API-Key`` or ``Authorization: Bearer``.
 
 Local API: the same read paths under ``/api/users/0/`` without a key; 403 when the library's
 ``local_enabled`` is off (Zotero's setting "Allow other applications on this computer to
 communicate with Zotero").
 
 Faults are scripted: ``library.fault("POST", "/items", 429, {"Backoff": "0"})`` answers the
-next matching request with that status, once; ``stale=True`` makes it a 412 after another
-client's write (the library version moves on, and ``added`` items appear).
+next matching request (``after=N``: the one after N more) with that status, once;
+``stale=True`` is another client's write just before it (the library version moves on, and
+``added`` items appear), for a 412.
 """
 
 from __future__ import annotations
@@ -90,13 +91,19 @@ class Library:
 
     def fault(self, method: str, pattern: str, status: int,
               headers: dict[str, str] | None = None, stale: bool = False,
-              added: list[tuple[str, str | None]] = ()) -> None:
+              added: list[tuple[str, str | None]] = (), after: int = 0) -> None:
+        """Answer the next ``method`` request whose path contains ``pattern``, after
+        ``after`` such requests went through, with ``status``."""
         self.faults.append({"method": method, "pattern": pattern, "status": status,
-                            "headers": headers or {}, "stale": stale, "added": list(added)})
+                            "headers": headers or {}, "stale": stale, "added": list(added),
+                            "after": after})
 
     def take_fault(self, method: str, path: str) -> dict[str, Any] | None:
         for i, fault in enumerate(self.faults):
             if fault["method"] == method and fault["pattern"] in path:
+                if fault["after"]:
+                    fault["after"] -= 1
+                    return None
                 return self.faults.pop(i)
         return None
 
@@ -338,6 +345,10 @@ class _Handler(BaseHTTPRequestHandler):
         with library.lock:
             if not self.writable():
                 return
+            one = re.fullmatch(rf"/users/{USER}/(items|collections)/(\w+)", path)
+            if one:  # one object by its key
+                path, query = f"/users/{USER}/{one.group(1)}", {
+                    "itemKey" if one.group(1) == "items" else "collectionKey": one.group(2)}
             if path == f"/users/{USER}/items":
                 store, keys = library.items, query.get("itemKey", "")
             elif path == f"/users/{USER}/collections":

@@ -18,6 +18,7 @@ package (the ``mcp`` extra), imported when a server is built.
 from __future__ import annotations
 
 import logging
+import re
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -337,6 +338,44 @@ class McpTools:
                         new=found.new, results=[Paper(**paper_fields(r)) for r in shown])
 
 
+def one_line(text: str) -> str:
+    """A tool error in one line: pydantic's argument report (a header, then each field and
+    its message on lines of their own, with a link) as ``tool: field: message; ...``.
+
+    >>> one_line("Error executing tool search: 1 validation error for searchArguments\\n"
+    ...          "k\\n  Input should be less than or equal to 100 [type=less_than_equal, "
+    ...          "input_value=10000, input_type=int]\\n    For further information visit x")
+    'Error executing tool search: k: Input should be less than or equal to 100 (got 10000)'
+    """
+    head, _, rest = text.partition("\n")
+    report = re.match(r"(Error executing tool \w+): \d+ validation errors? for \w+$", head)
+    if not report:
+        return " ".join(text.split())
+    said, field = [], None
+    for line in rest.splitlines():
+        if not line.startswith(" "):
+            field = line.strip()
+        elif not line.startswith("    ") and field is not None:
+            message = re.sub(r"\s*\[type=.*$", "", line.strip())
+            value = re.search(r"input_value=(.{1,40}?)(?:, input_type=|\]$)", line)
+            got = f" (got {value.group(1)})" if value and "..." not in value.group(1) else ""
+            said.append(f"{field}: {message}{got}")
+    return f"{report.group(1)}: {'; '.join(said)}"
+
+
+class OneLineErrors:
+    """Server middleware: a tool error's text in one line (:func:`one_line`); the answer
+    reaches it serialised (``isError``, ``content`` blocks)."""
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        if ctx.method == "tools/call" and isinstance(result, dict) and result.get("isError"):
+            result = {**result, "content": [
+                {**block, "text": one_line(block["text"])} if block.get("type") == "text"
+                else block for block in result.get("content", [])]}
+        return result
+
+
 def paper_fields(row: dict[str, Any]) -> dict[str, Any]:
     """The :class:`Paper` fields of a ranked result row (``as_dict`` plus rank, relevance)."""
     return {"id": row["paper_id"], "doi": row["doi"], "title": row["title"],
@@ -388,7 +427,7 @@ def mcp_server(resources: Resources) -> MCPServer:
 
     tools = McpTools(resources)
     server = MCPServer("openmsd", instructions=INSTRUCTIONS, version="0.1.0",
-                       log_level="WARNING")
+                       log_level="WARNING", middleware=[OneLineErrors()])
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False,
                                 idempotent_hint=True, open_world_hint=False)
 

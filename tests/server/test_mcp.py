@@ -48,7 +48,9 @@ async def refused(client: Client, tool: str, arguments: dict[str, Any]) -> str:
     """The text of the tool error ``tool`` answers ``arguments`` with."""
     result = await client.call_tool(tool, arguments)
     assert result.is_error, result.structured_content
-    return result.content[0].text
+    text = result.content[0].text
+    assert "\n" not in text and len(text) < 500, text  # one line, the input not echoed
+    return text
 
 
 async def every_tool(client: Client) -> None:
@@ -95,8 +97,9 @@ async def every_tool(client: Client) -> None:
     assert new["seeds"] == [ORCHIDS] and new["new"] > 5 and len(new["results"]) == 5
     assert ORCHIDS not in {p["id"] for p in new["results"]}
 
-    assert "less than or equal to 100" in await refused(client, "search",
-                                                         {"text": "forests", "k": 10_000})
+    assert await refused(client, "search", {"text": "forests", "k": 10_000}) == (
+        "Error executing tool search: k: Input should be less than or equal to 100 "
+        "(got 10000)")
     assert "valid integer" in await refused(client, "related", {"query": ORCHIDS, "k": "ten"})
     assert "at most 10000 characters" in await refused(client, "search",
                                                        {"text": "forêt " * 20_000})

@@ -87,6 +87,7 @@ async def every_tool(client: Client) -> None:
 
     record = await call(client, "paper", {"id": ORCHIDS}, schemas)
     assert record["id"] == ORCHIDS and record["language"] == "pt" and record["abstract"]
+    assert record["english_abstract"].startswith("Campylocentrum Benth. has")
 
     text = PARAGRAPH.read_text(encoding="utf-8")
     cited = await call(client, "recommend_citations", {"text": text, "k": 3}, schemas)
@@ -165,3 +166,26 @@ def test_a_corpus_that_is_not_one_is_one_line(tmp_path: Path) -> None:
                           cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "none" in done.stderr
+
+
+def test_a_record_without_an_english_abstract_carries_its_english_summary(
+        demo_run, tmp_path: Path) -> None:
+    import shutil
+
+    from openmsd.corpus import Corpus, read_papers, write_summaries
+    from openmsd.server import McpTools, Resources
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(demo_run[0], corpus)
+    papers = read_papers(Corpus(corpus)).to_pylist()
+    bare = next(p for p in papers if p["language"] != "en" and not p["en_abstract"])
+    write_summaries(Corpus(corpus), "llm", 64, [
+        {"paper_id": bare["paper_id"], "source_hash": bare["source_hash"],
+         "summary": "An English summary.", "source": "gemma3-270m", "tokens": 4,
+         "generated_tokens": 4}])
+    tools = McpTools(Resources(corpus, ["muse-v3"]))
+    record = tools.paper(bare["paper_id"])
+    assert record.english_abstract is None and record.english_summary == "An English summary."
+    assert tools.paper(ORCHIDS).english_summary is None  # it has an English abstract
+    with pytest.raises(ValueError, match="no paper with id or DOI 'nope'"):
+        tools.paper("nope")

@@ -19,6 +19,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 TITLES = {
     "demo_wall": "The demo, end to end",
     "langid_accuracy": "Language identification",
+    "mcp_latency": "MCP tool calls on the demo corpus (openmsd mcp)",
     "embedding_throughput": "Embedding on a CPU: ONNX against PyTorch",
     "crosslingual_taln": "Cross-lingual retrieval: French abstracts find their English version",
     "ingest_throughput": "Ingest throughput",

@@ -188,11 +188,11 @@ def _check_timeout(seconds: float) -> None:
 
 def _seeds(ids: list[str] | None, files: list[Path] | None, zotero: str | None,
            collection: str | None, key: str | None, url: str | None) -> list:
-    from openmsd.fetch import read_seed_file, seeds_from_ids, seeds_from_zotero
+    from openmsd.fetch import read_seeds, seeds_from_ids, seeds_from_zotero
 
     seeds = seeds_from_ids(ids or [], "cli")
     for path in files or []:
-        seeds += read_seed_file(path)
+        seeds += read_seeds(path)
     if zotero:
         seeds += seeds_from_zotero(zotero, collection, key, url)
     return seeds
@@ -279,8 +279,8 @@ def update(
                                                      "fetch's).")] = None,
     mailto: Annotated[str | None, typer.Option(hidden=True)] = None,
     watch: Annotated[list[Path] | None, typer.Option(
-        help="Then watch for this library (as 'openmsd watch --seeds'): what is new for "
-             "it.")] = None,
+        help="Then watch for this library (as 'openmsd watch --seeds': a file, or "
+             "zotero:local or zotero:local/COLLECTION): what is new for it.")] = None,
     atom_file: AtomOpt = None,
     html_file: HtmlOpt = None,
     json: JsonOpt = False,

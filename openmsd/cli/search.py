@@ -20,6 +20,14 @@ from openmsd.cli.graph import (
 )
 from openmsd.cli.options import BackendOpt, CorpusArg, ExportOpt, JsonOpt, K, LangOpt, YearOpt
 from openmsd.cli.output import emit, err, fail, piped
+from openmsd.cli.zotero import (
+    DryRunOpt,
+    ToZoteroOpt,
+    ZoteroKeyOpt,
+    ZoteroLibraryOpt,
+    ZoteroUrlOpt,
+    send_to_zotero,
+)
 
 if TYPE_CHECKING:
     from openmsd.corpus import Corpus
@@ -134,7 +142,9 @@ def related(
     lang: LangOpt = None,
     year: YearOpt = None,
     seeds: Annotated[list[Path] | None, typer.Option(
-        help="A library (BibTeX, RIS, or ids one a line): papers related to all of it.")]
+        help="A library (BibTeX, RIS, ids one a line, or zotero:local or "
+             "zotero:local/COLLECTION: the running Zotero desktop): papers related to all of "
+             "it.")]
     = None,
     negative: Annotated[list[Path] | None, typer.Option(
         help="A library of papers to steer away from.")] = None,
@@ -145,11 +155,17 @@ def related(
     graph_k: GraphKOpt = GRAPH_K,
     by: ByOpt = "similarity",
     similar_edges: SimilarEdgesOpt = False,
+    to_zotero: ToZoteroOpt = None,
+    zotero_library: ZoteroLibraryOpt = None,
+    zotero_key: ZoteroKeyOpt = None,
+    zotero_url: ZoteroUrlOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """The papers most related to a paper, or to a whole library (--seeds), in any language,
-    with why; --graph draws them as a picture."""
+    with why; --graph draws them as a picture; --to-zotero writes them into a Zotero
+    collection."""
     from openmsd.corpus import Corpus, CorpusError
-    from openmsd.fetch import FetchError, read_seed_file
+    from openmsd.fetch import FetchError, read_seeds
     from openmsd.models import UnknownModelError, vector_key
     from openmsd.rank import HYBRID_GRAPH, RankerSpec, UnknownScorerError, default_dense
     from openmsd.search import PaperNotFoundError, SearchService, find_paper, library_seeds
@@ -163,9 +179,9 @@ def related(
         _check_languages(target, lang)
         if seeds:
             positive, missing = library_seeds(target, [s for f in seeds
-                                                       for s in read_seed_file(f)])
+                                                       for s in read_seeds(f)])
             negatives, missing_neg = library_seeds(target, [s for f in negative or []
-                                                            for s in read_seed_file(f)])
+                                                            for s in read_seeds(f)])
             for name in missing + missing_neg:
                 err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
             if not positive:
@@ -190,7 +206,25 @@ def related(
     except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError, UnknownScorerError,
             UnknownModelError) as error:
         fail(str(error))
+    if dry_run and not to_zotero:
+        fail("--dry-run goes with --to-zotero")
+    if to_zotero:
+        about = _about(target, queries, seeds)
+        send_to_zotero(target, results[:shown], to_zotero, about, f"related to {about}",
+                       zotero_library, zotero_key, zotero_url, dry_run, json)
+        if dry_run:
+            return
     _show(results[:shown], target, json, export, lang, years, "the index holds no other paper")
+
+
+def _about(corpus: Corpus, queries: list[str], seeds: list[Path] | None) -> str:
+    """What results are related to, in words: the query paper's title, or the library."""
+    from openmsd.search import papers_by_id
+
+    if seeds:
+        return f"{', '.join(map(str, seeds))} ({len(queries)} papers)"
+    found = papers_by_id(corpus, queries[:1])
+    return (found[0].get("title") if found else None) or queries[0]
 
 
 @app.command("search")

@@ -1,4 +1,5 @@
-"""``openmsd serve``: the web page and the JSON API over a corpus."""
+"""``openmsd serve``: the web page and the JSON API over a corpus; ``openmsd mcp``: the MCP
+server for AI assistants over a corpus."""
 
 from __future__ import annotations
 
@@ -51,6 +52,43 @@ def serve(
         run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
                    backend=backend, workers=workers,
                    keep_alive_requests=keep_alive_requests)
+    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
+        fail(str(error))
+
+
+@app.command()
+def mcp(
+    corpus: CorpusArg,
+    http: Annotated[bool, typer.Option(
+        "--http", help="Serve streamable HTTP at http://127.0.0.1:PORT/mcp (loopback only) "
+                       "instead of stdio.")] = False,
+    port: Annotated[int, typer.Option(help="The port with --http (1-65535).")] = 8765,
+    model: Annotated[list[str] | None, typer.Option(
+        help="A model with an index to serve (the first ranks libraries and citations); by "
+             "default every registered model with an index, e5-small-multilingual first.")]
+    = None,
+    backend: BackendOpt = None,
+) -> None:
+    """The MCP server for AI assistants over a corpus (stdio by default): tools related,
+    search, recommend_citations, explain, paper and whats_new, read only; one process keeps
+    the models and index loaded."""
+    import importlib.util
+
+    from openmsd.corpus import Corpus, CorpusError
+    from openmsd.models import DEFAULT_MODEL, UnknownModelError
+
+    if importlib.util.find_spec("mcp") is None:
+        fail("openmsd mcp needs the MCP SDK: pip install 'openmsd[mcp]'")
+    from openmsd.server import indexed_models, run_mcp
+
+    if not 1 <= port <= 65535:
+        fail(f"--port {port}: not a TCP port; expected 1 to 65535")
+    if http:
+        _check_listen("127.0.0.1", port)
+    try:
+        Corpus(corpus).check()
+        run_mcp(str(corpus), model or indexed_models(corpus) or [DEFAULT_MODEL], http, port,
+                backend)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(str(error))
 

@@ -6,12 +6,20 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from openmsd.cli.options import BackendOpt, CorpusArg, JsonOpt
 from openmsd.cli.output import emit, err, fail, out
+from openmsd.cli.zotero import (
+    DryRunOpt,
+    ToZoteroOpt,
+    ZoteroKeyOpt,
+    ZoteroLibraryOpt,
+    ZoteroUrlOpt,
+    send_to_zotero,
+)
 
 __all__ = ["WATCH_K", "AtomOpt", "HtmlOpt", "app", "check_outputs", "run_watch"]
 
@@ -49,8 +57,10 @@ def _check_target(option: str, target: Path | None) -> None:
 def check_outputs(seeds: list[Path], atom_file: Path | None, html_file: Path | None) -> None:
     """Fail before any work for a seed file that is not there or an output that cannot be
     written (``update --watch`` checks them before it fetches)."""
+    from openmsd.fetch import is_zotero_local
+
     for path in seeds:
-        if not path.is_file():
+        if not is_zotero_local(path) and not path.is_file():
             fail(f"{path}: no such seed file (a BibTeX, RIS or ids file)")
     _check_target("--atom", atom_file)
     _check_target("--html", html_file)
@@ -69,11 +79,13 @@ def _write(option: str, target: Path, data: bytes) -> None:
 def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
               since: str | None, atom_file: Path | None, html_file: Path | None, k: int,
               model: str | None, backend: str | None, base_url: str | None,
-              as_json: bool) -> None:
+              as_json: bool, zotero: dict[str, Any] | None = None) -> None:
     """Watch ``corpus`` for the library in ``seeds``; print the new papers (or "nothing new
-    since DATE"), write the feed files, then store the watch."""
+    since DATE"), write the feed files, write them into a Zotero collection (``zotero``:
+    :func:`openmsd.cli.zotero.send_to_zotero`'s ``name``, ``library``, ``key``, ``url``,
+    ``dry_run``), then store the watch (not on a dry run)."""
     from openmsd.corpus import Corpus, CorpusError
-    from openmsd.fetch import FetchError, read_seed_file
+    from openmsd.fetch import FetchError, read_seeds
     from openmsd.models import choose_backend, vector_key
     from openmsd.rank import RankerSpec, UnknownScorerError, default_dense
     from openmsd.search import (
@@ -92,10 +104,10 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
     try:
         target = Corpus(corpus)
         target.check()
-        wanted = [s for f in seeds for s in read_seed_file(f)]
+        wanted = [s for f in seeds for s in read_seeds(f)]
         positive, missing = library_seeds(target, wanted)
         negatives, missing_neg = library_seeds(target, [s for f in negative or []
-                                                        for s in read_seed_file(f)])
+                                                        for s in read_seeds(f)])
         for name in missing + missing_neg:
             err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
         if not positive:
@@ -111,6 +123,13 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
             UnknownScorerError) as error:
         fail(str(error))
     title = f"New for a library of {len(positive)} papers in {target.root.name}"
+    if zotero and zotero.get("name"):
+        about = f"{', '.join(map(str, seeds))} ({len(positive)} papers)"
+        send_to_zotero(target, found.results, zotero["name"], about,
+                       f"new in {target.root.name}, related to {about}", zotero["library"],
+                       zotero["key"], zotero["url"], zotero["dry_run"], as_json)
+        if zotero["dry_run"]:
+            return
     if atom_file:
         _write("--atom", atom_file, atom(found, title, base_url))
     if html_file:
@@ -135,7 +154,8 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
 
 
 SeedsOpt = Annotated[list[Path], typer.Option(
-    help="The library: BibTeX, RIS, or ids one a line.")]
+    help="The library: BibTeX, RIS, ids one a line, or zotero:local or "
+         "zotero:local/COLLECTION (the running Zotero desktop, through its local API).")]
 NegativeOpt = Annotated[list[Path] | None, typer.Option(
     help="A library of papers to steer away from.")]
 SinceOpt = Annotated[str | None, typer.Option(
@@ -162,9 +182,17 @@ def watch_command(
     backend: BackendOpt = None,
     base_url: BaseUrlOpt = None,
     json: JsonOpt = False,
+    to_zotero: ToZoteroOpt = None,
+    zotero_library: ZoteroLibraryOpt = None,
+    zotero_key: ZoteroKeyOpt = None,
+    zotero_url: ZoteroUrlOpt = None,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """The papers that entered the corpus since the last watch of this library (or
     --since), ranked for the whole library across languages, with why; as a table, an Atom
-    feed and an HTML digest."""
+    feed, an HTML digest and (--to-zotero) a Zotero collection."""
+    if dry_run and not to_zotero:
+        fail("--dry-run goes with --to-zotero")
     run_watch(corpus, seeds, negative, since, atom_file, html_file, k, model, backend,
-              base_url, json)
+              base_url, json, {"name": to_zotero, "library": zotero_library, "key": zotero_key,
+                               "url": zotero_url, "dry_run": dry_run})

@@ -27,24 +27,32 @@ if TYPE_CHECKING:
     from openmsd.fetch.ids import seed_path, work_id
     from openmsd.fetch.openalex import DEFAULT_API, OpenAlex
     from openmsd.fetch.seeds import (
+        LOCAL_API,
+        LOCAL_API_ENV,
+        ZOTERO_LOCAL,
         Seed,
         SeedError,
+        is_zotero_local,
         read_seed_file,
+        read_seeds,
         seeds_from_bibtex,
         seeds_from_ids,
         seeds_from_ris,
         seeds_from_zotero,
+        seeds_from_zotero_local,
     )
     from openmsd.fetch.session import DeadlineExceeded, Polite, ResponseTooLarge
 
 __all__ = [
-    "BATCH", "CROSSREF_API", "DEFAULT_API", "PER_PAGE", "PRICES", "BadAnswer", "Budget",
+    "BATCH", "CROSSREF_API", "DEFAULT_API", "LOCAL_API", "LOCAL_API_ENV", "PER_PAGE", "PRICES",
+    "ZOTERO_LOCAL", "BadAnswer", "Budget",
     "BudgetSpent", "CostCap", "CrossrefReport", "DeadlineExceeded", "Estimate", "FetchError",
     "FetchPlan", "FetchReport", "NetworkError", "OpenAlex", "Polite", "ResponseTooLarge",
     "Seed", "SeedError", "check_out", "crawl", "dois_lacking", "estimate", "estimate_view",
-    "fetch_crossref",
-    "iter_works", "read_seed_file", "seed_path", "seeds_from_bibtex", "seeds_from_ids",
-    "seeds_from_ris", "seeds_from_zotero", "sidecar_path", "work_id",
+    "fetch_crossref", "is_zotero_local",
+    "iter_works", "read_seed_file", "read_seeds", "seed_path", "seeds_from_bibtex",
+    "seeds_from_ids", "seeds_from_ris", "seeds_from_zotero", "seeds_from_zotero_local",
+    "sidecar_path", "work_id",
 ]
 
 __getattr__, __dir__ = lazy_face(__name__)

@@ -21,8 +21,20 @@ from bibtexparser.bparser import BibTexParser
 from openmsd.fetch.errors import FetchError
 from openmsd.fetch.ids import seed_path
 
-__all__ = ["Seed", "SeedError", "read_seed_file", "seeds_from_bibtex", "seeds_from_ids",
-           "seeds_from_ris", "seeds_from_zotero"]
+__all__ = ["LOCAL_API", "LOCAL_API_ENV", "ZOTERO_LOCAL", "Seed", "SeedError", "is_zotero_local",
+           "read_seed_file", "read_seeds", "seeds_from_bibtex", "seeds_from_ids",
+           "seeds_from_ris", "seeds_from_zotero", "seeds_from_zotero_local"]
+
+ZOTERO_LOCAL = "zotero:local"
+"""A library seed that names the running Zotero desktop: ``zotero:local[/COLLECTION]``."""
+LOCAL_API = "http://127.0.0.1:23119/api"
+"""The Zotero desktop's local API (Zotero 7 and later), read only, without a key."""
+LOCAL_API_ENV = "OPENMSD_ZOTERO_LOCAL_URL"
+"""Where the local API answers, when not at :data:`LOCAL_API`."""
+SWITCH_ON = ("in Zotero, Settings > Advanced > 'Allow other applications on this computer to "
+             "communicate with Zotero'")
+# control characters, and the bidirectional-text controls (U+061C, U+200E/F, U+202A-E, U+2066-9)
+_CONTROL = re.compile("[\x00-\x1f\x7f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s/?#]+?)(?:\.pdf)?$", re.IGNORECASE)
 
@@ -136,6 +148,114 @@ def read_seed_file(path: Path) -> list[Seed]:
     return out
 
 
+def _zotero_items(items: list[Any], origin: str) -> list[Seed]:
+    """Seeds of Zotero items (web or local API JSON): DOI (or ``DOI:`` in Extra), URL, title;
+    notes, attachments and annotations are not papers."""
+    out = []
+    for item in items:
+        data = item.get("data", item) if isinstance(item, dict) else {}
+        if data.get("itemType") in ("note", "attachment", "annotation", None):
+            continue
+        fields = {"doi": data.get("DOI"), "url": data.get("url"), "title": data.get("title")}
+        extra = data.get("extra") or ""
+        if not fields["doi"] and (match := re.search(r"(?im)^DOI:\s*(\S+)", extra)):
+            fields["doi"] = match.group(1)
+        out.append(_entry_seed(fields, f"{origin}:{data.get('key', '?')}"))
+    return out
+
+
+def is_zotero_local(spec: str | Path) -> bool:
+    """Whether a ``--seeds`` value names the running Zotero desktop (``zotero:local``,
+    ``zotero:local/COLLECTION``).
+
+    >>> is_zotero_local("zotero:local/Thesis"), is_zotero_local("lib.bib")
+    (True, False)
+    """
+    text = str(spec)
+    return text == ZOTERO_LOCAL or text.startswith(ZOTERO_LOCAL + "/")
+
+
+def _clean(text: str) -> str:
+    """``text`` without control and bidi characters, whitespace collapsed."""
+    return re.sub(r"\s+", " ", _CONTROL.sub("", text)).strip()
+
+
+def _collection_key(collections: list[dict[str, Any]], wanted: str) -> str | None:
+    """The key of the collection named ``wanted`` (its key, its name, or its path of names
+    ``Parent/Child``; bidi and control characters ignored), else None."""
+    data = [c.get("data", c) for c in collections]
+    by_key = {c.get("key"): c for c in data}
+    if wanted in by_key:
+        return wanted
+
+    def path(collection: dict[str, Any] | None) -> str:
+        names: list[str] = []
+        seen: set[str] = set()
+        while collection and collection.get("key") not in seen:
+            seen.add(collection.get("key"))
+            names.append(_clean(collection.get("name") or ""))
+            collection = by_key.get(collection.get("parentCollection") or None)
+        return "/".join(reversed(names))
+
+    target = _clean(wanted)
+    for found in ([c["key"] for c in data if _clean(c.get("name") or "") == target],
+                  [c["key"] for c in data if path(c) == target]):
+        if found:
+            return found[0]
+    return None
+
+
+def seeds_from_zotero_local(spec: str = ZOTERO_LOCAL, url: str | None = None) -> list[Seed]:
+    """Seeds of the library, or of one collection (``zotero:local/COLLECTION``: its name, its
+    path ``Parent/Child`` or its key), of the running Zotero desktop, through its local API
+    (pyzotero ``local=True``; at ``url``, else ``$OPENMSD_ZOTERO_LOCAL_URL``, else
+    :data:`LOCAL_API`). :class:`SeedError` in one line when Zotero is not running or its
+    local API is off, saying where to switch it on."""
+    import os
+
+    from pyzotero import errors as zotero_errors
+    from pyzotero import zotero
+
+    if not is_zotero_local(spec):
+        raise SeedError(f"{spec!r}: expected {ZOTERO_LOCAL} or {ZOTERO_LOCAL}/COLLECTION")
+    wanted = str(spec)[len(ZOTERO_LOCAL) + 1:] or None
+    client = zotero.Zotero(0, "user", local=True)
+    client.endpoint = (url or os.environ.get(LOCAL_API_ENV) or LOCAL_API).rstrip("/")
+    origin = str(spec)
+    try:
+        if wanted:
+            key = _collection_key(client.everything(client.collections()), wanted)
+            if key is None:
+                raise SeedError(f"{origin}: no collection {_clean(wanted)!r} in the Zotero "
+                                "library (give its name, Parent/Child, or its key)")
+            items = client.everything(client.collection_items_top(key))
+        else:
+            items = client.everything(client.top())
+    except SeedError:
+        raise
+    except zotero_errors.UserNotAuthorisedError:
+        raise SeedError(f"{origin}: Zotero's local API is switched off (403): switch it on "
+                        f"{SWITCH_ON}") from None
+    except zotero_errors.PyZoteroError as error:
+        raise SeedError(f"{origin}: Zotero's local API answered an error ({error})") from None
+    except Exception:  # httpx transport errors: nothing listening, a timeout
+        raise SeedError(f"{origin}: Zotero is not running, or its local API is off, at "
+                        f"{client.endpoint}: start Zotero 7 or later and switch it on "
+                        f"{SWITCH_ON}") from None
+    out = _zotero_items(items, origin)
+    if not out:
+        raise SeedError(f"{origin}: no item in it")
+    return out
+
+
+def read_seeds(spec: str | Path) -> list[Seed]:
+    """Seeds of a ``--seeds`` value: ``zotero:local[/COLLECTION]`` (the running Zotero
+    desktop, :func:`seeds_from_zotero_local`) or a file (:func:`read_seed_file`)."""
+    if is_zotero_local(spec):
+        return seeds_from_zotero_local(str(spec))
+    return read_seed_file(Path(spec))
+
+
 def seeds_from_zotero(library: str, collection: str | None, api_key: str | None,
                       api_url: str | None = None) -> list[Seed]:
     """Seeds of a Zotero library or collection through the Zotero web API (pyzotero, read
@@ -162,16 +282,7 @@ def seeds_from_zotero(library: str, collection: str | None, api_key: str | None,
         raise SeedError(f"{origin}: Zotero API error ({error})") from None
     except Exception as error:  # httpx transport errors: unreachable, timeout
         raise SeedError(f"{origin}: Zotero API unreachable ({error})") from None
-    out = []
-    for item in items:
-        data = item.get("data", item) if isinstance(item, dict) else {}
-        if data.get("itemType") in ("note", "attachment", None):
-            continue
-        fields = {"doi": data.get("DOI"), "url": data.get("url"), "title": data.get("title")}
-        extra = data.get("extra") or ""
-        if not fields["doi"] and (match := re.search(r"(?im)^DOI:\s*(\S+)", extra)):
-            fields["doi"] = match.group(1)
-        out.append(_entry_seed(fields, f"{origin}:{data.get('key', '?')}"))
+    out = _zotero_items(items, origin)
     if not out:
         raise SeedError(f"{origin}: no item in it")
     return out

@@ -15,6 +15,16 @@ from openmsd.corpus.langid import (
     is_language_tag,
     paper_text,
 )
+from openmsd.corpus.kinds import (
+    KINDS,
+    NON_PAPERS,
+    classify,
+    kind_of_heading,
+    kind_of_title,
+    kind_of_type,
+    non_papers,
+    record_kinds,
+)
 from openmsd.corpus.layout import (
     INDEX_BUILDS,
     LOCK,
@@ -51,6 +61,8 @@ from openmsd.corpus.summaries import (
 
 __all__ = [
     "BATCH",
+    "KINDS",
+    "NON_PAPERS",
     "CLD3",
     "INDEX_BUILDS",
     "LENGTHS",
@@ -79,6 +91,7 @@ __all__ = [
     "build_corpus",
     "build_id",
     "build_summary",
+    "classify",
     "corpus_lock",
     "corpus_stats",
     "current_summaries",
@@ -87,12 +100,17 @@ __all__ = [
     "identify",
     "identify_sure",
     "is_language_tag",
+    "kind_of_heading",
+    "kind_of_title",
+    "kind_of_type",
     "local_spark",
+    "non_papers",
     "paper_text",
     "parse_enriched",
     "parse_variant",
     "query_view",
     "read_papers",
+    "record_kinds",
     "reference_rows",
     "staged_files",
     "staged_subdir",

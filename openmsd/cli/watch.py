@@ -10,8 +10,8 @@ from typing import Annotated
 
 import typer
 
-from openmsd.cli.options import BackendOpt, CorpusArg, JsonOpt
-from openmsd.cli.output import emit, err, fail, out
+from openmsd.cli.options import BackendOpt, CorpusArg, IncludeNonPapersOpt, JsonOpt
+from openmsd.cli.output import emit, err, fail, out, say_left_out
 
 __all__ = ["WATCH_K", "AtomOpt", "HtmlOpt", "app", "check_outputs", "run_watch"]
 
@@ -69,7 +69,7 @@ def _write(option: str, target: Path, data: bytes) -> None:
 def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
               since: str | None, atom_file: Path | None, html_file: Path | None, k: int,
               model: str | None, backend: str | None, base_url: str | None,
-              as_json: bool) -> None:
+              as_json: bool, include_non_papers: bool = False) -> None:
     """Watch ``corpus`` for the library in ``seeds``; print the new papers (or "nothing new
     since DATE"), write the feed files, then store the watch."""
     from openmsd.corpus import Corpus, CorpusError
@@ -106,7 +106,8 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
         key = (spec.vector_key if spec.backend and not spec.language else dense
                if spec.language else vector_key(dense, choose_backend(target, dense, backend,
                                                                       "index")))
-        found = watch_library(target, positive, negatives, key, k, start, record=False)
+        found = watch_library(target, positive, negatives, key, k, start, record=False,
+                              include_non_papers=include_non_papers)
     except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError,
             UnknownScorerError) as error:
         fail(str(error))
@@ -129,6 +130,7 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
         err.print(f"{found.new} new papers since {since_text}; the first {len(found.results)} "
                   f"ranked for these {len(positive)} papers", highlight=False)
         emit(found.results, False, results_table)
+    say_left_out(found.left_out)
     for option, written in (("atom feed", atom_file), ("HTML digest", html_file)):
         if written:
             err.print(f"{option} -> {written}", highlight=False, markup=False)
@@ -162,9 +164,10 @@ def watch_command(
     backend: BackendOpt = None,
     base_url: BaseUrlOpt = None,
     json: JsonOpt = False,
+    include_non_papers: IncludeNonPapersOpt = False,
 ) -> None:
     """The papers that entered the corpus since the last watch of this library (or
     --since), ranked for the whole library across languages, with why; as a table, an Atom
     feed and an HTML digest."""
     run_watch(corpus, seeds, negative, since, atom_file, html_file, k, model, backend,
-              base_url, json)
+              base_url, json, include_non_papers)

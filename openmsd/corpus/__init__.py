@@ -4,6 +4,16 @@ table and statistics. The ingest run that fills it lives in :mod:`openmsd.ingest
 """
 
 from openmsd.corpus.build import BATCH, LINKED, build_corpus, build_id, derive
+from openmsd.corpus.kinds import (
+    KINDS,
+    NON_PAPERS,
+    classify,
+    kind_of_heading,
+    kind_of_title,
+    kind_of_type,
+    non_papers,
+    record_kinds,
+)
 from openmsd.corpus.langid import (
     CLD3,
     UND,
@@ -14,16 +24,6 @@ from openmsd.corpus.langid import (
     identify_sure,
     is_language_tag,
     paper_text,
-)
-from openmsd.corpus.kinds import (
-    KINDS,
-    NON_PAPERS,
-    classify,
-    kind_of_heading,
-    kind_of_title,
-    kind_of_type,
-    non_papers,
-    record_kinds,
 )
 from openmsd.corpus.layout import (
     INDEX_BUILDS,
@@ -61,15 +61,15 @@ from openmsd.corpus.summaries import (
 
 __all__ = [
     "BATCH",
-    "KINDS",
-    "NON_PAPERS",
     "CLD3",
     "INDEX_BUILDS",
+    "KINDS",
     "LENGTHS",
     "LINKED",
     "LOCK",
     "MANIFEST",
     "NEXT",
+    "NON_PAPERS",
     "PARTS",
     "PROBLEMS",
     "RELATIONS_MANIFEST",

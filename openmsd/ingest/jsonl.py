@@ -3,8 +3,9 @@
 Fields: ``id`` (required unless ``doi`` is given), ``doi``, ``title``, ``abstract``, ``keywords``,
 ``year``, ``venue``, ``authors``, ``language`` (declared), ``categories``, ``full_text``,
 ``type`` (the record's type, such as ``erratum`` or ``editorial``: see
-:mod:`openmsd.corpus.kinds`), ``translations`` (``{lang: {title, abstract, keywords}}``) and ``references`` (a list of DOIs or
-ids of cited papers, or of objects with ``doi``/``id``/``title``/``year``/``authors``/``venue``).
+:mod:`openmsd.corpus.kinds`), ``translations`` (``{lang: {title, abstract, keywords}}``) and
+``references`` (a list of DOIs or ids of cited papers, or of objects with
+``doi``/``id``/``title``/``year``/``authors``/``venue``).
 
 A paper whose own-language title and abstract are both empty but which has exactly one
 translation with text is a paper written in that language: the translation becomes its text.

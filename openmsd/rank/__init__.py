@@ -43,6 +43,7 @@ from openmsd.rank.load import (
     tuned,
 )
 from openmsd.rank.metadata import METADATA_SCORERS
+from openmsd.rank.non_papers import left_out_line, papers_first
 from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
 from openmsd.rank.scorer import Papers, Queries, Scorer, score_pools
 from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError
@@ -90,8 +91,10 @@ __all__ = [
     "is_builtin",
     "is_dense",
     "leaves",
+    "left_out_line",
     "load_encoder",
     "load_scorer",
+    "papers_first",
     "ranker_path",
     "score_pools",
     "top_k",

@@ -7,7 +7,8 @@ editorial, paratext, ...: :mod:`openmsd.corpus.kinds`) from its type, title, sec
 and whether it has an abstract, a full text or a reference. Languages are identified on the
 merged title + abstract (reused from the previous build for papers whose title, abstract and
 declared language did not change) in two passes: paper by paper, then, once every venue's
-sure papers are counted over the whole corpus (one aggregation), with the venue prior where the identifiers were unsure.
+sure papers are counted over the whole corpus (one aggregation), with the venue prior where
+the identifiers were unsure.
 References are resolved to corpus papers through the alias table (DOI, OpenAlex, arXiv, S2, ...
 identifiers), then by title (:mod:`openmsd.corpus.resolve`); citations are the resolved links
 between two different corpus papers; contexts inherit their reference's cited paper.

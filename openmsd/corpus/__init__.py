@@ -11,7 +11,6 @@ from openmsd.corpus.kinds import (
     kind_of_heading,
     kind_of_title,
     kind_of_type,
-    non_papers,
     record_kinds,
 )
 from openmsd.corpus.langid import (
@@ -41,6 +40,7 @@ from openmsd.corpus.layout import (
     staged_files,
     staged_subdir,
 )
+from openmsd.corpus.non_papers import non_papers
 from openmsd.corpus.query_result import query_view
 from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record, reference_rows
 from openmsd.corpus.sql import SparkSql, local_spark

@@ -25,15 +25,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-if TYPE_CHECKING:
-    from openmsd.corpus.store import Corpus
-
 __all__ = ["KINDS", "NON_PAPERS", "SOURCE_TYPES", "classify", "kind_of_heading",
-           "kind_of_title", "kind_of_type", "non_papers", "record_kinds"]
+           "kind_of_title", "kind_of_type", "record_kinds"]
 
 KINDS = ("paper", "erratum", "retraction", "editorial", "paratext", "book-review", "stub")
 """Every kind a record can be (the ``kind`` column of ``papers.parquet``)."""
@@ -238,29 +234,3 @@ def record_kinds(table: pa.Table | pa.RecordBatch) -> tuple[pa.Array, pa.Array]:
         kinds.append(kind)
         reasons.append(reason)
     return pa.array(kinds, pa.string()), pa.array(reasons, pa.string())
-
-
-#: The columns :func:`record_kinds` reads, from a corpus's tables (``has_references`` from its
-#: references).
-_KIND_SQL = """
-SELECT p.paper_id, {doc_type} AS doc_type, p.title, p.categories, p.abstract, p.translations,
-       p.full_text, p.paper_id IN (SELECT citing_id FROM "references") AS has_references
-FROM papers p"""
-
-
-def non_papers(corpus: Corpus) -> dict[str, str]:
-    """Each record of ``corpus`` that is not a paper: its id -> its kind. From the ``kind``
-    column of ``papers.parquet``; a corpus built before kinds were recorded has none, and
-    its kinds are computed here, as an ingest would, from its titles, section headings,
-    abstracts, full texts and references (not from the source's type, which it did not
-    keep)."""
-    con = corpus.connect()
-    names = {row[0] for row in con.execute("DESCRIBE papers").fetchall()}
-    if "kind" in names:
-        return dict(con.execute("SELECT paper_id, kind FROM papers "
-                                "WHERE kind IS NOT NULL AND kind <> 'paper'").fetchall())
-    table = con.execute(_KIND_SQL.format(
-        doc_type="p.doc_type" if "doc_type" in names else "NULL::VARCHAR")).arrow()
-    kinds, _ = record_kinds(table)
-    return {paper_id: kind for paper_id, kind in zip(
-        table["paper_id"].to_pylist(), kinds.to_pylist(), strict=True) if kind != "paper"}

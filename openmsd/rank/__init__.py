@@ -43,7 +43,7 @@ from openmsd.rank.load import (
     tuned,
 )
 from openmsd.rank.metadata import METADATA_SCORERS
-from openmsd.rank.non_papers import left_out_line, papers_first
+from openmsd.rank.non_papers import NON_PAPER_SLACK, left_out_line, papers_first
 from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
 from openmsd.rank.scorer import Papers, Queries, Scorer, score_pools
 from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError
@@ -60,6 +60,7 @@ __all__ = [
     "HYBRID_GRAPH",
     "LINKS",
     "METADATA_SCORERS",
+    "NON_PAPER_SLACK",
     "PAPERS_SQL",
     "SENTENCE_SIGNALS",
     "UNTUNED_METHODS",

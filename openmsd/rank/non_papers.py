@@ -19,7 +19,7 @@ __all__ = ["left_out_line", "papers_first"]
 
 T = TypeVar("T")
 #: At least this many more hits than asked for are ranked where the corpus has non-papers.
-SLACK = 10
+NON_PAPER_SLACK = 10
 
 
 def papers_first(rank: Callable[[int], Sequence[T]], k: int, kinds: Mapping[str, str],
@@ -38,7 +38,7 @@ def papers_first(rank: Callable[[int], Sequence[T]], k: int, kinds: Mapping[str,
     if not kinds:
         return list(rank(k)), Counter()
     most = k + len(kinds)
-    n = min(most, k + max(k, SLACK))
+    n = min(most, k + max(k, NON_PAPER_SLACK))
     while True:
         hits = rank(n)
         kept: list[T] = []
@@ -56,12 +56,15 @@ def papers_first(rank: Callable[[int], Sequence[T]], k: int, kinds: Mapping[str,
         n = min(most, 2 * n)
 
 
-def left_out_line(left: Mapping[str, int], flag: str = "--include-non-papers") -> str | None:
+def left_out_line(left: Mapping[str, int], flag: str | None = "--include-non-papers"
+                  ) -> str | None:
     """One line saying what was left out (None when nothing was), naming ``flag``, the way to
-    include them.
+    include them (None: not named).
 
     >>> left_out_line({"erratum": 2, "stub": 1})
     '3 records that are not papers left out (2 errata, 1 stub); --include-non-papers shows them'
+    >>> left_out_line({"editorial": 1}, None)
+    '1 record that is not a paper left out (1 editorial)'
     """
     total = sum(left.values())
     if not total:
@@ -69,7 +72,8 @@ def left_out_line(left: Mapping[str, int], flag: str = "--include-non-papers") -
     parts = ", ".join(f"{n} {_plural(kind, n)}" for kind, n in sorted(
         left.items(), key=lambda item: (-item[1], item[0])) if n)
     records = "record that is not a paper" if total == 1 else "records that are not papers"
-    return f"{total} {records} left out ({parts}); {flag} shows them"
+    line = f"{total} {records} left out ({parts})"
+    return f"{line}; {flag} shows them" if flag else line
 
 
 #: How a kind is named: (one, several).

@@ -66,6 +66,7 @@ from openmsd.models import (
 from openmsd.rank import (
     CONTEXT_SIGNALS,
     HYBRID,
+    NON_PAPER_SLACK,
     SENTENCE_SIGNALS,
     Queries,
     RankerSpec,
@@ -74,7 +75,6 @@ from openmsd.rank import (
     papers_first,
     score_pools,
 )
-from openmsd.rank.non_papers import SLACK
 from openmsd.search.citation_graph import CitationGraph, load_citation_graph
 from openmsd.search.paper_records import load_paper_records
 from openmsd.search.ranking import allowed
@@ -683,7 +683,7 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
     index = index or load_index(corpus, model)
     # records that are not papers are ranked, then left out: ranked deeper for them
     kinds = {} if request.include_non_papers else non_paper_kinds(corpus)
-    depth = k + len(itself) + min(len(kinds), max(k, SLACK))
+    depth = k + len(itself) + min(len(kinds), max(k, NON_PAPER_SLACK))
     out = []
     for start in range(0, len(where), MAX_LOCATIONS):
         chunk = where[start:start + MAX_LOCATIONS]

@@ -68,12 +68,14 @@ def _title(found: Watch, resources: Resources) -> str:
 @router.get("/feed.atom")
 def feed_atom(request: Request, resources: Served, seeds: Seeds,
               not_: Annotated[list[Key], Query(alias="not", max_length=MAX_IDS)] = [],  # noqa: B006
-              k: Annotated[int, Query(ge=1, le=MAX_K)] = 50) -> Response:
-    """The Atom feed of what is new for the library ``seeds`` (away from ``not``)."""
+              k: Annotated[int, Query(ge=1, le=MAX_K)] = 50,
+              include_non_papers: bool = False) -> Response:
+    """The Atom feed of what is new for the library ``seeds`` (away from ``not``); records
+    that are not papers only with ``include_non_papers``."""
     if not seeds:
         raise HTTPException(422, [{"loc": ["query", "seeds"], "type": "missing",
                                    "msg": "give the library's paper ids: ?seeds=ID&seeds=ID"}])
-    found = _watch(resources, seeds, not_, k)
+    found = _watch(resources, seeds, not_, k, include_non_papers)
     base = str(request.base_url).rstrip("/")
     return Response(atom(found, _title(found, resources), base, str(request.url)),
                     media_type="application/atom+xml")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from openmsd.corpus.kinds import record_kinds
 from openmsd.corpus.store import Corpus
+from openmsd.io import arrow_table
 
 __all__ = ["non_papers"]
 
@@ -27,8 +28,8 @@ def non_papers(corpus: Corpus) -> dict[str, str]:
     if "kind" in names:
         return dict(con.execute("SELECT paper_id, kind FROM papers "
                                 "WHERE kind IS NOT NULL AND kind <> 'paper'").fetchall())
-    table = con.execute(_KIND_SQL.format(
-        doc_type="p.doc_type" if "doc_type" in names else "NULL::VARCHAR")).arrow()
+    table = arrow_table(con, _KIND_SQL.format(
+        doc_type="p.doc_type" if "doc_type" in names else "NULL::VARCHAR"))
     kinds, _ = record_kinds(table)
     return {paper_id: kind for paper_id, kind in zip(
         table["paper_id"].to_pylist(), kinds.to_pylist(), strict=True) if kind != "paper"}

@@ -130,7 +130,17 @@ def main() -> None:
             if name == "demo":
                 pages = demo_pages(corpus)
                 print("demo related", pages, flush=True)
-    path = write_record("non_papers", {"corpora": found, "demo_related": pages,
+    demo = found["demo"]
+    headline = (f"{pages['places_held_by_non_papers']} of the demo's "
+                f"{pages['pages'] * K:,} related places held by non-papers, now left out "
+                f"({demo['non_papers']} of {demo['records']} records)")  # type: ignore[index]
+    means = ("On the demo corpus, the places in every paper's default related top ten "
+             f"({HYBRID_GRAPH}, {K} a page) that records that are not papers (errata, "
+             "editorials, a book review) held before they were left out; every page still "
+             "shows ten papers. The corpora's non-papers by kind are below.")
+    path = write_record("non_papers", {"headline": headline, "headline_means": means,
+                                       "peer": "the same pages with --include-non-papers",
+                                       "corpora": found, "demo_related": pages,
                                        "wall_s": round(time.perf_counter() - started, 1)},
                         data=sizes, load_before=load,
                         notes="Kinds from the source's type, the title, the section heading, "

@@ -102,6 +102,7 @@ _TITLE_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("paratext", re.compile(rf"(?:{_PARATEXT})$")),
     ("editorial", re.compile(rf"(?:{_EDITORIAL})$")),
 ]
+_ANY_TITLE = re.compile("|".join(f"(?:{pattern.pattern})" for _, pattern in _TITLE_PATTERNS))
 _HEADINGS: dict[str, str] = {
     **dict.fromkeys(["errata", "erratum", "erratas", "fe de erratas", "corrigendum",
                      "corrigenda", "correction", "corrections", "correcao", "correccion",
@@ -117,18 +118,23 @@ _HEADINGS: dict[str, str] = {
 }
 
 
+_MARKS = re.compile(r"[\[\]\"*]")
+
+
 def _folded(text: str) -> str:
-    """``text`` lowercased, without accents, brackets, quotes or outer punctuation, its
-    whitespace collapsed: how titles and headings are compared.
+    """``text`` lowercased, in ASCII (accents dropped, as are letters of other scripts),
+    without brackets, quotes or outer punctuation, its whitespace collapsed: how titles and
+    headings are compared.
 
     >>> _folded("  [ERRATA] ")
     'errata'
     >>> _folded("Correção:  «Título»")
     'correcao: titulo'
     """
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
-    text = re.sub(r"[\[\]«»“”\"‘’*]", "", text).replace("`", "'")
+    if not text.isascii():  # the words compared are ASCII: accents and other scripts go
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    text = text.lower()
+    text = _MARKS.sub("", text).replace("`", "'")
     return " ".join(text.split()).strip(" .:;,-–—")
 
 
@@ -159,6 +165,8 @@ def kind_of_title(title: str | None) -> str | None:
     if not title:
         return None
     folded = _folded(title)
+    if not _ANY_TITLE.match(folded):  # most titles: one match, not one per kind
+        return None
     for kind, pattern in _TITLE_PATTERNS:
         if pattern.match(folded):
             return kind

@@ -4,8 +4,8 @@ stubs: :mod:`openmsd.corpus.kinds`) are left out of a ranking by default: ``rela
 they skipped.
 
 :func:`papers_first` takes a ranking as a function of its depth (``rank(n)``: the ``n`` first
-hits) and asks it for more than ``k`` hits, as many as the non-papers could take, so that
-``k`` papers are found when the ranking holds them. What it left out is counted by kind,
+hits) and asks it for ``k`` hits, then for more where non-papers took some of their places,
+so that ``k`` papers are found when the ranking holds them. What it left out is counted by kind,
 among the hits ranked above the last paper kept: the records a reader would have seen.
 """
 
@@ -18,7 +18,7 @@ from typing import TypeVar
 __all__ = ["left_out_line", "papers_first"]
 
 T = TypeVar("T")
-#: At least this many more hits than asked for are ranked where the corpus has non-papers.
+#: At least this many more hits than asked for are ranked again where non-papers took places.
 NON_PAPER_SLACK = 10
 
 
@@ -26,9 +26,10 @@ def papers_first(rank: Callable[[int], Sequence[T]], k: int, kinds: Mapping[str,
                  id_of: Callable[[T], str]) -> tuple[list[T], Counter[str]]:
     """The first ``k`` hits of ``rank`` that are papers (``kinds``: each non-paper's id ->
     its kind; ``id_of(hit)``: a hit's paper id), and the non-papers ranked above the last of
-    them, counted by kind. ``rank(n)`` is asked for ``k`` plus a slack, then, while it
-    returns all it was asked for and too few papers, for more (at most ``k`` plus every
-    non-paper: then ``k`` papers are always among them).
+    them, counted by kind. ``rank(n)`` is asked for ``k`` (where no non-paper is among them,
+    the answer is the ranking's own), then, while it returns all it was asked for and too
+    few papers, for more: twice as many, at least ``k`` plus :data:`NON_PAPER_SLACK`, at most
+    ``k`` plus every non-paper (then ``k`` papers are always among them).
 
     >>> hits = [("e1", .9), ("p1", .8), ("s1", .7), ("p2", .6), ("p3", .5)]
     >>> papers_first(lambda n: hits[:n], 2, {"e1": "erratum", "s1": "stub"},
@@ -38,7 +39,7 @@ def papers_first(rank: Callable[[int], Sequence[T]], k: int, kinds: Mapping[str,
     if not kinds:
         return list(rank(k)), Counter()
     most = k + len(kinds)
-    n = min(most, k + max(k, NON_PAPER_SLACK))
+    n = k
     while True:
         hits = rank(n)
         kept: list[T] = []
@@ -53,7 +54,7 @@ def papers_first(rank: Callable[[int], Sequence[T]], k: int, kinds: Mapping[str,
                 left[kind] += 1
         if len(kept) == k or len(hits) < n or n >= most:
             return kept, left
-        n = min(most, 2 * n)
+        n = min(most, max(2 * n, k + NON_PAPER_SLACK))
 
 
 def left_out_line(left: Mapping[str, int], flag: str | None = "--include-non-papers"

@@ -4,6 +4,7 @@ table and statistics. The ingest run that fills it lives in :mod:`openmsd.ingest
 """
 
 from openmsd.corpus.build import BATCH, LINKED, build_corpus, build_id, derive
+from openmsd.corpus.corpus_kinds import non_papers
 from openmsd.corpus.kinds import (
     KINDS,
     NON_PAPERS,
@@ -40,7 +41,6 @@ from openmsd.corpus.layout import (
     staged_files,
     staged_subdir,
 )
-from openmsd.corpus.non_papers import non_papers
 from openmsd.corpus.query_result import query_view
 from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record, reference_rows
 from openmsd.corpus.sql import SparkSql, local_spark

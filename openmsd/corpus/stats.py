@@ -14,7 +14,7 @@ from rich.console import Group
 from rich.table import Table
 
 from openmsd.corpus.build import LINKED
-from openmsd.corpus.non_papers import non_papers
+from openmsd.corpus.corpus_kinds import non_papers
 from openmsd.corpus.store import Corpus
 
 DIRECTIONS = ["en->en", "en->non-en", "non-en->en", "non-en->non-en"]

@@ -34,8 +34,7 @@ from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_retrieval, evaluate_sdsm, text_papers
 from openmsd.experiment import train_ranker
 from openmsd.experiment.ranker import GRAPH_SIGNALS, text_signals
-from openmsd.rank import HYBRID, HYBRID_GRAPH, load_scorer, ranker_path, tuned
-from openmsd.rank.learned import learned_fusion
+from openmsd.rank import HYBRID, HYBRID_GRAPH, learned_fusion, load_scorer, ranker_path, tuned
 
 SPLITS = ("idt", "odt")
 

@@ -23,7 +23,7 @@ from openmsd.corpus import Corpus
 from openmsd.index import build_index
 from openmsd.ingest import ingest, read_manuscript
 from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
-from openmsd.rank import HYBRID, HYBRID_GRAPH
+from openmsd.rank import HYBRID, HYBRID_GRAPH, left_out_line
 from openmsd.search import (
     CitationRequest,
     Result,
@@ -78,6 +78,13 @@ def _table(results: list[Result]) -> Table:
         table.add_row(str(rank), percent(share), r.language or "?", str(r.year or ""), title,
                       escape(_why(r)))
     return table
+
+
+def _left_out(console: Console, left_out: dict[str, int]) -> None:
+    """The records that are not papers left out of the results above, where there were."""
+    line = left_out_line(left_out)
+    if line:
+        console.print(f"[dim]{escape(line)}[/]", highlight=False)
 
 
 def _step(console: Console, number: int, text: str) -> None:
@@ -166,7 +173,9 @@ def run(out_dir: Path, console: Console, progress: Progress,
                                          [paper_id]).fetchone()
         console.print(f"\nFor {what}, [italic]{title[0] if title else paper_id}[/] "
                       f"({paper_id}):", highlight=False)
-        console.print(_table(service.related(paper_id, HYBRID_GRAPH, k=5)))
+        results = service.related(paper_id, HYBRID_GRAPH, k=5)
+        console.print(_table(results))
+        _left_out(console, results.left_out)
     console.print(f"[dim]Ranked as `openmsd related` ranks ({HYBRID_GRAPH}): the {model} "
                   "vectors, BM25 over each paper's own words and over its English words, and "
                   "the citation graph, fused by reciprocal rank; relevance: the fused score as a "
@@ -177,7 +186,9 @@ def run(out_dir: Path, console: Console, progress: Progress,
     _step(console, 4, "One search in three languages")
     for language, text in QUERIES:
         console.print(f"\n{language}: [italic]{text}[/]", highlight=False)
-        console.print(_table(service.search(text, HYBRID, k=3)))
+        results = service.search(text, HYBRID, k=3)
+        console.print(_table(results))
+        _left_out(console, results.left_out)
     lap("search")
 
     _step(console, 5, "Papers to cite in a paragraph")

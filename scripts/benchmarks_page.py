@@ -38,6 +38,7 @@ TITLES = {
     "embedding_sdsm_dev": "Embedding quality: the CPU builds against PyTorch on TALN dev",
     "embedding_candidates": "int8 builds against float32 on TALN dev",
     "adapter_samples": "Adapters on the unarXive and S2ORC samples: contexts and citrec",
+    "non_papers": "Records that are not papers, left out of related papers",
 }
 """Section titles by record name (a record without one is titled by its name)."""
 

@@ -15,8 +15,8 @@ from typing import Annotated
 import typer
 
 __all__ = ["CUTOFF", "DEFAULT_MAX_GROUP", "DEFAULT_MODEL", "FORMATS", "HNSW_THRESHOLD", "HYBRID",
-           "BackendOpt", "CorpusArg", "ExportOpt", "JsonOpt", "K", "LangOpt", "SplitOpt",
-           "StrictOpt", "YearOpt"]
+           "BackendOpt", "CorpusArg", "ExportOpt", "IncludeNonPapersOpt", "JsonOpt", "K",
+           "LangOpt", "SplitOpt", "StrictOpt", "YearOpt"]
 
 CUTOFF = 100
 """``openmsd.eval.CUTOFF``: the ranks retrieval evaluation scores."""
@@ -50,3 +50,8 @@ BackendOpt = Annotated[str | None, typer.Option(
 SplitOpt = Annotated[str | None, typer.Option(
     help="Only the papers of this relations split (idt, odt, test = idt + odt, ...).")]
 StrictOpt = Annotated[bool, typer.Option(help="Fail on the first problem in the input.")]
+IncludeNonPapersOpt = Annotated[bool, typer.Option(
+    "--include-non-papers", help="Rank records that are not papers too (errata, retraction "
+    "notices, editorials, paratext, book reviews, records without abstract, full text or "
+    "references): by default they are left out, and counted.")]
+"""``--include-non-papers``: records that are not papers are results too."""

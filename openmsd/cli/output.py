@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
 import orjson
@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 __all__ = ["SafeConsole", "emit", "err", "fail", "out", "piped", "plain", "progress",
-           "tsv_lines"]
+           "say_left_out", "tsv_lines"]
 
 # control characters, and the bidirectional-text controls (U+061C, U+200E/F, U+202A-E, U+2066-9)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -128,6 +128,16 @@ def fail(message: str) -> NoReturn:
     """Print ``error: message`` on stderr and exit with status 2."""
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
+
+
+def say_left_out(left_out: Mapping[str, int]) -> None:
+    """Say on stderr how many records that are not papers were left out, by kind, and how to
+    include them (nothing when none was)."""
+    from openmsd.rank import left_out_line
+
+    line = left_out_line(left_out)
+    if line:
+        err.print(f"[dim]note[/]: {escape(line)}", highlight=False, soft_wrap=True)
 
 
 def emit(data: Any, as_json: bool,

@@ -4,6 +4,7 @@ search and citation recommendation over a corpus."""
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,8 +19,17 @@ from openmsd.cli.graph import (
     check_graph_target,
     write_graph,
 )
-from openmsd.cli.options import BackendOpt, CorpusArg, ExportOpt, JsonOpt, K, LangOpt, YearOpt
-from openmsd.cli.output import emit, err, fail, piped
+from openmsd.cli.options import (
+    BackendOpt,
+    CorpusArg,
+    ExportOpt,
+    IncludeNonPapersOpt,
+    JsonOpt,
+    K,
+    LangOpt,
+    YearOpt,
+)
+from openmsd.cli.output import emit, err, fail, piped, say_left_out
 from openmsd.cli.zotero import (
     DryRunOpt,
     ToZoteroOpt,
@@ -111,7 +121,7 @@ def _say_why_empty(corpus: Corpus, languages: list[str] | None, years: Years,
 def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | None,
           languages: list[str] | None, years: Years, otherwise: str) -> None:
     """Print ``results`` as a table, JSON or an ``--export`` format; when there are none, say
-    why on stderr."""
+    why on stderr; then, on stderr, the records that are not papers left out of them."""
     from openmsd.search import ranked, results_table
 
     if export:
@@ -125,8 +135,11 @@ def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | No
                                         export))
     else:
         emit(ranked([r.as_dict() for r in results]), as_json, lambda _: results_table(results))
+    left_out = getattr(results, "left_out", {})
     if not results:
-        _say_why_empty(corpus, languages, years, otherwise)
+        _say_why_empty(corpus, languages, years, "every record it found is not a paper"
+                       if left_out else otherwise)
+    say_left_out(left_out)
 
 
 @app.command()
@@ -160,6 +173,7 @@ def related(
     zotero_key: ZoteroKeyOpt = None,
     zotero_url: ZoteroUrlOpt = None,
     dry_run: DryRunOpt = False,
+    include_non_papers: IncludeNonPapersOpt = False,
 ) -> None:
     """The papers most related to a paper, or to a whole library (--seeds), in any language,
     with why; --graph draws them as a picture; --to-zotero writes them into a Zotero
@@ -168,7 +182,13 @@ def related(
     from openmsd.fetch import FetchError, read_seeds
     from openmsd.models import UnknownModelError, vector_key
     from openmsd.rank import HYBRID_GRAPH, RankerSpec, UnknownScorerError, default_dense
-    from openmsd.search import PaperNotFoundError, SearchService, find_paper, library_seeds
+    from openmsd.search import (
+        PaperNotFoundError,
+        Results,
+        SearchService,
+        find_paper,
+        library_seeds,
+    )
 
     check_graph_target(graph, by)
     shown, k = k, max(k, graph_k) if graph else k
@@ -193,11 +213,12 @@ def related(
             key = (spec.vector_key if spec.backend and not spec.language else
                    dense if spec.language else
                    vector_key(dense, _index_backend(target, dense, backend)))
-            results = service.library(positive, key, negatives, k, lang, years)
+            results = service.library(positive, key, negatives, k, lang, years,
+                                      include_non_papers=include_non_papers)
             queries = positive
         elif paper:
             results = service.related(paper, _ranker(target, model, backend, HYBRID_GRAPH),
-                                      k, lang, years)
+                                      k, lang, years, include_non_papers=include_non_papers)
             queries = [find_paper(target, paper)]
         else:
             fail("give a paper id or DOI, or --seeds LIBRARY")
@@ -214,7 +235,8 @@ def related(
                        zotero_library, zotero_key, zotero_url, dry_run, json)
         if dry_run:
             return
-    _show(results[:shown], target, json, export, lang, years, "the index holds no other paper")
+    _show(Results(results[:shown], results.left_out), target, json, export, lang, years,
+          "the index holds no other paper")
 
 
 def _about(corpus: Corpus, queries: list[str], seeds: list[Path] | None) -> str:
@@ -240,6 +262,7 @@ def search_command(
     export: ExportOpt = None,
     json: JsonOpt = False,
     backend: BackendOpt = None,
+    include_non_papers: IncludeNonPapersOpt = False,
 ) -> None:
     """The papers nearest to a free text, in any language."""
     from openmsd.corpus import Corpus, CorpusError
@@ -252,7 +275,8 @@ def search_command(
         years = _year_range(year)
         _check_languages(target, lang)
         results = SearchService(target).search(text, _ranker(target, model, backend, HYBRID), k,
-                                               lang, years)
+                                               lang, years,
+                                               include_non_papers=include_non_papers)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(str(error))
     _show(results, target, json, export, lang, years, "the index is empty")
@@ -280,6 +304,7 @@ def recommend(
         "--bibtex", help="Write the BibTeX entries of the recommended papers here.")] = None,
     json: JsonOpt = False,
     backend: BackendOpt = None,
+    include_non_papers: IncludeNonPapersOpt = False,
 ) -> None:
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
@@ -328,7 +353,8 @@ def recommend(
             CitationRequest(document.text, vector_key(model, backend), k, at=at,
                             languages=lang, years=years, explain=True,
                             max_locations=None,  # every location of the manuscript
-                            manuscript_ids=document.ids, manuscript_title=document.title),
+                            manuscript_ids=document.ids, manuscript_title=document.title,
+                            include_non_papers=include_non_papers),
             encoder)]
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(f"{manuscript}: {error}")
@@ -343,3 +369,7 @@ def recommend(
         _say_why_empty(target, lang, years, "the index is empty")
     emit(ranked_locations(found), json,
          recommendations_table if piped() else recommendations_view)
+    left_out: Counter[str] = Counter()
+    for location in found:
+        left_out.update(location["left_out"])
+    say_left_out(left_out)

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from openmsd.cli.options import BackendOpt, CorpusArg, JsonOpt
-from openmsd.cli.output import emit, err, fail, out
+from openmsd.cli.options import BackendOpt, CorpusArg, IncludeNonPapersOpt, JsonOpt
+from openmsd.cli.output import emit, err, fail, out, say_left_out
 from openmsd.cli.zotero import (
     DryRunOpt,
     ToZoteroOpt,
@@ -79,7 +79,8 @@ def _write(option: str, target: Path, data: bytes) -> None:
 def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
               since: str | None, atom_file: Path | None, html_file: Path | None, k: int,
               model: str | None, backend: str | None, base_url: str | None,
-              as_json: bool, zotero: dict[str, Any] | None = None) -> None:
+              as_json: bool, zotero: dict[str, Any] | None = None,
+              include_non_papers: bool = False) -> None:
     """Watch ``corpus`` for the library in ``seeds``; print the new papers (or "nothing new
     since DATE"), write the feed files, write them into a Zotero collection (``zotero``:
     :func:`openmsd.cli.zotero.send_to_zotero`'s ``name``, ``library``, ``key``, ``url``,
@@ -118,7 +119,8 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
         key = (spec.vector_key if spec.backend and not spec.language else dense
                if spec.language else vector_key(dense, choose_backend(target, dense, backend,
                                                                       "index")))
-        found = watch_library(target, positive, negatives, key, k, start, record=False)
+        found = watch_library(target, positive, negatives, key, k, start, record=False,
+                              include_non_papers=include_non_papers)
     except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError,
             UnknownScorerError) as error:
         fail(str(error))
@@ -148,6 +150,7 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
         err.print(f"{found.new} new papers since {since_text}; the first {len(found.results)} "
                   f"ranked for these {len(positive)} papers", highlight=False)
         emit(found.results, False, results_table)
+    say_left_out(found.left_out)
     for option, written in (("atom feed", atom_file), ("HTML digest", html_file)):
         if written:
             err.print(f"{option} -> {written}", highlight=False, markup=False)
@@ -187,6 +190,7 @@ def watch_command(
     zotero_key: ZoteroKeyOpt = None,
     zotero_url: ZoteroUrlOpt = None,
     dry_run: DryRunOpt = False,
+    include_non_papers: IncludeNonPapersOpt = False,
 ) -> None:
     """The papers that entered the corpus since the last watch of this library (or
     --since), ranked for the whole library across languages, with why; as a table, an Atom
@@ -195,4 +199,5 @@ def watch_command(
         fail("--dry-run goes with --to-zotero")
     run_watch(corpus, seeds, negative, since, atom_file, html_file, k, model, backend,
               base_url, json, {"name": to_zotero, "library": zotero_library, "key": zotero_key,
-                               "url": zotero_url, "dry_run": dry_run})
+                               "url": zotero_url, "dry_run": dry_run},
+              include_non_papers)

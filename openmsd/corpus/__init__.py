@@ -4,6 +4,16 @@ table and statistics. The ingest run that fills it lives in :mod:`openmsd.ingest
 """
 
 from openmsd.corpus.build import BATCH, LINKED, build_corpus, build_id, derive
+from openmsd.corpus.corpus_kinds import non_papers
+from openmsd.corpus.kinds import (
+    KINDS,
+    NON_PAPERS,
+    classify,
+    kind_of_heading,
+    kind_of_title,
+    kind_of_type,
+    record_kinds,
+)
 from openmsd.corpus.langid import (
     CLD3,
     UND,
@@ -53,11 +63,13 @@ __all__ = [
     "BATCH",
     "CLD3",
     "INDEX_BUILDS",
+    "KINDS",
     "LENGTHS",
     "LINKED",
     "LOCK",
     "MANIFEST",
     "NEXT",
+    "NON_PAPERS",
     "PARTS",
     "PROBLEMS",
     "RELATIONS_MANIFEST",
@@ -79,6 +91,7 @@ __all__ = [
     "build_corpus",
     "build_id",
     "build_summary",
+    "classify",
     "corpus_lock",
     "corpus_stats",
     "current_summaries",
@@ -87,12 +100,17 @@ __all__ = [
     "identify",
     "identify_sure",
     "is_language_tag",
+    "kind_of_heading",
+    "kind_of_title",
+    "kind_of_type",
     "local_spark",
+    "non_papers",
     "paper_text",
     "parse_enriched",
     "parse_variant",
     "query_view",
     "read_papers",
+    "record_kinds",
     "reference_rows",
     "staged_files",
     "staged_subdir",

@@ -2,10 +2,13 @@
 
 Staged papers with the same key are merged keeping, per field, the first non-null value in
 ingest order (input order, then record order) and recording every source, as OpenMSD merges
-Crossref and Unpaywall on DOIs. Languages are identified on the merged title + abstract
-(reused from the previous build for papers whose title, abstract and declared language did not
-change) in two passes: paper by paper, then, once every venue's sure papers are counted over the
-whole corpus (one aggregation), with the venue prior where the identifiers were unsure.
+Crossref and Unpaywall on DOIs. Each merged record gets its kind (a paper, or an erratum, an
+editorial, paratext, ...: :mod:`openmsd.corpus.kinds`) from its type, title, section heading
+and whether it has an abstract, a full text or a reference. Languages are identified on the
+merged title + abstract (reused from the previous build for papers whose title, abstract and
+declared language did not change) in two passes: paper by paper, then, once every venue's
+sure papers are counted over the whole corpus (one aggregation), with the venue prior where
+the identifiers were unsure.
 References are resolved to corpus papers through the alias table (DOI, OpenAlex, arXiv, S2, ...
 identifiers), then by title (:mod:`openmsd.corpus.resolve`); citations are the resolved links
 between two different corpus papers; contexts inherit their reference's cited paper.
@@ -29,6 +32,7 @@ import duckdb
 import pyarrow as pa
 
 from openmsd.corpus import langid
+from openmsd.corpus.kinds import record_kinds
 from openmsd.corpus.layout import staged_files
 from openmsd.corpus.resolve import RESULT, resolve_titles
 from openmsd.corpus.schema import (
@@ -52,7 +56,7 @@ ORD = "(part::BIGINT << 40) + seq"
 KEY_ALIAS = "CASE WHEN regexp_matches({0}, '^10\\.[0-9]{{4,9}}/') THEN 'doi:' || {0} ELSE {0} END"
 LINKED = ("id", "title", "title-fuzzy")
 
-_STRINGS = ["doi", "title", "abstract", "declared_language", "venue", "full_text"]
+_STRINGS = ["doi", "title", "abstract", "declared_language", "venue", "full_text", "doc_type"]
 _LISTS = ["authors", "keywords", "categories", "translations"]
 
 
@@ -61,13 +65,18 @@ def _first(column: str, present: str) -> str:
 
 
 MERGE_SQL = f"""
-SELECT key AS paper_id,
-  {", ".join(_first(c, f"{c} IS NOT NULL AND {c} <> ''") for c in _STRINGS)},
-  {_first("year", "year IS NOT NULL")},
-  {", ".join(_first(c, f"array_length({c}) > 0") for c in _LISTS)},
-  list_sort(list_distinct(list(source))) AS sources,
-  list_sort(list_distinct(flatten(list(aliases)))) AS aliases
-FROM staged_papers GROUP BY key ORDER BY key
+SELECT m.*, c.citing IS NOT NULL AS has_references, NULL::VARCHAR AS kind,
+       NULL::VARCHAR AS kind_reason
+FROM (
+  SELECT key AS paper_id,
+    {", ".join(_first(c, f"{c} IS NOT NULL AND {c} <> ''") for c in _STRINGS)},
+    {_first("year", "year IS NOT NULL")},
+    {", ".join(_first(c, f"array_length({c}) > 0") for c in _LISTS)},
+    list_sort(list_distinct(list(source))) AS sources,
+    list_sort(list_distinct(flatten(list(aliases)))) AS aliases
+  FROM staged_papers GROUP BY key) m
+LEFT JOIN (SELECT DISTINCT citing FROM staged_references) c ON c.citing = m.paper_id
+ORDER BY m.paper_id
 """
 
 
@@ -77,7 +86,8 @@ def _union(parts: list[tuple[int, Path]], name: str) -> str:
     selects = [f"SELECT * REPLACE (seq + {first} AS seq), {ordinal} AS part, {ordinal} AS input "
                f"FROM read_parquet('{_quote(path)}')"
                for ordinal, part in parts for path, first in staged_files(part, name)]
-    return " UNION ALL ".join(selects)
+    # by name: a part staged before a column was added reads it as null
+    return " UNION ALL BY NAME ".join(selects)
 
 
 def _quote(path: Path) -> str:
@@ -108,9 +118,11 @@ def _with_previous_languages(merge_sql: str, previous: Path | None) -> str:
 
 LANGID = pa.schema([*PAPERS, ("lang_sure", pa.string()),
                     ("lang_candidates", pa.list_(pa.string())),
-                    ("lang_probabilities", pa.list_(pa.float64()))])
+                    ("lang_probabilities", pa.list_(pa.float64())),
+                    ("has_references", pa.bool_())])
 """The merged papers after the first language pass: each new paper's language before the venue
-prior, the language it counts for in its venue's prior, and the candidates the prior may pick."""
+prior, the language it counts for in its venue's prior, the candidates the prior may pick, and
+whether it has a reference (its kind is decided with the prior: :func:`_apply_priors`)."""
 
 
 def _detect_languages(batch: pa.RecordBatch, identifier: langid.LanguageIdentifier | None
@@ -174,6 +186,7 @@ def _apply_priors(batch: pa.RecordBatch, priors: dict[str, Counter[str]]) -> pa.
     columns = {name: batch[name] for name in PAPERS.names}
     columns["language"] = pa.array(languages, pa.string())
     columns["language_confidence"] = pa.array(confidences, pa.float32())
+    columns["kind"], columns["kind_reason"] = record_kinds(batch)
     return pa.RecordBatch.from_pydict(columns).select(PAPERS.names).cast(PAPERS)
 
 

@@ -5,7 +5,9 @@ Readers yield four kinds of record (plain dicts, keys below):
 * ``paper``: ``key`` (see :func:`openmsd.identifiers.paper_key`), ``aliases``, ``doi``,
   ``title``, ``abstract``, ``declared_language``, ``year``, ``venue``, ``authors``, ``keywords``,
   ``categories``, ``translations`` (list of ``{language, title, abstract, keywords}``),
-  ``full_text``, ``source`` (the reader's format name), ``loc`` (``file:line`` or element).
+  ``full_text``, ``doc_type`` (the source's type of the record: OpenAlex ``type``, Crossref
+  ``type``, JATS ``article-type``; see :mod:`openmsd.corpus.kinds`), ``source`` (the reader's
+  format name), ``loc`` (``file:line`` or element).
 * ``reference``: one entry of a paper's reference list: ``citing`` (the citing paper's key),
   ``position`` (0-based in the list), ``ref_id`` (the source's label: ``B23``, a bib hash, an oci),
   ``targets`` (aliases of the cited paper: ``doi:...``, ``openalex:W...``), ``title``, ``authors``,
@@ -77,6 +79,7 @@ _PAPER_FIELDS: list[tuple[str, pa.DataType]] = [
     ("categories", _strings),
     ("translations", pa.list_(TRANSLATION)),
     ("full_text", pa.string()),
+    ("doc_type", pa.string()),
 ]
 _REFERENCE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("position", pa.int32()),
@@ -112,7 +115,8 @@ STAGED = {"paper": STAGED_PAPER, "reference": STAGED_REFERENCE, "context": STAGE
 PAPERS = _schema(
     [("paper_id", pa.string()), *_PAPER_FIELDS[:3], ("language", pa.string()),
      ("language_confidence", pa.float32()), *_PAPER_FIELDS[3:],
-     ("sources", _strings), ("aliases", _strings)],
+     ("sources", _strings), ("aliases", _strings), ("kind", pa.string()),
+     ("kind_reason", pa.string())],
     "papers",
 )
 REFERENCES = _schema(

@@ -7,12 +7,14 @@ identified counts as non-English in the directions and as ``und`` in ``languages
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from rich.console import Group
 from rich.table import Table
 
 from openmsd.corpus.build import LINKED
+from openmsd.corpus.corpus_kinds import non_papers
 from openmsd.corpus.store import Corpus
 
 DIRECTIONS = ["en->en", "en->non-en", "non-en->en", "non-en->non-en"]
@@ -50,6 +52,7 @@ def corpus_stats(corpus: Corpus) -> dict[str, Any]:
     citations_by_resolution = dict(con.execute(
         "SELECT resolution, count(*) FROM citations GROUP BY ALL ORDER BY ALL").fetchall())
     con.close()
+    left_out = Counter(non_papers(corpus).values())
 
     def total(field: str) -> int:
         return sum(v[field] for v in per_language.values())
@@ -69,6 +72,7 @@ def corpus_stats(corpus: Corpus) -> dict[str, Any]:
         "references_by_resolution": resolutions,
         "contexts": contexts,
         "contexts_resolved": contexts_resolved,
+        "non_papers": dict(left_out.most_common()),
     }
 
 
@@ -103,11 +107,15 @@ def stats_view(stats: dict[str, Any]) -> Group:
     for direction, n in stats["citations_by_direction"].items():
         links.add_row(direction, f"{n:,}")
     by_resolution = ", ".join(f"{k} {v:,}" for k, v in stats["references_by_resolution"].items())
+    kinds = stats.get("non_papers") or {}
     return Group(table1, languages, links,
                  f"references: {stats['references']:,}, resolved to corpus papers: "
                  f"{stats['references_resolved']:,} ({by_resolution}); contexts: "
                  f"{stats['contexts']:,} ({stats['contexts_resolved']:,} with the cited paper "
-                 "in the corpus)")
+                 "in the corpus)",
+                 f"records that are not papers: {sum(kinds.values()):,}"
+                 + (f" ({', '.join(f'{k} {v:,}' for k, v in kinds.items())}; left out of "
+                    "related, search, watch and recommend)" if kinds else ""))
 
 
 def build_summary(root: object, counts: dict[str, int]) -> str:

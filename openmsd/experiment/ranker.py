@@ -44,17 +44,21 @@ from openmsd.experiment.weights import Judged, TuneError, pooled
 from openmsd.rank import (
     HYBRID,
     HYBRID_GRAPH,
+    KINDS,
+    LEARNED,
     METADATA_SCORERS,
+    LearnedModel,
     RankerSpec,
     corpus_adapter,
     default_dense,
     default_spec,
     dense_models,
+    feature_names,
     fuse,
+    pair_features,
     ranker_path,
     tuned,
 )
-from openmsd.rank.learned import KINDS, LEARNED, LearnedModel, feature_names, pair_features
 
 __all__ = ["FOLDS", "GRAPH_SIGNALS", "MIN_QUERIES", "TooFewLinks", "text_signals",
            "train_ranker"]

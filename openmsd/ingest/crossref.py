@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 from lxml import etree
 
-from openmsd.corpus import Record
+from openmsd.corpus import Record, kind_of_type
 from openmsd.identifiers import alias, aliases, normalize_doi, paper_key
 from openmsd.ingest.reader import Reader, as_str, as_str_list, as_year, read_document
 from openmsd.report import Report
@@ -196,6 +196,17 @@ def _items(path: Path, document: Any, report: Report) -> list[Any] | None:
     return items
 
 
+def _doc_type(item: dict[str, Any]) -> str | None:
+    """The work's ``type``, or, for a notice that updates another work (``update-to``: a
+    correction, a retraction), the type of its update."""
+    updates = item.get("update-to")
+    for update in updates if isinstance(updates, list) else ():
+        kind = as_str(update.get("type")) if isinstance(update, dict) else None
+        if kind_of_type(kind) is not None:
+            return kind
+    return as_str(item.get("type"), "type")
+
+
 def _paper(item: dict[str, Any], key: str, loc: str, warnings: list[str]) -> dict[str, Any]:
     abstract = as_str(item.get("abstract"), "abstract")
     if abstract:
@@ -215,7 +226,7 @@ def _paper(item: dict[str, Any], key: str, loc: str, warnings: list[str]) -> dic
         "venue": _first(item.get("container-title")),
         "authors": author_names(item.get("author")), "keywords": [],
         "categories": as_str_list(item.get("subject"), "subject"), "translations": [],
-        "full_text": None,
+        "full_text": None, "doc_type": _doc_type(item),
         "source": FORMAT, "loc": loc,
     }
 

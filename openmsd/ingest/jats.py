@@ -350,6 +350,7 @@ def _paper(article: Any, path: Path, report: Report) -> dict[str, Any] | None:
                        if s],
         "translations": _translations(article, meta, language, report),
         "full_text": _full_text(body) if body is not None else None,
+        "doc_type": article.get("article-type") or None,
         "source": FORMAT,
         "loc": f"{path.name}:{article.sourceline}",
     }

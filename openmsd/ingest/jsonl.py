@@ -2,8 +2,10 @@
 
 Fields: ``id`` (required unless ``doi`` is given), ``doi``, ``title``, ``abstract``, ``keywords``,
 ``year``, ``venue``, ``authors``, ``language`` (declared), ``categories``, ``full_text``,
-``translations`` (``{lang: {title, abstract, keywords}}``) and ``references`` (a list of DOIs or
-ids of cited papers, or of objects with ``doi``/``id``/``title``/``year``/``authors``/``venue``).
+``type`` (the record's type, such as ``erratum`` or ``editorial``: see
+:mod:`openmsd.corpus.kinds`), ``translations`` (``{lang: {title, abstract, keywords}}``) and
+``references`` (a list of DOIs or ids of cited papers, or of objects with
+``doi``/``id``/``title``/``year``/``authors``/``venue``).
 
 A paper whose own-language title and abstract are both empty but which has exactly one
 translation with text is a paper written in that language: the translation becomes its text.
@@ -128,6 +130,7 @@ def paper_from_object(obj: dict[str, Any], loc: str) -> dict[str, Any] | None:
         "authors": as_str_list(obj.get("authors"), "authors"),
         "keywords": keywords, "categories": as_str_list(obj.get("categories"), "categories"),
         "translations": translations, "full_text": as_str(obj.get("full_text"), "full_text"),
+        "doc_type": as_str(obj.get("type"), "type"),
         "source": FORMAT, "loc": loc,
     }
 

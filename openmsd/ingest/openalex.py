@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from openmsd.corpus import Record
+from openmsd.corpus import Record, kind_of_type
 from openmsd.identifiers import aliases, normalize_doi, paper_key
 from openmsd.ingest.reader import Reader, as_str, as_year, json_lines
 from openmsd.report import Report
@@ -191,6 +191,15 @@ def _categories(fields: _Fields) -> list[str]:
     return _names(fields.list_of("concepts"), "display_name")
 
 
+def _doc_type(fields: _Fields, work: dict[str, Any]) -> str | None:
+    """The work's ``type``; ``paratext`` for a work OpenAlex flags ``is_paratext`` whose type
+    says nothing of it."""
+    doc_type = fields.text_of("type")
+    if work.get("is_paratext") is True and kind_of_type(doc_type) is None:
+        return "paratext"
+    return doc_type
+
+
 def read(path: Path, report: Report) -> Iterator[Record]:
     """Yield one paper and its ``referenced_works`` references per OpenAlex work line."""
     for number, work in json_lines(path, report):
@@ -227,6 +236,7 @@ def read(path: Path, report: Report) -> Iterator[Record]:
             "categories": _categories(fields),
             "translations": [],
             "full_text": None,
+            "doc_type": _doc_type(fields, work),
             "source": FORMAT,
             "loc": loc,
         }

@@ -62,7 +62,8 @@ def read(path: Path, report: Report) -> Iterator[Record]:
                      or as_year(obj.get("published_date"), "published_date")),
             "venue": as_str(obj.get("journal_name")), "authors": author_names(authors),
             "keywords": [], "categories": [], "translations": [], "full_text": None,
-            "source": FORMAT, "loc": f"{path.name}:{number}",
+            "doc_type": as_str(obj.get("genre"), "genre"), "source": FORMAT,
+            "loc": f"{path.name}:{number}",
         }
 
 

@@ -7,6 +7,7 @@ filters)`` candidates.
 """
 
 from openmsd.rank.authorship import AUTHOR_SCORERS
+from openmsd.rank.calibration import ArtifactError, Calibration
 from openmsd.rank.citation_signals import CONTEXT_SIGNALS, ENGLISH_PAIRS, SENTENCE_SIGNALS
 from openmsd.rank.dense import DenseScorer, load_encoder
 from openmsd.rank.feedback import FEEDBACK, LINKS
@@ -20,6 +21,15 @@ from openmsd.rank.fusion import (
     fuse,
     heard,
     transformed,
+)
+from openmsd.rank.learned import (
+    KINDS,
+    LEARNED,
+    LearnedFusion,
+    LearnedModel,
+    feature_names,
+    learned_fusion,
+    pair_features,
 )
 from openmsd.rank.load import (
     ENGLISH_MODEL,
@@ -43,6 +53,7 @@ from openmsd.rank.load import (
     tuned,
 )
 from openmsd.rank.metadata import METADATA_SCORERS
+from openmsd.rank.non_papers import NON_PAPER_SLACK, left_out_line, papers_first
 from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
 from openmsd.rank.scorer import Papers, Queries, Scorer, score_pools
 from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError
@@ -57,15 +68,22 @@ __all__ = [
     "FUSIONS",
     "HYBRID",
     "HYBRID_GRAPH",
+    "KINDS",
+    "LEARNED",
     "LINKS",
     "METADATA_SCORERS",
+    "NON_PAPER_SLACK",
     "PAPERS_SQL",
     "SENTENCE_SIGNALS",
     "UNTUNED_METHODS",
+    "ArtifactError",
+    "Calibration",
     "Contribution",
     "DenseScorer",
     "Fallback",
     "Fusion",
+    "LearnedFusion",
+    "LearnedModel",
     "Papers",
     "Queries",
     "RankerSpec",
@@ -83,15 +101,20 @@ __all__ = [
     "english_key",
     "english_texts",
     "fallbacks",
+    "feature_names",
     "features",
     "fuse",
     "fusion_spec",
     "heard",
     "is_builtin",
     "is_dense",
+    "learned_fusion",
     "leaves",
+    "left_out_line",
     "load_encoder",
     "load_scorer",
+    "pair_features",
+    "papers_first",
     "ranker_path",
     "score_pools",
     "top_k",

@@ -26,7 +26,14 @@ from openmsd.search.recommend import (
     language_warning,
     recommend_citations,
 )
-from openmsd.search.related import SUMMARY, PaperNotFoundError, Result, find_paper
+from openmsd.search.related import (
+    SUMMARY,
+    PaperNotFoundError,
+    Result,
+    Results,
+    find_paper,
+    non_paper_kinds,
+)
 from openmsd.search.related_lists import (
     compute_related_lists,
     is_current,
@@ -80,6 +87,7 @@ __all__ = [
     "Ranking",
     "Recommendation",
     "Result",
+    "Results",
     "ScorerRanking",
     "SearchResources",
     "SearchService",
@@ -104,6 +112,7 @@ __all__ = [
     "load_paper_records",
     "nearest",
     "no_results_reason",
+    "non_paper_kinds",
     "nothing_new",
     "paper_aliases",
     "paper_details",

@@ -19,7 +19,15 @@ import numpy as np
 from openmsd.corpus import Corpus
 from openmsd.identifiers import normalize_title
 from openmsd.index import VectorIndex, load_index
-from openmsd.search.related import PaperNotFoundError, Result, find_paper, related_results
+from openmsd.rank import papers_first
+from openmsd.search.related import (
+    PaperNotFoundError,
+    Result,
+    Results,
+    find_paper,
+    non_paper_kinds,
+    related_results,
+)
 
 __all__ = ["NEGATIVE_WEIGHT", "LibraryResult", "library_seeds", "related_to_library",
            "without_vectors"]
@@ -104,10 +112,13 @@ def related_to_library(corpus: Corpus, positive: list[str], model: str,
                        languages: list[str] | None = None,
                        years: tuple[int | None, int | None] | None = None,
                        index: VectorIndex | None = None,
-                       among: Collection[str] | None = None) -> list[LibraryResult]:
+                       among: Collection[str] | None = None,
+                       include_non_papers: bool = False) -> Results[LibraryResult]:
     """The ``k`` papers nearest to the ``positive`` seeds and away from the ``negative`` ones
     (ids, DOIs or aliases), each with the seeds that put it there; ``among``: only these
-    paper ids are ranked (those without a vector are left out: :func:`without_vectors`)."""
+    paper ids are ranked (those without a vector are left out: :func:`without_vectors`).
+    Records that are not papers are left out and counted (``left_out``) unless
+    ``include_non_papers``."""
     if not positive:
         raise ValueError("related to a library: no positive seed")
     pos = [find_paper(corpus, key) for key in positive]
@@ -119,13 +130,17 @@ def related_to_library(corpus: Corpus, positive: list[str], model: str,
         query = query - NEGATIVE_WEIGHT * _vectors(index, neg, "negative", corpus).mean(axis=0)
     query /= np.linalg.norm(query) or 1.0
     skip = set(pos) | set(neg)
-    if among is None:
-        hits = index.search(query[None, :], k + len(skip), languages, years)[0]
-        hits = [hit for hit in hits if hit[0] not in skip][:k]
-    else:
-        hits = _rank_among(index, query, [p for p in among if p not in skip], k, languages,
+
+    def rank(n: int) -> list[tuple[str, float]]:
+        if among is None:
+            hits = index.search(query[None, :], n + len(skip), languages, years)[0]
+            return [hit for hit in hits if hit[0] not in skip][:n]
+        return _rank_among(index, query, [p for p in among if p not in skip], n, languages,
                            years)
-    results = [LibraryResult(**vars(r)) for r in related_results(corpus, hits)]
+
+    hits, left = papers_first(rank, k, {} if include_non_papers else non_paper_kinds(corpus),
+                              lambda hit: hit[0])
+    results = Results([LibraryResult(**vars(r)) for r in related_results(corpus, hits)], left)
     if results:
         found = _vectors(index, [r.paper_id for r in results], "result", corpus)
         near = found @ pos_vectors.T

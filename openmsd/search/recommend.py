@@ -66,17 +66,25 @@ from openmsd.models import (
 from openmsd.rank import (
     CONTEXT_SIGNALS,
     HYBRID,
+    NON_PAPER_SLACK,
     SENTENCE_SIGNALS,
     Queries,
     RankerSpec,
     Scorer,
     leaves,
+    papers_first,
     score_pools,
 )
 from openmsd.search.citation_graph import CitationGraph, load_citation_graph
 from openmsd.search.paper_records import load_paper_records
 from openmsd.search.ranking import allowed
-from openmsd.search.related import PaperNotFoundError, Result, find_paper, related_results
+from openmsd.search.related import (
+    PaperNotFoundError,
+    Result,
+    find_paper,
+    non_paper_kinds,
+    related_results,
+)
 from openmsd.search.resources import resources_of
 from openmsd.search.signals import dense_members
 
@@ -547,7 +555,9 @@ class CitationRequest:
     ``supplemental``, else none). ``explain``: name each result's driver sentences.
     ``two_stage``: None (default): a trained MP-BERT4CR encoder's two stages, else the fused
     ranker (:func:`fused_hits`); True: the two stages (:func:`two_stage_hits`, weight 0.5
-    without a trained one); False: ``model``'s index alone."""
+    without a trained one); False: ``model``'s index alone. ``include_non_papers``: records
+    that are not papers (errata, editorials, ...: :mod:`openmsd.corpus.kinds`) are results
+    too; by default they are left out, and counted in each location's ``left_out``."""
 
     text: str
     model: str
@@ -561,6 +571,7 @@ class CitationRequest:
     manuscript_ids: Sequence[str] = ()
     manuscript_title: str | None = None
     two_stage: bool | None = None
+    include_non_papers: bool = False
 
 
 @dataclass(frozen=True)
@@ -601,7 +612,8 @@ class Location:
     paragraph), ``supplemental`` (the macro context sentences, for encoders that read one),
     ``ranking`` (``fused``, ``dense`` or ``two-stage``), ``results`` and, when the markers
     cite several works, ``cocited_set``: that many results, the best one and those most
-    co-cited with it."""
+    co-cited with it; ``left_out``: the records that are not papers ranked above its last
+    result, left out, by kind."""
 
     location: int
     sentence_number: int
@@ -613,6 +625,7 @@ class Location:
     ranking: str
     results: list[Recommendation]
     cocited_set: list[str] | None = None
+    left_out: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The location as JSON shows it (``cocited_set`` only where the markers cite
@@ -621,7 +634,8 @@ class Location:
             "location": self.location, "sentence_number": self.sentence_number,
             "sentence": self.sentence, "markers": list(self.markers), "cites": self.cites,
             "context": list(self.context), "supplemental": list(self.supplemental),
-            "ranking": self.ranking, "results": [r.as_dict() for r in self.results]}
+            "ranking": self.ranking, "results": [r.as_dict() for r in self.results],
+            "left_out": dict(self.left_out)}
         if self.cocited_set is not None:
             out["cocited_set"] = list(self.cocited_set)
         return out
@@ -667,6 +681,9 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
     learned = _learned_fusion(encoder) if fusion is not None else None
     fused = fused_ranker(corpus, model) if fusion is None and two_stage is None else None
     index = index or load_index(corpus, model)
+    # records that are not papers are ranked, then left out: ranked deeper for them
+    kinds = {} if request.include_non_papers else non_paper_kinds(corpus)
+    depth = k + len(itself) + min(len(kinds), max(k, NON_PAPER_SLACK))
     out = []
     for start in range(0, len(where), MAX_LOCATIONS):
         chunk = where[start:start + MAX_LOCATIONS]
@@ -683,27 +700,30 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
                                                        np.float32), strict=True)) if unique else {}
         texts = [" ".join(without_markers(x) for x in context) for context in contexts]
         if fused is not None:
-            found_lists = fused_hits(corpus, own, texts, fused, weights, k + len(itself),
+            found_lists = fused_hits(corpus, own, texts, fused, weights, depth,
                                      languages, years)
         elif learned is not None:
             clean = [without_markers(x) or x for x in sentences]
             found_lists = rerank_hits(
                 corpus, texts, own, encoder.encode_profiles(  # type: ignore[attr-defined]
                     [finished_content(clean, i) for i in chunk]),
-                index, learned, k + len(itself), languages, years, exclude=itself)
+                index, learned, depth, languages, years, exclude=itself)
         else:
             vectors = (weights.sentence * np.stack([sentence_vectors[s] for s in own])
                        + weights.context * np.asarray(encoder.encode(queries, "query"),
                                                       np.float32))
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            found_lists = (index.search(vectors, k + len(itself), languages, years)
+            found_lists = (index.search(vectors, depth, languages, years)
                            if fusion is None else two_stage_hits(
-                               corpus, texts, vectors, index, fusion, k + len(itself),
+                               corpus, texts, vectors, index, fusion, depth,
                                languages, years))
-        hits = [[h for h in found if h[0] not in itself][:k] for found in found_lists]
+        kept = [papers_first(lambda n, f=found: [h for h in f if h[0] not in itself][:n], k,
+                             kinds, lambda hit: hit[0]) for found in found_lists]
+        hits = [found for found, _ in kept]
         papers = list(dict.fromkeys(p for found in hits for p, _ in found))
         paper_vectors = _paper_vectors(index, papers) if explain else {}
-        for i, context, macro, found in zip(chunk, contexts, macros, hits, strict=True):
+        for i, context, macro, found, (_, left) in zip(chunk, contexts, macros, hits, kept,
+                                                       strict=True):
             results = [Recommendation(**vars(r)) for r in related_results(corpus, found)]
             drivers = _drivers(sentence_vectors, paper_vectors, context, sentences[i], found,
                                weights) if explain else {}
@@ -722,5 +742,6 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
                 ranking=("fused" if fused is not None else "dense"
                          if fusion is None else "two-stage"),
                 results=results,
-                cocited_set=_cocited_set(results, cocited, cites) if cites >= 2 else None))
+                cocited_set=_cocited_set(results, cocited, cites) if cites >= 2 else None,
+                left_out=dict(left)))
     return out

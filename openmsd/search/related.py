@@ -8,13 +8,17 @@ times. :func:`find_paper` names a corpus paper by id, DOI or alias.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from openmsd.corpus import Corpus
+from openmsd.corpus import Corpus, non_papers
 from openmsd.identifiers import key_aliases, normalize_doi
 from openmsd.search.citation_graph import load_citation_graph
 from openmsd.search.paper_records import load_paper_records, paper_aliases
+from openmsd.search.resources import resources_of
+
+T = TypeVar("T")
 
 SUMMARY = ["title", "english_title", "language", "year", "venue", "doi"]
 """The record columns a result shows."""
@@ -48,6 +52,22 @@ class Result:
 
     def as_dict(self) -> dict[str, Any]:
         return {**vars(self), "why": list(self.why)}  # what asdict gives, without deep copies
+
+
+class Results(list[T]):
+    """Ranked results, and the records that are not papers left out of them (``left_out``:
+    their count by kind, :mod:`openmsd.rank.non_papers`; empty when none was, or when they
+    were asked for)."""
+
+    def __init__(self, results: Iterable[T] = (), left_out: Mapping[str, int] | None = None):
+        super().__init__(results)
+        self.left_out = dict(left_out or {})
+
+
+def non_paper_kinds(corpus: Corpus) -> dict[str, str]:
+    """Each record of ``corpus`` that is not a paper: its id -> its kind
+    (:func:`openmsd.corpus.non_papers`), read once per corpus build."""
+    return resources_of(corpus).kept("non_papers", None, lambda: non_papers(corpus))
 
 
 def find_paper(corpus: Corpus, key: str) -> str:

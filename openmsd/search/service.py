@@ -17,6 +17,7 @@ with a service of the corpus object's resources.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 
 import numpy as np
@@ -24,11 +25,18 @@ import numpy as np
 from openmsd.corpus import Corpus
 from openmsd.index import VectorIndex, load_index
 from openmsd.models import DenseEncoder
-from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer
+from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer, papers_first
 from openmsd.search.library import LibraryResult, related_to_library
 from openmsd.search.ranking import Hit, IndexRanking, Ranking, ScorerRanking, Years
 from openmsd.search.recommend import CitationRequest, Location, recommend_citations
-from openmsd.search.related import Result, explain, find_paper, related_results
+from openmsd.search.related import (
+    Result,
+    Results,
+    explain,
+    find_paper,
+    non_paper_kinds,
+    related_results,
+)
 from openmsd.search.resources import SearchResources, resources_of
 from openmsd.search.signals import why
 
@@ -83,25 +91,43 @@ class SearchService:
             result.relevance = hit.probability
         return results
 
+    def papers_first(self, rank: Callable[[int], list[Hit]], k: int,
+                     include_non_papers: bool = False) -> tuple[list[Hit], Counter[str]]:
+        """The first ``k`` hits of ``rank(n)`` (the ``n`` first hits of a ranking) that are
+        papers, and the non-papers left out above them by kind
+        (:func:`openmsd.rank.papers_first`); with ``include_non_papers``, the first ``k``."""
+        if include_non_papers:
+            return rank(k), Counter()
+        return papers_first(rank, k, non_paper_kinds(self.corpus), lambda hit: hit.paper_id)
+
     def related(self, paper: str, ranker: str | Ranking = HYBRID_GRAPH, k: int = 10,
-                languages: list[str] | None = None, years: Years = None) -> list[Result]:
+                languages: list[str] | None = None, years: Years = None,
+                include_non_papers: bool = False) -> Results[Result]:
         """The ``k`` papers ``ranker`` ranks first for paper ``paper`` (an id, DOI or alias;
         never the paper itself); a paper without text still gets graph results, one without
-        links text results."""
+        links text results. Records that are not papers are left out and counted
+        (``left_out``) unless ``include_non_papers``."""
         paper_id = find_paper(self.corpus, paper)
         ranking = self.ranking(ranker) if isinstance(ranker, str) else ranker
-        return self.results(ranking.related(paper_id, k, languages, years), paper_id)
+        hits, left = self.papers_first(
+            lambda n: ranking.related(paper_id, n, languages, years), k, include_non_papers)
+        return Results(self.results(hits, paper_id), left)
 
     def search(self, text: str, ranker: str | Ranking = HYBRID, k: int = 10,
                languages: list[str] | None = None, years: Years = None,
-               vectors: Mapping[str, np.ndarray] | None = None) -> list[Result]:
+               vectors: Mapping[str, np.ndarray] | None = None,
+               include_non_papers: bool = False) -> Results[Result]:
         """The ``k`` papers ``ranker`` ranks first for a free ``text``; ``vectors``: the
         text's query vector (one row) for the dense models that have it already (a server's
-        batching encoder), by name."""
+        batching encoder), by name. Records that are not papers are left out and counted
+        (``left_out``) unless ``include_non_papers``."""
         if not text.strip():
             raise ValueError("search: the query text is empty")
         ranking = self.ranking(ranker) if isinstance(ranker, str) else ranker
-        return self.results(ranking.search(text, k, languages, years, vectors), None)
+        hits, left = self.papers_first(
+            lambda n: ranking.search(text, n, languages, years, vectors), k,
+            include_non_papers)
+        return Results(self.results(hits, None), left)
 
     def index(self, model: str) -> VectorIndex:
         """The vector index of ``model``: the served one, else the corpus's."""
@@ -110,11 +136,13 @@ class SearchService:
 
     def library(self, positive: list[str], model: str, negative: list[str] | None = None,
                 k: int = 10, languages: list[str] | None = None, years: Years = None,
-                among: Collection[str] | None = None) -> list[LibraryResult]:
+                among: Collection[str] | None = None, include_non_papers: bool = False
+                ) -> Results[LibraryResult]:
         """The ``k`` papers nearest to the ``positive`` seeds and away from the ``negative``
         ones in ``model``'s index (:func:`openmsd.search.library.related_to_library`)."""
         return related_to_library(self.corpus, positive, model, negative, k, languages, years,
-                                  index=self.index(model), among=among)
+                                  index=self.index(model), among=among,
+                                  include_non_papers=include_non_papers)
 
     def recommend(self, request: CitationRequest, encoder: DenseEncoder | None = None
                   ) -> list[Location]:
@@ -137,15 +165,19 @@ def corpus_scorer(corpus: Corpus, name: str) -> Scorer:
 
 
 def rank_related(corpus: Corpus, key: str, ranker: str = HYBRID_GRAPH, k: int = 10,
-                 languages: list[str] | None = None, years: Years = None) -> list[Result]:
+                 languages: list[str] | None = None, years: Years = None,
+                 include_non_papers: bool = False) -> Results[Result]:
     """:meth:`SearchService.related` over ``corpus`` with the ranker ``ranker``."""
-    return SearchService(corpus).related(key, ranker, k, languages, years)
+    return SearchService(corpus).related(key, ranker, k, languages, years,
+                                         include_non_papers=include_non_papers)
 
 
 def rank_search(corpus: Corpus, text: str, ranker: str = HYBRID, k: int = 10,
-                languages: list[str] | None = None, years: Years = None) -> list[Result]:
+                languages: list[str] | None = None, years: Years = None,
+                include_non_papers: bool = False) -> Results[Result]:
     """:meth:`SearchService.search` over ``corpus`` with the ranker ``ranker``."""
-    return SearchService(corpus).search(text, ranker, k, languages, years)
+    return SearchService(corpus).search(text, ranker, k, languages, years,
+                                        include_non_papers=include_non_papers)
 
 
 def _index_ranking(corpus: Corpus, model: str, index: VectorIndex | None,

@@ -31,6 +31,7 @@ from openmsd.corpus import WATCH, Corpus
 from openmsd.index import VectorIndex, load_index
 from openmsd.io import atomic_path, write_json
 from openmsd.search.library import LibraryResult, related_to_library, without_vectors
+from openmsd.search.related import Results
 
 __all__ = ["WATCH_DIR", "Watch", "arrivals", "record_watch", "seed_set_name", "stored_watches",
            "watch_library", "watch_state"]
@@ -43,8 +44,9 @@ _SCHEMA = pa.schema([("paper_id", pa.string()), ("arrived", pa.timestamp("us", t
 @dataclass
 class Watch:
     """What a watch of one seed set found: the papers new since ``since`` (None: every
-    paper, a first watch), the first ``k`` of them ranked for the library, and the new papers
-    that have no vector to rank them by (``unranked``)."""
+    paper, a first watch), the first ``k`` of them ranked for the library, the new papers
+    that have no vector to rank them by (``unranked``), and the new records that are not
+    papers left out above the last result, by kind (``left_out``)."""
 
     name: str
     positive: list[str]
@@ -56,12 +58,13 @@ class Watch:
     results: list[LibraryResult] = field(default_factory=list)
     arrived: dict[str, datetime] = field(default_factory=dict)
     unranked: list[str] = field(default_factory=list)
+    left_out: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "positive": self.positive, "negative": self.negative,
                 "model": self.model, "since": self.since.isoformat() if self.since else None,
                 "watched": self.watched.isoformat(), "new": self.new,
-                "unranked": self.unranked,
+                "unranked": self.unranked, "left_out": self.left_out,
                 "results": [{**r.as_dict(), "arrived": self.arrived[r.paper_id].isoformat()}
                             for r in self.results]}
 
@@ -131,10 +134,12 @@ def stored_watches(corpus: Corpus) -> list[dict[str, Any]]:
 
 def watch_library(corpus: Corpus, positive: list[str], negative: list[str], model: str, k: int = 50,
           since: datetime | None = None, index: VectorIndex | None = None,
-          record: bool = True, now: datetime | None = None) -> Watch:
+          record: bool = True, now: datetime | None = None,
+          include_non_papers: bool = False) -> Watch:
     """The papers new for the library ``positive`` (away from ``negative``; corpus paper
     ids) since ``since``, else since the previous watch of these seeds (every paper on the
-    first), the first ``k`` ranked by ``model``'s index. With ``record`` the watch is stored:
+    first), the first ``k`` ranked by ``model``'s index; records that are not papers are
+    left out and counted unless ``include_non_papers``. With ``record`` the watch is stored:
     the next one starts from now (else :func:`record_watch` stores it)."""
     name = seed_set_name(positive, negative)
     state = watch_state(corpus, name)
@@ -150,14 +155,15 @@ def watch_library(corpus: Corpus, positive: list[str], negative: list[str], mode
                                         pa.scalar(start, _SCHEMA.field("arrived").type)))
     new = arrived.filter(keep)["paper_id"].to_pylist()
     index = index or load_index(corpus, model)
-    results = (related_to_library(corpus, positive, model, negative, k, index=index, among=new)
-               if new else [])
+    results = (related_to_library(corpus, positive, model, negative, k, index=index, among=new,
+                                  include_non_papers=include_non_papers)
+               if new else Results())
     listed = arrived.filter(pc.is_in(arrived["paper_id"],
                                      pa.array([r.paper_id for r in results], pa.string())))
     found = Watch(name, list(positive), list(negative), model, start, now, len(new), results,
                   dict(zip(listed["paper_id"].to_pylist(), listed["arrived"].to_pylist(),
                            strict=True)),
-                  without_vectors(index, new))
+                  without_vectors(index, new), results.left_out)
     if record:
         record_watch(corpus, found)
     return found

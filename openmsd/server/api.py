@@ -56,6 +56,15 @@ Year = Annotated[Annotated[int, Field(ge=0, le=3000)] | None,
                  BeforeValidator(lambda v: None if v == "" else v)]  # an empty form field
 
 
+INCLUDE_NON_PAPERS = ("Rank records that are not papers too (errata, retraction notices, "
+                      "editorials, paratext, book reviews, records without abstract, full text "
+                      "or references); by default they are left out, and counted in "
+                      "left_out.")
+LEFT_OUT = ("The records that are not papers left out above the last result, by kind "
+            "(erratum, retraction, editorial, paratext, book-review, stub); empty with "
+            "include_non_papers.")
+
+
 class Filters(BaseModel):
     """Which results, and which page of them."""
 
@@ -66,6 +75,7 @@ class Filters(BaseModel):
     year_from: int | None = Field(None, ge=0, le=3000, description="Only papers from this year.")
     year_to: int | None = Field(None, ge=0, le=3000, description="Only papers up to this year.")
     model: Model | None = Field(None, description="A served model; the default when absent.")
+    include_non_papers: bool = Field(False, description=INCLUDE_NON_PAPERS)
 
     @property
     def years(self) -> tuple[int | None, int | None] | None:
@@ -87,7 +97,9 @@ async def filters(request: Request, k: Annotated[int, Query(ge=1, le=MAX_K)] = 1
                   lang: Annotated[list[Language], Query(max_length=50)] = [],  # noqa: B006
                   year_from: Annotated[Year, Query()] = None,
                   year_to: Annotated[Year, Query()] = None,
-                  model: Annotated[Model | None, Query()] = None) -> Filters:
+                  model: Annotated[Model | None, Query()] = None,
+                  include_non_papers: Annotated[bool, Query(description=INCLUDE_NON_PAPERS)]
+                  = False) -> Filters:
     # async: a dependency this quick should not take a trip through the thread pool
     if year_from is not None and year_to is not None and year_from > year_to:
         raise HTTPException(422, [{"loc": ["query", "year_from"], "type": "value_error",
@@ -95,7 +107,7 @@ async def filters(request: Request, k: Annotated[int, Query(ge=1, le=MAX_K)] = 1
                                           f"after year_to {year_to}"}])
     check_languages(request.app.state.resources, lang, "query")
     return Filters(k=k, offset=offset, lang=lang, year_from=year_from, year_to=year_to,
-                   model=model)
+                   model=model, include_non_papers=include_non_papers)
 
 
 def model_of(source: type, doc: str) -> type[BaseModel]:
@@ -155,6 +167,7 @@ class Results(BaseModel):
     paper: Paper | None = Field(None, description="The paper the query named, when it named "
                                 "one (by id or DOI): the results are then its related papers.")
     results: list[Ranked]
+    left_out: dict[str, int] = Field({}, description=LEFT_OUT)
 
 
 class RelatedRequest(BaseModel):
@@ -169,6 +182,7 @@ class RelatedRequest(BaseModel):
     year_from: int | None = Field(None, ge=0, le=3000)
     year_to: int | None = Field(None, ge=0, le=3000)
     model: Model | None = None
+    include_non_papers: bool = Field(False, description=INCLUDE_NON_PAPERS)
 
 
 class LibraryResult(Ranked):
@@ -184,6 +198,7 @@ class LibraryResults(BaseModel):
     positive: list[str]
     negative: list[str]
     results: list[LibraryResult]
+    left_out: dict[str, int] = Field({}, description=LEFT_OUT)
 
 
 class RecommendRequest(BaseModel):
@@ -203,6 +218,7 @@ class RecommendRequest(BaseModel):
     model: Model | None = None
     explain: bool = Field(True, description="Name the context sentences that drove each "
                           "result (one more embedding pass over the context sentences).")
+    include_non_papers: bool = Field(False, description=INCLUDE_NON_PAPERS)
 
 
 class Driver(BaseModel):
@@ -231,6 +247,7 @@ class Location(BaseModel):
                                     "embedded with the context (MP-BERT4CR's macro context, "
                                     "for encoders that read one).")
     results: list[Recommended]
+    left_out: dict[str, int] = Field({}, description=LEFT_OUT)
 
 
 class Recommendations(BaseModel):
@@ -257,7 +274,8 @@ def _page(model: str, f: Filters, results: list[Any], paper: dict | None = None)
     best = results[0].score if results else None
     return {"model": model, "offset": f.offset, "k": f.k,
             "next_offset": f.offset + f.k if more else None, "paper": paper,
-            "results": ranked([r.as_dict() for r in shown], f.offset + 1, best)}
+            "results": ranked([r.as_dict() for r in shown], f.offset + 1, best),
+            "left_out": dict(getattr(results, "left_out", {}))}
 
 
 def paper_or_404(resources: Resources, key: str) -> dict[str, Any]:
@@ -274,7 +292,8 @@ def related_page(resources: Resources, key: str, f: Filters) -> dict[str, Any]:
     try:
         # one more than the page so we know whether a next page exists
         found = resources.search.related(paper["paper_id"], model, f.offset + f.k + 1,
-                                         f.lang or None, f.years)
+                                         f.lang or None, f.years,
+                                         include_non_papers=f.include_non_papers)
     except PaperNotFoundError:  # a served model's index without the paper's vector
         raise HTTPException(404, f"paper {paper['paper_id']!r} has no vector for model "
                             f"{model!r} (it has no title or abstract, or was added after "
@@ -297,7 +316,8 @@ def search_or_related(resources: Resources, q: str, f: Filters) -> dict[str, Any
     if names_paper(resources, q):
         return related_page(resources, q.strip(), f)
     return _page(model, f, resources.search.search(q, model, f.offset + f.k + 1,
-                                                   f.lang or None, f.years))
+                                                   f.lang or None, f.years,
+                                                   include_non_papers=f.include_non_papers))
 
 
 def related_to_library_for(resources: Resources, body: RelatedRequest) -> dict[str, Any]:
@@ -314,11 +334,11 @@ def related_to_library_for(resources: Resources, body: RelatedRequest) -> dict[s
         positive = [find_paper(resources.corpus, key) for key in body.positive]
         negative = [find_paper(resources.corpus, key) for key in body.negative]
         found = resources.search.library(positive, model, negative, body.k, body.lang or None,
-                                         years)
+                                         years, include_non_papers=body.include_non_papers)
     except PaperNotFoundError as error:
         raise HTTPException(404, str(error).split(": ", 1)[-1]) from None
     return {"model": model, "positive": positive, "negative": negative,
-            "results": ranked([r.as_dict() for r in found])}
+            "results": ranked([r.as_dict() for r in found]), "left_out": found.left_out}
 
 
 def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any]:
@@ -328,7 +348,8 @@ def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any
     try:
         found = resources.search.recommend(CitationRequest(
             body.text, model, body.k, at=body.at, languages=body.lang or None, years=years,
-            explain=body.explain), resources.encoder(model))
+            explain=body.explain, include_non_papers=body.include_non_papers),
+            resources.encoder(model))
     except ValueError as error:
         raise HTTPException(422, [{"loc": ["body", "at" if body.at else "text"],
                                    "type": "value_error", "msg": str(error)}]) from None
@@ -353,7 +374,8 @@ async def search_answer(resources: Resources, q: str, f: Filters) -> dict[str, A
     else:  # a served model's index: the text's vector awaited from its encoder
         vectors = {model: await resources.encoder(model).encode_async([q], "query")}
     return _page(model, f, resources.search.search(q, ranking, f.offset + f.k + 1,
-                                                   f.lang or None, f.years, vectors=vectors))
+                                                   f.lang or None, f.years, vectors=vectors,
+                                                   include_non_papers=f.include_non_papers))
 
 
 async def quick(resources: Resources, answer: Callable[..., T], *args: Any) -> T:

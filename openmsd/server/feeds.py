@@ -28,7 +28,7 @@ from openmsd.search import (
     watch_state,
 )
 from openmsd.server.api import MAX_IDS, MAX_K, Key, Served
-from openmsd.server.pages import render
+from openmsd.server.pages import left_out_links, render
 from openmsd.server.resources import Resources
 
 __all__ = ["router"]
@@ -39,7 +39,8 @@ EVERYTHING = datetime(1970, 1, 1, tzinfo=UTC)
 Seeds = Annotated[list[Key], Query(max_length=MAX_IDS)]
 
 
-def _watch(resources: Resources, seeds: list[str], negative: list[str], k: int) -> Watch:
+def _watch(resources: Resources, seeds: list[str], negative: list[str], k: int,
+           include_non_papers: bool = False) -> Watch:
     """The last watch's window of this library (404 naming an unknown seed)."""
     try:
         positive = list(dict.fromkeys(find_paper(resources.corpus, s) for s in seeds))
@@ -53,7 +54,8 @@ def _watch(resources: Resources, seeds: list[str], negative: list[str], k: int) 
     model = state["model"] if state and state.get("model") in resources.models \
         else resources.default_model
     found = watch_library(resources.corpus, positive, away, model, k, start,
-                          index=resources.index(model), record=False)
+                          index=resources.index(model), record=False,
+                          include_non_papers=include_non_papers)
     if start == EVERYTHING:
         found.since = None
     return found
@@ -66,12 +68,14 @@ def _title(found: Watch, resources: Resources) -> str:
 @router.get("/feed.atom")
 def feed_atom(request: Request, resources: Served, seeds: Seeds,
               not_: Annotated[list[Key], Query(alias="not", max_length=MAX_IDS)] = [],  # noqa: B006
-              k: Annotated[int, Query(ge=1, le=MAX_K)] = 50) -> Response:
-    """The Atom feed of what is new for the library ``seeds`` (away from ``not``)."""
+              k: Annotated[int, Query(ge=1, le=MAX_K)] = 50,
+              include_non_papers: bool = False) -> Response:
+    """The Atom feed of what is new for the library ``seeds`` (away from ``not``); records
+    that are not papers only with ``include_non_papers``."""
     if not seeds:
         raise HTTPException(422, [{"loc": ["query", "seeds"], "type": "missing",
                                    "msg": "give the library's paper ids: ?seeds=ID&seeds=ID"}])
-    found = _watch(resources, seeds, not_, k)
+    found = _watch(resources, seeds, not_, k, include_non_papers)
     base = str(request.base_url).rstrip("/")
     return Response(atom(found, _title(found, resources), base, str(request.url)),
                     media_type="application/atom+xml")
@@ -80,14 +84,15 @@ def feed_atom(request: Request, resources: Served, seeds: Seeds,
 @router.get("/feed", response_class=HTMLResponse)
 def feed_page(request: Request, resources: Served, seeds: Seeds = [],  # noqa: B006
               not_: Annotated[list[Key], Query(alias="not", max_length=MAX_IDS)] = [],  # noqa: B006
-              k: Annotated[int, Query(ge=1, le=MAX_K)] = 50) -> HTMLResponse:
+              k: Annotated[int, Query(ge=1, le=MAX_K)] = 50,
+              include_non_papers: bool = False) -> HTMLResponse:
     """What is new for a library, as a page; without seeds, the stored libraries."""
     if not seeds:
         libraries = [{**state, "query": urlencode([("seeds", s) for s in state["positive"]]
                                                   + [("not", s) for s in state["negative"]])}
                      for state in stored_watches(resources.corpus)]
         return render(request, "feed.html", found=None, libraries=libraries)
-    found = _watch(resources, seeds, not_, k)
+    found = _watch(resources, seeds, not_, k, include_non_papers)
     results: list[dict[str, Any]] = ranked([
         {**r.as_dict(), "arrived": found.arrived[r.paper_id].strftime("%Y-%m-%d")}
         for r in found.results])
@@ -95,4 +100,5 @@ def feed_page(request: Request, resources: Served, seeds: Seeds = [],  # noqa: B
     query = urlencode([("seeds", s) for s in seeds] + [("not", s) for s in not_])
     return render(request, "feed.html", found=found, page=page, libraries=[],
                   title=_title(found, resources), atom_url=f"/feed.atom?{query}",
+                  links=left_out_links(request, found.left_out),
                   empty=nothing_new(found) if not found.new else None)

@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from openmsd.rank import left_out_line
 from openmsd.search import papers_by_id
 from openmsd.server.api import (
     MAX_IDS,
@@ -85,6 +86,9 @@ def language_chart(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _page_links(request: Request, page: dict[str, Any]) -> dict[str, str | None]:
+    """The previous and next pages' links and, where records that are not papers were left
+    out, the link to this page with them (``include``), and the line saying what was left out
+    (``left_out``)."""
     params = [(k, v) for k, v in request.query_params.multi_items() if k != "offset"]
     prev = max(0, page["offset"] - page["k"]) if page["offset"] else None
 
@@ -93,7 +97,20 @@ def _page_links(request: Request, page: dict[str, Any]) -> dict[str, str | None]
             return None
         return f"{request.url.path}?{urlencode([*params, ('offset', offset)])}"
 
-    return {"prev": link(prev), "next": link(page["next_offset"])}
+    return {"prev": link(prev), "next": link(page["next_offset"]),
+            **left_out_links(request, page.get("left_out") or {})}
+
+
+def left_out_links(request: Request, left_out: dict[str, int]) -> dict[str, str | None]:
+    """``left_out``: the line saying which records that are not papers were left out (None:
+    none was); ``include``: this page's address with them."""
+    line = left_out_line(left_out, None)
+    if line is None:
+        return {"left_out": None, "include": None}
+    params = [(k, v) for k, v in request.query_params.multi_items()
+              if k not in ("offset", "include_non_papers")]
+    return {"left_out": line, "include": f"{request.url.path}?"
+            f"{urlencode([*params, ('include_non_papers', 'true')])}"}
 
 
 def _filters_shown(resources: Any, f: Filters) -> dict[str, Any]:
@@ -145,17 +162,18 @@ def library_view(request: Request, resources: Served,
                  k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
                  lang: Annotated[list[Language], Query(max_length=50)] = [],  # noqa: B006
                  year_from: Annotated[int | None, Query(ge=0, le=3000)] = None,
-                 year_to: Annotated[int | None, Query(ge=0, le=3000)] = None) -> HTMLResponse:
+                 year_to: Annotated[int | None, Query(ge=0, le=3000)] = None,
+                 include_non_papers: bool = False) -> HTMLResponse:
     """Related to these N papers: the papers related to a whole library (in ``lang``, from
     ``year_from`` to ``year_to``)."""
     found = related_to_library_for(resources, RelatedRequest(
         positive=id, negative=not_, k=max(k, GRAPH_K), lang=lang, year_from=year_from,
-        year_to=year_to))
+        year_to=year_to, include_non_papers=include_non_papers))
     seeds = papers_by_id(resources.corpus, found["positive"])
     page = {"offset": 0, "k": k, "next_offset": None, "results": found["results"][:k]}
     graph = picture_of(resources, found["positive"], found["results"], found["model"])
     return render(request, "library.html", seeds=seeds, negative=found["negative"], page=page,
-                  graph=graph)
+                  graph=graph, links=left_out_links(request, found["left_out"]))
 
 
 @router.get("/recommend", response_class=HTMLResponse)
@@ -172,4 +190,6 @@ def recommend_view(request: Request, resources: Served,
                    model: Annotated[Model | None, Form()] = None) -> HTMLResponse:
     """Recommended citations for each citation location of the pasted text."""
     found = recommend_for(resources, RecommendRequest(text=text, k=k, lang=lang, model=model))
+    for location in found["locations"]:
+        location["left_out_line"] = left_out_line(location.get("left_out") or {}, None)
     return render(request, "recommend.html", text=text, found=found, k=k, max_text=MAX_TEXT)

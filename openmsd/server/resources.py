@@ -48,6 +48,7 @@ from openmsd.search import (
     dense_members,
     load_citation_graph,
     load_paper_records,
+    non_paper_kinds,
     paper_aliases,
     read_aliases,
     read_graph,
@@ -281,9 +282,11 @@ class Resources:
         return self._stats[1]
 
     def warm(self) -> None:
-        """Load the current build's paper records, citation graph and default rankers (at
-        once when already loaded; after a re-ingest, the new build's)."""
+        """Load the current build's paper records, the records that are not papers, citation
+        graph and default rankers (at once when already loaded; after a re-ingest, the new
+        build's)."""
         records = load_paper_records(self.corpus)
+        non_paper_kinds(self.corpus)
         for name in SUMMARY:  # what a search or related answer shows of each result
             records.column(name)
         paper_aliases(self.corpus)

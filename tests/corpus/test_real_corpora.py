@@ -58,6 +58,10 @@ def test_scielo_unarxive_s2orc_languages_and_sources(scielo):
     # one article declared Portuguese though written in Spanish, are 'pt'
     assert jats == {"pt": 27, "en": 22, "es": 2}
     assert stats["papers_with_full_text"] == 51 + 49 - 1  # one SciELO file has no body
+    # SciELO's typed errata, editorials and book review; S2ORC's bare titles and the book
+    # reviews, erratum, retraction and editorial its titles name; unarXive has none
+    assert stats["non_papers"] == {"stub": 473, "book-review": 9 + 1, "erratum": 1 + 2,
+                                   "editorial": 1 + 2, "retraction": 1}
     translated = con.execute("""SELECT count(*) FROM papers
                                 WHERE len(translations) > 0""").fetchone()[0]
     assert translated >= 35

@@ -288,6 +288,7 @@ def test_hand_written_article(tmp_path: Path, report: Report, gz: bool) -> None:
         ],
         "full_text": "Introdução\n\nSegundo Silva (2010), o caso é claro2,3.\n\n"
                      "Uma lista: item com nota4",
+        "doc_type": "research-article",
         "source": "jats",
         "loc": f"{path.name}:5",  # libxml2 numbers an element by the end of its start tag
     }

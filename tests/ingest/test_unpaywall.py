@@ -86,7 +86,8 @@ def test_documented_records_map_every_field(tmp_path, report):
                  "Access articles",
         "abstract": None, "declared_language": None, "year": 2018, "venue": "PeerJ",
         "authors": ["Heather Piwowar", "Jason Priem", "Vincent Larivière"], "keywords": [],
-        "categories": [], "translations": [], "full_text": None, "source": "unpaywall",
+        "categories": [], "translations": [], "full_text": None,
+        "doc_type": "journal-article", "source": "unpaywall",
         "loc": "unpaywall_snapshot.jsonl.gz:1",
     }
     assert second["key"] == "10.1590/s0102-311x2013000100002"

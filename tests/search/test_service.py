@@ -122,7 +122,7 @@ def test_recommend_takes_a_request_and_gives_typed_locations(root, encoder):
     assert all(isinstance(r, Recommendation) for x in found for r in x.results)
     first, second = (x.as_dict() for x in found)
     assert list(first) == ["location", "sentence_number", "sentence", "markers", "cites",
-                           "context", "supplemental", "ranking", "results"]
+                           "context", "supplemental", "ranking", "results", "left_out"]
     assert second["cites"] == 2 and len(second["cocited_set"]) == 2
     assert list(first["results"][0])[-4:] == ["why", "relevance", "drivers", "co_cited_with"]
     with pytest.raises(ValueError, match="no encoder"):

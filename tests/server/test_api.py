@@ -67,8 +67,15 @@ def test_pagination_pages_are_consecutive(client) -> None:
     assert first["next_offset"] == 3 and second["offset"] == 3
     ids = [r["paper_id"] for r in first["results"] + second["results"]]
     assert ids == [r["paper_id"] for r in whole]
-    last = client.get("/api/papers/fr-parse/related?k=10&offset=50").json()  # 57 others
+    last = client.get("/api/papers/fr-parse/related?k=10&offset=50&include_non_papers=true"
+                      ).json()  # 57 others
     assert len(last["results"]) == 7 and last["next_offset"] is None
+    assert last["left_out"] == {}
+    # by default the 5 records that are not papers (2 errata, 2 editorials, a book review)
+    # are left out and counted
+    papers_only = client.get("/api/papers/fr-parse/related?k=10&offset=50").json()
+    assert len(papers_only["results"]) == 2 and papers_only["next_offset"] is None
+    assert papers_only["left_out"] == {"erratum": 2, "editorial": 2, "book-review": 1}
     beyond = client.get("/api/papers/fr-parse/related?k=10&offset=60").json()
     assert beyond["results"] == [] and beyond["next_offset"] is None
 

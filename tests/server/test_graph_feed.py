@@ -83,8 +83,12 @@ def test_feed_atom_parses_and_lists_every_paper_first(client, served_corpus: Pat
     assert answer.headers["content-type"].startswith("application/atom+xml")
     parsed = feedparser.parse(answer.content)
     assert not parsed.bozo, parsed.get("bozo_exception")
-    papers = Corpus(served_corpus).read("papers", ["paper_id"]).num_rows
+    kinds = Corpus(served_corpus).read("papers", ["kind"])["kind"].to_pylist()
+    papers = kinds.count("paper")
     assert len(parsed.entries) == papers - 2  # never watched: every paper but the seeds
+    every = feedparser.parse(client.get("/feed.atom?seeds=fr-parse&seeds=es-parse&k=100"
+                                        "&include_non_papers=true").content)
+    assert len(every.entries) == len(kinds) - 2  # and the records that are not papers
     titles = {e.title for e in parsed.entries}
     assert SCRIPT_TITLE in titles  # text, parsed back as the title it is
     assert b"<script>" not in answer.content

@@ -30,7 +30,6 @@ from openmsd.search import (
     SearchService,
     context_driver,
     percent,
-    relevances,
     shorten,
 )
 
@@ -62,20 +61,19 @@ def _why(result: Result) -> str:
 
 
 def _table(results: list[Result]) -> Table:
-    """Results as a borderless table: rank, relevance (the score as a share of the first
-    result's), language, year, title (with its English title when it has another language),
-    and why it was found."""
+    """Results as a borderless table: rank, relevance (:func:`openmsd.search.percent`: the
+    calibrated probability of a link, unrated without a trained ranker), language, year,
+    title (with its English title when it has another language), and why it was found."""
     table = Table(box=None, padding=(0, 1), show_edge=False)
     for column in ("rank", "relevance", "lang", "year"):
         table.add_column(column, no_wrap=True, justify="right" if column == "rank" else "left")
     table.add_column("title", overflow="fold", ratio=3)
     table.add_column("why", overflow="fold", ratio=1, min_width=21)
-    shares = relevances([r.score for r in results])
-    for rank, (r, share) in enumerate(zip(results, shares, strict=True), 1):
+    for rank, r in enumerate(results, 1):
         title = escape(r.title or r.english_title or "")
         if r.english_title and r.english_title != (r.title or r.english_title):
             title += f"\n[dim]{escape(r.english_title)}[/]"
-        table.add_row(str(rank), percent(share), r.language or "?", str(r.year or ""), title,
+        table.add_row(str(rank), percent(r.relevance), r.language or "?", str(r.year or ""), title,
                       escape(_why(r)))
     return table
 
@@ -178,8 +176,9 @@ def run(out_dir: Path, console: Console, progress: Progress,
         _left_out(console, results.left_out)
     console.print(f"[dim]Ranked as `openmsd related` ranks ({HYBRID_GRAPH}): the {model} "
                   "vectors, BM25 over each paper's own words and over its English words, and "
-                  "the citation graph, fused by reciprocal rank; relevance: the fused score as a "
-                  "share of the first result's; why: the signals that put the paper there.[/]",
+                  "the citation graph, their z-scores added; relevance: unrated until 'openmsd "
+                  "train ranker' learns from the corpus's links how likely each is; why: the "
+                  "signals that put the paper there.[/]",
                   highlight=False)
     lap("related")
 
@@ -203,10 +202,9 @@ def run(out_dir: Path, console: Console, progress: Progress,
         console.print(f"\n[bold]sentence {location['sentence_number']}[/] "
                       f"{' '.join(location['markers'])}: {location['sentence']}",
                       highlight=False)
-        shares = relevances([r["score"] for r in location["results"]])
-        for rank, (r, share) in enumerate(zip(location["results"], shares, strict=True), 1):
+        for rank, r in enumerate(location["results"], 1):
             title = r["title"] or r["english_title"] or ""
-            console.print(f"  {rank}. {percent(share):>4}  [{r['language'] or '?'}] "
+            console.print(f"  {rank}. {percent(r.get('relevance')):>4}  [{r['language'] or '?'}] "
                           f"{r['year'] or ''}  {title}", highlight=False, markup=False)
             driver = context_driver(location, r)
             if driver:

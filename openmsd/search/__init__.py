@@ -40,7 +40,7 @@ from openmsd.search.related_lists import (
     lists_path,
     stored_related,
 )
-from openmsd.search.relevance import ranked, ranked_locations, relevances
+from openmsd.search.relevance import UNRATED, percent, ranked, ranked_locations
 from openmsd.search.resources import SearchResources, resources_of
 from openmsd.search.service import (
     SearchService,
@@ -54,7 +54,6 @@ from openmsd.search.service import (
 from openmsd.search.signals import dense_members
 from openmsd.search.view import (
     context_driver,
-    percent,
     recommendations_table,
     recommendations_view,
     results_table,
@@ -76,6 +75,7 @@ __all__ = [
     "MAX_LOCATIONS",
     "STRONG_SIMILARITY",
     "SUMMARY",
+    "UNRATED",
     "CitationRequest",
     "Hit",
     "IndexRanking",
@@ -131,7 +131,6 @@ __all__ = [
     "record_watch",
     "related_papers",
     "related_to_library",
-    "relevances",
     "resources_of",
     "results_table",
     "save",

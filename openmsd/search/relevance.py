@@ -1,44 +1,39 @@
-"""A score a person can read: each result's rank and its relevance as a share of the best
-result's score (the fused reciprocal-rank scores of ``hybrid`` read 0.016 to 0.033 whatever
-the query, and a cosine of 0.71 says little on its own)."""
+"""A relevance a person can read: the probability that a result is linked to its query (cites
+it or is cited by it, is cited beside it, shares its references), where the corpus's ranker was
+learned and calibrated on its own links (``openmsd train ranker``); None, shown as unrated,
+where it was not. Never a share of the best result's score, which reads high for every
+result whatever they are."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["ranked", "ranked_locations", "relevances"]
+__all__ = ["UNRATED", "percent", "ranked", "ranked_locations"]
+
+#: How an unrated relevance reads.
+UNRATED = "–"
 
 
-def relevances(scores: Sequence[float], best: float | None = None) -> list[float]:
-    """Each score as a share of ``best`` (default: the highest score), from 0 to 1, to two
-    places; all 1.0 when the best score is not positive (nothing to scale by).
+def percent(relevance: float | None) -> str:
+    """A relevance (0 to 1) as a whole percentage; :data:`UNRATED` for None.
 
-    >>> relevances([0.0328, 0.0323, 0.0164])
-    [1.0, 0.98, 0.5]
-    >>> relevances([0.4, 0.2], best=0.8)
-    [0.5, 0.25]
+    >>> percent(0.984), percent(0.004), percent(None)
+    ('98%', '0%', '–')
     """
-    top = max(scores, default=0.0) if best is None else best
-    if top <= 0:
-        return [1.0] * len(scores)
-    return [round(min(max(score / top, 0.0), 1.0), 2) for score in scores]
+    return UNRATED if relevance is None else f"{round(100 * relevance)}%"
 
 
-def ranked(rows: list[dict[str, Any]], first: int = 1, best: float | None = None
-           ) -> list[dict[str, Any]]:
-    """``rows`` (dicts with a ``score``, best first) with ``rank`` (from ``first``) and
-    ``relevance`` (:func:`relevances` against ``best``, default the highest score) added.
+def ranked(rows: list[dict[str, Any]], first: int = 1) -> list[dict[str, Any]]:
+    """``rows`` (dicts, best first) with ``rank`` (from ``first``) and ``relevance`` (the
+    row's own, None where it has none).
 
-    >>> ranked([{"score": 0.8}, {"score": 0.6}], first=11, best=1.0)
-    [{'score': 0.8, 'rank': 11, 'relevance': 0.8}, {'score': 0.6, 'rank': 12, 'relevance': 0.6}]
+    >>> ranked([{"score": 0.8, "relevance": 0.31}, {"score": 0.6}], first=11)
+    [{'score': 0.8, 'relevance': 0.31, 'rank': 11}, {'score': 0.6, 'rank': 12, 'relevance': None}]
     """
-    shares = relevances([row["score"] for row in rows], best)
-    return [{**row, "rank": first + i, "relevance": share}
-            for i, (row, share) in enumerate(zip(rows, shares, strict=True))]
+    return [{**row, "rank": first + i, "relevance": row.get("relevance")}
+            for i, row in enumerate(rows)]
 
 
 def ranked_locations(locations: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Citation locations (``recommend``'s) with each one's papers :func:`ranked` against
-    the location's best."""
+    """Citation locations (``recommend``'s) with each one's papers :func:`ranked`."""
     return [{**location, "results": ranked(location["results"])} for location in locations]

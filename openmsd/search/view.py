@@ -11,19 +11,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from openmsd.search.related import Result
-from openmsd.search.relevance import relevances
+from openmsd.search.relevance import percent
 
-__all__ = ["context_driver", "percent", "recommendations_table", "recommendations_view",
+__all__ = ["context_driver", "recommendations_table", "recommendations_view",
            "results_table", "shorten"]
-
-
-def percent(share: float) -> str:
-    """A relevance (0 to 1) as a whole percentage.
-
-    >>> percent(0.984)
-    '98%'
-    """
-    return f"{round(100 * share)}%"
 
 
 def shorten(text: str, width: int = 110) -> str:
@@ -55,7 +46,7 @@ def context_driver(location: dict[str, Any], result: dict[str, Any]) -> str | No
 
 
 def results_table(results: list[Result]) -> Table | None:
-    """Rank, relevance (the score as a share of the best result's), paper, language, year,
+    """Rank, relevance (:func:`~openmsd.search.relevance.percent`), paper, language, year,
     title (with its English title when it has another language) and why related, one row a
     result; None for no results."""
     if not results:
@@ -65,28 +56,26 @@ def results_table(results: list[Result]) -> Table | None:
         table.add_column(column, no_wrap=True, justify="right" if column == "rank" else "left")
     table.add_column("title", overflow="fold", ratio=3)
     table.add_column("why related", overflow="fold", ratio=1)
-    shares = relevances([r.score for r in results])
-    for rank, (r, share) in enumerate(zip(results, shares, strict=True), 1):
+    for rank, r in enumerate(results, 1):
         title = escape(r.title or r.english_title or "")
         if r.english_title and r.english_title != (r.title or r.english_title):
             title += f"\n[dim]{escape(r.english_title)}[/]"
-        table.add_row(str(rank), percent(share), escape(r.paper_id), r.language or "?",
+        table.add_row(str(rank), percent(r.relevance), escape(r.paper_id), r.language or "?",
                       str(r.year or ""), title, escape("; ".join(r.why)))
     return table
 
 
 def recommendations_view(found: list[dict[str, Any]]) -> Group:
-    """Each citation location (its sentence and markers), then its papers: rank, relevance
-    (the score as a share of the location's best), id, language, year, title, the sentence
+    """Each citation location (its sentence and markers), then its papers: rank, relevance,
+    id, language, year, title, the sentence
     that points to it most and what it is co-cited with."""
     lines: list[str] = []
     for location in found:
         lines.append(f"[bold]sentence {location['sentence_number']}[/] "
                      f"{escape(' '.join(location['markers']))}: {escape(location['sentence'])}")
-        shares = relevances([r["score"] for r in location["results"]])
-        for rank, (r, share) in enumerate(zip(location["results"], shares, strict=True), 1):
+        for rank, r in enumerate(location["results"], 1):
             title = r["title"] or r["english_title"] or ""
-            lines.append(escape(f"  {rank}. {percent(share):>4}  {r['paper_id']}  "
+            lines.append(escape(f"  {rank}. {percent(r.get('relevance')):>4}  {r['paper_id']}  "
                                 f"[{r['language'] or '?'}] {r['year'] or ''}  {title}"))
             driver = context_driver(location, r)
             if driver:
@@ -111,11 +100,10 @@ def recommendations_table(found: list[dict[str, Any]]) -> Table | None:
                    "because of"):
         table.add_column(column)
     for location in found:
-        shares = relevances([r["score"] for r in location["results"]])
-        for rank, (r, share) in enumerate(zip(location["results"], shares, strict=True), 1):
+        for rank, r in enumerate(location["results"], 1):
             drivers = r.get("drivers") or []
             table.add_row(str(location["sentence_number"]), escape(" ".join(location["markers"])),
-                          str(rank), percent(share), escape(r["paper_id"]),
+                          str(rank), percent(r.get("relevance")), escape(r["paper_id"]),
                           r["language"] or "?", str(r["year"] or ""),
                           escape(r["title"] or r["english_title"] or ""),
                           escape(drivers[0]["sentence"]) if drivers else "")

@@ -134,9 +134,11 @@ class Ranked(Result):  # type: ignore[misc, valid-type]
     """A result with its place and a relevance a person can read."""
 
     rank: int = Field(description="Its place in the ranking, from 1 (across pages).")
-    relevance: float = Field(description="Its score as a share of the first result's, from 0 "
-                             "to 1 (the raw score's scale depends on the ranker: a fused "
-                             "reciprocal-rank score, a cosine, BM25).")
+    relevance: float | None = Field(description="The probability, 0 to 1, that it is linked to "
+                                    "the query (cites it, is cited by it or beside it, shares "
+                                    "its references), from the corpus's trained ranker "
+                                    "('openmsd train ranker', calibrated out of fold); null "
+                                    "where the ranker is not calibrated (unrated).")
 
 
 class Paper(BaseModel):
@@ -271,10 +273,9 @@ def served_model(resources: Resources, model: str | None, where: str = "query",
 def _page(model: str, f: Filters, results: list[Any], paper: dict | None = None) -> dict:
     shown = results[f.offset:f.offset + f.k]
     more = len(results) > f.offset + f.k and f.offset + f.k < MAX_RANK
-    best = results[0].score if results else None
     return {"model": model, "offset": f.offset, "k": f.k,
             "next_offset": f.offset + f.k if more else None, "paper": paper,
-            "results": ranked([r.as_dict() for r in shown], f.offset + 1, best),
+            "results": ranked([r.as_dict() for r in shown], f.offset + 1),
             "left_out": dict(getattr(results, "left_out", {}))}
 
 

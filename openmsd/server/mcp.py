@@ -8,8 +8,8 @@ the same way as the command line and the HTTP API. The tools only read: none wri
 corpus (``whats_new`` reports a watch without storing it).
 
 Each tool's arguments have a JSON schema (types and bounds); a result is structured: each
-paper's id, DOI, title, language, year, relevance (its score as a share of the first
-result's) and evidence (why it is there). A bad argument (a wrong type, ``k`` over
+paper's id, DOI, title, language, year, relevance (the calibrated probability of a link;
+null where unrated) and evidence (why it is there). A bad argument (a wrong type, ``k`` over
 :data:`MAX_K`, a text over :data:`MAX_TEXT` characters, an unknown paper) is a tool error
 with one line saying what was expected, never a crash. The SDK is the official ``mcp``
 package (the ``mcp`` extra), imported when a server is built.
@@ -102,7 +102,9 @@ class Paper(BaseModel):
     year: int | None
     venue: str | None
     rank: int = Field(description="Its place in the answer, from 1.")
-    relevance: float = Field(description="Its score as a share of the first result's, 0 to 1.")
+    relevance: float | None = Field(description="The probability, 0 to 1, that it is linked "
+                                    "to the query, from the corpus's trained ranker; null: "
+                                    "unrated.")
     score: float = Field(description="The ranker's raw score (its scale depends on the ranker).")
     evidence: list[str] = Field(description="Why it is there: citation links to the query "
                                 "paper, shared references, co-citations, the text signals "

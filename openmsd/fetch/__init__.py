@@ -23,9 +23,15 @@ if TYPE_CHECKING:
     )
     from openmsd.fetch.crossref import CROSSREF_API, CrossrefReport, dois_lacking, fetch_crossref
     from openmsd.fetch.dry_run import Estimate, estimate, estimate_view
-    from openmsd.fetch.errors import BadAnswer, FetchError, NetworkError
+    from openmsd.fetch.errors import (
+        BadAnswer,
+        FetchError,
+        NetworkError,
+        PlanRequired,
+        QueryTooLong,
+    )
     from openmsd.fetch.ids import seed_path, work_id
-    from openmsd.fetch.openalex import DEFAULT_API, OpenAlex
+    from openmsd.fetch.openalex import DEFAULT_API, SEARCH_MAX, OpenAlex, fit_search
     from openmsd.fetch.seeds import (
         Seed,
         SeedError,
@@ -38,11 +44,11 @@ if TYPE_CHECKING:
     from openmsd.fetch.session import DeadlineExceeded, Polite, ResponseTooLarge
 
 __all__ = [
-    "BATCH", "CROSSREF_API", "DEFAULT_API", "PER_PAGE", "PRICES", "BadAnswer", "Budget",
-    "BudgetSpent", "CostCap", "CrossrefReport", "DeadlineExceeded", "Estimate", "FetchError",
-    "FetchPlan", "FetchReport", "NetworkError", "OpenAlex", "Polite", "ResponseTooLarge",
-    "Seed", "SeedError", "check_out", "crawl", "dois_lacking", "estimate", "estimate_view",
-    "fetch_crossref",
+    "BATCH", "CROSSREF_API", "DEFAULT_API", "PER_PAGE", "PRICES", "SEARCH_MAX", "BadAnswer",
+    "Budget", "BudgetSpent", "CostCap", "CrossrefReport", "DeadlineExceeded", "Estimate",
+    "FetchError", "FetchPlan", "FetchReport", "NetworkError", "OpenAlex", "PlanRequired",
+    "Polite", "QueryTooLong", "ResponseTooLarge", "Seed", "SeedError", "check_out", "crawl",
+    "dois_lacking", "estimate", "estimate_view", "fetch_crossref", "fit_search",
     "iter_works", "read_seed_file", "seed_path", "seeds_from_bibtex", "seeds_from_ids",
     "seeds_from_ris", "seeds_from_zotero", "sidecar_path", "work_id",
 ]

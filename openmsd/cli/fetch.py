@@ -93,6 +93,8 @@ def _print_report(report: dict, as_json: bool) -> None:
         f"{report['out']}: {report['works']:,} works in {report['requests']:,} requests, "
         f"{report['seconds']:.1f} s ({rate:.1f} works/s); "
         f"{len(report.get('unresolved', [])):,} unresolved"
+        + (f"; {report['xpac_works']:,} from outside OpenAlex's core (repositories, DataCite)"
+           if report.get("xpac_works") else "")
         + (" (stopped at --max-works)" if report.get("stopped_at_max_works") else "")
         + _cost_line(report)))
 

@@ -52,7 +52,7 @@ ORD = "(part::BIGINT << 40) + seq"
 KEY_ALIAS = "CASE WHEN regexp_matches({0}, '^10\\.[0-9]{{4,9}}/') THEN 'doi:' || {0} ELSE {0} END"
 LINKED = ("id", "title", "title-fuzzy")
 
-_STRINGS = ["doi", "title", "abstract", "declared_language", "venue", "full_text"]
+_STRINGS = ["doi", "title", "abstract", "declared_language", "venue", "full_text", "type"]
 _LISTS = ["authors", "keywords", "categories", "translations"]
 
 
@@ -63,6 +63,8 @@ def _first(column: str, present: str) -> str:
 MERGE_SQL = f"""
 SELECT key AS paper_id,
   {", ".join(_first(c, f"{c} IS NOT NULL AND {c} <> ''") for c in _STRINGS)},
+  arg_min(source, {ORD}) FILTER (WHERE abstract IS NOT NULL AND abstract <> '')
+    AS abstract_source,
   {_first("year", "year IS NOT NULL")},
   {", ".join(_first(c, f"array_length({c}) > 0") for c in _LISTS)},
   list_sort(list_distinct(list(source))) AS sources,
@@ -77,7 +79,7 @@ def _union(parts: list[tuple[int, Path]], name: str) -> str:
     selects = [f"SELECT * REPLACE (seq + {first} AS seq), {ordinal} AS part, {ordinal} AS input "
                f"FROM read_parquet('{_quote(path)}')"
                for ordinal, part in parts for path, first in staged_files(part, name)]
-    return " UNION ALL ".join(selects)
+    return " UNION ALL BY NAME ".join(selects)  # a part staged before a field came: null
 
 
 def _quote(path: Path) -> str:

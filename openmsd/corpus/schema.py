@@ -5,7 +5,9 @@ Readers yield four kinds of record (plain dicts, keys below):
 * ``paper``: ``key`` (see :func:`openmsd.identifiers.paper_key`), ``aliases``, ``doi``,
   ``title``, ``abstract``, ``declared_language``, ``year``, ``venue``, ``authors``, ``keywords``,
   ``categories``, ``translations`` (list of ``{language, title, abstract, keywords}``),
-  ``full_text``, ``source`` (the reader's format name), ``loc`` (``file:line`` or element).
+  ``full_text``, ``type`` (the kind of work as its source names it: ``article``,
+  ``dissertation``, ``dataset``, ``preprint``, ``book-chapter``...), ``source`` (the reader's
+  format name), ``loc`` (``file:line`` or element).
 * ``reference``: one entry of a paper's reference list: ``citing`` (the citing paper's key),
   ``position`` (0-based in the list), ``ref_id`` (the source's label: ``B23``, a bib hash, an oci),
   ``targets`` (aliases of the cited paper: ``doi:...``, ``openalex:W...``), ``title``, ``authors``,
@@ -18,7 +20,9 @@ Readers yield four kinds of record (plain dicts, keys below):
 * ``context``: a citation context: ``citing``, ``ref_id`` (the reference it cites), ``text``,
   ``position`` (character offset of the marker in the full text, or -1), ``source``, ``loc``.
 
-Missing keys mean null. The corpus tables built from them are described by the schemas below;
+Missing keys mean null. The corpus tables built from them are described by the schemas below
+(a paper's ``abstract_source`` is the format of the record its abstract came from: ``openalex``,
+``crossref``...);
 ``SCHEMA_VERSION`` is stored in every table's metadata and in ``manifest.json``.
 """
 
@@ -77,6 +81,7 @@ _PAPER_FIELDS: list[tuple[str, pa.DataType]] = [
     ("categories", _strings),
     ("translations", pa.list_(TRANSLATION)),
     ("full_text", pa.string()),
+    ("type", pa.string()),
 ]
 _REFERENCE_FIELDS: list[tuple[str, pa.DataType]] = [
     ("position", pa.int32()),
@@ -110,7 +115,8 @@ STAGED = {"paper": STAGED_PAPER, "reference": STAGED_REFERENCE, "context": STAGE
 
 # The corpus tables.
 PAPERS = _schema(
-    [("paper_id", pa.string()), *_PAPER_FIELDS[:3], ("language", pa.string()),
+    [("paper_id", pa.string()), *_PAPER_FIELDS[:3], ("abstract_source", pa.string()),
+     ("language", pa.string()),
      ("language_confidence", pa.float32()), *_PAPER_FIELDS[3:],
      ("sources", _strings), ("aliases", _strings)],
     "papers",

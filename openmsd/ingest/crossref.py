@@ -215,7 +215,7 @@ def _paper(item: dict[str, Any], key: str, loc: str, warnings: list[str]) -> dic
         "venue": _first(item.get("container-title")),
         "authors": author_names(item.get("author")), "keywords": [],
         "categories": as_str_list(item.get("subject"), "subject"), "translations": [],
-        "full_text": None,
+        "full_text": None, "type": as_str(item.get("type"), "type"),
         "source": FORMAT, "loc": loc,
     }
 

@@ -6,7 +6,9 @@ The fields read (OpenAlex Work object documentation): ``id`` (``https://openalex
 is rebuilt by placing every word at its positions), ``language`` (as OpenAlex declares it),
 ``publication_year``, ``primary_location.source.display_name`` (or the deprecated
 ``host_venue.display_name``), ``authorships[].author.display_name``, ``keywords[]``,
-``primary_topic`` / ``topics[]`` (else ``concepts[]``) as categories, and ``referenced_works``
+``primary_topic`` / ``topics[]`` (else ``concepts[]``) as categories, ``type`` (``article``,
+``dissertation``, ``dataset``, ``preprint``...: the repository and DataCite works OpenAlex keeps
+outside its core, ``is_xpac``, are mostly of the last three kinds) and ``referenced_works``
 (one reference record each, targeting ``openalex:W...``).
 
 Example line (shortened)::
@@ -227,6 +229,7 @@ def read(path: Path, report: Report) -> Iterator[Record]:
             "categories": _categories(fields),
             "translations": [],
             "full_text": None,
+            "type": fields.text_of("type"),
             "source": FORMAT,
             "loc": loc,
         }

@@ -55,7 +55,7 @@ from openmsd.report import IngestError, Problem, Report
 
 __all__ = ["IngestResult", "StagedWriter", "digest", "ingest", "stage"]
 
-STAGE_VERSION = 1  # bump when a reader's output changes, so staged parts are re-read
+STAGE_VERSION = 2  # bump when a reader's output changes, so staged parts are re-read
 FLUSH_ROWS = 20_000
 PROGRESS_EVERY = 1_000
 PARALLEL_BYTES = 64 << 20

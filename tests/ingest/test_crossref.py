@@ -128,7 +128,8 @@ def test_public_data_file_items_map_every_field(tmp_path, report):
         "declared_language": "pt", "year": 2013, "venue": "Cadernos de Saúde Pública",
         "authors": ["Ana Maria Silva", "João Souza", "Grupo de Pesquisa em Saúde Ambiental"],
         "keywords": [], "categories": ["Public Health, Environmental and Occupational Health"],
-        "translations": [], "full_text": None, "source": "crossref", "loc": "0.json.gz:items[0]",
+        "translations": [], "full_text": None, "type": "journal-article", "source": "crossref",
+        "loc": "0.json.gz:items[0]",
     }
     assert chapter["abstract"] == "We review methods."
     assert chapter["title"] == "Citation Recommendation in Practice"  # <i> markup removed

@@ -22,7 +22,6 @@ manifest, a part of another entity or a part missing on disk; :data:`READER` rea
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import functools
 import io
@@ -32,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import orjson
-import pyarrow.parquet as pq
 
 from openmsd.corpus import Record
 from openmsd.ingest import openalex
@@ -49,6 +48,11 @@ PARTITION = re.compile(r"^updated_date=(\d{4}-\d{2}-\d{2})$")
 _URL_PART = re.compile(r"/(?P<entity>[a-z_-]+)/updated_date=(?P<date>\d{4}-\d{2}-\d{2})/"
                        r"(?P<name>part_\d+\.[a-z.]+)$")
 ROWS = 4096  # Parquet rows read at a time
+# The fields the OpenAlex reader reads: the only Parquet columns read (a work has ~50 more:
+# locations, counts_by_year, related_works, mesh, grants...)
+COLUMNS = ("id", "doi", "ids", "title", "display_name", "abstract_inverted_index", "language",
+           "publication_year", "primary_location", "host_venue", "authorships", "keywords",
+           "primary_topic", "topics", "concepts", "type", "is_xpac", "referenced_works")
 
 
 @dataclass(frozen=True)
@@ -192,28 +196,39 @@ def sniff(head: bytes, path: Path) -> bool:
 
 
 def _parquet_rows(path: Path, report: Report) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(row number from 1, work)`` of a Parquet part."""
+    """``(row number from 1, work)`` of a Parquet part, its :data:`COLUMNS` only, each row
+    turned into the API's JSON by DuckDB and parsed once (an ``abstract_inverted_index`` kept
+    as JSON text is embedded as the object it is)."""
+    con = duckdb.connect()
     try:
-        file = pq.ParquetFile(path)
+        con.execute("SET threads = 1")
+        source = f"read_parquet('{_quoted(path)}')"
+        types = dict(con.execute(f"SELECT column_name, column_type FROM (DESCRIBE "
+                                 f"SELECT * FROM {source})").fetchall())
+        picked = [_column(name, types[name]) for name in COLUMNS if name in types]
+        rows = con.execute(f"SELECT to_json(t)::VARCHAR FROM (SELECT {', '.join(picked)} "
+                           f"FROM {source}) t")
         number = 0
-        for batch in file.iter_batches(batch_size=ROWS):
-            for work in batch.to_pylist():
+        while batch := rows.fetchmany(ROWS):
+            for (text,) in batch:
                 number += 1
-                yield number, _as_api(work)
-    except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
-        report.problem(path, "file", f"unreadable Parquet: {error}")
+                yield number, orjson.loads(text)
+    except duckdb.Error as error:
+        report.problem(path, "file", f"unreadable Parquet: {str(error).splitlines()[0]}")
+    finally:
+        con.close()
 
 
-def _as_api(work: dict[str, Any]) -> dict[str, Any]:
-    """A Parquet row in the API's shape: an ``abstract_inverted_index`` kept as JSON text or
-    as a map (key-value pairs) becomes the object the API sends."""
-    index = work.get("abstract_inverted_index")
-    if isinstance(index, str):
-        with contextlib.suppress(orjson.JSONDecodeError):  # else reported as malformed
-            work["abstract_inverted_index"] = orjson.loads(index)
-    elif isinstance(index, list) and all(isinstance(p, tuple) and len(p) == 2 for p in index):
-        work["abstract_inverted_index"] = dict(index)
-    return work
+def _column(name: str, kind: str) -> str:
+    """The SELECT item of column ``name`` of DuckDB type ``kind``: an abstract index kept as
+    JSON text is read as JSON (an object in the row's JSON), every other column as it is."""
+    if name == "abstract_inverted_index" and kind == "VARCHAR":
+        return f"try_cast({name} AS JSON) AS {name}"
+    return f'"{name}"'
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")
 
 
 def read(path: Path, report: Report) -> Iterator[Record]:

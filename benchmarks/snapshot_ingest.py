@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--record", help="write benchmarks/results/NAME.json")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    numbers: dict[str, float] = {}
+    numbers: dict[str, float | str] = {}
     with tempfile.TemporaryDirectory(prefix="snapshot-bench-") as tmp:
         root = Path(tmp)
         partitions = _works(args.works, root)
@@ -120,6 +120,9 @@ def main() -> None:
             numbers["parquet_read_works_per_s"] / numbers["jsonl_read_works_per_s"], 2)
         numbers["parquet_over_jsonl_ingest"] = round(
             numbers["parquet_ingest_works_per_s"] / numbers["jsonl_ingest_works_per_s"], 2)
+        numbers["headline"] = (f"{numbers['parquet_read_works_per_s']:,.0f} works/s from "
+                               f"Parquet, {numbers['jsonl_read_works_per_s']:,.0f} from JSON "
+                               f"lines (×{numbers['parquet_over_jsonl_read']:.2f})")
         shutil.rmtree(root / "corpus-jsonl", ignore_errors=True)
     print(json.dumps(numbers, indent=2))
     if args.record:

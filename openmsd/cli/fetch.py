@@ -31,7 +31,7 @@ def _need_clients() -> None:
     """Fail with the install command when the API clients (the ``fetch`` extra) are absent."""
     import importlib.util
 
-    missing = [name for name in ("pyalex", "habanero", "pyzotero", "requests")
+    missing = [name for name in ("pyalex", "pyzotero", "requests")
                if importlib.util.find_spec(name) is None]
     if missing:
         fail(f"openmsd fetch needs {', '.join(missing)}: pip install 'openmsd[fetch]'")
@@ -241,8 +241,13 @@ def fetch_crossref_command(
     lacking: Annotated[Path | None, typer.Option(
         "--lacking-in", help="An OpenAlex fetch output: the DOIs of its works without an "
                              "abstract or references.")] = None,
-    mailto: Annotated[str | None, typer.Option(help="Your e-mail (Crossref's polite pool).")]
+    mailto: Annotated[str | None, typer.Option(
+        envvar="CROSSREF_MAILTO", show_envvar=True,
+        help="Your e-mail, sent with every request (required: Crossref's polite pool).")]
     = None,
+    plus_token: Annotated[str | None, typer.Option(
+        envvar="CROSSREF_PLUS_TOKEN", show_envvar=True,
+        help="A Crossref Metadata Plus token (sent as Crossref-Plus-API-Token).")] = None,
     api_url: Annotated[str, typer.Option(help="The Crossref API.")] = CROSSREF_API,
     timeout: Annotated[float, typer.Option(
         help="Seconds one request may take, answer body included.")] = 60.0,
@@ -253,6 +258,7 @@ def fetch_crossref_command(
     from openmsd.fetch import (
         FetchError,
         Polite,
+        check_mailto,
         check_out,
         dois_lacking,
         fetch_crossref,
@@ -261,6 +267,7 @@ def fetch_crossref_command(
 
     try:
         _check_timeout(timeout)
+        check_mailto(mailto)
         check_out(out_file)
         wanted = list(dois or [])
         for path in seed_file or []:
@@ -273,7 +280,7 @@ def fetch_crossref_command(
         with _progress() as progress:
             report = fetch_crossref(wanted, out_file, api_url,
                                     Polite(mailto=mailto, timeout=timeout),
-                                    _ticker(progress, "fetching Crossref"))
+                                    _ticker(progress, "fetching Crossref"), plus_token)
     except (FetchError, OSError) as error:
         fail(str(error))
     _print_report(vars(report), json)

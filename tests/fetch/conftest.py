@@ -54,3 +54,9 @@ def small_world() -> World:
 @pytest.fixture
 def api() -> Iterator[Server]:
     yield from serve(small_world())
+
+
+@pytest.fixture(autouse=True)
+def _crossref_mailto(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Crossref asks every client for a mailto (a test without one deletes it)."""
+    monkeypatch.setenv("CROSSREF_MAILTO", "tests@example.org")

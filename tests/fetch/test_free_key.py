@@ -148,6 +148,12 @@ def test_the_dry_run_without_a_key_counts_on_ten_cents_a_day(api: Server,
                   tmp_path / "w.jsonl.gz", "--api-url", api.openalex)
     estimate = orjson.loads(output)
     assert estimate["budget_limit_usd"] == 0.1 and estimate["budget_remaining_usd"] == 0.1
+    # an API that sends no budget headers (a mirror): the published keyless budget
+    work = orjson.dumps(api.world.counted(api.world.works["W1001"]))
+    api.world.fault("/works/W1001", 200, body=work)
+    output = _run("fetch", "openalex", "W1001", "--citing", "--dry-run", "--out",
+                  tmp_path / "w.jsonl.gz", "--api-url", api.openalex)
+    assert "$0.1000 left today of $0.1 a day" in output and "no budget headers" in output
 
 
 def test_update_watch_on_a_free_key_finds_the_works_published_since(tmp_path: Path) -> None:

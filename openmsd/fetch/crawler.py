@@ -436,7 +436,7 @@ def crawl(client: OpenAlex, plan: FetchPlan, out: Path,
     if refused is not None:
         raise type(refused)(_refused_line(refused, state, partial)) from None
     report.works, report.out = len(state.written), str(out)
-    if plan.seeds and not (plan.search or plan.filters) and \
+    if plan.seeds and not (plan.search or plan.filters or plan.cites) and \
             len(report.unresolved) >= len(plan.seeds):
         partial.unlink(missing_ok=True)
         state.path.unlink(missing_ok=True)

@@ -121,10 +121,11 @@ class OpenAlex:
     def date_filter_refusal(self, since: str) -> str | None:
         """Whether this key may filter by updated date: None when one page of
         ``filter=from_updated_date:SINCE`` is answered (a list call), else the API's refusal
-        ("Plan upgrade required": OpenAlex keeps its date filters for paid plans)."""
+        ("Plan upgrade required": OpenAlex keeps its date filters for paid plans; or an API
+        that does not take the filter at all)."""
         try:
             self.page(self.works().filter(from_updated_date=since), per_page=1)
-        except PlanRequired as error:
+        except (PlanRequired, BadAnswer) as error:  # a mirror may not know the filter at all
             return str(error)
         return None
 

@@ -36,6 +36,10 @@ def test_crossref_abstracts_fill_the_gaps_with_their_source_shown(api: Server,
         'The French Treebank, <script>alert("x")</script> described &amp; annotated.', [])
     api.world.add(openalex_work(1013, "Une thèse sur les arbres", None, 2020, "fr", ["Eve"],
                                 [1001], work_type="dissertation", xpac=True))
+    api.world.add(openalex_work(1014, "Entities", None, 2021, "en", ["Flo"], [1001]))
+    api.world.crossref["10.5555/test.1014"] = crossref_work(
+        "10.5555/test.1014", "Entities", '<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/hostname">'
+        '<!ENTITY b "&e;&e;">]>Text &b; here.', [])
     works, cross, corpus = tmp_path / "w.jsonl.gz", tmp_path / "c.json", tmp_path / "corpus"
     _run("fetch", "openalex", "W1001", "--citing", "--out", works, "--api-url", api.openalex,
          "--api-key", OPENALEX_KEY)
@@ -50,6 +54,11 @@ def test_crossref_abstracts_fill_the_gaps_with_their_source_shown(api: Server,
     assert papers["10.5555/test.1013"]["type"] == "dissertation"  # an xpac work, kept
     assert papers["10.5555/test.1013"]["abstract_source"] is None
     assert papers["10.5555/test.1004"]["type"] == "article"
+    entities = papers["10.5555/test.1014"]["abstract"]  # declared entities never expanded
+    assert "Text" in entities and "here." in entities
+    hostname = Path("/etc/hostname")
+    assert "&e;&e;" not in entities
+    assert not hostname.exists() or hostname.read_text().strip() not in entities
 
     _run("embed", corpus, "--model", MODEL)
     _run("index", "build", corpus, "--model", MODEL)

@@ -48,6 +48,7 @@ from openmsd.corpus import (
 from openmsd.crashpoint import crash_point
 from openmsd.ingest.formats import get_reader
 from openmsd.ingest.inputs import input_records, list_files
+from openmsd.ingest.snapshot import deleted_works, find_snapshot
 from openmsd.io import ParquetSink, replace_dir, temp_dir_beside, write_json, write_jsonl
 from openmsd.memory import memory_limit
 from openmsd.phases import Phases
@@ -429,11 +430,34 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
 
     phases.seconds.setdefault("stage", 0.0)  # every input unchanged: nothing staged
     build_corpus(corpus, parts, report, identifier, tick, memory_limit=limit, before_swap=commit,
-                 phases=phases)
+                 phases=phases, precedence=_precedence(entries), deleted=_deleted(entries))
     crash_point("ingest.before_manifest")
     write_json(corpus.layout.manifest, manifest)
     result.phases = phases.seconds
     return result
+
+
+def _precedence(entries: list[dict[str, Any]]) -> dict[int, int]:
+    """Each input's rank in the merge of a paper's fields: a snapshot's newer partitions
+    (read ``since`` a day, the latest first) before every other input, which keep their
+    order."""
+    newer = sorted((e for e in entries if e.get("since")), key=lambda e: e["since"],
+                   reverse=True)
+    ranks = {e["ordinal"]: rank for rank, e in enumerate(newer)}
+    rest = [e for e in entries if not e.get("since")]
+    ranks.update({e["ordinal"]: len(newer) + rank for rank, e in enumerate(rest)})
+    return ranks
+
+
+def _deleted(entries: list[dict[str, Any]]) -> list[str]:
+    """The aliases (``openalex:W...``) of the works the deletion ledgers of the corpus's
+    snapshot inputs list, as they are on disk now."""
+    found: set[str] = set()
+    for entry in entries:
+        snapshot = find_snapshot(Path(entry["path"]))
+        if snapshot is not None:
+            found.update(f"openalex:{w}" for w in deleted_works(snapshot.works))
+    return sorted(found)
 
 
 def _same_input(entry: dict[str, Any], path: Path, since: str | None) -> bool:

@@ -141,3 +141,29 @@ def test_since_names_what_it_needs(tmp_path: Path) -> None:
     code, output = _invoke("ingest", tmp_path / "plain", "--since", "last week", "--out",
                            tmp_path / "c")
     assert code == 2 and "--since 'last week': expected a date" in _error_line(output)
+
+
+def test_since_refreshes_a_corpus_newer_values_first_deleted_works_out(tmp_path: Path) -> None:
+    snap, corpus = tmp_path / "snap", tmp_path / "corpus"
+    write_snapshot(snap, _partitions(), "parquet")
+    code, output = _invoke("ingest", snap, "--out", corpus)
+    assert code == 0, output
+    assert _papers(corpus)["10.5555/test.1001"]["title"] == "Analyse syntaxique robuste du français"
+
+    # the next release: W1001 retitled (it moves to a new partition), W1002 deleted, a new work
+    release = _partitions()
+    retitled = next(w for w in release[OLD] if w["id"].endswith("W1001"))
+    release[OLD].remove(retitled)
+    new = {**release[NEW][1], "id": "https://openalex.org/W1020",
+           "doi": "https://doi.org/10.5555/test.1020", "title": "Un nouveau travail"}
+    release["2026-10-02"] = [{**retitled, "title": "Analyse syntaxique robuste (révisée)",
+                              "updated_date": "2026-10-02T00:00:00.000000"}, new]
+    shutil.rmtree(snap)
+    write_snapshot(snap, release, "parquet", deleted=["W1002"])
+    code, output = _invoke("ingest", snap, "--since", "2026-10-01", "--out", corpus)
+    assert code == 0, output
+    papers = _papers(corpus)
+    assert papers["10.5555/test.1001"]["title"] == "Analyse syntaxique robuste (révisée)"
+    assert "10.5555/test.1020" in papers and "10.5555/test.1002" not in papers
+    citing = {r["citing_id"] for r in Corpus(corpus).read("references").to_pylist()}
+    assert "10.5555/test.1002" not in citing and "10.5555/test.1001" in citing

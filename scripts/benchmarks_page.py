@@ -102,7 +102,15 @@ def _adapter_scale(record: dict[str, Any]) -> str:
             f"for {numbers['rows']['positives']:,} positive pairs of {data['papers']:,} papers")
 
 
-FALLBACK: dict[str, Any] = {"adapter_scale": _adapter_scale,
+def _snapshot(record: dict[str, Any]) -> str:
+    """The snapshot reader's works/s from Parquet against JSON lines."""
+    numbers = record["numbers"]
+    return (f"{numbers['parquet_read_works_per_s']:,.0f} works/s from Parquet, "
+            f"{numbers['jsonl_read_works_per_s']:,.0f} from JSON lines "
+            f"(×{numbers['parquet_over_jsonl_read']:.2f})")
+
+
+FALLBACK: dict[str, Any] = {"adapter_scale": _adapter_scale, "snapshot_ingest": _snapshot,
                             "embedding_candidates": _candidates, "adapter_taln": _adapter,
                             "fusion_evidence": _fusion,
                             "fetch_cost": _fetch, "graph_watch": _graph,

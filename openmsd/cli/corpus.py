@@ -3,6 +3,7 @@ into a corpus and looking at it."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -49,13 +50,24 @@ def ingest(
     json: JsonOpt = False,
     engine: Annotated[str, typer.Option(help="duckdb (one process, incremental) or spark (one "
                                              "task per file; see docs/scale.md).")] = "duckdb",
+    since: Annotated[str | None, typer.Option(
+        help="YYYY-MM-DD: of an OpenAlex snapshot folder, only the partitions updated on or "
+             "after that day (a corpus refreshed between quarterly releases).")] = None,
 ) -> None:
-    """Read scholarly metadata, citations and contexts into a corpus directory."""
+    """Read scholarly metadata, citations and contexts into a corpus directory (files,
+    folders, an OpenAlex snapshot folder in either layout)."""
     from openmsd.corpus import CorpusError, build_summary
     from openmsd.ingest import ingest as run_ingest
 
     if engine not in ("duckdb", "spark"):
         fail(f"--engine {engine!r}: expected duckdb or spark")
+    if since is not None:
+        try:
+            since = datetime.strptime(since, "%Y-%m-%d").strftime("%Y-%m-%d")
+        except ValueError:
+            fail(f"--since {since!r}: expected a date YYYY-MM-DD")
+        if engine == "spark":
+            fail("--since: with --engine duckdb (the Spark ingest reads whole inputs)")
     try:
         if engine == "spark":
             from openmsd.ingest import ingest_on_spark
@@ -64,7 +76,7 @@ def ingest(
         else:
             with progress() as start:
                 result = run_ingest([Path(i) for i in inputs], Path(out_dir), fmt, strict,
-                                    progress=start)
+                                    progress=start, since=since)
     except (IngestError, CorpusError) as error:
         fail(str(error))
     if not json:

@@ -3,7 +3,7 @@ when a command runs, not when ``openmsd`` starts)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +20,7 @@ __all__ = ["app", "fetch_app"]
 
 DEFAULT_API = "https://api.openalex.org"
 CROSSREF_API = "https://api.crossref.org"
+OVERLAP_DAYS = 30  # an update's publication-date window starts this long before the last run
 
 app = typer.Typer()
 fetch_app = typer.Typer(help="Fetch works from the open scholarly APIs (OpenAlex, Crossref).",
@@ -30,7 +31,7 @@ def _need_clients() -> None:
     """Fail with the install command when the API clients (the ``fetch`` extra) are absent."""
     import importlib.util
 
-    missing = [name for name in ("pyalex", "habanero", "pyzotero", "requests")
+    missing = [name for name in ("pyalex", "pyzotero", "requests")
                if importlib.util.find_spec(name) is None]
     if missing:
         fail(f"openmsd fetch needs {', '.join(missing)}: pip install 'openmsd[fetch]'")
@@ -92,6 +93,8 @@ def _print_report(report: dict, as_json: bool) -> None:
         f"{report['out']}: {report['works']:,} works in {report['requests']:,} requests, "
         f"{report['seconds']:.1f} s ({rate:.1f} works/s); "
         f"{len(report.get('unresolved', [])):,} unresolved"
+        + (f"; {report['xpac_works']:,} from outside OpenAlex's core (repositories, DataCite)"
+           if report.get("xpac_works") else "")
         + (" (stopped at --max-works)" if report.get("stopped_at_max_works") else "")
         + _cost_line(report)))
 
@@ -143,7 +146,13 @@ def fetch_openalex(
         help="Ignored: OpenAlex retired mailto and the polite pool (February 2026); use "
              "--api-key.")] = None,
     since: Annotated[str | None, typer.Option(
-        help="YYYY-MM-DD: only works updated since then.")] = None,
+        help="YYYY-MM-DD: only works updated since then (OpenAlex's from_updated_date, a "
+             "paid-plan filter; with a free key use --filter from_publication_date:DATE).")]
+    = None,
+    core_only: Annotated[bool, typer.Option(
+        "--core-only", help="Leave out the works OpenAlex keeps outside its core "
+                            "(repositories, DataCite: theses, preprints, datasets; "
+                            "include_xpac).")] = False,
     api_url: Annotated[str, typer.Option(help="The OpenAlex API (a mirror, a test server).")]
     = DEFAULT_API,
     retries: Annotated[int, typer.Option(help="Retries of a 429 / 5xx answer.")] = 5,
@@ -161,9 +170,15 @@ def fetch_openalex(
             check_out(out_file)
         plan = FetchPlan(seeds=_seeds(seeds, seed_file, zotero, zotero_collection, zotero_key,
                                       zotero_url),
-                         search=search, filters=_filters(filter_), citing=citing, depth=depth,
-                         max_works=max_works, since=_since(since))
+                         search=_fit_search(search), filters=_filters(filter_), citing=citing,
+                         depth=depth, max_works=max_works, since=_since(since),
+                         include_xpac=not core_only)
         client = OpenAlex(api_url, Polite(retries=retries, timeout=timeout), api_key, max_cost)
+        if plan.since and not dry_run and (refused := client.date_filter_refusal(plan.since)):
+            raise FetchError(f"--since {plan.since}: {refused}; --since filters by updated "
+                             "date, which OpenAlex keeps for paid plans: use --filter "
+                             f"from_publication_date:{plan.since} (free) for the works "
+                             "published since then; nothing written")
         if dry_run:
             _print_estimate(estimate(client, plan).as_dict(), json)
             return
@@ -172,6 +187,24 @@ def fetch_openalex(
     except FetchError as error:
         fail(str(error))
     _print_report(vars(report), json)
+
+
+def _fit_search(text: str | None) -> str | None:
+    """``text`` within OpenAlex's search length for a free key, cut at a word boundary (with a
+    note saying so)."""
+    from openmsd.fetch import SEARCH_MAX, fit_search
+
+    if text is None:
+        return None
+    fitted, cut = fit_search(text)
+    if not fitted:
+        fail("--search: empty; expected words to search for")
+    if cut:
+        err.print(f"note: --search is {len(text):,} characters, over the {SEARCH_MAX:,} "
+                  f"OpenAlex takes in a search on a free key: cut at a word boundary to "
+                  f"{len(fitted):,} characters ({fitted[-40:]!r} is its end)",
+                  highlight=False, markup=False)
+    return fitted
 
 
 def _mailto_note(mailto: str | None) -> None:
@@ -208,8 +241,13 @@ def fetch_crossref_command(
     lacking: Annotated[Path | None, typer.Option(
         "--lacking-in", help="An OpenAlex fetch output: the DOIs of its works without an "
                              "abstract or references.")] = None,
-    mailto: Annotated[str | None, typer.Option(help="Your e-mail (Crossref's polite pool).")]
+    mailto: Annotated[str | None, typer.Option(
+        envvar="CROSSREF_MAILTO", show_envvar=True,
+        help="Your e-mail, sent with every request (required: Crossref's polite pool).")]
     = None,
+    plus_token: Annotated[str | None, typer.Option(
+        envvar="CROSSREF_PLUS_TOKEN", show_envvar=True,
+        help="A Crossref Metadata Plus token (sent as Crossref-Plus-API-Token).")] = None,
     api_url: Annotated[str, typer.Option(help="The Crossref API.")] = CROSSREF_API,
     timeout: Annotated[float, typer.Option(
         help="Seconds one request may take, answer body included.")] = 60.0,
@@ -220,6 +258,7 @@ def fetch_crossref_command(
     from openmsd.fetch import (
         FetchError,
         Polite,
+        check_mailto,
         check_out,
         dois_lacking,
         fetch_crossref,
@@ -228,6 +267,7 @@ def fetch_crossref_command(
 
     try:
         _check_timeout(timeout)
+        check_mailto(mailto)
         check_out(out_file)
         wanted = list(dois or [])
         for path in seed_file or []:
@@ -240,7 +280,7 @@ def fetch_crossref_command(
         with _progress() as progress:
             report = fetch_crossref(wanted, out_file, api_url,
                                     Polite(mailto=mailto, timeout=timeout),
-                                    _ticker(progress, "fetching Crossref"))
+                                    _ticker(progress, "fetching Crossref"), plus_token)
     except (FetchError, OSError) as error:
         fail(str(error))
     _print_report(vars(report), json)
@@ -265,6 +305,41 @@ def _last_fetch(corpus: Path) -> tuple[Path, dict]:
     return max(found, key=lambda item: item[1]["finished"])
 
 
+def _corpus_works(corpus: Path) -> list[str]:
+    """The OpenAlex work ids (``W...``) of the papers of ``corpus``, sorted."""
+    from openmsd.corpus import Corpus
+
+    table = Corpus(corpus).read("papers", ["paper_id", "aliases"])
+    ids = set()
+    for key, aliases in zip(table["paper_id"].to_pylist(), table["aliases"].to_pylist(),
+                            strict=True):
+        for alias in [key, *(aliases or [])]:
+            if alias and alias.startswith("openalex:W"):
+                ids.add(alias.split(":", 1)[1])
+    return sorted(ids, key=lambda w: (len(w), w))
+
+
+def _update_target(previous: Path, plan_dict: dict[str, Any]) -> Path:
+    """Where this update writes: the unfinished update beside ``previous`` with the same plan
+    (it resumes), else a new ``WORKS.update-STAMP.jsonl.gz``; an unfinished update of another
+    plan is removed (its works are fetched again by this one)."""
+    prefix = previous.name.split(".")[0]
+    for progress in sorted(previous.parent.glob(f"{prefix}.update-*.jsonl.gz.progress.json")):
+        target = progress.with_name(progress.name.removesuffix(".progress.json"))
+        try:
+            same = orjson.loads(progress.read_bytes()).get("plan") == plan_dict
+        except (OSError, ValueError):
+            same = False
+        if same:
+            return target
+        err.print(f"note: {progress}: an unfinished update of another plan, removed",
+                  highlight=False, markup=False)
+        progress.unlink(missing_ok=True)
+        target.with_name(target.name + ".partial").unlink(missing_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    return previous.with_name(f"{prefix}.update-{stamp}.jsonl.gz")
+
+
 @app.command("update")
 def update(
     corpus: Annotated[Path, typer.Argument(help="A corpus built from 'openmsd fetch'.")],
@@ -277,6 +352,9 @@ def update(
         help="Seconds one request may take, answer body included.")] = 60.0,
     api_url: Annotated[str | None, typer.Option(help="The OpenAlex API (default: the "
                                                      "fetch's).")] = None,
+    overlap: Annotated[int, typer.Option(
+        help="Days before the last run that the publication-date window starts (a free key; "
+             "works indexed late are found).")] = OVERLAP_DAYS,
     mailto: Annotated[str | None, typer.Option(hidden=True)] = None,
     watch: Annotated[list[Path] | None, typer.Option(
         help="Then watch for this library (as 'openmsd watch --seeds': a file, or "
@@ -285,15 +363,23 @@ def update(
     html_file: HtmlOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Fetch what changed since the corpus's last fetch (same seeds, --since), ingest it, and
-    embed and index it for every model the corpus has an index for; the corpus's adapters
-    ('openmsd train adapter') are trained again on the grown graph (seconds); with --watch,
-    then list what is new for a library (one command for a cron job)."""
+    """Fetch what is new since the corpus's last fetch, ingest it, and embed and index it for
+    every model the corpus has an index for; the corpus's adapters ('openmsd train adapter')
+    are trained again on the grown graph (seconds); with --watch, then list what is new for a
+    library (one command for a cron job).
+
+    With a paid OpenAlex plan, the last fetch's plan runs again on the works updated since
+    (from_updated_date). Otherwise (a free key, or none: the date filters are paid-only), the
+    works published since the last run less --overlap days that cite the corpus's works or
+    match its search and filters, and the seeds updated since, are fetched; works already in
+    the corpus are left out."""
     _need_clients()
     _mailto_note(mailto)
+    if overlap < 0:
+        fail(f"--overlap {overlap}: expected 0 or more days")
     if watch:
         check_outputs(watch, atom_file, html_file)
-    summary = _update(corpus, api_key, max_cost, timeout, api_url, json)
+    summary = _update(corpus, api_key, max_cost, timeout, api_url, overlap, json)
     if watch:  # with --json, the watch's object is the one printed
         run_watch(corpus, watch, None, None, atom_file, html_file, WATCH_K, None, None, None,
                   json)
@@ -301,15 +387,40 @@ def update(
         emit(summary, True)
 
 
+def _update_plan(client: Any, corpus: Path, sidecar: dict[str, Any], overlap: int,
+                 json: bool) -> tuple[Any, frozenset[str], str]:
+    """The plan of an update (see :func:`update`), the corpus's works (left out of what is
+    written) and the way new works are found (``updated`` or ``published``)."""
+    from openmsd.fetch import PER_PAGE, FetchPlan
+
+    base = FetchPlan.from_dict(sidecar.get("base_plan") or sidecar["plan"])
+    base.per_page = min(base.per_page, PER_PAGE)  # fetches before 2026 paged by 200
+    last = sidecar["finished"]
+    refused = client.date_filter_refusal(last)
+    if refused is None:
+        return FetchPlan.from_dict({**base.as_dict(), "since": last}), frozenset(), "updated"
+    works = _corpus_works(corpus)
+    start = (datetime.strptime(last, "%Y-%m-%d") - timedelta(days=overlap)).strftime("%Y-%m-%d")
+    plan = FetchPlan(seeds=base.seeds, search=base.search, filters=base.filters, depth=0,
+                     max_works=base.max_works, since=last, per_page=base.per_page,
+                     published_since=start, cites=works, include_xpac=base.include_xpac)
+    if not json:
+        err.print(f"note: this key cannot filter by updated date ({refused}); looking for "
+                  f"works published since {start} that cite the corpus's {len(works):,} "
+                  "OpenAlex works or match its search and filters, and for its seeds updated "
+                  f"since {last}", highlight=False, markup=False)
+    return plan, frozenset(works), "published"
+
+
 def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: float,
-            api_url: str | None, json: bool) -> dict[str, Any]:
-    """Fetch, ingest, embed and index what changed since the last fetch of ``corpus``, and
+            api_url: str | None, overlap: int, json: bool) -> dict[str, Any]:
+    """Fetch, ingest, embed and index what is new since the last fetch of ``corpus``, and
     train its adapters again; the fetch's report, since when, the papers embedded per vector
     key and the adapters trained again."""
     from openmsd.cli.output import progress as bars
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import sdsm_per_query
-    from openmsd.fetch import PER_PAGE, FetchError, FetchPlan, OpenAlex, Polite, crawl
+    from openmsd.fetch import FetchError, OpenAlex, Polite, crawl
     from openmsd.index import build_index
     from openmsd.ingest import ingest
     from openmsd.models import embed_corpus, find_adapter, load_model, stored_backends, vector_key
@@ -320,18 +431,19 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
     try:
         previous, sidecar = _last_fetch(corpus)
         _check_timeout(timeout)
-        plan = FetchPlan.from_dict({**sidecar["plan"], "since": sidecar["finished"]})
-        plan.per_page = min(plan.per_page, PER_PAGE)  # fetches before 2026 paged by 200
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        target = previous.with_name(f"{previous.name.split('.')[0]}.update-{stamp}.jsonl.gz")
         client = OpenAlex(api_url or sidecar["api_url"], Polite(timeout=timeout), api_key,
                           max_cost)
+        plan, known, mode = _update_plan(client, corpus, sidecar, overlap, json)
+        target = _update_target(previous, plan.as_dict())
+        base = sidecar.get("base_plan") or sidecar["plan"]
         with _progress() as progress:
-            report = crawl(client, plan, target, _ticker(progress, "fetching OpenAlex"))
+            report = crawl(client, plan, target, _ticker(progress, "fetching OpenAlex"), known,
+                           {"base_plan": base, "found_by": mode})
         embedded: dict[str, int] = {}
         if not json:
             _print_report(vars(report), False)
-        summary = {"fetch": vars(report), "since": plan.since, "embedded": embedded}
+        summary = {"fetch": vars(report), "since": plan.since, "found_by": mode,
+                   "published_since": plan.published_since, "embedded": embedded}
         if not report.works:
             if not json:
                 out.print(f"{corpus}: nothing new since {plan.since}", highlight=False)

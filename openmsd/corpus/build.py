@@ -52,6 +52,9 @@ from openmsd.report import Report
 
 BATCH = 50_000
 ORD = "(part::BIGINT << 40) + seq"
+# The order a paper's fields are taken in: an input's precedence (its ordinal, unless the
+# ingest put it first: a snapshot's newer partitions before the snapshot), then reader order.
+MERGE_ORD = "(precedence::BIGINT << 40) + seq"
 # The alias under which a paper key itself is cited (see identifiers.key_aliases).
 KEY_ALIAS = "CASE WHEN regexp_matches({0}, '^10\\.[0-9]{{4,9}}/') THEN 'doi:' || {0} ELSE {0} END"
 LINKED = ("id", "title", "title-fuzzy")
@@ -61,7 +64,7 @@ _LISTS = ["authors", "keywords", "categories", "translations"]
 
 
 def _first(column: str, present: str) -> str:
-    return f"arg_min({column}, {ORD}) FILTER (WHERE {present}) AS {column}"
+    return f"arg_min({column}, {MERGE_ORD}) FILTER (WHERE {present}) AS {column}"
 
 
 MERGE_SQL = f"""
@@ -70,6 +73,8 @@ SELECT m.*, c.citing IS NOT NULL AS has_references, NULL::VARCHAR AS kind,
 FROM (
   SELECT key AS paper_id,
     {", ".join(_first(c, f"{c} IS NOT NULL AND {c} <> ''") for c in _STRINGS)},
+    arg_min(source, {MERGE_ORD}) FILTER (WHERE abstract IS NOT NULL AND abstract <> '')
+      AS abstract_source,
     {_first("year", "year IS NOT NULL")},
     {", ".join(_first(c, f"array_length({c}) > 0") for c in _LISTS)},
     list_sort(list_distinct(list(source))) AS sources,
@@ -80,10 +85,14 @@ ORDER BY m.paper_id
 """
 
 
-def _union(parts: list[tuple[int, Path]], name: str) -> str:
+def _union(parts: list[tuple[int, Path]], name: str,
+           precedence: dict[int, int] | None = None) -> str:
     """One SELECT over the staged files ``name`` of ``parts`` (ordinal, staged dir), each
-    row with its ``part`` and ``input`` (the ordinal) and its ``seq`` within the part."""
-    selects = [f"SELECT * REPLACE (seq + {first} AS seq), {ordinal} AS part, {ordinal} AS input "
+    row with its ``part`` and ``input`` (the ordinal), its ``precedence`` (``precedence`` of
+    the ordinal, else the ordinal) and its ``seq`` within the part."""
+    first_of = precedence or {}
+    selects = [f"SELECT * REPLACE (seq + {first} AS seq), {ordinal} AS part, {ordinal} AS input, "
+               f"{first_of.get(ordinal, ordinal)} AS precedence "
                f"FROM read_parquet('{_quote(path)}')"
                for ordinal, part in parts for path, first in staged_files(part, name)]
     # by name: a part staged before a column was added reads it as null
@@ -242,8 +251,14 @@ def build_corpus(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Rep
                  identifier: langid.LanguageIdentifier | None = None,
                  on_papers: Callable[[int], None] | None = None, memory_limit: str | None = None,
                  before_swap: Callable[[dict[str, Any]], None] | None = None,
-                 phases: Phases | None = None) -> dict[str, Any]:
+                 phases: Phases | None = None, precedence: dict[int, int] | None = None,
+                 deleted: list[str] | None = None) -> dict[str, Any]:
     """Rebuild every corpus table from ``parts`` (ordinal, staged dir, input name).
+
+    A paper's fields are taken from its records in the order of their input's ``precedence``
+    (ordinal -> rank; by default the ordinal), first non-null first. The papers with an alias
+    in ``deleted`` (``openalex:W...``: works a snapshot's ledger removed) are left out, with
+    their references and contexts.
 
     DuckDB spills to a temporary directory beside the corpus beyond ``memory_limit`` (by
     default :func:`openmsd.memory.memory_limit`).
@@ -263,7 +278,10 @@ def build_corpus(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Rep
         con.execute(f"SET memory_limit = '{chosen_limit(memory_limit, 'memory_limit')}'")
         con.execute("SET preserve_insertion_order = true")
         for kind in ("papers", "references", "contexts"):
-            con.execute(f"CREATE VIEW staged_{kind} AS {_union(staged, f'staged_{kind}.parquet')}")
+            union = _union(staged, f"staged_{kind}.parquet", precedence)
+            con.execute(f"CREATE VIEW {'all' if deleted else 'staged'}_{kind} AS {union}")
+        if deleted:
+            _leave_out(con, deleted, report)
 
         previous = corpus.table_path("papers")
         counts = derive(DuckDBSql(con, BATCH), tmp, report, names, meta, identifier, on_papers,
@@ -277,6 +295,22 @@ def build_corpus(corpus: Corpus, parts: list[tuple[int, Path, str]], report: Rep
             for name in TABLES:
                 (Path(tmp) / f"{name}.parquet").replace(corpus.table_path(name))
     return summary
+
+
+def _leave_out(con: duckdb.DuckDBPyConnection, deleted: list[str], report: Report) -> None:
+    """The ``staged_*`` views: ``all_*`` without the papers having an alias in ``deleted``,
+    nor the references and contexts of those papers."""
+    con.register("deleted_aliases", pa.table({"alias": deleted}))
+    con.execute("""CREATE TEMP TABLE deleted_keys AS
+        SELECT DISTINCT u.key FROM (SELECT key, unnest(aliases) AS alias FROM all_papers) u
+        JOIN deleted_aliases d ON d.alias = u.alias""")
+    con.execute("CREATE VIEW staged_papers AS SELECT * FROM all_papers "
+                "WHERE key NOT IN (SELECT key FROM deleted_keys)")
+    for kind in ("references", "contexts"):
+        con.execute(f"CREATE VIEW staged_{kind} AS SELECT * FROM all_{kind} "
+                    "WHERE citing NOT IN (SELECT key FROM deleted_keys)")
+    (left_out,) = con.execute("SELECT count(*) FROM deleted_keys").fetchone()
+    report.count("papers.deleted_left_out", left_out)
 
 
 def _located(input_path: str, loc: str) -> tuple[str, str]:

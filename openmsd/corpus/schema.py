@@ -5,8 +5,9 @@ Readers yield four kinds of record (plain dicts, keys below):
 * ``paper``: ``key`` (see :func:`openmsd.identifiers.paper_key`), ``aliases``, ``doi``,
   ``title``, ``abstract``, ``declared_language``, ``year``, ``venue``, ``authors``, ``keywords``,
   ``categories``, ``translations`` (list of ``{language, title, abstract, keywords}``),
-  ``full_text``, ``doc_type`` (the source's type of the record: OpenAlex ``type``, Crossref
-  ``type``, JATS ``article-type``; see :mod:`openmsd.corpus.kinds`), ``source`` (the reader's
+  ``full_text``, ``doc_type`` (the kind of work as its source names it: OpenAlex and Crossref
+  ``type``, JATS ``article-type``: ``article``, ``dissertation``, ``dataset``, ``preprint``,
+  ``erratum``...; see :mod:`openmsd.corpus.kinds`), ``source`` (the reader's
   format name), ``loc`` (``file:line`` or element).
 * ``reference``: one entry of a paper's reference list: ``citing`` (the citing paper's key),
   ``position`` (0-based in the list), ``ref_id`` (the source's label: ``B23``, a bib hash, an oci),
@@ -20,7 +21,9 @@ Readers yield four kinds of record (plain dicts, keys below):
 * ``context``: a citation context: ``citing``, ``ref_id`` (the reference it cites), ``text``,
   ``position`` (character offset of the marker in the full text, or -1), ``source``, ``loc``.
 
-Missing keys mean null. The corpus tables built from them are described by the schemas below;
+Missing keys mean null. The corpus tables built from them are described by the schemas below
+(a paper's ``abstract_source`` is the format of the record its abstract came from: ``openalex``,
+``crossref``...);
 ``SCHEMA_VERSION`` is stored in every table's metadata and in ``manifest.json``.
 """
 
@@ -113,7 +116,8 @@ STAGED = {"paper": STAGED_PAPER, "reference": STAGED_REFERENCE, "context": STAGE
 
 # The corpus tables.
 PAPERS = _schema(
-    [("paper_id", pa.string()), *_PAPER_FIELDS[:3], ("language", pa.string()),
+    [("paper_id", pa.string()), *_PAPER_FIELDS[:3], ("abstract_source", pa.string()),
+     ("language", pa.string()),
      ("language_confidence", pa.float32()), *_PAPER_FIELDS[3:],
      ("sources", _strings), ("aliases", _strings), ("kind", pa.string()),
      ("kind_reason", pa.string())],

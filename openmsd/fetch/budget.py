@@ -2,10 +2,12 @@
 the answers say is left, and when a crawl must stop.
 
 OpenAlex's documentation ("Authentication & Pricing", developers.openalex.org/api-reference/
-authentication) says: a free API key in the ``api_key`` parameter gives $1 a day, no key a
-few cents; singletons (``/works/W1``, ``/works/doi:...``) are free, a list or filter call costs
-$0.0001, a search $0.001; every answer carries ``X-RateLimit-Limit-USD``,
-``X-RateLimit-Remaining-USD`` and ``X-RateLimit-Cost-USD``; a spent budget answers 429.
+authentication) says: a free API key in the ``api_key`` parameter gives $1 a day, no key
+$0.10 (since June 2026); singletons (``/works/W1``, ``/works/doi:...``) are free, a list or
+filter call costs $0.0001, a search $0.001; every answer carries ``X-RateLimit-Limit-USD``,
+``X-RateLimit-Remaining-USD`` and ``X-RateLimit-Cost-USD``; a spent budget answers 429 with
+``X-RateLimit-Cost-Required-USD`` over what is left and a ``Retry-After`` running to midnight
+UTC, a per-second limit answers 429 with budget left and a ``Retry-After`` of a second or so.
 
 >>> call_kind("https://api.openalex.org/works/doi:10.1/x"), price("http://h/works?filter=a:b")
 ('singleton', 0.0001)
@@ -24,8 +26,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from openmsd.fetch.errors import FetchError
 
-__all__ = ["KEY_HELP", "PRICES", "Budget", "BudgetSpent", "CostCap", "call_kind", "price",
-           "reset_text", "spent_answer"]
+__all__ = ["FREE_KEY_USD", "KEYLESS_USD", "KEY_HELP", "PRICES", "Budget", "BudgetSpent",
+           "CostCap", "call_kind", "price", "reset_text", "spent_answer"]
 
 PRICES = {"singleton": 0.0, "list": 0.0001, "search": 0.001}
 KEY_HELP = ("get a free API key at https://openalex.org/settings/api ($1 a day of calls) and "
@@ -34,6 +36,12 @@ LIMIT = "X-RateLimit-Limit-USD"
 REMAINING = "X-RateLimit-Remaining-USD"
 COST = "X-RateLimit-Cost-USD"
 PREPAID = "X-RateLimit-Prepaid-Remaining-USD"
+COST_REQUIRED = "X-RateLimit-Cost-Required-USD"  # on a 429: what the refused call would cost
+RESET = "X-RateLimit-Reset"  # seconds until the daily budget resets (midnight UTC)
+# The daily budgets OpenAlex publishes (developers.openalex.org, "Authentication & Pricing";
+# the keyless one since June 2026): the dry run's figure until an answer says otherwise.
+KEYLESS_USD = 0.10
+FREE_KEY_USD = 1.0
 
 
 class BudgetSpent(FetchError):
@@ -96,29 +104,50 @@ def _duration(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{max(minutes, 1)} min"
 
 
+def _reset_seconds(headers: Mapping[str, str]) -> float | None:
+    """``X-RateLimit-Reset``: the seconds until the daily budget resets (the API proxy sends it
+    with every answer); None when absent or unreadable."""
+    value = (headers.get(RESET) or "").strip()
+    return float(value) if value.isdigit() else None
+
+
 def reset_text(headers: Mapping[str, str] | None = None) -> str:
-    """When the budget comes back: the answer's ``Retry-After`` when it has one, else the
-    next midnight UTC (the documentation gives a daily budget without naming the hour)."""
-    wait = _retry_after(headers or {})
-    if wait is not None:
-        return f"the API asks to wait {_duration(wait)}"
-    now = datetime.now(UTC)
-    midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
-    wait = (midnight - now).total_seconds()
-    return f"the daily budget resets at 00:00 UTC (in {_duration(wait)})"
+    """When the daily budget comes back: midnight UTC, in the answer's ``X-RateLimit-Reset``
+    seconds (else its ``Retry-After``, else counted here; OpenAlex's budget is daily and its
+    proxy resets it at 00:00 UTC)."""
+    headers = headers or {}
+    wait = _reset_seconds(headers)
+    if wait is None:
+        wait = _retry_after(headers)
+    if wait is None:
+        now = datetime.now(UTC)
+        midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+        wait = (midnight - now).total_seconds()
+    when = datetime.now(UTC) + timedelta(seconds=wait + 30)  # to the nearest minute
+    return (f"the daily budget resets at {when:%H:%M} UTC on {when:%Y-%m-%d} "
+            f"(in {_duration(wait)})")
 
 
-def spent_answer(headers: Mapping[str, str], deadline: float) -> str | None:
-    """For a 429: why waiting will not help (the budget is spent, or the API asks to wait
-    longer than ``deadline`` seconds), or None for a busy second worth retrying."""
+def spent_answer(headers: Mapping[str, str], brief: float) -> str | None:
+    """For a 429: why waiting will not help, or None for a busy second worth waiting
+    ``Retry-After`` out.
+
+    The ``X-RateLimit-*-USD`` headers tell the two apart: a spent budget leaves less than the
+    call costs (``X-RateLimit-Cost-Required-USD``, else any cost) in the daily budget and the
+    prepaid balance together; a per-second limit leaves budget. A wait over ``brief`` seconds
+    (a spent budget's ``Retry-After`` runs to midnight UTC: up to a day) is never slept on."""
     remaining = _number(headers.get(REMAINING))
+    left = None if remaining is None else remaining + (_number(headers.get(PREPAID)) or 0.0)
+    required = _number(headers.get(COST_REQUIRED))
     wait = _retry_after(headers)
-    if remaining is not None and remaining <= 0:
+    if left is not None and (left <= 0 or (required is not None and left + 1e-12 < required)):
         limit = _number(headers.get(LIMIT))
         of = f" of ${limit:g} a day" if limit is not None else ""
-        return f"a 429 answer with $0 left{of}; {reset_text(headers)}"
-    if wait is not None and wait > deadline:
-        return f"a 429 answer (rate limited); {reset_text(headers)}"
+        cost = f", the call costs ${required:g}" if required else ""
+        return f"a 429 answer with ${left:.4f} left{of}{cost}; {reset_text(headers)}"
+    if wait is not None and wait > brief:
+        return (f"a 429 answer asking to wait {_duration(wait)} (over the {brief:g} s a "
+                f"per-second limit takes); {reset_text(headers)}")
     return None
 
 

@@ -35,8 +35,9 @@ from typing import Any
 
 import orjson
 
+from openmsd.fetch.errors import PlanRequired, QueryTooLong
 from openmsd.fetch.ids import work_id
-from openmsd.fetch.openalex import OpenAlex
+from openmsd.fetch.openalex import OpenAlex, fit_search
 from openmsd.fetch.seeds import Seed
 from openmsd.fetch.session import BadAnswer, FetchError
 from openmsd.io import atomic_path, refusal
@@ -53,7 +54,15 @@ STATE_VERSION = 1
 
 @dataclass
 class FetchPlan:
-    """What to fetch: seeds, a search, filters (``{"language": "fr"}``), how far to go."""
+    """What to fetch: seeds, a search, filters (``{"language": "fr"}``), how far to go.
+
+    ``since`` (YYYY-MM-DD) keeps the works updated since then: lists are filtered with
+    ``from_updated_date`` (a paid-plan filter) unless ``published_since`` is set, when they
+    are filtered with the free ``from_publication_date`` instead and ``since`` only decides
+    which seeds (read one by one, free) are written. ``cites`` are work ids whose citers are
+    looked for (``filter=cites:...``), without expanding further. ``include_xpac`` asks for
+    the works OpenAlex keeps outside its core (repositories, DataCite: theses, preprints,
+    datasets, many not in English)."""
 
     seeds: list[Seed] = field(default_factory=list)
     search: str | None = None
@@ -63,6 +72,9 @@ class FetchPlan:
     max_works: int = 10_000
     since: str | None = None
     per_page: int = PER_PAGE
+    published_since: str | None = None
+    cites: list[str] = field(default_factory=list)
+    include_xpac: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "seeds": [asdict(s) for s in self.seeds]}
@@ -82,6 +94,8 @@ class FetchReport:
     unresolved: list[dict[str, str]] = field(default_factory=list)
     merged: dict[str, str] = field(default_factory=dict)
     skipped_not_updated: int = 0
+    skipped_known: int = 0
+    xpac_works: int = 0
     stopped_at_max_works: bool = False
     resumed: bool = False
     out: str = ""
@@ -124,6 +138,9 @@ def _initial_tasks(plan: FetchPlan) -> list[dict[str, Any]]:
         tasks.append({"kind": "search", "search": plan.search, "depth": 0})
     if plan.filters:
         tasks.append({"kind": "filter", "depth": 0})
+    for start in range(0, len(plan.cites), BATCH):  # citers of these: not expanded further
+        tasks.append({"kind": "cites", "ids": plan.cites[start:start + BATCH],
+                      "depth": plan.depth})
     return tasks
 
 
@@ -193,8 +210,9 @@ class _Crawl:
     """Runs the queue of a :class:`_State` against a client, task by task, page by page."""
 
     def __init__(self, client: OpenAlex, state: _State,
-                 tick: Callable[[int], None] | None):
+                 tick: Callable[[int], None] | None, known: frozenset[str] = frozenset()):
         self.client, self.state, self.plan, self.tick = client, state, state.plan, tick
+        self.known = known
 
     def full(self) -> bool:
         return len(self.state.written) >= self.plan.max_works
@@ -219,7 +237,8 @@ class _Crawl:
             if seed.key:
                 work = self.client.work(seed.key)
             else:
-                query = self.client.works().search_filter(title=seed.title)
+                title, _ = fit_search(seed.title)
+                query = self.client.works(self.plan.include_xpac).search_filter(title=title)
                 found = self.client.page(query, per_page=1)
                 work = found[0] if found else None
         except BadAnswer as error:
@@ -240,9 +259,9 @@ class _Crawl:
     def query(self, task: dict[str, Any]) -> Any:
         kind = task["kind"]
         filters: dict[str, Any] = {}
-        query = self.client.works()
+        query = self.client.works(self.plan.include_xpac)
         if kind == "search":
-            query = query.search(task["search"])
+            query = query.search(fit_search(task["search"])[0])
         elif kind == "filter":
             filters.update(self.plan.filters)
         elif kind == "ids":
@@ -251,7 +270,10 @@ class _Crawl:
             filters["cites"] = "|".join(task["ids"])
         if kind == "search" and self.plan.filters:
             filters.update(self.plan.filters)
-        if self.plan.since:
+        if self.plan.published_since:
+            if kind in ("search", "filter", "cites"):
+                filters["from_publication_date"] = self.plan.published_since
+        elif self.plan.since:
             filters["from_updated_date"] = self.plan.since
         return query.filter(**filters) if filters else query
 
@@ -303,9 +325,12 @@ class _Crawl:
             if seed and self.plan.since and str(work.get("updated_date", ""))[:10] \
                     < self.plan.since:
                 state.report.skipped_not_updated += 1
+            elif not seed and wid in self.known:
+                state.report.skipped_known += 1  # already in the corpus being updated
             else:
                 lines.append(orjson.dumps(work) + b"\n")
                 state.written.add(wid)
+                state.report.xpac_works += work.get("is_xpac") is True
             state.seen.add(wid)
         if lines:
             try:
@@ -360,18 +385,22 @@ def check_plan(plan: FetchPlan) -> None:
         raise FetchError(f"--max-works {plan.max_works}: expected 1 or more")
     if not 1 <= plan.per_page <= PER_PAGE:
         raise FetchError(f"per_page {plan.per_page}: expected 1 to {PER_PAGE}")
-    if not (plan.seeds or plan.search or plan.filters):
+    if not (plan.seeds or plan.search or plan.filters or plan.cites):
         raise FetchError("nothing to fetch: give seeds, --search or --filter")
 
 
 def crawl(client: OpenAlex, plan: FetchPlan, out: Path,
-          tick: Callable[[int], None] | None = None) -> FetchReport:
+          tick: Callable[[int], None] | None = None, known: frozenset[str] = frozenset(),
+          extra: dict[str, Any] | None = None) -> FetchReport:
     """Fetch ``plan`` from ``client`` into ``out`` (OpenAlex works JSONL, gzipped when the
-    name ends in ``.gz``), resuming from ``OUT.progress.json`` when there is one.
+    name ends in ``.gz``), resuming from ``OUT.progress.json`` when there is one. Works whose
+    id is in ``known`` are not written (seeds excepted); ``extra`` goes into the sidecar.
 
     A crawl that cannot go on (spent budget, ``--max-cost``, network failure, refused key)
     raises :class:`FetchError` with its progress kept and saying so; one whose seeds all
-    resolved to nothing raises it too, and writes no output."""
+    resolved to nothing raises it too, and writes no output. A request the API refuses for
+    good (:class:`PlanRequired`, :class:`QueryTooLong`) raises it without asking for a run
+    again, its progress files removed when nothing was written."""
     check_plan(plan)
     check_out(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -381,8 +410,11 @@ def crawl(client: OpenAlex, plan: FetchPlan, out: Path,
     requests_before = client.requests
     spent_before, billed_before = client.budget.spent_usd, client.budget.billed_calls
     began = time.perf_counter()
+    refused: FetchError | None = None
     try:
-        _Crawl(client, state, tick).run()
+        _Crawl(client, state, tick, known).run()
+    except (PlanRequired, QueryTooLong) as error:
+        refused = error
     except FetchError as error:
         raise type(error)(f"{error} (progress kept: {len(state.written):,} works so far in "
                           f"{partial}; run the same command again to go on)") from None
@@ -401,8 +433,10 @@ def crawl(client: OpenAlex, plan: FetchPlan, out: Path,
         report.budget_limit_usd = client.budget.limit_usd
         report.budget_remaining_usd = client.budget.left()
         state.save()
+    if refused is not None:
+        raise type(refused)(_refused_line(refused, state, partial)) from None
     report.works, report.out = len(state.written), str(out)
-    if plan.seeds and not (plan.search or plan.filters) and \
+    if plan.seeds and not (plan.search or plan.filters or plan.cites) and \
             len(report.unresolved) >= len(plan.seeds):
         partial.unlink(missing_ok=True)
         state.path.unlink(missing_ok=True)
@@ -414,10 +448,24 @@ def crawl(client: OpenAlex, plan: FetchPlan, out: Path,
     _finish(partial, out)
     state.path.unlink()
     sidecar = {"plan": plan.as_dict(), "api_url": client.api_url,
-               "finished": datetime.now(UTC).strftime("%Y-%m-%d"), "report": asdict(report)}
+               "finished": datetime.now(UTC).strftime("%Y-%m-%d"), "report": asdict(report),
+               **(extra or {})}
     with atomic_path(sidecar_path(out)) as tmp:
         tmp.write_bytes(orjson.dumps(sidecar, option=orjson.OPT_INDENT_2))
     return report
+
+
+def _refused_line(error: FetchError, state: _State, partial: Path) -> str:
+    """One line for a request refused for good: no "run again"; the progress files are
+    removed when they hold nothing, kept (and named) otherwise."""
+    why = ("OpenAlex keeps it for paid plans" if isinstance(error, PlanRequired)
+           else "OpenAlex refuses it at that length")
+    if not state.written:
+        partial.unlink(missing_ok=True)
+        state.path.unlink(missing_ok=True)
+        return f"{error} ({why}: running the same command again cannot help; nothing written)"
+    return (f"{error} ({why}: running the same command again cannot help; "
+            f"{len(state.written):,} works fetched before it kept in {partial})")
 
 
 def _finish(partial: Path, out: Path) -> None:

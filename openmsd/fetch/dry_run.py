@@ -14,7 +14,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from openmsd.fetch.budget import PRICES
+from openmsd.fetch.budget import FREE_KEY_USD, KEYLESS_USD, PRICES
 from openmsd.fetch.crawler import BATCH, SINGLETONS_BELOW, FetchPlan, check_plan
 from openmsd.fetch.ids import work_id
 from openmsd.fetch.openalex import OpenAlex
@@ -110,6 +110,12 @@ def estimate(client: OpenAlex, plan: FetchPlan) -> Estimate:
     result.cost_usd = round(sum(calls[kind] * PRICES[kind] for kind in calls), 6)
     result.budget_limit_usd = client.budget.limit_usd
     result.budget_remaining_usd = client.budget.left()
+    if result.budget_limit_usd is None:  # no answer said: OpenAlex's published daily budget
+        published = FREE_KEY_USD if client.budget.keyed else KEYLESS_USD
+        result.budget_limit_usd = result.budget_remaining_usd = published
+        result.notes.append(f"the API sent no budget headers: OpenAlex's published ${published:g} "
+                            f"a day {'with a free key' if client.budget.keyed else 'without a key'}"
+                            " counted on")
     return result
 
 

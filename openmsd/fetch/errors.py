@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["BadAnswer", "FetchError", "NetworkError"]
+__all__ = ["BadAnswer", "FetchError", "NetworkError", "PlanRequired", "QueryTooLong"]
 
 
 class FetchError(RuntimeError):
@@ -17,3 +17,12 @@ class BadAnswer(FetchError):
 class NetworkError(FetchError):
     """A request that failed on the wire after its retries (stalled, cut off, too slow): the
     fetch stops, its progress kept for the next run."""
+
+
+class PlanRequired(FetchError):
+    """The API keeps what was asked (a date filter, a sort) for paid plans: running the same
+    request again cannot help."""
+
+
+class QueryTooLong(FetchError):
+    """A search text the API refuses for its length: running it again cannot help."""

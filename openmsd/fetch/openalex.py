@@ -26,6 +26,7 @@ import pyalex
 import requests
 
 from openmsd.fetch.budget import KEY_HELP, Budget, BudgetSpent, price
+from openmsd.fetch.errors import PlanRequired, QueryTooLong
 from openmsd.fetch.ids import seed_path, work_id
 from openmsd.fetch.session import (
     BadAnswer,
@@ -38,9 +39,30 @@ from openmsd.fetch.session import (
     public_url,
 )
 
-__all__ = ["DEFAULT_API", "OpenAlex", "Page", "seed_path", "work_id"]
+__all__ = ["DEFAULT_API", "SEARCH_MAX", "OpenAlex", "Page", "fit_search", "seed_path",
+           "work_id"]
 
 DEFAULT_API = "https://api.openalex.org"
+# OpenAlex refuses a search (or search.semantic) value over this many characters from a key not
+# on a paid plan: 400 "Search query too long" (its API proxy's search-volume gate, 2026).
+SEARCH_MAX = 1500
+
+
+def fit_search(text: str, limit: int = SEARCH_MAX) -> tuple[str, bool]:
+    """``text`` cut to at most ``limit`` characters at a word boundary (whitespace squeezed),
+    and whether it was cut.
+
+    >>> fit_search("parsing French   text", 12)
+    ('parsing', True)
+    >>> fit_search("short", 12)
+    ('short', False)
+    """
+    squeezed = " ".join(text.split())
+    if len(squeezed) <= limit:
+        return squeezed, False
+    cut = squeezed[:limit + 1]
+    head = cut.rsplit(" ", 1)[0] if " " in cut else squeezed[:limit]
+    return head[:limit].rstrip(), True
 
 
 class Page(list):
@@ -72,11 +94,16 @@ class OpenAlex:
         base, session, client = parts, self.session, self
 
         class Works(pyalex.Works):  # pyalex names the endpoint after the class: keep "Works"
+            xpac = False
+
             @property
             def url(self) -> str:
                 own = urlsplit(super().url)
+                query = own.query
+                if self.xpac and own.path.rstrip("/") == "/works":  # lists only
+                    query = f"{query}&include_xpac=true" if query else "include_xpac=true"
                 return urlunsplit((base.scheme, base.netloc, base.path.rstrip("/") + own.path,
-                                   own.query, ""))
+                                   query, ""))
 
             def _get_from_url(self, url: str, session_: Any = None) -> Any:
                 client.requests += 1
@@ -84,9 +111,23 @@ class OpenAlex:
 
         self._works = Works
 
-    def works(self) -> pyalex.Works:
-        """A new pyalex ``Works`` query on this API (``.filter``, ``.search``, ...)."""
-        return self._works()
+    def works(self, include_xpac: bool = False) -> pyalex.Works:
+        """A new pyalex ``Works`` query on this API (``.filter``, ``.search``, ...); with
+        ``include_xpac``, its lists take in the works OpenAlex keeps outside its core."""
+        query = self._works()
+        query.xpac = include_xpac
+        return query
+
+    def date_filter_refusal(self, since: str) -> str | None:
+        """Whether this key may filter by updated date: None when one page of
+        ``filter=from_updated_date:SINCE`` is answered (a list call), else the API's refusal
+        ("Plan upgrade required": OpenAlex keeps its date filters for paid plans; or an API
+        that does not take the filter at all)."""
+        try:
+            self.page(self.works().filter(from_updated_date=since), per_page=1)
+        except (PlanRequired, BadAnswer) as error:  # a mirror may not know the filter at all
+            return str(error)
+        return None
 
     def work(self, key: str) -> dict[str, Any] | None:
         """The work at ``/works/{key}`` (free; redirects of merged ids followed); None on
@@ -141,13 +182,20 @@ class OpenAlex:
             return call()
         except BudgetSpent as error:
             raise BudgetSpent(self.budget.spent_message(str(error))) from None
+        except PlanRequired as error:
+            raise PlanRequired(f"{where}: refused, {error}") from None
         except requests.HTTPError as error:
             status = error.response.status_code if error.response is not None else None
             if status == 404:
                 raise _NotFound(where) from None
+            text = _error_text(error)
+            if "upgrade required" in text.lower() or (status == 403 and "plan" in text.lower()):
+                raise PlanRequired(f"{where}: refused, {text}") from None
+            if status == 400 and "too long" in text.lower():
+                raise QueryTooLong(f"{where}: refused, {text}") from None
             if status in (401, 403):
-                raise FetchError(self._refused(status, _error_text(error))) from None
-            raise BadAnswer(f"{where}: HTTP {status} ({_error_text(error)})") from None
+                raise FetchError(self._refused(status, text)) from None
+            raise BadAnswer(f"{where}: HTTP {status} ({text})") from None
         except requests.exceptions.RetryError as error:
             raise BadAnswer(f"{where}: still failing after {self.polite.retries} retries "
                             f"({_reason(error)})") from None

@@ -7,7 +7,10 @@ One :class:`Polite` configuration gives a :class:`requests.Session` that
   documented way since February 2026; the retired ``mailto`` is not sent);
 * retries 5xx answers and a per-second 429 with exponential backoff, honouring
   ``Retry-After`` (urllib3's :class:`Retry`), but stops at once on a 429 that says the daily
-  budget is spent (:class:`~openmsd.fetch.budget.BudgetSpent`);
+  budget is spent or asks a wait over :data:`BRIEF_WAIT` seconds
+  (:class:`~openmsd.fetch.budget.BudgetSpent`: a spent budget's ``Retry-After`` runs to
+  midnight UTC and is never slept on), and on one that says "Plan upgrade required"
+  (:class:`~openmsd.fetch.errors.PlanRequired`);
 * gives each request an overall deadline (``timeout`` seconds from the first byte sent to the
   last byte of the body, retries included): a server that trickles its answer is cut off
   (:class:`DeadlineExceeded`), not waited on read after read;
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import orjson
 import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -36,13 +40,15 @@ from urllib3.exceptions import ProtocolError, ReadTimeoutError
 from urllib3.util import Retry
 
 from openmsd.fetch.budget import Budget, BudgetSpent, spent_answer
-from openmsd.fetch.errors import BadAnswer, FetchError, NetworkError
+from openmsd.fetch.errors import BadAnswer, FetchError, NetworkError, PlanRequired
 
-__all__ = ["RETRY_STATUS", "BadAnswer", "CutAnswer", "DeadlineExceeded", "FetchError",
-           "NetworkError", "Polite", "ResponseTooLarge", "polite_session", "public_url"]
+__all__ = ["BRIEF_WAIT", "RETRY_STATUS", "BadAnswer", "CutAnswer", "DeadlineExceeded",
+           "FetchError", "NetworkError", "PlanRequired", "Polite", "ResponseTooLarge",
+           "polite_session", "public_url"]
 
 RETRY_STATUS = (429, 500, 502, 503, 504)
 CONNECT_TIMEOUT = 10.0
+BRIEF_WAIT = 10.0  # seconds of Retry-After a per-second 429 may ask; a longer wait stops
 
 
 class ResponseTooLarge(requests.RequestException):
@@ -205,20 +211,46 @@ class _WatchedHTTPSPool(HTTPSConnectionPool):
 # --- retries that know a spent budget from a busy second ------------------------------------
 
 class _BudgetRetry(Retry):
-    """urllib3's retries, except a 429 that says the daily budget is spent (or asks to wait
-    longer than the deadline): that one raises :class:`BudgetSpent` at once."""
+    """urllib3's retries, except two 429s that waiting cannot help: one that says the daily
+    budget is spent or asks to wait longer than ``brief`` seconds raises
+    :class:`BudgetSpent` at once; one whose body says "Plan upgrade required" (OpenAlex's
+    answer to a paid-only filter on a free key, sent without budget headers) raises
+    :class:`PlanRequired` at once."""
 
-    deadline: float = 60.0
+    brief: float = BRIEF_WAIT
 
     def increment(self, method: str | None = None, url: str | None = None,
                   response: Any = None, error: Exception | None = None, _pool: Any = None,
                   _stacktrace: Any = None) -> Retry:
         if response is not None and response.status == 429:
-            spent = spent_answer(response.headers, self.deadline)
+            spent = spent_answer(response.headers, self.brief)
             if spent is not None:
                 response.drain_conn()
                 raise BudgetSpent(spent)
+            if (refused := _plan_refusal(response)) is not None:
+                raise PlanRequired(refused)
         return super().increment(method, url, response, error, _pool, _stacktrace)
+
+
+def _plan_refusal(response: Any) -> str | None:
+    """The message of a "Plan upgrade required" answer, or None for any other."""
+    if any(name.lower().startswith("x-ratelimit") for name in response.headers):
+        return None  # a budget or rate answer
+    try:
+        body = response.read(8192, decode_content=True)
+    except (ProtocolError, OSError, ReadTimeoutError):
+        return None
+    finally:
+        response.drain_conn()
+    if b"upgrade required" not in body.lower():
+        return None
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body.decode("utf-8", "replace")[:300]
+    if not isinstance(data, dict):
+        return None
+    return str(data.get("message") or data.get("error"))[:300]
 
 
 class _PoliteAdapter(HTTPAdapter):
@@ -304,7 +336,7 @@ class _KeySession(requests.Session):
 def polite_session(polite: Polite, budget: Budget | None = None) -> requests.Session:
     """A session that sends the key, retries, backs off, bounds time and size, and records
     the rate-limit headers in ``budget``."""
-    policy = type("BudgetRetry", (_BudgetRetry,), {"deadline": polite.timeout})
+    policy = type("BudgetRetry", (_BudgetRetry,), {"brief": min(polite.timeout, BRIEF_WAIT)})
     retry = policy(total=polite.retries, connect=polite.retries, read=polite.retries,
                          status=polite.retries, backoff_factor=polite.backoff,
                          backoff_max=polite.backoff_max, status_forcelist=RETRY_STATUS,

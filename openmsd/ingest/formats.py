@@ -12,8 +12,8 @@ from pathlib import Path
 from openmsd.ingest.reader import Reader, head
 from openmsd.report import IngestError
 
-FORMATS = ["openalex", "crossref", "unpaywall", "coci", "jats", "parscit", "unarxive", "s2orc",
-           "jsonl"]
+FORMATS = ["snapshot", "openalex", "crossref", "unpaywall", "coci", "jats", "parscit",
+           "unarxive", "s2orc", "jsonl"]
 
 
 def get_reader(name: str) -> Reader:

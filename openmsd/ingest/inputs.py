@@ -16,6 +16,7 @@ import orjson
 from openmsd.corpus import Record, reference_rows
 from openmsd.ingest import formats
 from openmsd.ingest.reader import Reader
+from openmsd.ingest.snapshot import find_snapshot, snapshot_parts
 from openmsd.report import IngestError, Report
 
 __all__ = ["FIELD_CHARS", "OTHER_FIELD_CHARS", "input_records", "list_files", "within_limits"]
@@ -28,12 +29,23 @@ OTHER_FIELD_CHARS = 10_000
 _SHORTEST_LIMIT = min(OTHER_FIELD_CHARS, *FIELD_CHARS.values())
 
 
-def list_files(path: Path) -> list[Path]:
-    """The files of an input: itself, or a folder's files (recursively, sorted, no hidden ones)."""
+def list_files(path: Path, since: str | None = None) -> list[Path]:
+    """The files of an input: itself, the parts an OpenAlex snapshot folder's manifest names
+    (updated on or after ``since`` only: :mod:`openmsd.ingest.snapshot`), or a folder's files
+    (recursively, sorted, no hidden ones)."""
     if path.is_file():
+        if since:
+            raise IngestError(f"{path}: --since {since} reads the newer partitions of an "
+                              "OpenAlex snapshot folder; this is a file")
         return [path]
     if not path.is_dir():
         raise IngestError(f"{path}: no such file or directory")
+    if (snapshot := find_snapshot(path)) is not None:
+        return snapshot_parts(snapshot, since)
+    if since:
+        raise IngestError(f"{path}: --since {since} reads the newer partitions of an OpenAlex "
+                          "snapshot folder (data/jsonl or data/parquet with a manifest.json); "
+                          "this folder is not one")
     return sorted(p for p in path.rglob("*") if p.is_file()
                   and not any(part.startswith(".") for part in p.relative_to(path).parts))
 

@@ -6,7 +6,9 @@ The fields read (OpenAlex Work object documentation): ``id`` (``https://openalex
 is rebuilt by placing every word at its positions), ``language`` (as OpenAlex declares it),
 ``publication_year``, ``primary_location.source.display_name`` (or the deprecated
 ``host_venue.display_name``), ``authorships[].author.display_name``, ``keywords[]``,
-``primary_topic`` / ``topics[]`` (else ``concepts[]``) as categories, and ``referenced_works``
+``primary_topic`` / ``topics[]`` (else ``concepts[]``) as categories, ``type`` (``article``,
+``dissertation``, ``dataset``, ``preprint``...: the repository and DataCite works OpenAlex keeps
+outside its core, ``is_xpac``, are mostly of the last three kinds) and ``referenced_works``
 (one reference record each, targeting ``openalex:W...``).
 
 Example line (shortened)::
@@ -203,59 +205,66 @@ def _doc_type(fields: _Fields, work: dict[str, Any]) -> str | None:
 def read(path: Path, report: Report) -> Iterator[Record]:
     """Yield one paper and its ``referenced_works`` references per OpenAlex work line."""
     for number, work in json_lines(path, report):
-        loc = f"{path.name}:{number}"
-        fields = _Fields(work)
-        ids = fields.object_of("ids")
-        openalex_id = fields.text_of("id") or as_str(ids.get("openalex"))
-        doi = normalize_doi(fields.text_of("doi") or as_str(ids.get("doi")))
-        key = doi or paper_key(None, "openalex", openalex_id)
-        if key is None:
-            report.problem(path, f"line {number}", "missing required field: 'id' or 'doi'")
-            continue
-        try:
-            abstract = rebuild_abstract(work.get("abstract_inverted_index"))
-        except MalformedIndexError as error:
-            fields.warnings.append(f"malformed abstract_inverted_index: {error}")
-            abstract = None
-        paper = {
-            "key": key,
-            "aliases": aliases(doi, {
-                "openalex": openalex_id,
-                "pmid": as_str(ids.get("pmid")),
-                "pmcid": as_str(ids.get("pmcid")),
-                "mag": as_str(ids.get("mag")),
-            }),
-            "doi": doi,
-            "title": fields.text_of("title") or fields.text_of("display_name"),
-            "abstract": abstract,
-            "declared_language": fields.text_of("language"),
-            "year": as_year(work.get("publication_year"), "publication_year"),
-            "venue": _venue(work),
-            "authors": _authors(fields.list_of("authorships")),
-            "keywords": _names(fields.list_of("keywords"), "display_name", "keyword"),
-            "categories": _categories(fields),
-            "translations": [],
-            "full_text": None,
-            "doc_type": _doc_type(fields, work),
-            "source": FORMAT,
-            "loc": loc,
-        }
-        references = fields.list_of("referenced_works")
-        for warning in fields.warnings:
-            report.problem(path, f"line {number}", warning, kind="warning")
-        yield "paper", paper
-        # One block of columns per work, no record per reference: a work cites ~30 others.
-        shorts = [cited[_WORK_URL_CUT:] for cited in references
-                  if type(cited) is str and cited.startswith(_WORK_URL)]
-        if len(shorts) == len(references):
-            positions = list(range(len(shorts)))
-        else:
-            positions, shorts = _valid_references(references, path, number, report)
-        if shorts:
-            yield "references", {"citing": key, "position": positions, "ref_id": shorts,
-                                 "targets": [["openalex:" + short] for short in shorts],
-                                 "source": FORMAT, "loc": loc}
-        report.count("openalex.referenced_works", len(references))
+        yield from work_records(work, path, number, report)
+
+
+def work_records(work: dict[str, Any], path: Path, number: int, report: Report
+                 ) -> Iterator[Record]:
+    """The paper and the ``referenced_works`` block of one Work object, line (or row)
+    ``number`` of ``path``; nothing, with a problem reported, for a work without an id."""
+    loc = f"{path.name}:{number}"
+    fields = _Fields(work)
+    ids = fields.object_of("ids")
+    openalex_id = fields.text_of("id") or as_str(ids.get("openalex"))
+    doi = normalize_doi(fields.text_of("doi") or as_str(ids.get("doi")))
+    key = doi or paper_key(None, "openalex", openalex_id)
+    if key is None:
+        report.problem(path, f"line {number}", "missing required field: 'id' or 'doi'")
+        return
+    try:
+        abstract = rebuild_abstract(work.get("abstract_inverted_index"))
+    except MalformedIndexError as error:
+        fields.warnings.append(f"malformed abstract_inverted_index: {error}")
+        abstract = None
+    paper = {
+        "key": key,
+        "aliases": aliases(doi, {
+            "openalex": openalex_id,
+            "pmid": as_str(ids.get("pmid")),
+            "pmcid": as_str(ids.get("pmcid")),
+            "mag": as_str(ids.get("mag")),
+        }),
+        "doi": doi,
+        "title": fields.text_of("title") or fields.text_of("display_name"),
+        "abstract": abstract,
+        "declared_language": fields.text_of("language"),
+        "year": as_year(work.get("publication_year"), "publication_year"),
+        "venue": _venue(work),
+        "authors": _authors(fields.list_of("authorships")),
+        "keywords": _names(fields.list_of("keywords"), "display_name", "keyword"),
+        "categories": _categories(fields),
+        "translations": [],
+        "full_text": None,
+        "doc_type": _doc_type(fields, work),
+        "source": FORMAT,
+        "loc": loc,
+    }
+    references = fields.list_of("referenced_works")
+    for warning in fields.warnings:
+        report.problem(path, f"line {number}", warning, kind="warning")
+    yield "paper", paper
+    # One block of columns per work, no record per reference: a work cites ~30 others.
+    shorts = [cited[_WORK_URL_CUT:] for cited in references
+              if type(cited) is str and cited.startswith(_WORK_URL)]
+    if len(shorts) == len(references):
+        positions = list(range(len(shorts)))
+    else:
+        positions, shorts = _valid_references(references, path, number, report)
+    if shorts:
+        yield "references", {"citing": key, "position": positions, "ref_id": shorts,
+                             "targets": [["openalex:" + short] for short in shorts],
+                             "source": FORMAT, "loc": loc}
+    report.count("openalex.referenced_works", len(references))
 
 
 def _valid_references(references: list[Any], path: Path, number: int, report: Report

@@ -48,6 +48,7 @@ from openmsd.corpus import (
 from openmsd.crashpoint import crash_point
 from openmsd.ingest.formats import get_reader
 from openmsd.ingest.inputs import input_records, list_files
+from openmsd.ingest.snapshot import deleted_works, find_snapshot
 from openmsd.io import ParquetSink, replace_dir, temp_dir_beside, write_json, write_jsonl
 from openmsd.memory import memory_limit
 from openmsd.phases import Phases
@@ -212,8 +213,8 @@ def _rare_gc(threshold: int = 200_000) -> Iterator[None]:
 
 
 def stage(path: Path, target: Path, fmt: str | None, report: Report,
-          on_record: Callable[[int], None] | None = None, workers: int | None = None
-          ) -> dict[str, int]:
+          on_record: Callable[[int], None] | None = None, workers: int | None = None,
+          since: str | None = None) -> dict[str, int]:
     """Read one input into a staged part directory written atomically at ``target``;
     ``on_record(n)`` is told of the records read, :data:`PROGRESS_EVERY` at a time (a file's
     at once where files are read in parallel).
@@ -221,8 +222,9 @@ def stage(path: Path, target: Path, fmt: str | None, report: Report,
     An input of several files holding more than :data:`PARALLEL_BYTES` in all has its files
     read by up to ``workers`` processes at once (default: the CPU cores), each into its own
     folder of the part (:func:`openmsd.corpus.layout.staged_subdir`); the records, their order,
-    the problems and the counts are those one process gives."""
-    files = list_files(path)
+    the problems and the counts are those one process gives. ``since``: the partitions of an
+    OpenAlex snapshot folder updated on or after that day only."""
+    files = list_files(path, since)
     workers = min(len(files), workers or os.cpu_count() or 1)
     if sum(file.stat().st_size for file in files) <= PARALLEL_BYTES:
         workers = 1
@@ -332,9 +334,13 @@ def _part_problems(part: Path) -> list[Problem]:
 
 def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None,
            strict: bool = False, identifier: LanguageIdentifier | None = None,
-           progress: Callable[[str, int | None], Callable[[int], None]] | None = None
-           ) -> IngestResult:
+           progress: Callable[[str, int | None], Callable[[int], None]] | None = None,
+           since: str | None = None) -> IngestResult:
     """Add ``inputs`` to the corpus at ``out`` (created if needed) and rebuild its tables.
+
+    An OpenAlex snapshot folder is read by its manifest (:mod:`openmsd.ingest.snapshot`); with
+    ``since`` (YYYY-MM-DD), only its partitions updated on or after that day, as an input of
+    its own beside the snapshot read whole.
 
     ``progress(label, total)`` may return a callback advanced by records read / papers built.
     A large folder's files are staged in parallel processes (:func:`stage`), started afresh
@@ -347,7 +353,7 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     """
     inputs = list(inputs)
     for raw in inputs:  # a missing input is an error before the corpus directory is made
-        list_files(Path(raw).resolve())
+        list_files(Path(raw).resolve(), since)
     if fmt:
         get_reader(fmt)
     try:
@@ -355,13 +361,13 @@ def ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None = None
     except ValueError as error:
         raise IngestError(str(error)) from None
     with corpus_lock(out):
-        return _ingest(inputs, out, fmt, strict, identifier, progress, limit)
+        return _ingest(inputs, out, fmt, strict, identifier, progress, limit, since)
 
 
 def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, strict: bool,
             identifier: LanguageIdentifier | None,
             progress: Callable[[str, int | None], Callable[[int], None]] | None,
-            limit: str) -> IngestResult:
+            limit: str, since: str | None = None) -> IngestResult:
     corpus = Corpus(out)
     manifest = corpus.manifest()
     committed = orjson.loads(orjson.dumps(manifest))  # as it is until this run commits
@@ -374,7 +380,7 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
     checked = []  # every input is checked before anything is written
     for raw in inputs:
         path = Path(raw).resolve()
-        files = list_files(path)
+        files = list_files(path, since)
         if not files:
             raise IngestError(f"{path}: an empty folder: nothing to ingest")
         checked.append((path, files))
@@ -386,7 +392,7 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
             shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
     for path, files in checked:
         part_digest = digest(files, path, fmt)
-        entry = next((e for e in entries if e["path"] == str(path)), None)
+        entry = next((e for e in entries if _same_input(e, path, since)), None)
         if entry and entry["digest"] == part_digest and (corpus.staged / entry["part"]).exists():
             result.unchanged.append(str(path))
             continue
@@ -396,12 +402,13 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
         report = Report(strict=strict)
         tick = progress(f"reading {path.name}", None) if progress else None
         with phases("stage"):
-            counts = stage(path, corpus.staged / part, fmt, report, tick)
+            counts = stage(path, corpus.staged / part, fmt, report, tick, since=since)
         if entry and entry["part"] != part and (corpus.staged / entry["part"]).exists():
             shutil.rmtree(corpus.staged / entry["part"])
         new = {"path": str(path), "ordinal": ordinal, "digest": part_digest, "part": part,
-               "format": fmt, "files": len(files), "records": counts}
-        entries[:] = [e for e in entries if e["path"] != str(path)] + [new]
+               "format": fmt, "files": len(files), "records": counts,
+               **({"since": since} if since else {})}
+        entries[:] = [e for e in entries if not _same_input(e, path, since)] + [new]
         entries.sort(key=lambda e: e["ordinal"])
         result.staged.append(str(path))
 
@@ -423,11 +430,40 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
 
     phases.seconds.setdefault("stage", 0.0)  # every input unchanged: nothing staged
     build_corpus(corpus, parts, report, identifier, tick, memory_limit=limit, before_swap=commit,
-                 phases=phases)
+                 phases=phases, precedence=_precedence(entries), deleted=_deleted(entries))
     crash_point("ingest.before_manifest")
     write_json(corpus.layout.manifest, manifest)
     result.phases = phases.seconds
     return result
+
+
+def _precedence(entries: list[dict[str, Any]]) -> dict[int, int]:
+    """Each input's rank in the merge of a paper's fields: a snapshot's newer partitions
+    (read ``since`` a day, the latest first) before every other input, which keep their
+    order."""
+    newer = sorted((e for e in entries if e.get("since")), key=lambda e: e["since"],
+                   reverse=True)
+    ranks = {e["ordinal"]: rank for rank, e in enumerate(newer)}
+    rest = [e for e in entries if not e.get("since")]
+    ranks.update({e["ordinal"]: len(newer) + rank for rank, e in enumerate(rest)})
+    return ranks
+
+
+def _deleted(entries: list[dict[str, Any]]) -> list[str]:
+    """The aliases (``openalex:W...``) of the works the deletion ledgers of the corpus's
+    snapshot inputs list, as they are on disk now."""
+    found: set[str] = set()
+    for entry in entries:
+        snapshot = find_snapshot(Path(entry["path"]))
+        if snapshot is not None:
+            found.update(f"openalex:{w}" for w in deleted_works(snapshot.works))
+    return sorted(found)
+
+
+def _same_input(entry: dict[str, Any], path: Path, since: str | None) -> bool:
+    """Whether the manifest ``entry`` is the input ``path`` read ``since`` (a snapshot's newer
+    partitions are an input of their own)."""
+    return entry["path"] == str(path) and entry.get("since") == since
 
 
 def _write_report(corpus: Corpus, entries: list[dict[str, Any]], report: Report,

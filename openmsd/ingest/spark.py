@@ -179,8 +179,8 @@ def ingest_on_spark(inputs: list[str | Path], out: str | Path, fmt: str | None =
                           f"({len(problems):,} problems{first}); nothing written")
 
     engine = SparkSql(spark, f"{root}/_work", BATCH)
-    origin = spark.createDataFrame([(s.ordinal, files[s.ordinal][0]) for s in done],
-                                   "part int, input int")
+    origin = spark.createDataFrame([(s.ordinal, files[s.ordinal][0], s.ordinal) for s in done],
+                                   "part int, input int, precedence int")
     for kind in ("papers", "references", "contexts"):
         parts = [f"{staged}/{s.part}/staged_{kind}.parquet" for s in done]
         frame = spark.read.option("basePath", staged).parquet(*parts)

@@ -1,6 +1,8 @@
 """Every corpus paper's record, in memory, by paper id: ``paper_id``, ``doi``, ``title``,
-``abstract``, ``language``, ``year``, ``venue``, ``authors``, ``keywords`` and, for a paper that
-is not English, ``english_title`` and ``english_abstract`` (its English translation's, if any).
+``abstract``, ``abstract_source`` (the format its abstract came from), ``type`` (the kind of
+work as its source names it: the corpus's ``doc_type``), ``language``, ``year``, ``venue``,
+``authors``, ``keywords`` and, for a paper that is not English, ``english_title`` and
+``english_abstract`` (its English translation's, if any).
 
 Read once per corpus build (:mod:`openmsd.search.resources`) instead of scanning
 ``papers.parquet`` on every request: search results show a record's summary columns, a paper's
@@ -21,15 +23,18 @@ from openmsd.io import arrow_table
 from openmsd.search.resources import resources_of
 
 RECORD_SQL = """
-SELECT paper_id, doi, title, abstract, language, year, venue, authors, keywords,
+SELECT paper_id, doi, title, abstract, abstract_source, doc_type AS type, language, year, venue,
+       authors,
+       keywords,
        CASE WHEN language IS DISTINCT FROM 'en' THEN nullif(english.title, '') END
            AS english_title,
        CASE WHEN language IS DISTINCT FROM 'en' THEN nullif(english.abstract, '') END
            AS english_abstract
 FROM (SELECT *, [t FOR t IN coalesce(translations, []) IF t.language = 'en'][1] AS english
       FROM papers)"""
-COLUMNS = ["paper_id", "doi", "title", "abstract", "language", "year", "venue", "authors",
-           "keywords", "translations"]
+COLUMNS = ["paper_id", "doi", "title", "abstract", "abstract_source", "doc_type", "language",
+           "year", "venue", "authors", "keywords", "translations"]
+LATER = {"abstract_source", "doc_type"}  # columns a corpus built before them lacks: read as null
 
 
 @dataclass(frozen=True)
@@ -77,7 +82,12 @@ class PaperRecords:
 
 def read_records(source: BinaryIO) -> PaperRecords:
     """The records of an open ``papers.parquet``."""
-    return PaperRecords.from_table(pq.read_table(source, columns=COLUMNS))
+    file = pq.ParquetFile(source)
+    present = set(file.schema_arrow.names)
+    table = file.read(columns=[c for c in COLUMNS if c in present])
+    for name in sorted(LATER - present):
+        table = table.append_column(name, pa.nulls(table.num_rows, pa.string()))
+    return PaperRecords.from_table(table)
 
 
 def load_paper_records(corpus: Corpus) -> PaperRecords:

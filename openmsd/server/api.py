@@ -148,6 +148,10 @@ class Paper(BaseModel):
     doi: str | None
     title: str | None
     abstract: str | None
+    abstract_source: str | None = Field(None, description="The source its abstract came from "
+                                        "(openalex, crossref, ...).")
+    type: str | None = Field(None, description="The kind of work as its source names it "
+                             "(article, dissertation, dataset, preprint, ...).")
     language: str | None
     year: int | None
     venue: str | None

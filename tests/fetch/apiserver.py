@@ -11,7 +11,16 @@ developers.openalex.org): the key in the ``api_key`` parameter (an ``Authorizati
 not read), a daily budget in USD per key (``World.keys``) or without one
 (``World.keyless_usd``); singletons free, list calls $0.0001, searches $0.001; every answer
 carries ``X-RateLimit-Limit-USD``, ``X-RateLimit-Remaining-USD`` and ``X-RateLimit-Cost-USD``;
-a call the budget left cannot pay is a 429, an unknown key a 401.
+a call the budget left cannot pay is a 429 (with ``Retry-After`` and ``X-RateLimit-Reset``, the
+seconds to midnight UTC, and ``X-RateLimit-Cost-Required-USD``), an unknown key a 401.
+
+As OpenAlex's API proxy answers in 2026: the date filters ``from_updated_date``,
+``to_updated_date``, ``from_created_date``, ``to_created_date`` (and sorting by them) are for
+paid plans (``World.paid_keys``): any other key, or none, gets a 429 ``{"error": "Plan upgrade
+required", "message": ...}`` without budget headers, before any billing; a ``search`` or
+``search.semantic`` value over 1,500 characters from a key not on a paid plan is a 400
+``{"error": "Search query too long", ...}``; works flagged ``is_xpac`` (repositories, DataCite)
+are left out of lists unless ``include_xpac=true``.
 
 Faults are scripted: ``world.fault("/openalex/works?", 429, headers={"Retry-After": "1"})``
 answers the next request whose path contains the pattern with that status, once;
@@ -23,12 +32,14 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import re
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -39,6 +50,9 @@ CROSSREF = "/crossref"
 ZOTERO = "/zotero"
 ZOTERO_KEY = "zotero-test-key"
 OPENALEX_KEY = "openalex-test-key"
+OPENALEX_PAID_KEY = "openalex-paid-test-key"
+SEARCH_CAP = 1500  # characters of a search value a key not on a paid plan may send
+PAID_FILTER = re.compile(r"(?:from_|to_)?(?:updated|created)_date(?::[><]?\d{4}-\d{2}-\d{2})?")
 PRICES = {"singleton": 0.0, "list": 0.0001, "search": 0.001}
 
 
@@ -52,14 +66,17 @@ def inverted_index(text: str) -> dict[str, list[int]]:
 
 def openalex_work(number: int, title: str, abstract: str | None, year: int, language: str,
                   authors: list[str], references: list[int], venue: str | None = None,
-                  updated: str = "2026-01-15") -> dict[str, Any]:
-    """A Work object as the OpenAlex API documents it."""
+                  updated: str = "2026-01-15", published: str | None = None,
+                  work_type: str = "article", xpac: bool = False) -> dict[str, Any]:
+    """A Work object as the OpenAlex API documents it (``published``: its publication date,
+    by default June 1 of ``year``; ``xpac``: a work of the expansion pack)."""
     wid = f"https://openalex.org/W{number}"
     doi = f"https://doi.org/10.5555/test.{number}"
     return {
         "id": wid, "doi": doi, "title": title, "display_name": title,
-        "publication_year": year, "publication_date": f"{year}-06-01", "language": language,
-        "type": "article", "ids": {"openalex": wid, "doi": doi},
+        "publication_year": year, "publication_date": published or f"{year}-06-01",
+        "language": language, "type": work_type, "is_xpac": xpac,
+        "ids": {"openalex": wid, "doi": doi},
         "primary_location": {"source": {"id": "https://openalex.org/S1",
                                         "display_name": venue or "Test Venue"}},
         "authorships": [{"author_position": "first" if i == 0 else "middle",
@@ -98,8 +115,10 @@ class World:
     delay: float = 0.0  # seconds before each answer (a slow API)
     headers: list[dict[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    keys: dict[str, float] = field(default_factory=lambda: {OPENALEX_KEY: 1.0})
-    keyless_usd: float = 0.01
+    keys: dict[str, float] = field(default_factory=lambda: {OPENALEX_KEY: 1.0,
+                                                            OPENALEX_PAID_KEY: 100.0})
+    paid_keys: set[str] = field(default_factory=lambda: {OPENALEX_PAID_KEY})
+    keyless_usd: float = 0.10
     spent: dict[str, float] = field(default_factory=dict)  # by key ("" without one)
     max_per_page: int = 100  # the documented range is 1-100 (200 before 2026)
     cited_by: dict[str, int] | None = None  # counts of citers, rebuilt after add()
@@ -133,13 +152,47 @@ class World:
         with self.lock:
             spent = self.spent.get(key or "", 0.0)
             if cost > limit - spent + 1e-12:
-                status, cost = 429, 0.0
+                status, required, cost = 429, cost, 0.0
             else:
-                status = 200
+                status, required = 200, 0.0
                 spent = self.spent[key or ""] = spent + cost
-        return status, {"X-RateLimit-Limit-USD": f"{limit:.4f}",
-                        "X-RateLimit-Remaining-USD": f"{max(0.0, limit - spent):.4f}",
-                        "X-RateLimit-Cost-USD": f"{cost:.4f}"}
+        headers = {"X-RateLimit-Limit-USD": f"{limit:.4f}",
+                   "X-RateLimit-Remaining-USD": f"{max(0.0, limit - spent):.4f}",
+                   "X-RateLimit-Cost-USD": f"{cost:.4f}"}
+        if status == 429:
+            midnight = str(_seconds_to_midnight())
+            headers = {**headers, "X-RateLimit-Cost-Required-USD": f"{required:.4f}",
+                       "X-RateLimit-Prepaid-Remaining-USD": "0", "Retry-After": midnight,
+                       "X-RateLimit-Reset": midnight}
+            del headers["X-RateLimit-Cost-USD"]
+        return status, headers
+
+    def plan_refusal(self, key: str | None, query: dict[str, list[str]]) -> dict[str, str] | None:
+        """The body of a "Plan upgrade required" answer when ``query`` uses a paid-only date
+        filter or sort and ``key`` is not on a paid plan; None otherwise."""
+        if key in self.paid_keys:
+            return None
+        for name, what in (("filter", "The \"{}\" filter"), ("sort", "Sorting by \"{}\"")):
+            for value in query.get(name, []):
+                if found := PAID_FILTER.search(value):
+                    return {"error": "Plan upgrade required",
+                            "message": f"{what.format(found.group(0))} requires a Premium, "
+                                       "Institutional, or Partner plan. See "
+                                       "https://openalex.org/pricing for details."}
+        return None
+
+    def too_long(self, key: str | None, query: dict[str, list[str]]) -> dict[str, str] | None:
+        """The body of a "Search query too long" answer, or None."""
+        if key in self.paid_keys:
+            return None
+        longest = max((len(v) for name in ("search", "search.semantic")
+                       for v in query.get(name, [])), default=0)
+        if longest <= SEARCH_CAP:
+            return None
+        return {"error": "Search query too long", "error_source": "openalex-api-proxy",
+                "message": f"Your search is too long ({longest} characters; the limit is "
+                           f"{SEARCH_CAP}). Get an API key on a paid plan for large searches, "
+                           "or split the text into several shorter requests."}
 
     def counted(self, work: dict[str, Any]) -> dict[str, Any]:
         """``work`` with its ``cited_by_count``: the works here that reference it."""
@@ -153,6 +206,12 @@ class World:
             for ref in work["referenced_works"]:
                 out.setdefault(ref.rsplit("/", 1)[-1], []).append(wid)
         return out
+
+
+def _seconds_to_midnight() -> int:
+    now = datetime.now(UTC)
+    midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return math.ceil((midnight - now).total_seconds())
 
 
 def _cursor(offset: int) -> str:
@@ -242,10 +301,19 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send(status, body, headers=headers)
             return
         parts = urlsplit(self.path)
-        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        every = parse_qs(parts.query)
+        query = {k: v[0] for k, v in every.items()}
         path = parts.path
         if path.startswith(OPENALEX + "/works"):
             rest = path[len(OPENALEX + "/works"):]
+            key = query.get("api_key")
+            if key is None or key in world.keys:  # a wrong key is a 401 first
+                if refusal := world.plan_refusal(key, every):
+                    self.send_json(429, refusal, headers={"Cache-Control": "no-store"})
+                    return
+                if refusal := world.too_long(key, every):
+                    self.send_json(400, refusal)
+                    return
             status, budget = world.charge(query.get("api_key"), _kind(rest, query))
             if status == 401:
                 self.send_json(401, {"error": "Invalid API key",
@@ -283,14 +351,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(200, world.counted(work))
             return
         filters = _filters(query.get("filter", ""))
-        known = {"openalex_id", "cites", "from_updated_date", "language", "publication_year",
-                 "title.search", "doi", ""}
+        known = {"openalex_id", "cites", "from_updated_date", "to_updated_date",
+                 "from_created_date", "to_created_date", "from_publication_date",
+                 "to_publication_date", "language", "publication_year", "title.search", "doi",
+                 "type", "is_xpac", ""}
         if set(filters) - known:
             self.send_json(400, {"error": "Invalid query parameters error.",
                                  "message": f"{sorted(set(filters) - known)} is not a valid "
                                             "field"})
             return
         ids = sorted(world.works, key=lambda w: int(w[1:]))
+        if query.get("include_xpac") != "true":
+            ids = [w for w in ids if not world.works[w].get("is_xpac")]
+        if "is_xpac" in filters:
+            ids = [w for w in ids if bool(world.works[w].get("is_xpac"))
+                   == (filters["is_xpac"] == "true")]
+        if "type" in filters:
+            ids = [w for w in ids if world.works[w]["type"] in filters["type"].split("|")]
         if "openalex_id" in filters:
             wanted = {w.rsplit("/", 1)[-1].upper() for w in filters["openalex_id"].split("|")}
             ids = [w for w in ids if w in wanted]
@@ -301,6 +378,12 @@ class _Handler(BaseHTTPRequestHandler):
         if "from_updated_date" in filters:
             ids = [w for w in ids if world.works[w]["updated_date"][:10]
                    >= filters["from_updated_date"]]
+        for name, keep in (("from_publication_date", lambda d, v: d >= v),
+                           ("to_publication_date", lambda d, v: d <= v),
+                           ("from_created_date", lambda d, v: d >= v)):
+            if name in filters:
+                field_ = "created_date" if "created" in name else "publication_date"
+                ids = [w for w in ids if keep(world.works[w][field_][:10], filters[name])]
         if "language" in filters:
             ids = [w for w in ids if world.works[w]["language"] == filters["language"]]
         if "publication_year" in filters:

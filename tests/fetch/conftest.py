@@ -9,6 +9,7 @@ import pytest
 from openmsd.fetch import Polite
 from tests.fetch.apiserver import (
     OPENALEX_KEY,
+    OPENALEX_PAID_KEY,
     Server,
     World,
     crossref_work,
@@ -17,6 +18,8 @@ from tests.fetch.apiserver import (
 )
 
 FAST = Polite(retries=3, backoff=0.01, backoff_max=0.05, timeout=5, api_key=OPENALEX_KEY)
+FAST_PAID = Polite(retries=3, backoff=0.01, backoff_max=0.05, timeout=5,
+                   api_key=OPENALEX_PAID_KEY)  # a key on a paid plan: date filters allowed
 
 
 def small_world() -> World:
@@ -51,3 +54,9 @@ def small_world() -> World:
 @pytest.fixture
 def api() -> Iterator[Server]:
     yield from serve(small_world())
+
+
+@pytest.fixture(autouse=True)
+def _crossref_mailto(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Crossref asks every client for a mailto (a test without one deletes it)."""
+    monkeypatch.setenv("CROSSREF_MAILTO", "tests@example.org")

@@ -90,11 +90,29 @@ def test_fetch_crossref_fills_what_openalex_lacks(api: Server, tmp_path: Path) -
     out = tmp_path / "crossref.json"
     result = runner.invoke(app, ["fetch", "crossref", "10.5555/nothing", "--lacking-in",
                                  str(works), "--out", str(out), "--api-url", api.crossref,
+                                 "--mailto", "me@example.org", "--plus-token", "t0k",
                                  "--json"])
     assert result.exit_code == 0, result.output
     report = orjson.loads(result.stdout[result.stdout.index("{"):])
     # W1005 lacks an abstract, W1004 references: both asked; Crossref knows only 10.5555/test.1005
     assert report["works"] == 1
     assert {u["doi"] for u in report["unresolved"]} == {"10.5555/nothing", "10.5555/test.1004"}
+    asked = [(p, h) for p, h in zip(api.world.log, api.world.headers, strict=True)
+             if p.startswith("/crossref/")]
+    assert asked and all("mailto=me%40example.org" in p for p, _ in asked)
+    assert all(h.get("Crossref-Plus-API-Token") == "Bearer t0k" for _, h in asked)
     built = ingest([works, out], tmp_path / "corpus")
     assert built.report["counts"]["papers"] == 2 and built.report["problems"] == 0
+
+
+def test_crossref_without_a_mailto_is_one_line_and_fetches_nothing(
+        api: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CROSSREF_MAILTO")
+    out = tmp_path / "crossref.json"
+    result = runner.invoke(app, ["fetch", "crossref", "10.5555/test.1005", "--out", str(out),
+                                 "--api-url", api.crossref])
+    assert result.exit_code == 2 and "give --mailto" in result.output
+    assert not any(p.startswith("/crossref/") for p in api.world.log) and not out.exists()
+    result = runner.invoke(app, ["fetch", "crossref", "10.5555/test.1005", "--out", str(out),
+                                 "--api-url", api.crossref, "--mailto", "not-an-address"])
+    assert result.exit_code == 2 and "expected an e-mail address" in result.output

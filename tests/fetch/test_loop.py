@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import bibtexparser
@@ -104,7 +105,8 @@ def test_fetch_ingest_embed_index_serve_update(world: World, tmp_path: Path) -> 
         # the API gains a work citing a seed, and a seed is updated: update fetches just these
         world.add(openalex_work(5000, "Analyse syntaxique et traduction", "Un nouveau travail "
                                 "sur l'analyse syntaxique.", 2026, "fr", ["Ana Silva"], [1040],
-                                updated="2099-01-01"))
+                                updated="2099-01-01",
+                                published=datetime.now(UTC).strftime("%Y-%m-%d")))
         world.works["W1041"]["updated_date"] = "2099-01-01T00:00:00.000000"
         output = _run("update", str(corpus), "--api-key", OPENALEX_KEY)
         assert "2 works" in output

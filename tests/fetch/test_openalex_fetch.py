@@ -22,7 +22,7 @@ from openmsd.fetch import (
 )
 from openmsd.ingest.openalex import rebuild_abstract
 from tests.fetch.apiserver import OPENALEX_KEY, Server
-from tests.fetch.conftest import FAST
+from tests.fetch.conftest import FAST, FAST_PAID
 
 
 def _ids(path: Path) -> list[str]:
@@ -126,7 +126,7 @@ def test_since_fetches_only_updated_works(api: Server, tmp_path: Path) -> None:
     api.world.works["W1009"]["updated_date"] = "2026-11-01T00:00:00.000000"
     out = tmp_path / "w.jsonl"
     plan = FetchPlan(seeds=seeds_from_ids(["W1001"], "cli"), citing=True, since="2026-10-01")
-    report = crawl(OpenAlex(api.openalex, FAST), plan, out)
+    report = crawl(OpenAlex(api.openalex, FAST_PAID), plan, out)  # a paid-plan filter
     assert _ids(out) == ["W1009"]
     assert report.skipped_not_updated == 1
 

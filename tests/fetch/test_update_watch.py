@@ -1,9 +1,12 @@
 """``openmsd update CORPUS --watch LIBRARY`` against a local OpenAlex server: the first run
 lists every paper (a first watch), and after new works appear in the API the second run's
-feed lists exactly those, ranked for the library, with why."""
+feed lists exactly those, ranked for the library, with why. Without a key (the date filters
+are paid-only) the new works are found by publication date and by their citations of the
+corpus."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import feedparser
@@ -46,13 +49,16 @@ def test_update_watch_lists_exactly_the_new_works(tmp_path: Path) -> None:
         assert not before.bozo and before.entries  # first watch: every paper but the seeds
         seen = {e.id for e in before.entries}
 
-        # two new works appear: a Portuguese one citing a seed, an English one
+        # two new works appear, published today: a Portuguese one citing a seed, an English one
+        today = datetime.now(UTC).strftime("%Y-%m-%d")
         world.add(openalex_work(2001, "Análise sintática robusta do português",
                                 "Um analisador sintático robusto para o português.", 2026,
-                                "pt", ["Ana Silva"], [1001], updated="2099-01-01"))
+                                "pt", ["Ana Silva"], [1001], updated="2099-01-01",
+                                published=today))
         world.add(openalex_work(2002, "Low resource neural translation revisited",
                                 "Neural machine translation with little parallel data.", 2026,
-                                "en", ["Bo Li"], [1002], updated="2099-01-01"))
+                                "en", ["Bo Li"], [1002], updated="2099-01-01",
+                                published=today))
         output = _run("update", corpus, "--watch", library, "--atom", second, "--html",
                       tmp_path / "second.html")
         assert "2 new papers since" in output, output

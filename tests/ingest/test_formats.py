@@ -60,5 +60,5 @@ def test_hand_written_files_of_every_format_are_detected(tmp_path, name, content
 
 
 def test_unknown_format_names_the_known_ones():
-    with pytest.raises(IngestError, match="expected one of openalex, crossref"):
+    with pytest.raises(IngestError, match="expected one of snapshot, openalex, crossref"):
         formats.get_reader("bibtex")

@@ -71,4 +71,4 @@ def test_crossref_abstracts_fill_the_gaps_with_their_source_shown(api: Server,
         assert 'class="badge type">dissertation<' in thesis
         record = client.get("/api/papers/10.5555/test.1005").json()
         assert record["abstract_source"] == "crossref"
-        assert record["doc_type"] == "article"  # OpenAlex's, the first input's, over Crossref's
+        assert record["type"] == "article"  # OpenAlex's, the first input's, over Crossref's

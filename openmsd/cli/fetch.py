@@ -474,6 +474,34 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
                               f"({manifest['training']['chosen']['candidate']}; "
                               f"{manifest['mapped']:,} papers mapped)", highlight=False)
         summary["adapters"] = retrained
+        summary["ranker"] = _retrain_ranker(Corpus(corpus), json)
         return summary
     except (FetchError, CorpusError, IngestError, FileNotFoundError, ValueError) as error:
         fail(str(error))
+
+
+def _retrain_ranker(corpus: Any, json: bool) -> dict[str, Any] | None:
+    """Train the corpus's ranker again on the grown graph, where one was trained
+    ('openmsd train ranker'); what it keeps and gains out of fold (None: none to retrain)."""
+    from openmsd.cli.output import progress as bars
+    from openmsd.experiment import TuneError, train_ranker
+    from openmsd.rank import tuned
+
+    if not any("selection" in entry for entry in tuned(corpus).values()):
+        return None
+    try:
+        with bars() as start:
+            found = train_ranker(corpus, progress=start)
+    except TuneError as error:  # too few links now: the ranker trained before stays
+        if not json:
+            err.print(f"the ranker was not trained again: {error}", highlight=False)
+        return {"kept": "as trained before", "why": str(error)}
+    gains = {name: {"chosen": fit["paper"]["chosen"],
+                    "over_best_single": fit["paper"]["gain_over_best_single"]}
+             for name, fit in found["report"].items() if "paper" in fit}
+    if not json:
+        for name, gain in gains.items():
+            out.print(f"{name}: the ranker trained again on the grown graph: "
+                      f"{gain['chosen']}, {gain['over_best_single']:.2f}x the best single "
+                      "signal out of fold", highlight=False)
+    return gains

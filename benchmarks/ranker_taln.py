@@ -27,14 +27,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from crosslingual_taln import DATA, read_task, shared_dense
+from ranker_crosslingual import crosslingual
 from record import write_record
 
 from openmsd.corpus import Corpus
-from openmsd.eval import evaluate_retrieval, evaluate_sdsm, text_papers
+from openmsd.eval import evaluate_sdsm
 from openmsd.experiment import train_ranker
 from openmsd.experiment.ranker import GRAPH_SIGNALS, text_signals
-from openmsd.rank import HYBRID, HYBRID_GRAPH, learned_fusion, load_scorer, ranker_path, tuned
+from openmsd.rank import HYBRID, HYBRID_GRAPH, ranker_path
 
 SPLITS = ("idt", "odt")
 
@@ -54,34 +54,6 @@ def scored(corpus: Corpus, models: list[str], protocol: str) -> dict[str, Any]:
                       for name, m in summary["models"].items()}
         out[split]["queries"] = summary["relevant_pairs"]
     return out
-
-
-def crosslingual(corpus: Corpus, backend: str) -> dict[str, Any]:
-    """French → English Recall@1 and MRR of the learned ``hybrid``'s free-text head, and of
-    its best single member, over TALN's papers that have both abstracts."""
-    queries, documents = read_task(DATA)
-    papers = text_papers(list(documents), list(documents.values()))
-    spec = tuned(corpus)[HYBRID]
-    head = spec.get("free_text", spec["paper"])
-    members = list(head["members"])
-    cache = shared_dense([m.split(":")[0] for m in members], papers, backend)
-    qrels = {q: {q: 1} for q in queries}
-
-    def loaded(name: str):
-        bare = name.split(":")[0]
-        return cache.get(bare) or load_scorer(bare, papers, backend=backend, cache={})
-
-    out = {}
-    scorers = [loaded(m) for m in members]
-    fusion = learned_fusion(HYBRID, scorers, {"members": members, "method": "model",
-                                               "paper": head})
-    for label, scorer in [("learned free-text head", fusion),
-                          *[(m, s) for m, s in zip(members, scorers, strict=True)]]:
-        result = evaluate_retrieval(queries, documents, qrels, lambda _p, s=scorer: s)
-        out[label] = {k: round(v, 4) for k, v in result["metrics"].items()
-                      if k in ("Recall@1", "MRR", "Recall@10")}
-        print(label, out[label], file=sys.stderr, flush=True)
-    return {"queries": len(queries), "documents": len(documents), "rankers": out}
 
 
 def main() -> None:

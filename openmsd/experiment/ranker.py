@@ -65,6 +65,8 @@ __all__ = ["FOLDS", "GRAPH_SIGNALS", "MIN_QUERIES", "TooFewLinks", "text_signals
 
 #: Folds of the cross-validation (grouped by query).
 FOLDS = 5
+#: The p-value under which a learned model's gain over the plain rankers must lie.
+ALPHA = 0.05
 #: Fewer tuning queries with a link than this: nothing is learned, the untuned fusion stays.
 MIN_QUERIES = 20
 #: The graph's evidence ``hybrid-graph`` learns from (``citation``, a visible link, is what
@@ -252,9 +254,14 @@ def _calibration(grids: Sequence[Grid], matrices: Sequence[np.ndarray]) -> dict[
 
 
 def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, folds: int,
-            seed: int, kinds: Sequence[str], tick: Callable[[], None]) -> dict[str, Any]:
+            seed: int, kinds: Sequence[str], tick: Callable[[], None],
+            untuned: dict[str, Any]) -> dict[str, Any]:
     """Every candidate scored out of fold; the best, fitted on every query, with its
-    calibration. Returns the head (``members``, ``model`` or one member's score,
+    calibration. A learned model is the best only where it beats the best of the members
+    and the untuned fusion (``untuned``'s spec) out of fold with a paired t-test's p <
+    :data:`ALPHA`: what it gains on this corpus's queries must be more than their noise to
+    be worth a ranker that may meet other queries. Returns the head (``members``, ``model``,
+    or the untuned fusion's ``method`` and ``weights``, or one member's score;
     ``calibration``) and the table."""
     fold_of = _folds(grids, folds, seed)
     names = feature_names(members)
@@ -277,10 +284,16 @@ def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, fol
         table[key], ap[key] = _objective(grids, matrices, task)
     singles = {m: table[m] for m in members}
     best_single = max(singles, key=singles.__getitem__)
+    plain = max((k for k in table if not k.startswith("learned")),
+                key=lambda key: (table[key], key in singles))
     best = max(table, key=lambda key: (table[key], key in singles))
+    p_plain = _p(ap[best], ap[plain]) if best != plain else None
+    if best != plain and (p_plain is None or p_plain >= ALPHA):
+        best = plain  # a model that does not beat the plain rankers for sure is not shipped
     out: dict[str, Any] = {
         "out_of_fold_map": {k: round(v, 4) for k, v in table.items()},
-        "best_single": best_single, "chosen": best,
+        "best_single": best_single, "best_plain": plain,
+        "p_learned_against_plain": p_plain, "chosen": best,
         "gain_over_best_single": round(table[best] / table[best_single], 4)
         if table[best_single] else None,
         "p_against_best_single": _p(ap[best], ap[best_single]),
@@ -294,7 +307,9 @@ def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, fol
                        "calibration": calibration}
         tick()
     elif best == "untuned":
-        out["head"] = {"untuned": True, "calibration": calibration}
+        out["head"] = {"members": list(untuned["members"]), "model": None,
+                       "method": untuned["method"], "weights": list(untuned["weights"]),
+                       "calibration": calibration, "untuned": True}
     else:
         out["head"] = {"members": [best], "model": None, "calibration": calibration}
     return out
@@ -337,7 +352,7 @@ def _fit_variant(corpus: Corpus, hidden: bool, members: list[str], heads: dict[s
         grids = [_grid(corpus, pool, store, chosen, untuned, task, mask)
                  for pool, store, mask in zip(pools, stores, masks, strict=True)]
         out[head] = _select(grids, chosen, task, folds, seed, kinds,
-                            (lambda: advance(1)) if advance else (lambda: None))
+                            (lambda: advance(1)) if advance else (lambda: None), untuned)
     return out
 
 
@@ -373,7 +388,7 @@ def _spec(name: str, found: dict[str, Any], untuned: dict[str, Any]) -> dict[str
     spec: dict[str, Any] = {"members": members, "method": LEARNED, "paper": paper,
                             "tuned": True, "selection": selection}
     free = found.get("free_text", {}).get("head")
-    if free is not None and not free.get("untuned"):
+    if free is not None:
         spec["free_text"] = free
     return spec
 

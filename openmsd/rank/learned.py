@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from openmsd.rank.calibration import ArtifactError, Calibration, finite_numbers
-from openmsd.rank.fusion import Fusion, heard
+from openmsd.rank.fusion import METHODS, Fusion, fuse, heard
 from openmsd.rank.scorer import Queries, Scorer
 
 __all__ = [
@@ -184,19 +184,25 @@ class LearnedModel:
 
 @dataclass(frozen=True)
 class Head:
-    """One learned model of a fusion, over some of its members (indices), or one member alone,
-    with the calibration of its scores."""
+    """How a fusion scores a pair, over some of its members (indices): a learned ``model``,
+    or, without one, the members' ``weights`` fused by ``method`` (the untuned fusion's
+    way, :func:`openmsd.rank.fusion.fuse`), or the one member's own score; with the
+    calibration of its scores."""
 
     members: tuple[int, ...]
-    model: LearnedModel | None  # None: the score is its one member's
+    model: LearnedModel | None
     calibration: Calibration | None = None
+    method: str | None = None
+    weights: tuple[float, ...] = ()
 
     def score(self, parts: Sequence[np.ndarray], query_languages: np.ndarray,
               languages: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """The head's scores of its members' matrices ``parts`` (queries × candidates)."""
-        if self.model is None:
-            return np.asarray(parts[0], np.float64)
-        return self.model.score(pair_features(parts, query_languages, languages, lengths))
+        if self.model is not None:
+            return self.model.score(pair_features(parts, query_languages, languages, lengths))
+        if self.method is not None:
+            return np.asarray(fuse(parts, self.weights, self.method), np.float64)
+        return np.asarray(parts[0], np.float64)
 
 
 class LearnedFusion(Fusion):
@@ -251,16 +257,24 @@ def head_of(found: Any, members: Sequence[str], what: str) -> Head:
     unknown = [m for m in found["members"] if m not in members]
     if unknown:
         raise ArtifactError(f"{what}: names {', '.join(map(str, unknown))}, not a member")
-    if found.get("model") is None and len(found["members"]) != 1:
-        raise ArtifactError(f"{what}: a head without a model reads one member")
+    fused = found.get("method")
+    if found.get("model") is None and fused is None and len(found["members"]) != 1:
+        raise ArtifactError(f"{what}: a head without a model or a method reads one member")
+    if fused is not None and fused not in METHODS:
+        raise ArtifactError(f"{what}: method must be one of {', '.join(METHODS)}")
     try:
         model = (LearnedModel.from_dict(found["model"], found["members"])
                  if found.get("model") is not None else None)
         calibration = (Calibration.from_dict(found["calibration"])
                        if found.get("calibration") is not None else None)
+        weights = (tuple(finite_numbers(found.get("weights"), "weights"))
+                   if fused is not None else ())
     except ArtifactError as error:
         raise ArtifactError(f"{what}: {error}") from None
-    return Head(tuple(members.index(m) for m in found["members"]), model, calibration)
+    if fused is not None and len(weights) != len(found["members"]):
+        raise ArtifactError(f"{what}: one weight a member")
+    return Head(tuple(members.index(m) for m in found["members"]), model, calibration,
+                fused, weights)
 
 
 def learned_fusion(name: str, members: Sequence[Scorer], spec: dict[str, Any]) -> LearnedFusion:

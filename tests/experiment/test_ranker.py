@@ -12,7 +12,7 @@ from openmsd.experiment.pools import tuning_pool
 from openmsd.experiment.ranker import Grid, _select
 from openmsd.rank import Papers, Queries
 from openmsd.rank.calibration import ArtifactError, Calibration
-from openmsd.rank.fusion import Fusion
+from openmsd.rank.fusion import Fusion, fuse
 from openmsd.rank.learned import (
     LearnedFusion,
     LearnedModel,
@@ -64,16 +64,20 @@ def grid_of(pool: Pool, members: dict[str, np.ndarray], languages: np.ndarray,
     features = pair_features(parts, languages[tuning.rows],
                              np.broadcast_to(languages, shape), np.full(shape, 100.0))
     valid = np.any([np.isfinite(p) for p in parts], axis=0)
-    fused = np.sum([np.where(np.isfinite(members[m][tuning.rows]),
-                             members[m][tuning.rows], -np.inf) for m in untuned], axis=0)
-    return Grid(tuning, parts, labels, valid, features, fused.astype(np.float32))
+    fused = fuse([members[m][tuning.rows] for m in untuned], [1.0] * len(untuned), "zscore")
+    return Grid(tuning, parts, labels, valid, features, fused)
+
+
+def plain(names: list[str]) -> dict:
+    """The untuned fusion of ``names``: their z-scores added."""
+    return {"members": names, "weights": [1.0] * len(names), "method": "zscore"}
 
 
 def test_the_learned_ranker_wins_out_of_fold_where_the_evidence_combines():
     pool, members, languages = synthetic(queries=80, papers=100, seed=0)
     grid = grid_of(pool, members, languages, ["signal", "noise"])
     found = _select([grid], list(members), "citation", 5, 0, ("linear", "lightgbm"),
-                    lambda: None)
+                    lambda: None, plain(["signal", "noise"]))
     table = found["out_of_fold_map"]
     assert set(table) == {"signal", "noise", "cross", "untuned", "learned (linear)",
                           "learned (lightgbm)"}
@@ -98,11 +102,14 @@ def test_never_below_the_best_single_member_out_of_fold():
     pool, members, languages = synthetic(queries=60, papers=80, seed=3)
     only = {"signal": members["signal"], "noise": members["noise"]}
     grid = grid_of(pool, only, languages, ["noise"])
-    found = _select([grid], list(only), "citation", 5, 0, ("linear",), lambda: None)
+    found = _select([grid], list(only), "citation", 5, 0, ("linear",), lambda: None,
+                    plain(["noise"]))
     table = found["out_of_fold_map"]
     assert table[found["chosen"]] >= table["signal"] == max(table["signal"], table["noise"])
-    if not found["chosen"].startswith("learned"):  # a single member ships as itself
+    if found["chosen"] in only:  # a single member ships as itself
         assert found["head"]["members"] == [found["chosen"]] and found["head"]["model"] is None
+    if found["chosen"].startswith("learned"):  # only where it beats the plain rankers for sure
+        assert found["p_learned_against_plain"] < 0.05
 
 
 class Fixed(ExactScorer):
@@ -118,7 +125,8 @@ class Fixed(ExactScorer):
 def test_a_stored_learned_fusion_ranks_and_rates_like_its_model():
     pool, members, languages = synthetic(queries=80, papers=100, seed=0)
     grid = grid_of(pool, members, languages, ["signal"])
-    found = _select([grid], list(members), "citation", 3, 0, ("linear",), lambda: None)
+    found = _select([grid], list(members), "citation", 3, 0, ("linear",), lambda: None,
+                    plain(["signal"]))
     papers = Papers(pool.ids, ["x" * 99] * len(pool.ids), list(languages))
     scorers = [Fixed(m, papers, v) for m, v in members.items()]
     spec = {"members": list(members), "method": "model", "paper": found["head"]}
@@ -141,13 +149,18 @@ def test_a_stored_learned_fusion_ranks_and_rates_like_its_model():
     (lambda s: s["paper"]["model"].update(features=["x"]), "features are not those"),
     (lambda s: s["paper"].update(calibration={"x": [1, 0], "y": [0, 1]}), "must not decrease"),
     (lambda s: s["paper"].update(members=["nobody"]), "not a member"),
+    (lambda s: s["paper"].update(model=None, method="bogus", weights=[1.0] * 3),
+     "method must be one of"),
+    (lambda s: s["paper"].update(model=None, method="zscore", weights=[1.0]),
+     "one weight a member"),
 ])
 def test_a_damaged_learned_ranker_is_refused_with_what_is_wrong(damage, said):
     pool, members, languages = synthetic(queries=40, papers=50, seed=1)
     grid = grid_of(pool, members, languages, ["signal"])
-    found = _select([grid], list(members), "citation", 2, 0, ("linear",), lambda: None)
+    found = _select([grid], list(members), "citation", 2, 0, ("linear",), lambda: None,
+                    plain(["signal"]))
     head = found["head"]
-    if head.get("model") is None:  # a single member won: make a linear head to damage
+    if head.get("model") is None:  # a plain ranker won: make a linear head to damage
         names = feature_names(list(members))
         head = {"members": list(members), "calibration": head["calibration"],
                 "model": LearnedModel("linear", names, [0.1] * len(names), 0.0,
@@ -157,3 +170,18 @@ def test_a_damaged_learned_ranker_is_refused_with_what_is_wrong(damage, said):
     papers = Papers(pool.ids, ["x"] * len(pool.ids), list(languages))
     with pytest.raises(ArtifactError, match=said):
         learned_fusion("hybrid", [Fixed(m, papers, v) for m, v in members.items()], spec)
+
+
+def test_the_untuned_fusion_ships_as_a_head_where_nothing_learned_is_surely_better():
+    pool, members, languages = synthetic(queries=40, papers=50, seed=2)
+    papers = Papers(pool.ids, ["x"] * len(pool.ids), list(languages))
+    scorers = [Fixed(m, papers, v) for m, v in members.items()]
+    head = {"members": ["signal", "cross"], "model": None, "method": "zscore",
+            "weights": [1.0, 1.0], "calibration": {"x": [-3.0, 3.0], "y": [0.0, 0.5]}}
+    fusion = learned_fusion("hybrid", scorers, {"members": list(members), "method": "model",
+                                                "paper": head})
+    queries = Queries.of_rows(papers, [0])
+    candidates = np.arange(1, len(pool.ids))
+    expected = fuse([members["signal"][[0]][:, candidates], members["cross"][[0]][:, candidates]],
+                    [1.0, 1.0], "zscore")
+    assert np.allclose(fusion.score(queries, candidates), expected)

@@ -16,7 +16,7 @@ hold, and the life of what is built beside the tables (vectors, indexes, the tun
     adapters/NAME/              trained adapters (adapter.json)
     vectors/KEY/                a model's paper vectors (part-NNNNN.parquet)
     index/KEY                   a model's index: a link to index/.builds/KEY/BUILD/
-    index/ranker.json           the tuned fusions (``openmsd tune``)
+    index/ranker.json           the trained rankers (``openmsd train ranker``)
     index/.related/KEY.parquet  the stored related lists of a ranker
 
 ``KEY`` is a model's directory name (:func:`openmsd.models.model_slug` of its vector key):

@@ -17,7 +17,7 @@ Names:
 * ``NAME~prf``: pseudo-relevance feedback over ``NAME``; ``NAME~links``: ``NAME``'s scores
   carried over the citation graph (:mod:`openmsd.rank.feedback`);
 * a fusion: ``A+B+…`` (reciprocal-rank fusion of the members), ``hybrid`` (text and
-  metadata: what ``openmsd tune`` fitted on the train and dev splits where it won out of fold,
+  metadata: what ``openmsd train ranker`` learned on the train and dev splits,
   else the z-score fusion (:data:`UNTUNED_METHODS`) of
   ``bm25@same``, the corpus's dense model, ``bm25-en@cross`` (words across languages, in
   English) in a corpus of several languages and, for English pairs, ``minilm-en@en`` where it
@@ -90,7 +90,7 @@ def as_spec(name: Name) -> RankerSpec:
 
 
 def ranker_path(corpus: Corpus) -> Path:
-    """Where ``openmsd tune`` keeps its weights: beside the corpus's indexes."""
+    """Where ``openmsd train ranker`` keeps the trained rankers: beside the corpus's indexes."""
     return corpus.layout.ranker
 
 

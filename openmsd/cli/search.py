@@ -150,7 +150,8 @@ def related(
     model: Annotated[str | None, typer.Option(
         help="The ranker: 'hybrid-graph' (default: text and citation graph, as 'openmsd "
              "train ranker' learned to weigh them), 'hybrid', 'bm25', a dense model, a "
-             "graph scorer, or a fusion A+B; with --seeds, the dense model whose index to search.")] = None,
+             "graph scorer, or a fusion A+B; with --seeds, the dense model whose index to "
+             "search.")] = None,
     k: K = 10,
     lang: LangOpt = None,
     year: YearOpt = None,

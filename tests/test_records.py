@@ -157,3 +157,16 @@ def test_the_number_check_reads_figures_as_written() -> None:
     assert holds([0.9701], "0.970") and not holds([0.9716], "0.970")
     assert holds([294.0], "4.9")  # seconds quoted in minutes
     assert not holds([33.83], "35.39")
+
+
+def test_headline_sh_reruns_every_linked_record_or_the_readme_says_why() -> None:
+    script = (ROOT / "benchmarks" / "headline.sh").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## What works", 1)[1].split("\n## ", 1)[0]
+    after_table = section.rsplit("|", 1)[-1]  # the words under the table
+    for name in sorted(set(README_LINK.findall(readme))):
+        command = RECORDS[name]["command"].split()
+        rerun = command[1] if command[0] == "python" else " ".join(command[:2])
+        assert rerun in script or f"`{name}`" in after_table, (
+            f"benchmarks/headline.sh does not rerun {name} ({rerun}) and the README does not "
+            "say why")

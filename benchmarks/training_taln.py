@@ -4,6 +4,8 @@
     openmsd relations corpus-taln --top-languages 2 --idt 0.15 --odt 0.15 --dev 0.1
     python benchmarks/training_taln.py corpus-taln --seeds 0 1 2
 
+``--seeds`` and ``--runs`` (the rows, e.g. ``mSpt-dc Specter SciNCL``) make a smaller grid.
+
 Runs ``openmsd experiment`` (the command a user runs) on a copy of the experiment file with the
 corpus, the output folder and, where given, the seeds and splits replaced; then reads its
 ``results.json`` and each trained model's ``openmsd_train.json``. Every recipe's checkpoint is
@@ -32,9 +34,27 @@ from record import write_record
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def only(runs: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
+    """The ``[[run]]`` tables that make the rows ``names`` (``mSpt-dc``: the ``mSpt`` run with
+    the positive set ``dc``, named as the whole grid names it)."""
+    kept = []
+    for run in runs:
+        positives = run.get("positives")
+        if isinstance(positives, list):
+            kept += [{**run, "name": f"{run['name']}-{p}", "positives": p} for p in positives
+                     if f"{run['name']}-{p}" in names]
+        elif run["name"] in names:
+            kept.append(run)
+    missing = set(names) - {run["name"] for run in kept}
+    if missing:
+        raise SystemExit(f"--runs: no row {', '.join(sorted(missing))} in the experiment file")
+    return kept
+
+
 def experiment_file(config: Path, corpus: Path, out: Path, seeds: list[int] | None,
-                    splits: list[str] | None) -> Path:
-    """A copy of ``config`` (TOML) with its corpus, out, seeds and splits replaced; its path."""
+                    splits: list[str] | None, runs: list[str] | None = None) -> Path:
+    """A copy of ``config`` (TOML) with its corpus, out, seeds, splits and rows replaced; its
+    path."""
     data = tomllib.loads(config.read_text(encoding="utf-8"))
     head = data["experiment"]
     head.update(corpus=str(corpus), out=str(out))
@@ -42,6 +62,8 @@ def experiment_file(config: Path, corpus: Path, out: Path, seeds: list[int] | No
         head["seeds"] = seeds
     if splits is not None:
         head["splits"] = splits
+    if runs is not None:
+        data["run"] = only(data["run"], runs)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "experiment.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
@@ -62,11 +84,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "tmp" / "training-taln")
     parser.add_argument("--seeds", type=int, nargs="+", help="instead of the file's")
     parser.add_argument("--splits", nargs="+", help="instead of the file's")
+    parser.add_argument("--runs", nargs="+", metavar="ROW",
+                        help="only these trained rows (e.g. mSpt-dc Specter SciNCL)")
     parser.add_argument("--record", default="training_taln")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     path = experiment_file(args.config, args.corpus.resolve(), args.out.resolve(), args.seeds,
-                           args.splits)
+                           args.splits, args.runs)
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "openmsd", "experiment", str(path)], check=True,
                    cwd=ROOT)
@@ -86,6 +110,8 @@ def main() -> None:
     for manifest_path in sorted((args.out / "models").glob("*/openmsd_train.json")):
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         run, _, seed = manifest_path.parent.name.rpartition("-s")
+        if run not in results["splits"][next(iter(results["splits"]))]["rows"]:
+            continue  # a model of a row this run did not ask for
         metrics = manifest["metrics"]
         runs.setdefault(run, {})[seed] = {
             "examples": manifest["data"].get("examples"),

@@ -19,12 +19,17 @@ so each run after the first costs seconds. Writes JSON and a Markdown table::
 
     nice -n 10 python benchmarks/citrec_table3.py /tmp/ux --outside-references --split time \
         --seeds 0 1 2 --out /tmp/citrec/ux-time
+
+``--record NAME`` also writes ``benchmarks/results/NAME.json``: every row's means and standard
+deviations over the seeds, the trained heads against the untrained start and the two stages
+against the prefetch and BM25 (positive >= 1 Recall@10), and the data's sizes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pickle
 import statistics
 import sys
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from record import write_record
 
 from openmsd.corpus import Corpus
 from openmsd.eval import CONTEXT_SIGNALS, GROUPS, PREFETCH, SENTENCE_SIGNALS, evaluate
@@ -218,6 +224,61 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def ratio(table: dict[str, dict[str, dict[str, list[float]]]], model: str, peer: str
+          ) -> float | None:
+    """Mean positive >= 1 Recall@10 of ``model`` over that of ``peer`` (None if either is
+    missing)."""
+    values = [table.get(name, {}).get("positive>=1", {}).get("Recall@10") for name in (model,
+                                                                                       peer)]
+    if not values[0] or not values[1] or not statistics.mean(values[1]):
+        return None
+    return round(statistics.mean(values[0]) / statistics.mean(values[1]), 2)
+
+
+def record(name: str, results: dict[str, Any], corpus: Path, load_before: float) -> Path:
+    """``benchmarks/results/NAME.json`` of a Table 3 run (percentages rounded to 0.1)."""
+    table = summary(results)
+
+    def stats(values: list[float]) -> dict[str, float]:
+        sd = statistics.stdev(values) if len(values) > 1 else 0.0
+        return {"mean": round(100 * statistics.mean(values), 1), "sd": round(100 * sd, 1)}
+
+    rows = {model: {group: {metric: stats(values) for metric, values in metrics.items()}
+                    for group, metrics in groups.items()}
+            for model, groups in table.items()}
+    prefetch = [r.get("prefetch_recall", {}) for r in results["seeds"].values()]
+    first = next(iter(results["seeds"].values()))
+    training: dict[str, dict[str, Any]] = {}
+    for key, row in results["training"].items():
+        run_name, seed = key.rsplit("/", 1)
+        training.setdefault(run_name, {})[seed] = {
+            "dev_recall@10_start": round(100 * row["start_dev"], 1),
+            "dev_recall@10_kept": round(100 * row["best_dev"], 1),
+            "kept_at_step": row["best_step"], "train_seconds": round(row["seconds"])}
+    trained = [m for m in table if m not in ("start", *BASELINES)
+               and ":" not in m]
+    numbers = {
+        "rows_percent": rows,
+        "prefetch_recall_percent": {k: stats([p[k] for p in prefetch if k in p])
+                                    for k in ("Recall@100", "Recall@200")},
+        "trained_over_start": {m: ratio(table, m, "start") for m in trained},
+        "fused_over_prefetch": {m: ratio(table, m, "prefetch") for m in table
+                                if m.startswith("fused:")},
+        "fused_over_bm25": {m: ratio(table, m, "bm25") for m in table if m.startswith("fused:")},
+        "training": training,
+    }
+    return write_record(
+        name, numbers,
+        data={"corpus": str(corpus), "split": first["split"], "seeds": list(results["seeds"]),
+              "test_locations": first["test_locations"],
+              "held_out_citing_papers": first["held_out_citing_papers"],
+              "candidates": first["candidates"], "config": results.get("config", {})},
+        load_before=load_before,
+        notes="Recall@10, MAP@10 and MRR in %, mean and sd over the seeds; the held-out "
+              "citing papers of each seed are the test set (time split: the newest ones, the "
+              "same for every seed).")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("corpus", type=Path)
@@ -243,10 +304,13 @@ def main() -> None:
     parser.add_argument("--prefetch", default=PREFETCH,
                         help=f"the prefetch ranker (default {PREFETCH}; e.g. "
                         f"{PREFETCH}+minilm-en@en, English pairs heard by the English model too)")
+    parser.add_argument("--record", metavar="NAME",
+                        help="also write benchmarks/results/NAME.json")
     parser.add_argument("--also", nargs=2, action="append", default=[],
                         metavar=("CORPUS", "DIR"), help="another corpus to train on, with "
                         "the --out directory of this benchmark's run on it")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     common = {"max_steps": args.steps, "max_seq_length": 32, "eval_every": 100,
               **json.loads(args.config)}
     if args.combine:
@@ -279,6 +343,8 @@ def main() -> None:
     text = markdown(results)
     (args.out / "table3.md").write_text(text + "\n")
     print(text)
+    if args.record:
+        print(record(args.record, results, args.corpus, load_before))
 
 
 if __name__ == "__main__":

@@ -7,6 +7,12 @@ first; Recall@1, MRR, nDCG@10, Recall@10, as ``openmsd eval retrieval`` computes
 
     python benchmarks/crosslingual_taln.py --models bm25 e5-small-multilingual hybrid \
         bm25+e5-small-multilingual --backend onnx
+
+Writes ``benchmarks/results/crosslingual_taln.json``; ``--record NAME`` names the record
+otherwise, e.g. the adapter's figure (an adapter directory is a model name)::
+
+    python benchmarks/crosslingual_taln.py --models e5-small-multilingual \
+        CORPUS/adapters/adapter-e5-small-multilingual --backend onnx --record adapter_crosslingual
 """
 
 from __future__ import annotations
@@ -74,6 +80,8 @@ def main() -> None:
     parser.add_argument("--papers", type=Path, default=DATA)
     parser.add_argument("--backend", default="torch", choices=BACKENDS)
     parser.add_argument("--out", type=Path, default=None, help="write the figures (JSON)")
+    parser.add_argument("--record", default="crosslingual_taln",
+                        help="the record's name (benchmarks/results/NAME.json)")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     queries, documents = read_task(args.papers)
@@ -95,11 +103,11 @@ def main() -> None:
               f"{m['Recall@10']:6.3f} {m['seconds']:8.0f}")
     best = max(rows, key=lambda model: rows[model]["Recall@1"])
     write_record(
-        "crosslingual_taln",
+        args.record,
         {"headline": f"{rows[best]['Recall@1']:.3f}",
          "headline_means": f"Recall@1 of {best}: the French abstract finds its own English "
                            "translation first among all English abstracts",
-         "peer": "bm25", "rankers": rows},
+         "peer": args.models[0], "rankers": rows},
         data={"queries": len(queries), "documents": len(documents), "backend": args.backend,
               "source": str(args.papers)},
         load_before=load_before,

@@ -3,14 +3,14 @@ single-process ``openmsd embed`` (N threads), on real abstracts, both with the m
 backend (``--backend`` another).
 
 The texts are real: TALN's French abstracts, their English translations and S2ORC's English
-abstracts (``../shared/data``), cycled under distinct paper ids to reach ``--texts`` (20,000 in
-the issue). Each engine runs in a child process of its own on a fresh copy of the corpus, the
-peer first; the figure is texts/s of the whole command (model load and, for Spark, the JVM
-included) and per core, and the ratio Spark / single process (target ≥ 0.8); and texts per
-CPU-second of each engine's whole process tree (JVM and Python workers included), the fair
-measure on a shared machine where wall time counts the other jobs. Vectors are compared per
-paper (minimum cosine). A size too long for one sitting runs one engine per call (each
-engine's result is kept in ``--work``; the row is printed once both are there)::
+abstracts (``../shared/data``), cycled under distinct paper ids to reach ``--texts``. Each
+engine runs in a child process of its own on a fresh copy of the corpus, the peer first; the
+figure is texts/s of the whole command (model load and, for Spark, the JVM included) and per
+core, and the ratio Spark / single process; and texts per CPU-second of each engine's whole
+process tree (JVM and Python workers included), the fair measure on a shared machine where wall
+time counts the other jobs. Vectors are compared per paper (minimum cosine). A size too long for
+one sitting runs one engine per call (each engine's result is kept in ``--work``; the row is
+printed once both are there)::
 
     nice -n 19 python benchmarks/embed_spark.py --texts 20000 --prepare
     python benchmarks/embed_spark.py --texts 20000 --cores 2 --engines single

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Reruns the README's headline figures, each writing its record benchmarks/results/NAME.json
 # (benchmarks/record.py), then renders the Benchmarks page. Run from the repository root, with
-# the test data in ../shared/data and the model cache built (run `openmsd demo` once first).
+# the test data in ../shared/data and the model cache built (run `openmsd demo` once first: the
+# picture, watch and fusion figures read its ./demo-corpus). Two linked records are not rerun
+# here: fetch_cost and cli_start compare against an earlier version of openmsd's own client and
+# start-up, which their commands build from a git revision (run them from a clone with its
+# history: `python benchmarks/fetch_throughput.py --taln ../shared/data/taln/papers.jsonl
+# --no-loop --repeats 3 --peer-rev 5e2fae1 --record fetch_cost`, `python
+# benchmarks/cli_start.py --runs 11 --before 0b51f03`).
 # The sizes are the ones the stored records ran at, on a 2-core machine: the index's
 # VECTORS=10000000 needs ~16 GB of disk under $WORK and about 30 minutes (VECTORS=1000000 for a
 # quicker look).
@@ -33,7 +39,36 @@ openmsd relations "$WORK/taln" --top-languages 2 --idt 0.15 --odt 0.15 --dev 0.1
 openmsd embed "$WORK/taln" --backend onnx-fp32
 python benchmarks/embedding_candidates.py "$WORK/taln" --record
 python benchmarks/ranking_taln.py "$WORK/taln" --record ranking_taln
-# Synthetic corpora (seeded): what tune costs at 3,000, 30,000 and 100,000 papers.
+python benchmarks/embedding_sdsm_dev.py "$WORK/taln" --record
+# The untuned fusions on TALN's train and dev pools (no test split read) and the demo's searches;
+# then the adapter, trained into the TALN corpus over the int8 vectors its record was made with
+# (after the figures above: the corpus's hybrid holds the adapter from then on), and its
+# French -> English Recall@1 (each adapter run reads TALN's test split once more).
+openmsd embed "$WORK/taln" --model minilm-en
+python benchmarks/fusion_evidence.py "$WORK/taln" demo-corpus
+openmsd embed "$WORK/taln" --backend onnx
+python benchmarks/adapter_taln.py "$WORK/taln" --no-crosslingual
+python benchmarks/crosslingual_taln.py --models e5-small-multilingual \
+    "$WORK/taln/adapters/adapter-e5-small-multilingual" --backend onnx --record adapter_crosslingual
+# OpenMSD's Tables 5/6 on TALN (openmsd experiment experiments/taln.toml; reads its test split
+# once more): a fresh corpus, so that no adapter is in it.
+rm -rf "$WORK/taln-grid"
+openmsd ingest ../shared/data/taln/papers.jsonl ../shared/data/taln/parscit --out "$WORK/taln-grid"
+openmsd relations "$WORK/taln-grid" --top-languages 2 --idt 0.15 --odt 0.15 --dev 0.1
+python benchmarks/training_taln.py "$WORK/taln-grid" --seeds 0 --out "$WORK/training-taln"
+# MP-BERT4CR on the unarXive sample's time-ordered split: baselines, the untrained start and the
+# trained heads, three seeds (the newest citing papers are the test set).
+rm -rf "$WORK/ux"
+openmsd ingest ../shared/data/unarxive-sample --out "$WORK/ux"
+python benchmarks/citrec_table3.py "$WORK/ux" --outside-references --split time --seeds 0 1 2 \
+    --runs start dyn --variant dyn '{}' --rerank start dyn \
+    --baselines bm25 e5-small-multilingual prefetch --steps 100 --out "$WORK/citrec-ux-time" \
+    --config '{"citation_fundamental": 4, "eval_every": 20, "learning_rate": 1e-4}' \
+    --record citrec_time
+# Synthetic corpora (seeded): what an adapter costs at 100,000 papers, what tune costs at 3,000,
+# 30,000 and 100,000, and the picture and watch at 100,000 (beside the demo corpus's).
+python benchmarks/adapter_scale.py "$WORK/adapter-scale" --positives dc-or-cc-or-bc
+python benchmarks/graph_watch.py --demo demo-corpus --root "$WORK/graph-watch"
 for size in 3000 30000 100000; do
     python benchmarks/tune_cost.py --sizes "$size" --work "$WORK/tune" --append
 done

@@ -386,6 +386,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, default=Path("/tmp/index-scale"))
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--no-record", action="store_true",
+                        help="write no benchmarks/results/index_scale.json (a trial run)")
     parser.add_argument("--build-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--limit", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -427,7 +429,7 @@ def main() -> None:
         result["full"].update(measure_index(args, args.work / "full", queries, truth))
         print(f"full: {json.dumps(result['full'])}", flush=True)
         save()
-        if result["full"].get("recall") is not None:
+        if result["full"].get("recall") is not None and not args.no_record:
             record(args, result)
     if "compare" in steps and not args.skip_compare:
         result["compare"] = compare(args, parts, queries)

@@ -236,7 +236,7 @@ def main() -> None:
          "headline_means": f"openmsd ingest of {args.works:,} generated OpenAlex works "
                            f"({args.files} file{'s' if args.files > 1 else ''}), whole "
                            "command (stage, merge, language identification, references, "
-                           "tables), its time over the floor's; goal: at most 6× (reader 2×)",
+                           "tables), its time over the floor's",
          "peer": "floor: reading the lines (Python's gzip) and parsing each with orjson alone; "
                  "floor-isal: the same with ISA-L's gzip, the readers' decompressor",
          "rows": [{**r, "phase": r["phase"].strip(), "within": "ingest"}

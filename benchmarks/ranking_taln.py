@@ -1,4 +1,4 @@
-"""The ranking figures of issue 15 on a corpus with relations (TALN): fusion against its
+"""The ranking figures on a corpus with relations (TALN): fusion against its
 members, text-only and with hidden links, weights tuned on dev only.
 
     openmsd ingest ../shared/data/taln/papers.jsonl ../shared/data/taln/parscit --out taln

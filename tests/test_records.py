@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,3 +93,80 @@ def test_synthetic_data_is_said_to_be_synthetic() -> None:
             if RECORDS[name]["synthetic"]:
                 assert re.search(r"synthetic|generated", line, re.I), (
                     f"README quotes {name}, measured on synthetic data, without saying so")
+
+
+NUMBER = re.compile(r"(?<![\w@.,/-])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w@])"
+                    r"|(?<![\w@.,/-])\d+(?:\.\d+)?(?![\w@]|,\d{3})")
+"""A number as the README writes it (``1,000``, ``0.973``, ``24``), not a part of a name
+(``fp32``, ``Recall@1``, ``IVF4096``)."""
+CODE = re.compile(r"`[^`]*`|\[[^\]]*\]\([^)]*\)")
+SCALES = (1.0, 100.0, 1 / 60, 1 / 3600, 1 / 1024, 1 / 1024**3, 1 / 1e9, 1 / 1e6, 1 / 1000)
+"""A record's value as the README may quote it: as it is, in %, s → min or h, MiB → GiB,
+bytes → GiB or GB or MB, ms → s."""
+
+
+def record_values(value: Any) -> list[float]:
+    """Every number in a record's numbers, data and machine, and in its strings."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, str):
+        return [float(n.replace(",", "")) for n in NUMBER.findall(value)]
+    if isinstance(value, dict):
+        return [v for item in value.values() for v in record_values(item)]
+    if isinstance(value, list | tuple):
+        return [v for item in value for v in record_values(item)]
+    return []
+
+
+def quoted(text: str) -> list[str]:
+    """The numbers a README cell quotes (code spans and links' targets left out)."""
+    return NUMBER.findall(CODE.sub(" ", text))
+
+
+def holds(values: list[float], number: str) -> bool:
+    """Whether ``number`` (as written, with its decimals) is one of ``values`` at some scale,
+    rounded as written."""
+    plain = number.replace(",", "")
+    decimals = len(plain.split(".")[1]) if "." in plain else 0
+    target, slack = float(plain), 0.5 * 10**-decimals + 1e-9
+    return any(abs(v * scale - target) <= slack for v in values for scale in SCALES)
+
+
+def test_every_number_the_readme_quotes_is_in_its_record() -> None:
+    wrong = []
+    for row in what_works_rows():
+        names = README_LINK.findall(row)
+        if not names:
+            continue
+        figure = row.split("|")[2]
+        values = [v for name in names for v in record_values(
+            [RECORDS[name][k] for k in ("numbers", "data", "machine", "load_before")]
+            + [headline(RECORDS[name])])]
+        missing = [n for n in quoted(figure) if not holds(values, n)]
+        if missing:
+            wrong.append(f"README.md quotes {', '.join(missing)} in the row of "
+                         f"{', '.join(names)}, and the record holds no such figure")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_number_check_reads_figures_as_written() -> None:
+    assert quoted("1.54× sentence-transformers fp32 on 1,000 TALN abstracts, `IVF4096`, "
+                  "Recall@1 0.970, 99.80 %") == ["1.54", "1,000", "0.970", "99.80"]
+    assert holds([0.9701], "0.970") and not holds([0.9716], "0.970")
+    assert holds([294.0], "4.9")  # seconds quoted in minutes
+    assert not holds([33.83], "35.39")
+
+
+def test_headline_sh_reruns_every_linked_record_or_the_readme_says_why() -> None:
+    script = (ROOT / "benchmarks" / "headline.sh").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## What works", 1)[1].split("\n## ", 1)[0]
+    after_table = section.rsplit("|", 1)[-1]  # the words under the table
+    for name in sorted(set(README_LINK.findall(readme))):
+        command = RECORDS[name]["command"].split()
+        rerun = command[1] if command[0] == "python" else " ".join(command[:2])
+        assert rerun in script or f"`{name}`" in after_table, (
+            f"benchmarks/headline.sh does not rerun {name} ({rerun}) and the README does not "
+            "say why")

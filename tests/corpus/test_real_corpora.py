@@ -1,4 +1,4 @@
-"""The two corpora the foundation issue names, built from ../shared/data."""
+"""The two real corpora of ../shared/data (TALN and the SciELO JATS articles), built whole."""
 
 from __future__ import annotations
 

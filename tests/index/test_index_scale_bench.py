@@ -17,14 +17,17 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_the_scale_benchmark_runs_tiny(tmp_path: Path) -> None:
     out = tmp_path / "scale.json"
+    stored = ROOT / "benchmarks" / "results" / "index_scale.json"
+    before = stored.read_bytes()
     run = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "index_scale.py"), "--vectors", "6000",
          "--compare", "4000", "--queries", "50", "--factory", "IVF32,PQ48", "--train", "3000",
          "--calibration", "50", "--single", "10", "--repeats", "1", "--part-rows", "2500",
-         "--work", str(tmp_path / "work"), "--json", str(out)],
+         "--work", str(tmp_path / "work"), "--json", str(out), "--no-record"],
         capture_output=True, text=True, timeout=900,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert run.returncode == 0, run.stderr[-2000:]
+    assert stored.read_bytes() == before, "a trial run overwrote the stored record"
     result = json.loads(out.read_text())
     full = result["full"]
     assert full["vectors"] == 6000 and full["recall"] >= 0.9

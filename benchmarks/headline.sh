@@ -50,6 +50,15 @@ openmsd embed "$WORK/taln" --backend onnx
 python benchmarks/adapter_taln.py "$WORK/taln" --no-crosslingual
 python benchmarks/crosslingual_taln.py --models e5-small-multilingual \
     "$WORK/taln/adapters/adapter-e5-small-multilingual" --backend onnx --record adapter_crosslingual
+# The learned ranker on TALN: a fresh corpus with the default int8 vectors of e5 and minilm-en,
+# trained on train + dev, then IDT and ODT read once; then French -> English with its free-text
+# head.
+rm -rf "$WORK/taln-ranker"
+openmsd ingest ../shared/data/taln/papers.jsonl ../shared/data/taln/parscit --out "$WORK/taln-ranker"
+openmsd relations "$WORK/taln-ranker" --top-languages 2 --idt 0.15 --odt 0.15 --dev 0.1
+openmsd embed "$WORK/taln-ranker" && openmsd embed "$WORK/taln-ranker" --model minilm-en
+python benchmarks/ranker_taln.py "$WORK/taln-ranker" --record
+python benchmarks/ranker_crosslingual.py "$WORK/taln-ranker" --record
 # OpenMSD's Tables 5/6 on TALN (openmsd experiment experiments/taln.toml; reads its test split
 # once more): a fresh corpus, so that no adapter is in it.
 rm -rf "$WORK/taln-grid"
@@ -71,6 +80,9 @@ python benchmarks/adapter_scale.py "$WORK/adapter-scale" --positives dc-or-cc-or
 python benchmarks/graph_watch.py --demo demo-corpus --root "$WORK/graph-watch"
 for size in 3000 30000 100000; do
     python benchmarks/tune_cost.py --sizes "$size" --work "$WORK/tune" --append
+done
+for size in 3000 30000; do
+    python benchmarks/ranker_cost.py --sizes "$size" --work "$WORK/tune" --reuse --append
 done
 # Synthetic vectors (seeded, clustered): generated, built, searched exactly and measured.
 python benchmarks/index_scale.py --vectors "$VECTORS" --compare 200000 --queries 500 \

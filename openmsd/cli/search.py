@@ -104,7 +104,7 @@ def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | No
           languages: list[str] | None, years: Years, otherwise: str) -> None:
     """Print ``results`` as a table, JSON or an ``--export`` format; when there are none, say
     why on stderr."""
-    from openmsd.search import ranked, results_table
+    from openmsd.search import ranked, results_table, results_view
 
     if export:
         from openmsd.export import EXPORTS
@@ -116,7 +116,8 @@ def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | No
         sys.stdout.write(export_records(papers_by_id(corpus, [r.paper_id for r in results]),
                                         export))
     else:
-        emit(ranked([r.as_dict() for r in results]), as_json, lambda _: results_table(results))
+        emit(ranked([r.as_dict() for r in results]), as_json,
+             lambda _: (results_table if piped() else results_view)(results))
     if not results:
         _say_why_empty(corpus, languages, years, otherwise)
 

@@ -50,7 +50,9 @@ from openmsd.search.view import (
     percent,
     recommendations_table,
     recommendations_view,
+    relevance_texts,
     results_table,
+    results_view,
     shorten,
 )
 from openmsd.search.watch import (
@@ -122,9 +124,11 @@ __all__ = [
     "record_watch",
     "related_papers",
     "related_to_library",
+    "relevance_texts",
     "relevances",
     "resources_of",
     "results_table",
+    "results_view",
     "save",
     "search",
     "seed_set_name",

@@ -77,7 +77,7 @@ class PaperRecords:
 
 def read_records(source: BinaryIO) -> PaperRecords:
     """The records of an open ``papers.parquet``."""
-    return PaperRecords.from_table(pq.read_table(source, columns=COLUMNS))
+    return PaperRecords.from_table(pq.ParquetFile(source).read(columns=COLUMNS))
 
 
 def load_paper_records(corpus: Corpus) -> PaperRecords:
@@ -88,7 +88,7 @@ def load_paper_records(corpus: Corpus) -> PaperRecords:
 def read_aliases(source: BinaryIO) -> dict[str, str]:
     """Each alias of an open ``papers.parquet`` (``doi:…``, ``openalex:W…``) -> the first
     paper in the table that has it."""
-    table = pq.read_table(source, columns=["paper_id", "aliases"])
+    table = pq.ParquetFile(source).read(columns=["paper_id", "aliases"])
     found: dict[str, str] = {}
     for paper_id, names in zip(table["paper_id"].to_pylist(), table["aliases"].to_pylist(),
                                strict=True):

@@ -377,7 +377,7 @@ def load_index(corpus: Corpus, model: str) -> VectorIndex:
     rebuild = f"run 'openmsd index build {corpus.root} --model {model}'"
     if not (directory / "index.faiss").exists():
         raise FileNotFoundError(f"{corpus.root}: no index for model {model!r}; {rebuild} first")
-    papers = pq.read_table(directory / "papers.parquet")
+    papers = pq.ParquetFile(directory / "papers.parquet").read()
     crc = (papers.schema.metadata or {}).get(CRC_KEY)
     if crc is None:
         raise FileNotFoundError(f"{link}: an index written before build ids (its files may "

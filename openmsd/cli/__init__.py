@@ -130,8 +130,12 @@ def main() -> None:
     import logging
     import os
 
+    from openmsd.cli.output import build_notice
+    from openmsd.models import announcing_builds
+
     try:
-        app()
+        with announcing_builds(build_notice):  # a model built on first use says so
+            app()
         code: int = 0
     except SystemExit as done:
         if done.code is None or isinstance(done.code, int):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from openmsd.io import cache_root
 from openmsd.models.adapter import ADAPTER_FILE, AdapterEncoder, read_adapter
-from openmsd.models.backends.e5_rebuild import ensure_e5_small
+from openmsd.models.backends.e5_rebuild import E5_ONCE, ensure_e5_small
 from openmsd.models.backends.onnx import OnnxEncoder, Precision
 from openmsd.models.bm25 import BM25
 from openmsd.models.encoder import DenseEncoder, SentenceTransformerEncoder, USEEncoder
@@ -185,11 +185,15 @@ def _load_onnx(name: str, precision: Precision) -> DenseEncoder:
 
 
 def _registered_onnx(entry: ModelEntry, precision: Precision) -> DenseEncoder:
-    """A new ONNX Runtime encoder of registered transformer ``entry``."""
+    """A new ONNX Runtime encoder of registered transformer ``entry`` (its first use builds
+    it, announced as the second step of building the e5 model for e5-small-multilingual)."""
     assert entry.path is not None
+    announce = f"{E5_ONCE}: 2/2 its ONNX Runtime build" if entry.path is ensure_e5_small \
+        else None
     return OnnxEncoder(entry.path(), entry.name, query_prefix=entry.prompts.get("query", ""),
                        passage_prefix=entry.prompts.get("passage", ""), precision=precision,
-                       cache_dir=entry.onnx_cache() if entry.onnx_cache else None)
+                       cache_dir=entry.onnx_cache() if entry.onnx_cache else None,
+                       announce=announce)
 
 
 def _load_gpu(name: str) -> DenseEncoder:

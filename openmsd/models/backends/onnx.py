@@ -50,7 +50,7 @@ from typing import Any, Literal
 import numpy as np
 
 from openmsd.io import building_dir, cache_root
-from openmsd.models.backends.build import ensure_built
+from openmsd.models.backends.build import build_stage, ensure_built
 from openmsd.models.backends.gpu import plan_batches
 from openmsd.models.backends.nbits import BLOCK, to_matmul_nbits
 from openmsd.models.backends.smoothquant import (
@@ -175,7 +175,9 @@ def _load_sentence_transformer(model_dir: Path) -> Any:
         Pooling,
         Transformer,
     )
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # the build shows its own progress
     model = SentenceTransformer(str(model_dir), device="cpu",
                                 model_kwargs={"attn_implementation": "eager"})
     modules = list(model)
@@ -259,7 +261,9 @@ def _write_build(model_dir: Path, root: Path, precision: Precision) -> None:
 
     import onnx
 
+    build_stage("loading the model")
     model = _load_sentence_transformer(model_dir)
+    build_stage("exporting it to ONNX")
     error = None
     if precision == "fp32":
         _export(model, root / "model.onnx")
@@ -270,6 +274,8 @@ def _write_build(model_dir: Path, root: Path, precision: Precision) -> None:
     else:  # q4 or sq8: the matrix products rewritten, then the embedding table int8
         _export(model, root / "model_fp32.onnx")
         graph = onnx.load(str(root / "model_fp32.onnx"))
+        build_stage("calibrating on the sample's abstracts" if precision == "sq8"
+                    else "packing 4-bit weights")
         if precision == "q4":
             error = to_matmul_nbits(graph, Q4_ACCURACY_LEVEL)
         else:
@@ -278,6 +284,7 @@ def _write_build(model_dir: Path, root: Path, precision: Precision) -> None:
             error = to_smooth_int8(graph, channel_peaks(graph, (
                 {k: f[k].astype(np.int64) for k in ("input_ids", "attention_mask")}
                 for f in feeds)))
+        build_stage("quantising")
         onnx.save(graph, str(root / "model_products.onnx"))
         del graph
         _quantize(root / "model_products.onnx", root / "model.onnx", ["Gather"])
@@ -315,17 +322,20 @@ def build_onnx(model_dir: Path, out_dir: Path, precision: Precision = "qint8") -
 
 
 def ensure_onnx(model_dir: Path, precision: Precision = "qint8",
-                cache_dir: Path | None = None) -> Path:
+                cache_dir: Path | None = None, what: str | None = None) -> Path:
     """The built ONNX directory of ``model_dir`` at ``precision``, built on first use or when
     the model's files or the build settings changed.
 
-    ``cache_dir`` holds one sub-directory per variant (default :func:`default_onnx_cache`).
+    ``cache_dir`` holds one sub-directory per variant (default :func:`default_onnx_cache`);
+    a build is announced as ``what`` (default: the model directory's name and the precision).
     """
     model_dir = Path(model_dir)
     cache = Path(cache_dir) if cache_dir is not None else default_onnx_cache(model_dir)
     directory = cache / variant_name(precision)
     return ensure_built(directory, lambda d: is_current(d, model_dir, precision),
-                        lambda target: build_onnx(model_dir, target, precision))
+                        lambda target: build_onnx(model_dir, target, precision),
+                        what=what or f"building the ONNX Runtime {precision} model of "
+                                     f"{model_dir.name} once (about 2 minutes)", seconds=100)
 
 
 THREADS_ENV = "OPENMSD_THREADS"
@@ -442,10 +452,11 @@ class OnnxEncoder:
     def __init__(self, model_dir: str | Path, name: str | None = None, *,
                  query_prefix: str = "", passage_prefix: str = "",
                  precision: Precision = "qint8", cache_dir: Path | None = None,
-                 threads: int | None = None, intra_op_threads: int = 1):
+                 threads: int | None = None, intra_op_threads: int = 1,
+                 announce: str | None = None):
         import onnxruntime as ort
 
-        self.directory = ensure_onnx(Path(model_dir), precision, cache_dir)
+        self.directory = ensure_onnx(Path(model_dir), precision, cache_dir, announce)
         stamp = _read_stamp(self.directory) or {}
         self.name = name or str(model_dir)
         self.dim = int(stamp["dim"])

@@ -211,8 +211,10 @@ def build_notice(what: str, seconds: float, console: Console | None = None,
             say(f"  {elapsed():.0f} s: {stage[0]}")
 
     def named(name: str) -> None:
+        new = name.split(" (")[0] != stage[0].split(" (")[0]  # not just its count, "(3/9)"
         stage[0] = name
-        say(f"  {elapsed():.0f} s: {name}")
+        if new:
+            say(f"  {elapsed():.0f} s: {name}")
 
     say(f"{what}...")
     beater = threading.Thread(target=beat, daemon=True)

@@ -274,13 +274,17 @@ def _write_build(model_dir: Path, root: Path, precision: Precision) -> None:
     else:  # q4 or sq8: the matrix products rewritten, then the embedding table int8
         _export(model, root / "model_fp32.onnx")
         graph = onnx.load(str(root / "model_fp32.onnx"))
-        build_stage("calibrating on the sample's abstracts" if precision == "sq8"
-                    else "packing 4-bit weights")
         if precision == "q4":
+            build_stage("packing 4-bit weights")
             error = to_matmul_nbits(graph, Q4_ACCURACY_LEVEL)
         else:
-            feeds = (model.tokenizer([text], truncation=True, max_length=model.max_seq_length,
-                                     return_tensors="np") for text in calibration_texts())
+            texts = calibration_texts()
+
+            def feed(i: int, text: str) -> Any:
+                build_stage(f"calibrating on the sample's abstracts ({i}/{len(texts)})")
+                return model.tokenizer([text], truncation=True,
+                                       max_length=model.max_seq_length, return_tensors="np")
+            feeds = (feed(i, text) for i, text in enumerate(texts, 1))
             error = to_smooth_int8(graph, channel_peaks(graph, (
                 {k: f[k].astype(np.int64) for k in ("input_ids", "attention_mask")}
                 for f in feeds)))

@@ -112,6 +112,12 @@ def _adapter_line(manifest: dict[str, Any]) -> str:
     queries = selection["queries"]
     dev = (f" + {queries['dev']} dev" if selection["dev_used"] else
            f" (dev: {queries['dev']} queries, too few to select on)")
+    if chosen["head"] == "identity":
+        return (f"{manifest['name']}: the identity: no head trained on this corpus's citations "
+                f"ranked held-out links better than the base (out-of-fold average MAP "
+                f"{selection['identity_map']:.2f} on {queries['train_folds']} held-out train "
+                f"queries{dev}), so the adapter leaves every vector as it is and ranks as "
+                f"its base does; {manifest['mapped']:,} papers mapped -> {manifest['path']}")
     return (f"{manifest['name']}: {chosen['candidate']}"
             + (f", {chosen['epochs']} epochs" if chosen["epochs"] else "")
             + f"; out-of-fold average MAP {selection['identity_map']:.2f} (base) → "

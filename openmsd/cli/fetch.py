@@ -301,6 +301,18 @@ def update(
         emit(summary, True)
 
 
+def _update_target(previous: Path) -> Path:
+    """Where an update of the fetch ``previous`` writes: the update that failed before it, when
+    one left its progress (a rerun goes on from there, with no second set of files), else a
+    new ``NAME.update-TIME.jsonl.gz``."""
+    stem = previous.name.split(".")[0]
+    pending = sorted(previous.parent.glob(f"{stem}.update-*.jsonl.gz.progress.json"))
+    if pending:
+        return pending[-1].with_name(pending[-1].name.removesuffix(".progress.json"))
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    return previous.with_name(f"{stem}.update-{stamp}.jsonl.gz")
+
+
 def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: float,
             api_url: str | None, json: bool) -> dict[str, Any]:
     """Fetch, ingest, embed and index what changed since the last fetch of ``corpus``, and
@@ -322,8 +334,7 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
         _check_timeout(timeout)
         plan = FetchPlan.from_dict({**sidecar["plan"], "since": sidecar["finished"]})
         plan.per_page = min(plan.per_page, PER_PAGE)  # fetches before 2026 paged by 200
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-        target = previous.with_name(f"{previous.name.split('.')[0]}.update-{stamp}.jsonl.gz")
+        target = _update_target(previous)
         client = OpenAlex(api_url or sidecar["api_url"], Polite(timeout=timeout), api_key,
                           max_cost)
         with _progress() as progress:

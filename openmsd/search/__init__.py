@@ -47,6 +47,7 @@ from openmsd.search.service import (
 from openmsd.search.signals import dense_members
 from openmsd.search.view import (
     context_driver,
+    driver_position,
     percent,
     recommendations_table,
     recommendations_view,
@@ -96,6 +97,7 @@ __all__ = [
     "dense_members",
     "digest_html",
     "draw",
+    "driver_position",
     "find_paper",
     "is_current",
     "language_problem",

@@ -14,8 +14,8 @@ from openmsd.search.columns import ResultsView, rows_of
 from openmsd.search.related import Result
 from openmsd.search.relevance import relevances
 
-__all__ = ["context_driver", "percent", "recommendations_table", "recommendations_view",
-           "relevance_texts", "results_table", "results_view", "shorten"]
+__all__ = ["context_driver", "driver_position", "percent", "recommendations_table",
+           "recommendations_view", "relevance_texts", "results_table", "results_view", "shorten"]
 
 
 def percent(share: float) -> str:
@@ -104,12 +104,12 @@ def results_view(results: list[Result]) -> ResultsView | None:
     return ResultsView(rows_of(results, relevance_texts(results)))
 
 
-def _driver_position(location: dict[str, Any], result: dict[str, Any]) -> str | None:
+def driver_position(location: dict[str, Any], result: dict[str, Any]) -> str | None:
     """Where the sentence that points to ``result`` most stands: "this sentence", "sentence
     before" or "sentence after" (None when nothing was explained).
 
     >>> loc = {"sentence": "B.", "context": ["A.", "B.", "C."]}
-    >>> _driver_position(loc, {"drivers": [{"sentence": "A."}]})
+    >>> driver_position(loc, {"drivers": [{"sentence": "A."}]})
     'sentence before'
     """
     drivers = result.get("drivers") or []
@@ -136,7 +136,7 @@ def recommendations_view(found: list[dict[str, Any]]) -> Group:
         rows = []
         for row, r in zip(rows_of([_Found(r) for r in results], relevance_texts(results)),
                           results, strict=True):
-            position = _driver_position(location, r)
+            position = driver_position(location, r)
             cocited = r.get("co_cited_with") or []
             row.why = [*([position] if position else []),
                        *([f"co-cited with {len(cocited)}"] if cocited else [])]

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
-from rich.table import Table
 
 from openmsd.corpus import Corpus
 from openmsd.index import build_index
@@ -28,8 +27,11 @@ from openmsd.search import (
     CitationRequest,
     Result,
     SearchService,
-    context_driver,
-    percent,
+    ranked_locations,
+    recommendations_table,
+    recommendations_view,
+    results_table,
+    results_view,
     shorten,
 )
 
@@ -55,27 +57,10 @@ Progress = Callable[[], AbstractContextManager[Callable[[str, int | None],
                                                         Callable[[int], None]]]]
 
 
-def _why(result: Result) -> str:
-    """The signals that put ``result`` there, one a line (a table cell wraps within none)."""
-    return "\n".join(result.why) or "similar title and abstract"
-
-
-def _table(results: list[Result]) -> Table:
-    """Results as a borderless table: rank, relevance (:func:`openmsd.search.percent`: the
-    calibrated probability of a link, unrated without a trained ranker), language, year,
-    title (with its English title when it has another language), and why it was found."""
-    table = Table(box=None, padding=(0, 1), show_edge=False)
-    for column in ("rank", "relevance", "lang", "year"):
-        table.add_column(column, no_wrap=True, justify="right" if column == "rank" else "left")
-    table.add_column("title", overflow="fold", ratio=3)
-    table.add_column("why", overflow="fold", ratio=1, min_width=21)
-    for rank, r in enumerate(results, 1):
-        title = escape(r.title or r.english_title or "")
-        if r.english_title and r.english_title != (r.title or r.english_title):
-            title += f"\n[dim]{escape(r.english_title)}[/]"
-        table.add_row(str(rank), percent(r.relevance), r.language or "?", str(r.year or ""), title,
-                      escape(_why(r)))
-    return table
+def _table(console: Console, results: list[Result]) -> RenderableType:
+    """Results as ``openmsd related`` and ``openmsd search`` show them: fitted to a terminal,
+    or their table (TSV in a pipe)."""
+    return (results_view(results) if console.is_terminal else results_table(results)) or ""
 
 
 def _left_out(console: Console, left_out: dict[str, int]) -> None:
@@ -172,7 +157,7 @@ def run(out_dir: Path, console: Console, progress: Progress,
         console.print(f"\nFor {what}, [italic]{title[0] if title else paper_id}[/] "
                       f"({paper_id}):", highlight=False)
         results = service.related(paper_id, HYBRID_GRAPH, k=5)
-        console.print(_table(results))
+        console.print(_table(console, results))
         _left_out(console, results.left_out)
     console.print(f"[dim]Ranked as `openmsd related` ranks ({HYBRID_GRAPH}): the {model} "
                   "vectors, BM25 over each paper's own words and over its English words, and "
@@ -186,7 +171,7 @@ def run(out_dir: Path, console: Console, progress: Progress,
     for language, text in QUERIES:
         console.print(f"\n{language}: [italic]{text}[/]", highlight=False)
         results = service.search(text, HYBRID, k=3)
-        console.print(_table(results))
+        console.print(_table(console, results))
         _left_out(console, results.left_out)
     lap("search")
 
@@ -198,18 +183,8 @@ def run(out_dir: Path, console: Console, progress: Progress,
     found = [location.as_dict() for location in service.recommend(
         CitationRequest(document.text, key, k=2, explain=True, max_locations=None),
         load_model(model, backend))]
-    for location in found:
-        console.print(f"\n[bold]sentence {location['sentence_number']}[/] "
-                      f"{' '.join(location['markers'])}: {location['sentence']}",
-                      highlight=False)
-        for rank, r in enumerate(location["results"], 1):
-            title = r["title"] or r["english_title"] or ""
-            console.print(f"  {rank}. {percent(r.get('relevance')):>4}  [{r['language'] or '?'}] "
-                          f"{r['year'] or ''}  {title}", highlight=False, markup=False)
-            driver = context_driver(location, r)
-            if driver:
-                console.print(f"        because of: {shorten(driver)}",
-                              highlight=False, markup=False, style="dim")
+    console.print((recommendations_view if console.is_terminal else recommendations_table)(
+        ranked_locations(found)) or "")
     lap("recommend")
     _next_steps(out_dir, console)
     return times

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -36,6 +37,7 @@ __all__ = [
     "atomic_path",
     "building_dir",
     "cache_root",
+    "numbers",
     "refusal",
     "refused_errno",
     "replace_dir",
@@ -43,6 +45,31 @@ __all__ = [
     "write_json",
     "write_jsonl",
 ]
+
+_NUMPY_TYPES = {pa.int8(): "i1", pa.int16(): "<i2", pa.int32(): "<i4", pa.int64(): "<i8",
+                pa.uint8(): "u1", pa.uint16(): "<u2", pa.uint32(): "<u4", pa.uint64(): "<u8",
+                pa.float32(): "<f4", pa.float64(): "<f8"}
+
+
+def numbers(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """An Arrow array of numbers without nulls as a NumPy array (a view of its buffer where it
+    has one chunk). ``Array.to_numpy`` would import pandas (most of a second) on first use.
+
+    >>> numbers(pa.chunked_array([[1, 2], [3]], pa.int32())).tolist()
+    [1, 2, 3]
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = (values.combine_chunks() if values.num_chunks
+                  else pa.array([], values.type))  # type: ignore[assignment]
+    if values.type not in _NUMPY_TYPES or values.null_count:
+        raise TypeError(f"numbers: expected numbers without nulls, not {values.type} with "
+                        f"{values.null_count} nulls")
+    buffer = values.buffers()[1]
+    if buffer is None:
+        return np.zeros(0, _NUMPY_TYPES[values.type])
+    data = np.frombuffer(buffer, dtype=_NUMPY_TYPES[values.type])
+    return data[values.offset:values.offset + len(values)]
+
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)

@@ -65,7 +65,8 @@ if os.environ.get("CI"):
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory) -> tuple[Path, str, dict[str, float]]:
     """``openmsd demo``'s run on the shipped sample, with muse-v3 (the same steps as the
-    default model, faster): the corpus directory, what it printed, and its step times."""
+    default model, faster): the corpus directory, what it printed on a terminal 120 columns
+    wide, and its step times."""
     import contextlib
     import io
 
@@ -79,7 +80,8 @@ def demo_run(tmp_path_factory) -> tuple[Path, str, dict[str, float]]:
 
     root = tmp_path_factory.mktemp("demo") / "demo-corpus"
     text = io.StringIO()
-    times = run(root, Console(file=text, width=120), no_bars, model="muse-v3")
+    console = Console(file=text, width=120, force_terminal=True, color_system=None)
+    times = run(root, console, no_bars, model="muse-v3")
     return root, text.getvalue(), times
 
 

@@ -59,7 +59,8 @@ def test_a_warning_is_called_a_warning_and_listed_once(tmp_path):
     result = runner.invoke(app, ["ingest", str(selfish), "--out", str(tmp_path / "c"),
                                  "--format", "s2orc"])
     assert result.exit_code == 0, result.output
-    assert "0 records or fields skipped, 1 warnings" in result.output
+    assert "Every record was read; 1 had a defect and was kept as it was (a warning)." \
+        in result.output
     assert result.output.count("self-citation: ") == 1 and "- warning: " in result.output
 
 
@@ -71,3 +72,19 @@ def test_help_lists_demo_first_without_broken_sentences():
     # wide enough for every help on one line: a row without a command is a broken sentence
     assert not [row for row in rows if row.startswith("│" + " " * 6)]
     assert any("(Tasks I, II)" in row for row in rows)
+
+
+def test_help_shows_flags_without_a_type():
+    """A flag takes no value: ``--json``, never ``--json <bool>``, in every command's help."""
+    import typer.main
+
+    def paths(command, prefix=()):
+        yield prefix
+        for name, sub in getattr(command, "commands", {}).items():
+            yield from paths(sub, (*prefix, name))
+
+    for path in paths(typer.main.get_command(app)):
+        result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, path
+        assert "<bool>" not in result.output, path
+        assert "--help" in result.output

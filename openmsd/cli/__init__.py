@@ -48,11 +48,22 @@ def _join_lines(text: str | None) -> str | None:
     return re.sub(r"(?<=\S)[ \t]*\n[ \t]*(?=\S)", " ", text) if text else text
 
 
+def _untyped_flags(params: list[Any]) -> list[Any]:
+    """``params`` with each flag's type left out of the help (a flag takes no value)."""
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
 def _tidy(command: Any) -> Any:
-    """``command`` (and its subcommands) with help texts of whole lines."""
+    """``command`` (and its subcommands) with help texts of whole lines, and flags shown
+    without a type (``--json``, not ``--json <bool>``: a flag takes no value)."""
     if command is not None and not getattr(command, "_tidied", False):
         command.help = _join_lines(command.help)
         command.short_help = _join_lines(command.short_help)
+        get_params = command.get_params
+        command.get_params = lambda ctx: _untyped_flags(get_params(ctx))  # --help too
         command._tidied = True
         for sub in getattr(command, "commands", {}).values():
             _tidy(sub)
@@ -61,6 +72,9 @@ def _tidy(command: Any) -> Any:
 
 class _MainGroup(TyperGroup):
     """The top-level group: ``demo`` listed first, help texts without mid-sentence breaks."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _untyped_flags(super().get_params(ctx))
 
     def list_commands(self, ctx: Any) -> list[str]:
         names = super().list_commands(ctx)
@@ -130,8 +144,12 @@ def main() -> None:
     import logging
     import os
 
+    from openmsd.cli.output import build_notice
+    from openmsd.models import announcing_builds
+
     try:
-        app()
+        with announcing_builds(build_notice):  # a model built on first use says so
+            app()
         code: int = 0
     except SystemExit as done:
         if done.code is None or isinstance(done.code, int):

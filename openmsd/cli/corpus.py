@@ -21,13 +21,42 @@ app = typer.Typer()
 corpus_app = typer.Typer(help="Inspect a corpus directory.", no_args_is_help=True)
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def problem_sentence(skipped: int, warnings: int) -> str:
+    """What ingest says of the input's problems, in one sentence.
+
+    >>> problem_sentence(0, 0)
+    'The input had no problem.'
+    >>> problem_sentence(0, 1)
+    'Every record was read; 1 had a defect and was kept as it was (a warning).'
+    >>> problem_sentence(3, 2)
+    '3 records or fields were left out, and 2 records were kept with a defect (warnings).'
+    """
+    if not skipped and not warnings:
+        return "The input had no problem."
+    if not skipped:
+        return (f"Every record was read; {warnings:,} had a defect and "
+                f"{'was' if warnings == 1 else 'were'} kept as "
+                f"{'it was (a warning)' if warnings == 1 else 'they were (warnings)'}.")
+    left = f"{_plural(skipped, 'record')} or fields were left out"
+    if skipped == 1:
+        left = "1 record or field was left out"
+    if not warnings:
+        return f"{left}; every other record was read."
+    return (f"{left}, and {_plural(warnings, 'record')} "
+            f"{'was' if warnings == 1 else 'were'} kept with a defect "
+            f"({'a warning' if warnings == 1 else 'warnings'}).")
+
+
 def _print_report(report: dict, problems: list, limit: int = 10) -> None:
     from openmsd.corpus import PROBLEMS
 
     counts = report.get("counts", {})
     skipped, warnings = counts.get("problems.skipped", 0), counts.get("problems.warning", 0)
-    err.print(f"[bold]ingest report[/]: {skipped:,} records or fields skipped, {warnings:,} "
-              "warnings (taken, with a defect)", highlight=False)
+    err.print(problem_sentence(skipped, warnings), highlight=False, markup=False)
     for reason, n in report["problems_by_reason"].items():
         err.print(f"  {n:>7,}  {reason}", highlight=False)
     for problem in problems[:limit]:

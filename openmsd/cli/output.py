@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
 
@@ -22,8 +24,8 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["SafeConsole", "emit", "err", "fail", "out", "piped", "plain", "progress",
-           "say_left_out", "tsv_lines"]
+__all__ = ["HEARTBEAT", "SafeConsole", "build_notice", "emit", "err", "fail", "out", "piped",
+           "plain", "progress", "say_left_out", "tsv_lines"]
 
 # control characters, and the bidirectional-text controls (U+061C, U+200E/F, U+202A-E, U+2066-9)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -166,3 +168,70 @@ def progress() -> Iterator[Callable[[str, int | None], Callable[[int], None]]]:
             task = bars.add_task(label, total=total)
             return lambda n: bars.advance(task, n)
         yield start
+
+
+HEARTBEAT = 15.0
+"""Seconds between the lines a build writes to a log while it runs."""
+
+
+@contextlib.contextmanager
+def build_notice(what: str, seconds: float, console: Console | None = None,
+                 heartbeat: float = HEARTBEAT) -> Iterator[Callable[[str], None]]:
+    """Show that ``what`` is being built (about ``seconds`` long) on ``console`` (default:
+    stderr) while the block runs, and give the function that names its stage. On a terminal:
+    a bar that fills with the time spent, beside the stage; in a log: a line at the start, a
+    line at each stage, a line every ``heartbeat`` seconds, and one at the end (what
+    :func:`openmsd.models.announcing_builds` installs for the command line)."""
+    console = console or err
+    started = time.perf_counter()
+    stage = ["starting"]
+    done = threading.Event()
+
+    def elapsed() -> float:
+        return time.perf_counter() - started
+
+    if console.is_terminal:
+        bars = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                        TextColumn("{task.fields[stage]}"), TimeElapsedColumn(),
+                        console=console, transient=True)
+        task = bars.add_task(what, total=max(seconds, 1.0), stage=stage[0])
+
+        def tick() -> None:
+            while not done.wait(0.25):  # the bar moves with time; it is full at the end
+                bars.update(task, completed=min(elapsed(), 0.97 * max(seconds, 1.0)),
+                            stage=stage[0])
+        with bars:
+            ticker = threading.Thread(target=tick, daemon=True)
+            ticker.start()
+            try:
+                yield lambda name: stage.__setitem__(0, name)
+            finally:
+                done.set()
+                ticker.join()
+        console.print(f"{what}: done in {elapsed():.0f} s", highlight=False, markup=False)
+        return
+
+    def say(line: str) -> None:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        with contextlib.suppress(Exception):
+            console.file.flush()
+
+    def beat() -> None:
+        while not done.wait(heartbeat):
+            say(f"  {elapsed():.0f} s: {stage[0]}")
+
+    def named(name: str) -> None:
+        new = name.split(" (")[0] != stage[0].split(" (")[0]  # not just its count, "(3/9)"
+        stage[0] = name
+        if new:
+            say(f"  {elapsed():.0f} s: {name}")
+
+    say(f"{what}...")
+    beater = threading.Thread(target=beat, daemon=True)
+    beater.start()
+    try:
+        yield named
+    finally:
+        done.set()
+        beater.join()
+    say(f"{what}: done in {elapsed():.0f} s")

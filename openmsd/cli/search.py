@@ -122,7 +122,7 @@ def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | No
           languages: list[str] | None, years: Years, otherwise: str) -> None:
     """Print ``results`` as a table, JSON or an ``--export`` format; when there are none, say
     why on stderr; then, on stderr, the records that are not papers left out of them."""
-    from openmsd.search import ranked, results_table
+    from openmsd.search import ranked, results_table, results_view
 
     if export:
         from openmsd.export import EXPORTS
@@ -134,7 +134,8 @@ def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | No
         sys.stdout.write(export_records(papers_by_id(corpus, [r.paper_id for r in results]),
                                         export))
     else:
-        emit(ranked([r.as_dict() for r in results]), as_json, lambda _: results_table(results))
+        emit(ranked([r.as_dict() for r in results]), as_json,
+             lambda _: (results_table if piped() else results_view)(results))
     left_out = getattr(results, "left_out", {})
     if not results:
         _say_why_empty(corpus, languages, years, "every record it found is not a paper"

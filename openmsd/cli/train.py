@@ -119,12 +119,19 @@ def _adapter_line(manifest: dict[str, Any]) -> str:
     queries = selection["queries"]
     dev = (f" + {queries['dev']} dev" if selection["dev_used"] else
            f" (dev: {queries['dev']} queries, too few to select on)")
+    if chosen["head"] == "identity":
+        return (f"{manifest['name']}: the identity: no head trained on this corpus's citations "
+                f"ranked held-out links better than the base (out-of-fold average MAP "
+                f"{selection['identity_map']:.2f} on {queries['train_folds']} held-out train "
+                f"queries{dev}), so the adapter leaves every vector as it is and ranks as "
+                f"its base does; {manifest['mapped']:,} papers mapped -> {manifest['path']}")
     return (f"{manifest['name']}: {chosen['candidate']}"
             + (f", {chosen['epochs']} epochs" if chosen["epochs"] else "")
             + f"; out-of-fold average MAP {selection['identity_map']:.2f} (base) → "
             f"{selection['chosen_map']:.2f} on {queries['train_folds']} held-out train "
             f"queries{dev}; {manifest['training']['seconds']:.1f} s; {manifest['mapped']:,} "
-            f"papers mapped -> {manifest['path']} (use it as --model {manifest['name']})")
+            f"papers mapped and indexed -> {manifest['path']} (related, search and watch use "
+            f"it now; --model {manifest['name']} names it)")
 
 
 def _train_adapter(corpus: Path, out_dir: Path | None, base: list[str] | None,
@@ -132,8 +139,9 @@ def _train_adapter(corpus: Path, out_dir: Path | None, base: list[str] | None,
                    extra: list[str] | None, folds: int | None, epochs: int | None,
                    batch_size: int | None, learning_rate: float | None, seed: int | None,
                    json: bool) -> None:
-    from openmsd.corpus import CorpusError
+    from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import sdsm_per_query
+    from openmsd.index import build_index
     from openmsd.models import AdapterError
     from openmsd.rank import RankerSpec
     from openmsd.train import AdapterConfig, AdapterDataError, train_adapter
@@ -147,6 +155,9 @@ def _train_adapter(corpus: Path, out_dir: Path | None, base: list[str] | None,
             RankerSpec.parse(name, typed=True)  # MODEL@onnx, the old spelling, is said
         with progress() as start:
             manifest = train_adapter(config, sdsm_per_query, start)
+        # indexed at once: related, search and watch use the adapter straight away
+        built, _ = build_index(Corpus(corpus), manifest["name"])
+        manifest["indexed"] = built.index.ntotal
     except (AdapterDataError, AdapterError, CorpusError, ValueError) as error:
         fail(str(error))
     emit(manifest, json, _adapter_line)

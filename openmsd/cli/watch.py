@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from openmsd.cli.options import BackendOpt, CorpusArg, IncludeNonPapersOpt, JsonOpt
-from openmsd.cli.output import emit, err, fail, out, say_left_out
+from openmsd.cli.output import emit, err, fail, out, piped, say_left_out
 from openmsd.cli.zotero import (
     DryRunOpt,
     ToZoteroOpt,
@@ -97,6 +97,7 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
         nothing_new,
         record_watch,
         results_table,
+        results_view,
         watch_library,
     )
 
@@ -149,7 +150,7 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
         since_text = found.since.strftime("%Y-%m-%d %H:%M UTC") if found.since else "the start"
         err.print(f"{found.new} new papers since {since_text}; the first {len(found.results)} "
                   f"ranked for these {len(positive)} papers", highlight=False)
-        emit(found.results, False, results_table)
+        emit(found.results, False, results_table if piped() else results_view)
     say_left_out(found.left_out)
     for option, written in (("atom feed", atom_file), ("HTML digest", html_file)):
         if written:

@@ -189,12 +189,19 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool, limit: int = MAX_QUERI
     return pools, links
 
 
+def _no_dev(corpus: Corpus, error: Exception) -> str:
+    """Why tuning cannot start without a dev split, and what to do."""
+    return (f"{corpus.root}: cannot tune: {error}. Tuning fits on the train and dev splits and "
+            f"never on test: rebuild the relations with a dev share ('openmsd relations "
+            f"{corpus.root} --dev 0.1'; a small corpus may need 0.2), then tune again")
+
+
 def check_dev(corpus: Corpus) -> None:
     """:class:`TuneError` when the dev split has no query the SDSM fits can use."""
     try:
         dev = load_pool(corpus, "dev")
     except SDSMError as error:
-        raise TuneError(f"{corpus.root}: cannot tune: {error}") from None
+        raise TuneError(_no_dev(corpus, error)) from None
     dev, _ = common_pool(corpus, dev, [default_dense(corpus)])
     if dev.judgements.num_rows == 0 and dev.left_out.get("missing_vectors"):
         raise TuneError(f"{corpus.root}: {dev.left_out['missing_vectors']} dev papers have no "

@@ -103,9 +103,10 @@ def estimate(client: OpenAlex, plan: FetchPlan) -> Estimate:
         level = math.floor(wanted * share)
         total += level
         if depth == 1:
-            result.notes.append(f"steps 2 on extrapolated from the seeds' mean "
-                                f"{mean_refs:.1f} references"
-                                + (f" and {mean_citers:.1f} citers" if plan.citing else ""))
+            result.notes.append("from step 2 on, the counts are estimates: each paper is taken "
+                                f"to have the seeds' mean of {mean_refs:.1f} references"
+                                + (f" and {mean_citers:.1f} citing papers" if plan.citing
+                                   else ""))
     result.works = total
     result.cost_usd = round(sum(calls[kind] * PRICES[kind] for kind in calls), 6)
     result.budget_limit_usd = client.budget.limit_usd

@@ -55,7 +55,7 @@ from openmsd.index.factory_index import (
     read_ondisk,
     search_factory,
 )
-from openmsd.io import ParquetSink, atomic_path, refused_errno
+from openmsd.io import ParquetSink, atomic_path, numbers, refused_errno
 from openmsd.models import current_hashes, load_vector_table, model_slug, vectors_dir
 
 HNSW_THRESHOLD = 50_000
@@ -166,8 +166,8 @@ class VectorIndex:
         """Each row's language code (-1: none), the languages coded, each row's year (-1:
         none); listed once per index, not on every filtered search."""
         languages = self.papers["language"].combine_chunks().dictionary_encode()
-        codes = pc.fill_null(languages.indices, -1).to_numpy(zero_copy_only=False)
-        years = pc.fill_null(self.papers["year"], -1).to_numpy()
+        codes = numbers(pc.fill_null(languages.indices, -1))
+        years = numbers(pc.fill_null(self.papers["year"], -1))
         return codes, languages.dictionary.to_pylist(), years
 
     def _allowed(self, languages: list[str] | None, years: tuple[int | None, int | None] | None
@@ -377,7 +377,7 @@ def load_index(corpus: Corpus, model: str) -> VectorIndex:
     rebuild = f"run 'openmsd index build {corpus.root} --model {model}'"
     if not (directory / "index.faiss").exists():
         raise FileNotFoundError(f"{corpus.root}: no index for model {model!r}; {rebuild} first")
-    papers = pq.read_table(directory / "papers.parquet")
+    papers = pq.ParquetFile(directory / "papers.parquet").read()
     crc = (papers.schema.metadata or {}).get(CRC_KEY)
     if crc is None:
         raise FileNotFoundError(f"{link}: an index written before build ids (its files may "

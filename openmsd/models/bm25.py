@@ -92,6 +92,23 @@ def analyse_many(texts: Sequence[str], languages: Sequence[str | None]) -> list[
     return out
 
 
+def _bm25s() -> Any:
+    """The ``bm25s`` module, imported without numba: openmsd scores with its NumPy path, and
+    numba would add half a second to every command that ranks with BM25."""
+    import sys
+
+    if "bm25s" in sys.modules or "numba" in sys.modules:
+        import bm25s
+
+        return bm25s
+    sys.modules["numba"] = None  # type: ignore[assignment]  # import numba -> ImportError
+    try:
+        import bm25s
+    finally:
+        del sys.modules["numba"]
+    return bm25s
+
+
 class BM25:
     """Fit on a collection, then score queries against every document of it."""
 
@@ -107,8 +124,7 @@ class BM25:
             ) -> BM25:
         """Index ``documents``, each analysed in its language of ``languages`` (ISO codes;
         None: words only, no stemming or stop words)."""
-        import bm25s
-
+        bm25s = _bm25s()
         languages = languages if languages is not None else [None] * len(documents)
         self.languages = sorted({lang or "und" for lang in languages})
         self._index = bm25s.BM25(k1=self.k1, b=self.b)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from openmsd.io import cache_root
 from openmsd.models.adapter import ADAPTER_FILE, AdapterEncoder, read_adapter
-from openmsd.models.backends.e5_rebuild import ensure_e5_small
+from openmsd.models.backends.e5_rebuild import E5_ONCE, ensure_e5_small
 from openmsd.models.backends.onnx import OnnxEncoder, Precision
 from openmsd.models.bm25 import BM25
 from openmsd.models.encoder import DenseEncoder, SentenceTransformerEncoder, USEEncoder
@@ -163,20 +163,37 @@ class UnsupportedBackendError(ValueError):
     """A backend that does not exist, or that the model has no path for."""
 
 
+_LOADED: dict[tuple[str, str, str], DenseEncoder] = {}
+"""The ONNX Runtime encoders of registered models this process has loaded, by name, precision
+and cache: a command that asks twice (its own query, then a ranker's) loads the model once."""
+
+
 def _load_onnx(name: str, precision: Precision) -> DenseEncoder:
-    """The ONNX Runtime encoder (build ``precision``) of a registered model or a
-    SentenceTransformer directory."""
+    """The ONNX Runtime encoder (build ``precision``) of a registered model (loaded once per
+    process) or a SentenceTransformer directory."""
     entry = MODELS.get(name)
     if entry is not None and entry.path is not None:
-        return OnnxEncoder(entry.path(), name, query_prefix=entry.prompts.get("query", ""),
-                           passage_prefix=entry.prompts.get("passage", ""),
-                           precision=precision,
-                           cache_dir=entry.onnx_cache() if entry.onnx_cache else None)
+        key = (name, precision, str(cache_root()))
+        if key not in _LOADED:
+            _LOADED[key] = _registered_onnx(entry, precision)
+        return _LOADED[key]
     if entry is None and Path(name).is_dir():
         return OnnxEncoder(Path(name), Path(name).name, precision=precision)
     supported = ", ".join(n for n, e in MODELS.items() if e.has_onnx)
     raise UnsupportedBackendError(f"model {name!r} has no ONNX backend; it exists for {supported} "
                                   "and for SentenceTransformer directories (use --backend torch)")
+
+
+def _registered_onnx(entry: ModelEntry, precision: Precision) -> DenseEncoder:
+    """A new ONNX Runtime encoder of registered transformer ``entry`` (its first use builds
+    it, announced as the second step of building the e5 model for e5-small-multilingual)."""
+    assert entry.path is not None
+    announce = f"{E5_ONCE}: 2/2 its ONNX Runtime build" if entry.path is ensure_e5_small \
+        else None
+    return OnnxEncoder(entry.path(), entry.name, query_prefix=entry.prompts.get("query", ""),
+                       passage_prefix=entry.prompts.get("passage", ""), precision=precision,
+                       cache_dir=entry.onnx_cache() if entry.onnx_cache else None,
+                       announce=announce)
 
 
 def _load_gpu(name: str) -> DenseEncoder:

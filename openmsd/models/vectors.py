@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from openmsd.corpus import PARTS, Corpus
-from openmsd.io import ParquetSink
+from openmsd.io import ParquetSink, numbers
 from openmsd.models.adapter import ADAPTER_FILE
 from openmsd.models.registry import BACKENDS, default_backend
 
@@ -151,8 +151,8 @@ def read_current(directory: Path, current: Mapping[str, str]
     rows: list[np.ndarray] = []
     seen: set[str] = set()
     for part in sorted(directory.glob(PARTS), reverse=True):
-        table = pq.read_table(part)
-        matrix = np.asarray(table["vector"].combine_chunks().flatten()).reshape(
+        table = pq.ParquetFile(part).read()  # read_table would import pyarrow.dataset
+        matrix = numbers(table["vector"].combine_chunks().flatten()).reshape(
             table.num_rows, -1)
         for i, (paper_id, digest) in enumerate(zip(table["paper_id"].to_pylist(),
                                                    table["text_hash"].to_pylist(), strict=True)):

@@ -406,7 +406,9 @@ def _adapted(path: Path, papers: Papers) -> Scorer:
         adapter = read_adapter(path)
     except AdapterError as error:
         raise UnknownScorerError(str(error)) from None
-    words = f"similar text (adapter {adapter.name}, trained on this corpus's citations)"
+    # an identity head changes no vector: its results are the base's, said as such
+    words = ("similar text" if adapter.head.kind == "identity" else
+             f"similar text (adapter {adapter.name}, trained on this corpus's citations)")
     if papers.corpus is not None:
         try:
             scorer = DenseScorer.from_corpus(papers, adapter.name, encoder=lambda: load_model(

@@ -73,11 +73,26 @@ def relations_stats(corpus: Corpus) -> dict[str, Any]:
             "scincl_triples": manifest.get("scincl", {}).get("triples", 0)}
 
 
+RELATION_WORDS = {"dc": "cites (DC)", "cc": "co-cited (CC)", "bc": "shared references (BC)"}
+"""Each relation in words, with the short name OpenMSD gives it."""
+SPLIT_WORDS = {
+    "train": "train: papers to learn from",
+    "dev": "dev: held out to tune on",
+    "idt": "idt: in-distribution test (the main languages)",
+    "odt": "odt: out-of-distribution test (held-out non-English papers)",
+}
+"""What each split of the OpenMSD split is for."""
+
+
 def stats_view(stats: dict[str, Any]) -> Group:
     """:func:`relations_stats` for a terminal: OpenMSD's Table 3 (pairs per relation, language
-    direction and split), then a line on the whole graph and the training triples."""
+    direction and split) with the relations and splits named in words, then a line on the
+    whole graph and one on the training triples."""
     table = Table(title=f"Related pairs per split (OpenMSD Table 3; cap "
-                        f"{stats['max_group'] or 'none'}, engine {stats['engine']})")
+                        f"{stats['max_group'] or 'none'}, engine {stats['engine']})",
+                  caption="cites (DC): one paper cites the other; co-cited (CC): a third "
+                          "paper cites both; shared references (BC): both cite a third paper. "
+                          + "; ".join(SPLIT_WORDS[s] for s in SPLITS) + ".")
     table.add_column("relation")
     table.add_column("direction", no_wrap=True)
     for split in SPLITS:
@@ -86,9 +101,14 @@ def stats_view(stats: dict[str, Any]) -> Group:
     for relation in ("dc", "cc", "bc"):
         directions = stats["splits"]["train"][relation]["by_direction"]
         for i, direction in enumerate(directions):
-            table.add_row(relation.upper() if i == 0 else "", direction,
+            table.add_row(RELATION_WORDS[relation] if i == 0 else "", direction,
                           *(f"{stats['splits'][s][relation]['by_direction'][direction]:,}"
                             for s in SPLITS))
-    return Group(table, f"whole graph: DC {stats['dc']:,}, CC {stats['cc']:,}, BC "
-                        f"{stats['bc']:,}; train triples: Specter {stats['specter_triples']:,}, "
-                        f"SciNCL {stats['scincl_triples']:,}")
+    return Group(table,
+                 f"whole graph: {stats['dc']:,} citations between corpus papers (DC), "
+                 f"{stats['cc']:,} co-cited pairs (CC), {stats['bc']:,} pairs with shared "
+                 "references (BC)",
+                 f"training triples (a paper, a related one, an unrelated one): "
+                 f"{stats['specter_triples']:,} Specter-style (related: cited), "
+                 f"{stats['scincl_triples']:,} SciNCL-style (related: a near neighbour in "
+                 "the citation graph)")

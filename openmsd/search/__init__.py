@@ -1,73 +1,84 @@
 """Search: related papers (one paper or a library of seeds), free-text search, citation
 recommendation and explanations.
+
+The face is lazy (PEP 562): a name loads its own submodule on first use, so a command
+loads only the search code its question needs.
 """
 
-from openmsd.search.citation_graph import load_citation_graph, read_graph
-from openmsd.search.feed import atom, digest_html, nothing_new
-from openmsd.search.languages import corpus_languages, language_problem
-from openmsd.search.library import library_seeds, related_to_library
-from openmsd.search.neighbourhood import STRONG_SIMILARITY, Neighbourhood, build_neighbourhood
-from openmsd.search.no_results import no_results_reason
-from openmsd.search.paper_records import (
-    load_paper_records,
-    paper_aliases,
-    read_aliases,
-    read_records,
-)
-from openmsd.search.papers import paper_details, papers_by_id
-from openmsd.search.picture import FORMATS, LAYOUTS, Picture, draw, save, svg
-from openmsd.search.ranking import Hit, IndexRanking, Ranking, ScorerRanking
-from openmsd.search.recommend import (
-    MAX_LOCATIONS,
-    CitationRequest,
-    Location,
-    RankWeights,
-    Recommendation,
-    language_warning,
-    recommend_citations,
-)
-from openmsd.search.related import (
-    SUMMARY,
-    PaperNotFoundError,
-    Result,
-    Results,
-    find_paper,
-    non_paper_kinds,
-)
-from openmsd.search.related_lists import (
-    compute_related_lists,
-    is_current,
-    lists_path,
-    stored_related,
-)
-from openmsd.search.relevance import UNRATED, percent, ranked, ranked_locations
-from openmsd.search.resources import SearchResources, resources_of
-from openmsd.search.service import (
-    SearchService,
-    corpus_scorer,
-    nearest,
-    rank_related,
-    rank_search,
-    related_papers,
-    search,
-)
-from openmsd.search.signals import dense_members
-from openmsd.search.view import (
-    context_driver,
-    recommendations_table,
-    recommendations_view,
-    results_table,
-    shorten,
-)
-from openmsd.search.watch import (
-    Watch,
-    arrivals,
-    record_watch,
-    seed_set_name,
-    stored_watches,
-    watch_library,
-    watch_state,
-)
+from typing import TYPE_CHECKING
+
+from openmsd.faces import lazy_face
+
+if TYPE_CHECKING:
+    from openmsd.search.citation_graph import load_citation_graph, read_graph
+    from openmsd.search.feed import atom, digest_html, nothing_new
+    from openmsd.search.languages import corpus_languages, language_problem
+    from openmsd.search.library import library_seeds, related_to_library
+    from openmsd.search.neighbourhood import STRONG_SIMILARITY, Neighbourhood, build_neighbourhood
+    from openmsd.search.no_results import no_results_reason
+    from openmsd.search.paper_records import (
+        load_paper_records,
+        paper_aliases,
+        read_aliases,
+        read_records,
+    )
+    from openmsd.search.papers import paper_details, papers_by_id
+    from openmsd.search.picture import FORMATS, LAYOUTS, Picture, draw, save, svg
+    from openmsd.search.ranking import Hit, IndexRanking, Ranking, ScorerRanking
+    from openmsd.search.recommend import (
+        MAX_LOCATIONS,
+        CitationRequest,
+        Location,
+        RankWeights,
+        Recommendation,
+        language_warning,
+        recommend_citations,
+    )
+    from openmsd.search.related import (
+        SUMMARY,
+        PaperNotFoundError,
+        Result,
+        Results,
+        find_paper,
+        non_paper_kinds,
+    )
+    from openmsd.search.related_lists import (
+        compute_related_lists,
+        is_current,
+        lists_path,
+        stored_related,
+    )
+    from openmsd.search.relevance import UNRATED, percent, ranked, ranked_locations
+    from openmsd.search.resources import SearchResources, resources_of
+    from openmsd.search.service import (
+        SearchService,
+        corpus_scorer,
+        nearest,
+        rank_related,
+        rank_search,
+        related_papers,
+        search,
+    )
+    from openmsd.search.signals import dense_members
+    from openmsd.search.view import (
+        context_driver,
+        driver_position,
+        recommendations_table,
+        recommendations_view,
+        relevance_texts,
+        results_table,
+        results_view,
+        shorten,
+    )
+    from openmsd.search.watch import (
+        Watch,
+        arrivals,
+        record_watch,
+        seed_set_name,
+        stored_watches,
+        watch_library,
+        watch_state,
+    )
 
 __all__ = [
     "FORMATS",
@@ -102,6 +113,7 @@ __all__ = [
     "dense_members",
     "digest_html",
     "draw",
+    "driver_position",
     "find_paper",
     "is_current",
     "language_problem",
@@ -131,8 +143,10 @@ __all__ = [
     "record_watch",
     "related_papers",
     "related_to_library",
+    "relevance_texts",
     "resources_of",
     "results_table",
+    "results_view",
     "save",
     "search",
     "seed_set_name",
@@ -143,3 +157,5 @@ __all__ = [
     "watch_library",
     "watch_state",
 ]
+
+__getattr__, __dir__ = lazy_face(__name__)

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from openmsd.corpus import Corpus
+from openmsd.io import numbers
 from openmsd.search.resources import resources_of
 
 
@@ -62,7 +63,7 @@ def _dictionary(column: pa.ChunkedArray) -> pa.Array:
 def _indices(column: pa.ChunkedArray) -> np.ndarray:
     """The dictionary indices of a dictionary column, all chunks, as one array."""
     return np.concatenate([np.zeros(0, np.int64)] + [
-        chunk.indices.to_numpy(zero_copy_only=False) for chunk in column.chunks])
+        numbers(chunk.indices) for chunk in column.chunks])
 
 
 def _csr(source: np.ndarray, target: np.ndarray, nodes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -96,7 +97,7 @@ class CitationGraph:
         dictionaries = [_dictionary(table[name]) for name in table.column_names]
         ids = pa.concat_arrays(dictionaries).unique()
         source, target = (
-            pc.index_in(dictionary, value_set=ids).to_numpy(zero_copy_only=False)
+            numbers(pc.index_in(dictionary, value_set=ids))
             .astype(np.int32)[_indices(table[name])]
             for name, dictionary in zip(table.column_names, dictionaries, strict=True))
         ref_start, refs = _csr(source, target, len(ids))
@@ -149,8 +150,8 @@ class CitationGraph:
 def read_graph(source: BinaryIO) -> CitationGraph:
     """The graph of an open ``citations.parquet``."""
     columns = ["citing_id", "cited_id"]
-    return CitationGraph.from_table(pq.read_table(source, columns=columns,
-                                                  read_dictionary=columns))
+    return CitationGraph.from_table(pq.ParquetFile(source, read_dictionary=columns).read(
+        columns=columns))
 
 
 def load_citation_graph(corpus: Corpus) -> CitationGraph:

@@ -16,7 +16,7 @@ __all__ = ["corpus_languages", "language_problem"]
 
 @lru_cache(maxsize=16)
 def _languages(path: Path, stamp: int) -> tuple[str, ...]:
-    column = pq.read_table(path, columns=["language"])["language"]
+    column = pq.ParquetFile(path).read(columns=["language"])["language"]
     return tuple(sorted(str(v) for v in pc.unique(pc.fill_null(column, UND)).to_pylist()))
 
 

@@ -25,7 +25,7 @@ from openmsd.search.view import shorten
 __all__ = ["LABEL_WIDTH", "STRONG_SIMILARITY", "Edge", "Neighbourhood", "Node",
            "build_neighbourhood"]
 
-LABEL_WIDTH = 30
+LABEL_WIDTH = 44
 """Characters of a node's label (its title, cut at a word)."""
 STRONG_SIMILARITY = 0.85
 """The cosine at or above which ``--similar-edges`` draws an edge between two results."""

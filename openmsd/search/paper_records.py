@@ -98,7 +98,7 @@ def load_paper_records(corpus: Corpus) -> PaperRecords:
 def read_aliases(source: BinaryIO) -> dict[str, str]:
     """Each alias of an open ``papers.parquet`` (``doi:…``, ``openalex:W…``) -> the first
     paper in the table that has it."""
-    table = pq.read_table(source, columns=["paper_id", "aliases"])
+    table = pq.ParquetFile(source).read(columns=["paper_id", "aliases"])
     found: dict[str, str] = {}
     for paper_id, names in zip(table["paper_id"].to_pylist(), table["aliases"].to_pylist(),
                                strict=True):

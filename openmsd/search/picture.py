@@ -46,6 +46,9 @@ EXTRA = ["#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e65
          "#31a354", "#756bb1", "#636363"]
 OTHER = "#c7c7c7"
 SVG_NS = "http://www.w3.org/2000/svg"
+SHORTER = (32, 24)
+"""The shorter labels a node tries (characters, cut at a word) where its full one finds no
+free spot; below that, the hover text alone."""
 
 
 @dataclass(frozen=True)
@@ -72,12 +75,56 @@ class Picture:
     width: int
     height: int
     years: tuple[int, int] | None = None
+    year_share: tuple[tuple[int, ...], tuple[float, ...]] = ((), ())
+    """The time axis: each year of the papers and where it stands, from 0 to 1 (its share of
+    the papers before it, :func:`year_shares`)."""
 
     def year_x(self, year: float) -> float:
-        """The x of ``year`` on the time axis."""
-        low, high = self.years or (0, 1)
-        span = max(high - low, 1)
-        return SIDE + 40 + (self.width - 2 * SIDE - 220) * (year - low) / span
+        """The x of ``year`` on the time axis: by the share of papers before it, so that one
+        paper decades older than the rest does not squeeze them into a corner."""
+        known, shares = self.year_share
+        if not known:
+            low, high = self.years or (0, 1)
+            share = (year - low) / max(high - low, 1)
+        else:
+            share = float(np.interp(year, known, shares))
+        return SIDE + 40 + (self.width - 2 * SIDE - 220) * share
+
+
+def year_shares(years: list[int]) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """Each distinct year of ``years`` and its place on a quantile axis, from 0 to 1: the share
+    of the papers before it plus half of its own, rescaled so the first year is at 0 and the
+    last at 1.
+
+    >>> year_shares([1956, 2020, 2020, 2021, 2022])
+    ((1956, 2020, 2021, 2022), (0.0, 0.375, 0.75, 1.0))
+    """
+    known = sorted(set(years))
+    if len(known) < 2:
+        return tuple(known), tuple(0.5 for _ in known)
+    counts = [years.count(year) for year in known]
+    before = np.cumsum([0, *counts[:-1]])
+    middle = before + np.array(counts) / 2
+    shares = (middle - middle[0]) / (middle[-1] - middle[0])
+    return tuple(known), tuple(round(float(v), 4) for v in shares)
+
+
+def _ticks(picture: Picture) -> list[int]:
+    """The years the axis labels: the first, the last and those between them at least 40 px
+    from a labelled one."""
+    known = list(picture.year_share[0])
+    if not known and picture.years is not None:
+        low, high = picture.years
+        known = list(range(low, high + 1, max(1, math.ceil((high - low) / 10))))
+    ticks: list[int] = []
+    for year in known:
+        if not ticks or picture.year_x(year) - picture.year_x(ticks[-1]) >= 40:
+            ticks.append(year)
+    if known and ticks[-1] != known[-1]:
+        if len(ticks) > 1 and picture.year_x(known[-1]) - picture.year_x(ticks[-1]) < 40:
+            ticks.pop()
+        ticks.append(known[-1])
+    return ticks
 
 
 def _colours(nodes: list[Node]) -> dict[str, str]:
@@ -181,7 +228,8 @@ def _place_labels(nodes: list[Node], x: np.ndarray, y: np.ndarray, radius: np.nd
     order = sorted(range(len(nodes)), key=lambda i: (not nodes[i].query,
                                                      -(nodes[i].score or 0.0), i))
     for i in order:
-        for text in dict.fromkeys([nodes[i].label, shorten(nodes[i].label, 16)]):
+        for text in dict.fromkeys([nodes[i].label, *(shorten(nodes[i].label, width)
+                                                      for width in SHORTER)]):
             w = text_width(text)
             spots = [(x[i] + radius[i] + 3, y[i] - LINE / 2),
                      (x[i] - radius[i] - 3 - w, y[i] - LINE / 2),
@@ -218,7 +266,9 @@ def draw(hood: Neighbourhood, by: str = "similarity", seed: int = 0) -> Picture:
     if by == "year":
         known = [node.year for node in hood.nodes if node.year is not None]
         years = (min(known), max(known)) if known else (0, 1)
-        picture = Picture(hood, np.zeros(n), np.zeros(n), radius, [], {}, width, height, years)
+        shares = year_shares(known)
+        picture = Picture(hood, np.zeros(n), np.zeros(n), radius, [], {}, width, height, years,
+                          shares)
         x = np.array([picture.year_x(node.year) if node.year is not None else SIDE + 12
                       for node in hood.nodes], float)
         y = _fit(position[:, 1], area[1], area[3]) if n else np.zeros(0)
@@ -227,8 +277,10 @@ def draw(hood: Neighbourhood, by: str = "similarity", seed: int = 0) -> Picture:
         x = _fit(position[:, 0], area[0], area[2]) if n else np.zeros(0)
         y = _fit(position[:, 1], area[1], area[3]) if n else np.zeros(0)
         _spread(x, y, radius, area, True)
+        shares = ((), ())
     labels = _place_labels(hood.nodes, x, y, radius, width, height)
-    return Picture(hood, x, y, radius, labels, _colours(hood.nodes), width, height, years)
+    return Picture(hood, x, y, radius, labels, _colours(hood.nodes), width, height, years,
+                   shares)
 
 
 def hover(node: Node) -> str:
@@ -340,6 +392,8 @@ def _legend(root: etree._Element, picture: Picture) -> None:
         notes.append("dashed: similar")
     if picture.years is None:
         notes.append("close together: similar")
+    if not any(e.kind == "cites" for e in picture.hood.edges):
+        notes[1] = "no citation between these papers in the corpus"
     _el(legend, "text", " · ".join(notes), x=SIDE, y=44, fill="#555555")
 
 
@@ -350,8 +404,7 @@ def _axis(root: etree._Element, picture: Picture) -> None:
     base = picture.height - BOTTOM + 6
     _el(axis, "line", x1=picture.year_x(low), y1=base, x2=picture.year_x(high), y2=base,
         stroke="#999999")
-    step = max(1, math.ceil((high - low) / 10))
-    for year in range(low, high + 1, step):
+    for year in _ticks(picture):
         xx = picture.year_x(year)
         _el(axis, "line", x1=xx, y1=TOP + 6, x2=xx, y2=base, stroke="#eeeeee")
         _el(axis, "text", str(year), x=xx, y=base + 16, fill="#555555", text_anchor="middle")
@@ -383,8 +436,7 @@ def _png(picture: Picture, target: Path, scale: float = 1.5) -> None:
         base = picture.height - BOTTOM + 6
         ax.plot([picture.year_x(low), picture.year_x(high)], [base, base], color="#999999",
                 lw=0.8)
-        step = max(1, math.ceil((high - low) / 10))
-        for year in range(low, high + 1, step):
+        for year in _ticks(picture):
             xx = picture.year_x(year)
             ax.plot([xx, xx], [TOP + 6, base], color="#eeeeee", lw=0.8, zorder=0)
             ax.text(xx, base + 16, str(year), ha="center", color="#555555", **font)

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from openmsd import __version__
 from openmsd.corpus import Corpus
-from openmsd.io import ParquetSink
+from openmsd.io import ParquetSink, numbers
 from openmsd.models import model_slug
 from openmsd.rank import Fusion, Queries, Scorer, is_dense, leaves, tuned
 from openmsd.search.resources import SearchResources, resources_of
@@ -221,13 +221,13 @@ def _read(path: Path, key: str, ids: list[str]) -> RelatedLists | None:
         return None
     if meta.get(b"openmsd.related_key", b"").decode() != key:
         return None
-    table = pq.read_table(path)
+    table = pq.ParquetFile(path).read()
     if table["paper_id"].to_pylist() != ids:
         return None
 
     def matrix(column: str, dtype: type) -> np.ndarray:
         values = table[column].combine_chunks()
-        return values.values.to_numpy().astype(dtype).reshape(len(table), values.type.list_size)
+        return numbers(values.values).astype(dtype).reshape(len(table), values.type.list_size)
 
     return RelatedLists(key, matrix("rows", np.int32), matrix("scores", np.float32),
                         matrix("signals", np.int16),

@@ -10,11 +10,12 @@ from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
+from openmsd.search.columns import ResultsView, rows_of
 from openmsd.search.related import Result
 from openmsd.search.relevance import percent
 
-__all__ = ["context_driver", "recommendations_table", "recommendations_view",
-           "results_table", "shorten"]
+__all__ = ["context_driver", "driver_position", "recommendations_table", "recommendations_view",
+           "relevance_texts", "results_table", "results_view", "shorten"]
 
 
 def shorten(text: str, width: int = 110) -> str:
@@ -27,6 +28,20 @@ def shorten(text: str, width: int = 110) -> str:
     if len(text) <= width:
         return text
     return text[:width - 1].rsplit(" ", 1)[0] + "…"
+
+
+def relevance_texts(results: list[Any]) -> list[str]:
+    """Each result's relevance as a terminal shows it: the calibrated probability a result
+    carries as a percentage, :data:`~openmsd.search.relevance.UNRATED` where it has none
+    (:func:`~openmsd.search.relevance.percent`).
+
+    >>> relevance_texts([{"score": 0.4, "relevance": 0.31}, {"score": 0.2}])
+    ['31%', '–']
+    """
+    def field(r: Any, name: str) -> Any:
+        return r.get(name) if isinstance(r, dict) else getattr(r, name, None)
+
+    return [percent(field(r, "relevance")) for r in results]
 
 
 def context_driver(location: dict[str, Any], result: dict[str, Any]) -> str | None:
@@ -65,28 +80,65 @@ def results_table(results: list[Result]) -> Table | None:
     return table
 
 
+def results_view(results: list[Result]) -> ResultsView | None:
+    """Results as a terminal shows them (:class:`~openmsd.search.columns.ResultsView`): titles
+    wrapped at words, the identifier on a dim line, why in short words, each result in at
+    most three lines; None for no results."""
+    if not results:
+        return None
+    return ResultsView(rows_of(results, relevance_texts(results)))
+
+
+def driver_position(location: dict[str, Any], result: dict[str, Any]) -> str | None:
+    """Where the sentence that points to ``result`` most stands: "this sentence", "sentence
+    before" or "sentence after" (None when nothing was explained).
+
+    >>> loc = {"sentence": "B.", "context": ["A.", "B.", "C."]}
+    >>> driver_position(loc, {"drivers": [{"sentence": "A."}]})
+    'sentence before'
+    """
+    drivers = result.get("drivers") or []
+    if not drivers:
+        return None
+    sentence, context = drivers[0]["sentence"], location.get("context") or []
+    if sentence == location["sentence"]:
+        return "this sentence"
+    if sentence in context and location["sentence"] in context:
+        before = context.index(sentence) < context.index(location["sentence"])
+        return "sentence before" if before else "sentence after"
+    return "nearby sentence"
+
+
 def recommendations_view(found: list[dict[str, Any]]) -> Group:
-    """Each citation location (its sentence and markers), then its papers: rank, relevance,
-    id, language, year, title, the sentence
-    that points to it most and what it is co-cited with."""
-    lines: list[str] = []
+    """Each citation location (its sentence and markers), then its papers as
+    :func:`results_view` lays them out, why saying which sentence points to each most and
+    how many of the others it is co-cited with."""
+    parts: list[Any] = []
     for location in found:
-        lines.append(f"[bold]sentence {location['sentence_number']}[/] "
+        parts.append(f"\n[bold]sentence {location['sentence_number']}[/] "
                      f"{escape(' '.join(location['markers']))}: {escape(location['sentence'])}")
-        for rank, r in enumerate(location["results"], 1):
-            title = r["title"] or r["english_title"] or ""
-            lines.append(escape(f"  {rank}. {percent(r.get('relevance')):>4}  {r['paper_id']}  "
-                                f"[{r['language'] or '?'}] {r['year'] or ''}  {title}"))
-            driver = context_driver(location, r)
-            if driver:
-                lines.append(f"[dim]         ← {escape(shorten(driver))}[/]")
-            if r.get("co_cited_with"):
-                lines.append(f"[dim]         co-cited with "
-                             f"{escape(', '.join(r['co_cited_with'][:3]))} in the corpus[/]")
+        results = location["results"]
+        rows = []
+        for row, r in zip(rows_of([_Found(r) for r in results], relevance_texts(results)),
+                          results, strict=True):
+            position = driver_position(location, r)
+            cocited = r.get("co_cited_with") or []
+            row.why = [*([position] if position else []),
+                       *([f"co-cited with {len(cocited)}"] if cocited else [])]
+            rows.append(row)
+        if rows:
+            parts.append(ResultsView(rows, why_header="pointed to by"))
         if location.get("cocited_set"):
-            lines.append(escape(f"  cite together ({location['cites']} works): "
+            parts.append(escape(f"  cite together ({location['cites']} works): "
                                 f"{', '.join(location['cocited_set'])}"))
-    return Group(*lines)
+    return Group(*parts)
+
+
+class _Found:
+    """A result dict read as a :class:`Result` is (attributes)."""
+
+    def __init__(self, found: dict[str, Any]) -> None:
+        self.__dict__.update(found)
 
 
 def recommendations_table(found: list[dict[str, Any]]) -> Table | None:

@@ -20,7 +20,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from openmsd.rank import left_out_line
-from openmsd.search import papers_by_id
+from openmsd.search import driver_position, load_paper_records, papers_by_id, shorten
 from openmsd.server.api import (
     MAX_IDS,
     MAX_K,
@@ -60,6 +60,9 @@ env = Environment(loader=FileSystemLoader(TEMPLATES),
                   autoescape=select_autoescape(["html"], default=True),
                   trim_blocks=True, lstrip_blocks=True, finalize=_no_controls)
 env.filters["paper_url"] = lambda paper_id: "/papers/" + quote(paper_id, safe="")
+env.globals["driver_position"] = driver_position
+SNIPPET = 240
+"""Characters of the abstract shown under a search result (cut at a word)."""
 router = APIRouter(include_in_schema=False)
 
 
@@ -121,6 +124,32 @@ def _filters_shown(resources: Any, f: Filters) -> dict[str, Any]:
 PageFilters = Annotated[Filters, Depends(filters)]
 
 
+def snippets(resources: Any, results: list[dict[str, Any]]) -> dict[str, str]:
+    """The start of each result's abstract (its English abstract where it has no other), by
+    paper id: what a search result shows under its title."""
+    records = load_paper_records(resources.corpus).get(
+        [r["paper_id"] for r in results], ["paper_id", "abstract"])
+    return {record["paper_id"]: shorten(record["abstract"], SNIPPET)
+            for record in records if record["abstract"]}
+
+
+def examples(resources: Any) -> list[dict[str, str]]:
+    """Queries to try on the home page, from the corpus itself: the first words of a title in
+    another language than English (else any title), and a paper's id for its related papers."""
+    records = load_paper_records(resources.corpus)
+    titled = [(paper_id, title, language) for paper_id, title, language in zip(
+        records.column("paper_id"), records.column("title"), records.column("language"),
+        strict=True) if title and len(title.split()) >= 4]
+    if not titled:
+        return []
+    other = [t for t in titled if t[2] not in (None, "en", "und")] or titled
+    _, title, language = other[0]
+    words = " ".join(title.split()[:5]).rstrip(".,:;")
+    found = [{"q": words, "what": f"words of a title ({language or 'und'}): papers on it in "
+                                  "every language"}]
+    return [*found, {"q": titled[0][0], "what": "a paper's id or DOI: its related papers"}]
+
+
 @router.get("/", response_class=HTMLResponse)
 def home(request: Request, resources: Served, f: PageFilters,
          q: Annotated[str | None, Query(max_length=MAX_QUERY)] = None) -> HTMLResponse:
@@ -129,6 +158,8 @@ def home(request: Request, resources: Served, f: PageFilters,
     if q and q.strip():
         page = search_or_related(resources, q, f)
     return render(request, "search.html", q=q or "", page=page,
+                  snippets=snippets(resources, page["results"]) if page else {},
+                  examples=[] if page else examples(resources),
                   bars=language_chart(page["results"]) if page else [],
                   links=_page_links(request, page) if page else {},
                   filters=_filters_shown(resources, f), stats=resources.stats())

@@ -73,3 +73,28 @@ def test_update_watch_lists_exactly_the_new_works(tmp_path: Path) -> None:
         output = _run("update", corpus, "--watch", library, "--atom", second)
         assert "nothing new since" in output
         assert feedparser.parse(second.read_bytes()).entries == []
+
+
+def test_a_failed_update_keeps_one_set_of_progress_files_and_its_rerun_goes_on(
+        tmp_path: Path) -> None:
+    world = small_world()
+    works, corpus = tmp_path / "w.jsonl.gz", tmp_path / "corpus"
+    for server in serve(world):
+        _run("fetch", "openalex", "W1001", "W1002", "--out", works, "--api-url",
+             server.openalex)
+        _run("ingest", works, "--out", corpus)
+        world.add(openalex_work(2001, "Análise sintática robusta do português",
+                                "Um analisador sintático robusto.", 2026, "pt", ["Ana Silva"],
+                                [1001], updated="2099-01-01"))
+        for _ in range(2):  # nothing listens there: the update fails, twice
+            failed = runner.invoke(app, ["update", str(corpus), "--api-url",
+                                         "http://127.0.0.1:9", "--timeout", "1"])
+            assert failed.exit_code == 2
+            said = " ".join(failed.output.split())
+            assert "progress kept" in said and "run the same command again" in said
+            assert len(list(tmp_path.glob("w.update-*.progress.json"))) == 1
+            assert len(list(tmp_path.glob("w.update-*.partial"))) == 1
+        _run("update", corpus, "--api-url", server.openalex)
+        assert not list(tmp_path.glob("w.update-*.progress.json"))
+        assert not list(tmp_path.glob("w.update-*.partial"))
+        assert len(list(tmp_path.glob("w.update-*.jsonl.gz"))) == 1

@@ -144,3 +144,26 @@ def test_a_trained_directory_keeps_its_prompts_on_onnx(tiny_model, tmp_path, mon
     for kind in ("query", "passage"):
         cosine = (onnx_encoder.encode(TEXTS[:4], kind) * torch_encoder.encode(TEXTS[:4], kind))
         assert cosine.sum(axis=1).min() > 0.95
+
+
+def test_a_new_process_loads_the_saved_optimised_graph_and_tokenizer(encoders):
+    """The graph ONNX Runtime optimised is saved once beside the build; an encoder built from it
+    (as the next process builds one) gives the same vectors, and its tokenizer (the tokenizers
+    library, without transformers) the same ids as the transformers tokenizer saved with it."""
+    from transformers import AutoTokenizer
+
+    from openmsd.models import OnnxEncoder
+
+    _, onnx_encoder = encoders
+    saved = list(onnx_encoder.directory.glob("model.optimized-*.onnx"))
+    assert len(saved) == 1
+    again = OnnxEncoder(onnx_encoder.directory.parents[1], "e5", precision="qint8",
+                        query_prefix="query: ", passage_prefix="passage: ",
+                        cache_dir=onnx_encoder.directory.parent)
+    assert list(onnx_encoder.directory.glob("model.optimized-*.onnx")) == saved
+    np.testing.assert_array_equal(again.encode(TEXTS, "query"),
+                                  onnx_encoder.encode(TEXTS, "query"))
+    reference = AutoTokenizer.from_pretrained(str(onnx_encoder.directory))
+    texts = ["passage: " + t for t in TEXTS]
+    assert [e.ids for e in again.tokenizer.encode_batch(texts)] == reference(
+        texts, truncation=True, max_length=again.max_length)["input_ids"]

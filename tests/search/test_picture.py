@@ -63,3 +63,27 @@ def test_time_axis_orders_years() -> None:
     assert picture.x[3] < min(picture.x[i] for i in years)  # year unknown: at the left
     with pytest.raises(ValueError, match="--by 'size'"):
         draw(_hood(8), "size")
+
+
+def test_one_old_paper_does_not_squeeze_the_others_on_the_time_axis() -> None:
+    hood = _hood(31)
+    for i, node in enumerate(hood.nodes):
+        node.year = 1956 if i == 7 else 2000 + i % 25
+    picture = draw(hood, "year")
+    recent = [picture.x[i] for i, node in enumerate(hood.nodes) if node.year >= 2000]
+    axis = picture.year_x(2024) - picture.year_x(1956)
+    assert (max(recent) - min(recent)) >= 0.8 * axis  # not crowded into the right fifth
+    assert picture.x[7] < min(recent)  # the old paper still first
+    ticks = [t.text for t in etree.fromstring(svg(picture).encode()).iter(f"{SVG}text")
+             if (t.text or "").isdigit()]
+    assert ticks[0] == "1956" and ticks[-1] == "2024" and len(ticks) >= 5
+
+
+def test_a_picture_without_citations_says_so_and_labels_read() -> None:
+    hood = _hood(12)
+    hood.edges.clear()
+    root = etree.fromstring(svg(draw(hood)).encode())
+    texts = [t.text or "" for t in root.iter(f"{SVG}text")]
+    assert any("no citation between these papers in the corpus" in t for t in texts)
+    shown = [label.text for label in draw(_hood(12)).labels if label]
+    assert all(len(text.split()) >= 4 for text in shown)  # more than a title's first words

@@ -191,7 +191,9 @@ def test_pages_render_on_the_server(client) -> None:
     posted = client.post("/recommend", data={"text": "Dependency parsers are fast [1].", "k": 2})
     assert posted.status_code == 200
     assert "<mark>Dependency parsers are fast [1].</mark>" in posted.text
-    assert "driven by: <q" in posted.text and "Dependency parsers are fast [1].</q>" in posted.text
+    assert "pointed to most by this sentence</div>" in posted.text  # the sentence, in words
+    assert 'title="Dependency parsers are fast [1]. (similarity' in posted.text
+    assert posted.text.count('class="drivers-note"') == 1 and "driven by" not in posted.text
 
 
 def test_static_files_stay_inside_the_app(client) -> None:

@@ -56,3 +56,30 @@ def test_a_papers_page_lists_related_papers_in_other_languages(page) -> None:
     assert "Campylocentrum" in page.locator("h1, h2").first.inner_text()
     languages = {b.lower() for b in page.locator("li.result .badge.lang").all_inner_texts()}
     assert languages - {"pt"}, "no related paper in another language"
+
+
+def test_the_home_page_offers_an_example_and_results_show_their_abstract(page, tmp_path
+                                                                       ) -> None:
+    page.goto("/")
+    examples = page.locator("p.examples a.example")
+    assert examples.count() == 2
+    with page.expect_navigation():
+        examples.first.click()
+    page.wait_for_selector("ol.results li.result")
+    snippets = page.locator("li.result p.snippet").all_inner_texts()
+    assert len(snippets) >= 5 and all(0 < len(s) <= 240 for s in snippets)
+    page.screenshot(path=tmp_path / "example.png", full_page=True)
+
+
+def test_recommend_says_once_how_to_read_which_sentence_points_to_a_paper(page) -> None:
+    from openmsd.demo import PARAGRAPH
+
+    page.goto("/recommend")
+    page.fill("#text", PARAGRAPH.read_text(encoding="utf-8"))
+    with page.expect_navigation():
+        page.click("#recommend")
+    text = page.locator("section.locations").inner_text()
+    assert "driven by" not in text
+    assert page.locator("p.drivers-note").count() == 1
+    said = page.locator("div.drivers").all_inner_texts()
+    assert said and all(s.startswith("pointed to most by ") for s in said)

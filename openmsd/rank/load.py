@@ -110,8 +110,9 @@ def dense_models(corpus: Corpus) -> list[str]:
 
 def default_dense(corpus: Corpus | None) -> str:
     """The dense model a command uses when none is named: the corpus's adapter
-    (:func:`corpus_adapter`), else the one the corpus has vectors or an index for (the most
-    recently built), else the registry default."""
+    (:func:`corpus_adapter`), else one the corpus has vectors or an index for (the most
+    recently built, the English-only :data:`ENGLISH_MODEL` last: it is the English pairs'
+    member, never the model of every language), else the registry default."""
     from openmsd.models import DEFAULT_MODEL
 
     adapter = corpus_adapter(corpus)
@@ -119,7 +120,8 @@ def default_dense(corpus: Corpus | None) -> str:
         return adapter.name
     if corpus is not None:
         indexed = [m for m in dense_models(corpus) if corpus.layout.index_dir(m).is_dir()]
-        have = indexed or dense_models(corpus)
+        have = sorted(indexed or dense_models(corpus),
+                      key=lambda key: parse(key).stored_model == ENGLISH_MODEL)
         if have:
             return have[0]
     return DEFAULT_MODEL

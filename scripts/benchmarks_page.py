@@ -134,7 +134,13 @@ def _training(record: dict[str, Any]) -> str:
             f"{rows[base]['average']['MAP']:.2f} untrained")
 
 
-FALLBACK: dict[str, Any] = {"adapter_scale": _adapter_scale, "citrec_time": _citrec,
+def _ranker_cost(record: dict[str, Any]) -> str:
+    """What ``openmsd train ranker`` took at each size: wall and CPU seconds."""
+    return "; ".join(f"{run['train_s']:.0f} s wall, {run['train_cpu_s']:.0f} CPU-s at "
+                     f"{run['papers']:,} papers" for run in record["numbers"]["runs"])
+
+
+FALLBACK: dict[str, Any] = {"adapter_scale": _adapter_scale, "ranker_cost": _ranker_cost, "citrec_time": _citrec,
                             "training_taln": _training, "snapshot_ingest": _snapshot,
                             "embedding_candidates": _candidates, "adapter_taln": _adapter,
                             "fusion_evidence": _fusion,

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from openmsd.corpus import PARTS, Corpus, summaries_for_model
+from openmsd.corpus import PARTS, Corpus, corpus_lock, summaries_for_model
 from openmsd.io import arrow_reader
 from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
@@ -113,8 +113,16 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
                  batch_size: int = 32, progress: Callable[[int], None] | None = None,
                  paper_ids: Collection[str] | None = None) -> EmbedResult:
     """Embed every paper of ``corpus`` (or only those of ``paper_ids``) whose current text has
-    no vector yet."""
+    no vector yet, holding the corpus's writer lock (:func:`openmsd.corpus.corpus_lock`: a
+    second writer is refused at once, so two runs never write the same part)."""
     corpus.check()
+    with corpus_lock(corpus.root, create=False):
+        return _embed(corpus, encoder, model, batch_size, progress, paper_ids)
+
+
+def _embed(corpus: Corpus, encoder: DenseEncoder, model: str | None, batch_size: int,
+           progress: Callable[[int], None] | None, paper_ids: Collection[str] | None
+           ) -> EmbedResult:
     name = model or encoder.name
     directory = vectors_dir(corpus, name)
     directory.mkdir(parents=True, exist_ok=True)

@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from openmsd.artifact import ArtifactError
 from openmsd.server import api, feeds, pages
 from openmsd.server.resources import THREADS_ENV, Resources
 
@@ -197,6 +198,14 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
         if _wants_json(request):
             return JSONResponse({"detail": _field_errors(error)}, 422)
         return pages.error_page(request, 422, _field_errors(error))
+
+    @app.exception_handler(ArtifactError)
+    async def damaged(request: Request, error: ArtifactError) -> Response:
+        # a damaged ranker.json or adapter: unavailable until rebuilt, the file named
+        log.error("error serving %s: %s", request.url.path, error)
+        if _wants_json(request):
+            return JSONResponse({"detail": str(error)}, 503)
+        return pages.error_page(request, 503, str(error))
 
     @app.exception_handler(Exception)
     async def crashed(request: Request, error: Exception) -> Response:

@@ -124,6 +124,11 @@ def piped() -> bool:
     return not out.is_terminal
 
 
+def warn(message: str) -> None:
+    """Print ``warning: message`` on stderr (one line; the command goes on)."""
+    err.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
 def fail(message: str) -> NoReturn:
     """Print ``error: message`` on stderr and exit with status 2."""
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)

@@ -19,7 +19,7 @@ from openmsd.cli.graph import (
     write_graph,
 )
 from openmsd.cli.options import BackendOpt, CorpusArg, ExportOpt, JsonOpt, K, LangOpt, YearOpt
-from openmsd.cli.output import emit, err, fail, piped
+from openmsd.cli.output import emit, err, fail, piped, warn
 
 if TYPE_CHECKING:
     from openmsd.corpus import Corpus
@@ -163,9 +163,9 @@ def related(
         _check_languages(target, lang)
         if seeds:
             positive, missing = library_seeds(target, [s for f in seeds
-                                                       for s in read_seed_file(f)])
+                                                       for s in read_seed_file(f, warn)])
             negatives, missing_neg = library_seeds(target, [s for f in negative or []
-                                                            for s in read_seed_file(f)])
+                                                            for s in read_seed_file(f, warn)])
             for name in missing + missing_neg:
                 err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
             if not positive:

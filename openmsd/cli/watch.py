@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from openmsd.cli.options import BackendOpt, CorpusArg, JsonOpt
-from openmsd.cli.output import emit, err, fail, out
+from openmsd.cli.output import emit, err, fail, out, warn
 
 __all__ = ["WATCH_K", "AtomOpt", "HtmlOpt", "app", "check_outputs", "run_watch"]
 
@@ -92,10 +92,10 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
     try:
         target = Corpus(corpus)
         target.check()
-        wanted = [s for f in seeds for s in read_seed_file(f)]
+        wanted = [s for f in seeds for s in read_seed_file(f, warn)]
         positive, missing = library_seeds(target, wanted)
         negatives, missing_neg = library_seeds(target, [s for f in negative or []
-                                                        for s in read_seed_file(f)])
+                                                        for s in read_seed_file(f, warn)])
         for name in missing + missing_neg:
             err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
         if not positive:

@@ -36,6 +36,7 @@ __all__ = [
     "atomic_path",
     "building_dir",
     "cache_root",
+    "parquet_list",
     "refusal",
     "refused_errno",
     "replace_dir",
@@ -260,6 +261,16 @@ def building_dir(target: Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
+
+
+def parquet_list(paths: list[Path]) -> str:
+    """A DuckDB list literal of Parquet files for ``read_parquet``: each file named, never
+    a glob pattern (a folder named ``br[1]`` or ``a*`` is read as it is named).
+
+    >>> parquet_list([Path("c/br[1]/part-00000.parquet"), Path("it's.parquet")])
+    "['c/br[1]/part-00000.parquet', 'it''s.parquet']"
+    """
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
 
 
 def arrow_reader(con: duckdb.DuckDBPyConnection, sql: str, batch_size: int = 50_000

@@ -8,6 +8,7 @@ code, never from here."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import re
 import sys
 from pathlib import Path
@@ -84,6 +85,11 @@ class _MainGroup(TyperGroup):
 
             if isinstance(error, ArtifactError):  # a damaged file: named, with its rebuild
                 fail(str(error))
+            if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+                name = str(error.filename or "")
+                shown = name if len(name) <= 80 else f"{name[:60]}…{name[-10:]}"
+                fail(f"{shown}: a name of {len(name):,} characters, longer than the file "
+                     "system allows (check --model and the paths given)")
             message = refusal(error)
             if message is None:
                 raise

@@ -85,9 +85,8 @@ def _entry_seed(fields: dict[str, Any], where: str) -> Seed:
         if url and (key := seed_path(url)):
             return Seed(key, None, where)
     note = fields.get("note", "")
-    if match := re.search(r"openmsd:(\S+)", note):  # openmsd's own export: the paper's id
-        if key := seed_path(match.group(1)):
-            return Seed(key, None, where)
+    if (match := re.search(r"openmsd:(\S+)", note)) and (key := seed_path(match.group(1))):
+        return Seed(key, None, where)  # openmsd's own export: the paper's id
     title = fields.get("title") or fields.get("primary_title") or fields.get("ti")
     title = re.sub(r"\s+", " ", re.sub(r"[{}\\]", "", title or "")).strip()
     return Seed(None, title or None, where)

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from openmsd.corpus import PARTS, Corpus
-from openmsd.io import ParquetSink
+from openmsd.io import ParquetSink, parquet_list
 from openmsd.models.adapter import ADAPTER_FILE
 from openmsd.models.registry import BACKENDS, default_backend
 
@@ -135,10 +135,11 @@ def write_part(path: Path, ids: list[str], hashes: list[str], matrix: np.ndarray
 
 def known(directory: Path) -> set[tuple[str, str]]:
     """The ``(paper_id, text_hash)`` pairs the parts of ``directory`` hold."""
-    if not any(directory.glob(PARTS)):
+    parts = sorted(directory.glob(PARTS))
+    if not parts:
         return set()
-    glob = str(directory / PARTS).replace("'", "''")
-    rows = duckdb.sql(f"SELECT paper_id, text_hash FROM read_parquet('{glob}')").fetchall()
+    rows = duckdb.sql(f"SELECT paper_id, text_hash FROM read_parquet({parquet_list(parts)})"
+                      ).fetchall()
     return set(rows)
 
 

@@ -26,11 +26,11 @@ DO  - 10.5555/seed.1
 TY  - JOUR
 TI  - Second
 DO  - 10.5555/seed.2
-ER  - 
+ER  -
 TY  - JOUR
 TI  - Third
 DO  - 10.5555/seed.3
-ER  - 
+ER  -
 """
 
 

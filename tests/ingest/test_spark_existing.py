@@ -33,7 +33,7 @@ def test_spark_refuses_an_existing_corpus_and_leaves_it_as_it_was(tmp_path: Path
     ingest([_papers(tmp_path / "a.jsonl", range(30))], root)
     before = _state(root)
     new = _papers(tmp_path / "b.jsonl", range(100, 102))
-    with pytest.raises(IngestError, match="already a corpus .* --engine spark builds a new"):
+    with pytest.raises(IngestError, match=r"already a corpus .* --engine spark builds a new"):
         ingest_on_spark([new], root)
     result = CliRunner().invoke(app, ["ingest", str(new), "--out", str(root),
                                       "--engine", "spark"])

@@ -49,7 +49,7 @@ def test_a_sound_ranker_file_is_read(corpus: Corpus) -> None:
 @pytest.mark.parametrize("what", list(DAMAGED))
 def test_a_damaged_ranker_file_is_named_in_the_command_line(corpus: Corpus, what: str) -> None:
     corpus.layout.ranker.write_text(DAMAGED[what])
-    with pytest.raises(ArtifactError, match="ranker.json"):
+    with pytest.raises(ArtifactError, match=r"ranker\.json"):
         fusion_spec("hybrid", corpus)
     for args in (["search", str(corpus.root), "dependency parsing"],
                  ["related", str(corpus.root), "en-parse", "--model", "hybrid"]):

@@ -107,6 +107,21 @@ class Corpus:
                         f"SELECT * FROM read_parquet('{path}')")
         return con
 
+    def connect_read_only(self) -> duckdb.DuckDBPyConnection:
+        """:meth:`connect`, then closed to every file but the tables, for reading: DuckDB's
+        ``allowed_paths`` are the table files, ``enable_external_access`` is off and the
+        configuration locked, so SQL run on it reads no other file and writes none (``COPY
+        ... TO``, ``ATTACH``, ``INSTALL`` are refused by DuckDB); no progress bar either
+        (DuckDB draws it on standard output, among the rows)."""
+        con = self.connect()
+        paths = ", ".join("'" + str(self.table_path(name)).replace("'", "''") + "'"
+                          for name in TABLES)
+        con.execute("SET enable_progress_bar = false")  # DuckDB's bar is written to stdout
+        con.execute(f"SET allowed_paths = [{paths}]")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
+        return con
+
     def read(self, name: str, columns: list[str] | None = None) -> pa.Table:
         """One table, whole, as Arrow (for small corpora and tests)."""
         self.check()

@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from openmsd.artifact import ArtifactError
 from openmsd.server import api, feeds, pages
+from openmsd.server.connections import uvicorn_options
 from openmsd.server.resources import THREADS_ENV, Resources
 
 MAX_BODY = 256 * 1024
@@ -289,7 +290,8 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
     if workers == 1:
         uvicorn.run(create_app(corpus, models, backend=backend,
                                keep_alive_requests=keep_alive_requests),
-                    host=host, port=port, log_level=log_level, access_log=False)
+                    host=host, port=port, log_level=log_level, access_log=False,
+                    **uvicorn_options())
         return
     check_served(corpus, models)
     _check_port(host, port)
@@ -299,7 +301,8 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers' FAISS and BLAS, as above
     uvicorn.run("openmsd.server.app:app_from_env", factory=True, workers=workers, host=host,
                 port=port, log_level=log_level, access_log=False,
-                timeout_worker_healthcheck=WORKER_PATIENCE)
+                timeout_worker_healthcheck=WORKER_PATIENCE,
+                **{**uvicorn_options(), "http": "openmsd.server.connections:HeaderDeadline"})
 
 
 def _check_port(host: str, port: int) -> None:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["HEADER_TIMEOUT_S", "KEEP_ALIVE_S", "MAX_HEADER_BYTES", "HeaderDeadline", "header_deadline",
-           "uvicorn_options"]
+__all__ = ["HEADER_TIMEOUT_S", "KEEP_ALIVE_S", "MAX_HEADER_BYTES", "HeaderDeadline",
+           "header_deadline", "uvicorn_options"]
 
 HEADER_TIMEOUT_S = 10.0
 """Seconds a request's headers may take to arrive."""

@@ -33,6 +33,7 @@ from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
 from openmsd.models.vectors import (
     known,
+    missing_vectors,
     model_name,
     read_current,
     text_hash,
@@ -183,6 +184,5 @@ def load_vector_table(corpus: Corpus, model: str) -> tuple[list[str], list[str],
     """:func:`load_vectors` with the text hash of each vector: ids, hashes, float32 matrix."""
     directory = vectors_dir(corpus, model)
     if not any(directory.glob(PARTS)):
-        raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
-                                f"'openmsd embed {corpus.root} --model {model}' first")
+        raise FileNotFoundError(missing_vectors(corpus, model))
     return read_current(directory, current_hashes(corpus, model))

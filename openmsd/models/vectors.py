@@ -167,3 +167,19 @@ def read_current(directory: Path, current: Mapping[str, str]
     order = np.argsort(ids)
     return ([ids[i] for i in order], [hashes[i] for i in order],
             np.vstack(rows)[order].astype(np.float32))
+
+
+def missing_vectors(corpus: Corpus, key: str) -> str:
+    """What to say of a vector ``key`` ``corpus`` holds no vectors of: the ``embed`` that
+    stores them under that very key (its backend named: ``embed`` without ``--backend`` may
+    choose another), and the backends it has vectors of instead."""
+    model, backend = split_vector_key(key)
+    backend = backend or "torch"
+    message = (f"{corpus.root}: no vectors for model {key!r}; run 'openmsd embed {corpus.root} "
+               f"--model {model} --backend {backend}' first")
+    other = [b for b in stored_backends(corpus, model) if b != backend]
+    if other:
+        message += (f" (or rank with the vectors it has: {model}:{other[0]}, from the "
+                    f"{', '.join(other)} backend)")
+    return message
+

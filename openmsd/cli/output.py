@@ -32,6 +32,20 @@ __all__ = ["SafeConsole", "emit", "err", "fail", "out", "piped", "plain", "progr
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def json_text(data: Any, option: int = 0) -> str:
+    """``data`` as JSON text, bidirectional-text controls written as ``\\uXXXX`` escapes (the
+    same JSON value, but nothing reordered on a terminal).
+
+    >>> json_text({"t": "a\u202eb"})
+    '{"t":"a\\\\u202eb"}'
+    """
+    text = orjson.dumps(data, default=str, option=option).decode()
+    return _BIDI.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
 def plain(text: str) -> str:
     """``text`` without control characters (an escape sequence in a title must not reach the
     terminal); newlines and tabs are kept.
@@ -78,7 +92,7 @@ def write_rows(reader: pa.RecordBatchReader, as_json: bool) -> None:
         rows = batch.to_pylist()
         if as_json:
             for row in rows:
-                text = orjson.dumps(row, default=str, option=orjson.OPT_INDENT_2).decode()
+                text = json_text(row, orjson.OPT_INDENT_2)
                 write(("\n  " if first else ",\n  ") + text.replace("\n", "\n  "))
                 first = False
         else:
@@ -178,8 +192,7 @@ def emit(data: Any, as_json: bool,
     """Print ``data``: with ``as_json`` as JSON on stdout (indented unless ``indent`` is
     False), else ``view(data)`` (a table, a line, a group of them) on the console."""
     if as_json:
-        option = orjson.OPT_INDENT_2 if indent else 0
-        sys.stdout.write(orjson.dumps(data, default=str, option=option).decode() + "\n")
+        sys.stdout.write(json_text(data, orjson.OPT_INDENT_2 if indent else 0) + "\n")
         return
     shown = view(data) if view is not None else None
     if shown is not None:

@@ -216,6 +216,9 @@ def test_tune_fits_on_dev_and_the_tuned_hybrid_is_used(corpus, tmp_path):
     bad = runner.invoke(app, ["tune", str(copy.root)])  # dev papers have no vectors yet
     assert bad.exit_code == 2 and "--split dev" in bad.output
     embed_corpus(copy, load_model(MODEL), MODEL, paper_ids=load_pool(copy, "dev").ids)
+    damaged = copy.root / "index" / "ranker.json"  # the file tune rebuilds when it is damaged
+    damaged.parent.mkdir(exist_ok=True)
+    damaged.write_text('{"hybrid": {"members": ["bm25"], "weights": [NaN]}}')
     run = runner.invoke(app, ["tune", str(copy.root), "--step", "0.5", "--json"])
     assert run.exit_code == 0, run.output
     spec = json.loads(run.stdout)["hybrid"]

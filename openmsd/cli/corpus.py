@@ -12,7 +12,6 @@ from rich.markup import escape
 
 from openmsd.cli.options import FORMATS, CorpusArg, JsonOpt, StrictOpt
 from openmsd.cli.output import emit, err, fail, out, piped, progress, write_rows
-from openmsd.io import arrow_reader
 from openmsd.report import IngestError
 
 QUERY_BATCH = 10_000
@@ -114,6 +113,7 @@ def query(
     import duckdb
 
     from openmsd.corpus import Corpus, CorpusError
+    from openmsd.io import arrow_reader
 
     try:
         statements = duckdb.extract_statements(sql)

@@ -81,7 +81,8 @@ class Corpus:
             if path.is_dir():
                 raise CorpusError(f"{path}: a directory of part files, not the table file "
                                   "this openmsd reads (a corpus of an older 'ingest --engine "
-                                  "spark'); rerun 'openmsd ingest --engine spark'")
+                                  "spark'); ingest its inputs again into a new directory "
+                                  "('openmsd ingest INPUT --out NEW_DIR', either engine)")
             if self._table_build(name) != build:
                 raise CorpusError(f"{path}: from another build than {MANIFEST} names (an "
                                   "interrupted ingest?); rerun 'openmsd ingest'")

@@ -12,6 +12,29 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
+from urllib.parse import quote
+
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""The bidirectional-text controls: they reorder what follows them on the screen."""
+
+
+def without_bidi(text: str) -> str:
+    """``text`` without its bidirectional-text controls.
+
+    >>> without_bidi("10.1/ab\u202ecd")
+    '10.1/abcd'
+    """
+    return _BIDI.sub("", text)
+
+
+def doi_url(doi: str) -> str:
+    """The ``https://doi.org/`` link of a DOI, percent-encoded (spaces, quotes, controls and
+    bidi controls included: the link names the DOI as it is, and shows nothing reordered).
+
+    >>> doi_url("10.1/a b\u202e")
+    'https://doi.org/10.1/a%20b%E2%80%AE'
+    """
+    return "https://doi.org/" + quote(doi, safe="/:;()._-")
 
 _DOI_PREFIXES = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*|info:doi/)", re.IGNORECASE)
 _DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")

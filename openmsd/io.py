@@ -38,6 +38,7 @@ __all__ = [
     "building_dir",
     "cache_root",
     "numbers",
+    "parquet_list",
     "refusal",
     "refused_errno",
     "replace_dir",
@@ -227,15 +228,49 @@ def temp_dir_beside(target: Path) -> Path:
 
 
 def replace_dir(source: Path, target: Path) -> None:
-    """Move a finished directory onto ``target``, removing what was there."""
+    """Move a finished directory onto ``target``, removing what was there. On Linux an existing
+    ``target`` is exchanged with ``source`` in one step (``renameat2(RENAME_EXCHANGE)``), so a
+    kill at any moment leaves the old directory or the new one at ``target``; elsewhere, or on a
+    file system without the exchange, the old one is first moved to ``.NAME.old`` (a kill
+    between the two renames leaves it there, and no ``target``)."""
     trash = target.with_name(f".{target.name}.old")
     if trash.exists():
         shutil.rmtree(trash)
+    if target.exists() and _exchange(source, target):
+        shutil.rmtree(source)  # now the old directory
+        return
     if target.exists():
         os.replace(target, trash)
     os.replace(source, target)
     if trash.exists():
         shutil.rmtree(trash)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the paths ``a`` and ``b`` atomically (Linux ``renameat2``); False where the
+    system or the file system cannot."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                          ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
 
 
 @contextlib.contextmanager
@@ -253,6 +288,16 @@ def building_dir(target: Path) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
 
+
+
+def parquet_list(paths: list[Path]) -> str:
+    """A DuckDB list literal of Parquet files for ``read_parquet``: each file named, never
+    a glob pattern (a folder named ``br[1]`` or ``a*`` is read as it is named).
+
+    >>> parquet_list([Path("c/br[1]/part-00000.parquet"), Path("it's.parquet")])
+    "['c/br[1]/part-00000.parquet', 'it''s.parquet']"
+    """
+    return "[" + ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths) + "]"
 
 
 def arrow_reader(con: duckdb.DuckDBPyConnection, sql: str, batch_size: int = 50_000

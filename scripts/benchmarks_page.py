@@ -140,7 +140,8 @@ def _ranker_cost(record: dict[str, Any]) -> str:
                      f"{run['papers']:,} papers" for run in record["numbers"]["runs"])
 
 
-FALLBACK: dict[str, Any] = {"adapter_scale": _adapter_scale, "ranker_cost": _ranker_cost, "citrec_time": _citrec,
+FALLBACK: dict[str, Any] = {"adapter_scale": _adapter_scale, "ranker_cost": _ranker_cost,
+                            "citrec_time": _citrec,
                             "training_taln": _training, "snapshot_ingest": _snapshot,
                             "embedding_candidates": _candidates, "adapter_taln": _adapter,
                             "fusion_evidence": _fusion,

@@ -3,6 +3,7 @@ screen) never reach a terminal table, an export or a web page."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import orjson
@@ -44,9 +45,17 @@ def test_no_bidi_control_in_a_cli_table(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("export", [bibtex, ris, csl_json])
 def test_no_bidi_control_in_an_export(export) -> None:
-    text = export([{"paper_id": "p1", "title": TITLE, "authors": ["Ana \u202eSilva"],
-                    "venue": "\u2067Revista\u2069", "year": 2020}])
-    assert SHOWN in text and "Revista" in text and _clean(text)
+    text = export([{"paper_id": "10.5555/evil\u202etxt.exe", "title": TITLE,
+                    "authors": ["Ana \u202eSilva"], "venue": "\u2067Revista\u2069",
+                    "year": 2020, "doi": "10.5555/evil\u202etxt.exe"}])
+    assert SHOWN in text and "Revista" in text and _clean(text)  # ids (RIS ID, CSL id) too
+
+
+def test_a_doi_link_is_percent_encoded() -> None:
+    from openmsd.identifiers import doi_url
+
+    link = doi_url("10.5555/evil\u202etxt.exe <b>")
+    assert link == "https://doi.org/10.5555/evil%E2%80%AEtxt.exe%20%3Cb%3E" and _clean(link)
 
 
 def test_no_bidi_control_in_html() -> None:
@@ -68,3 +77,20 @@ def test_no_bidi_control_in_a_picture_or_a_feed(tmp_path: Path) -> None:
     text = picture.read_text(encoding="utf-8")
     assert SHOWN in text and _clean(text)
     assert xml_text(TITLE) == SHOWN  # the text of every SVG, Atom feed and digest
+
+
+def test_json_output_escapes_bidi_controls(tmp_path: Path) -> None:
+    """``--json`` keeps the text as it is, its bidi controls written as ``\\uXXXX`` escapes: the
+    same JSON value, nothing reordered on a terminal."""
+    papers = tmp_path / "papers.jsonl"
+    papers.write_bytes(orjson.dumps({"id": "rlo", "title": TITLE, "abstract": "Tricks.",
+                                     "year": 2020}) + b"\n")
+    ingest([papers], tmp_path / "corpus")
+    for args in (["search", str(tmp_path / "corpus"), "tricks", "--model", "bm25", "--json"],
+                 ["corpus", "query", str(tmp_path / "corpus"), "SELECT title FROM papers",
+                  "--json"]):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert _clean(result.stdout) and "\\u202e" in result.stdout
+        parsed = orjson.loads(result.stdout)  # the title as it is, controls and all
+        assert TITLE in json.dumps(parsed, ensure_ascii=False)

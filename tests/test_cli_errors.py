@@ -106,3 +106,15 @@ def test_recommend_says_when_it_guesses_locations_or_the_language(corpus: Path,
     result = _invoke("recommend", corpus, "--manuscript", greek, "-k", "1")
     assert result.exit_code == 0
     assert "language (el) is not one that" in result.output
+
+
+@pytest.mark.parametrize("command", [["related", "{c}", "good"], ["search", "{c}", "screen"],
+                                     ["embed", "{c}"], ["index", "build", "{c}"],
+                                     ["eval", "sdsm", "{c}"]])
+def test_a_model_name_longer_than_a_file_name_is_one_line(corpus: Path, command: list[str]
+                                                          ) -> None:
+    args = [a.format(c=corpus) for a in command]
+    result = CliRunner().invoke(app, [*args, "--model", "x" * 5000])
+    assert result.exit_code == 2, result.output[-500:]
+    assert "a name of 5,0" in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1

@@ -8,6 +8,7 @@ code, never from here."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import re
 import sys
 from pathlib import Path
@@ -85,15 +86,24 @@ class _MainGroup(TyperGroup):
 
     def invoke(self, ctx: Any) -> Any:
         """Run the command; a write the machine refused (permission, file-size limit, full
-        disk) ends it with one line naming the file and exit status 2, not a traceback. Every
-        write is atomic, so what was there before is intact."""
+        disk) or a damaged file it read (:class:`~openmsd.artifact.ArtifactError`) ends it
+        with one line naming the file and exit status 2, not a traceback. Every write is
+        atomic, so what was there before is intact."""
         try:
             return super().invoke(ctx)
         except typer.Exit:  # a command's --help, or a command that ended itself
             raise
         except Exception as error:
+            from openmsd.artifact import ArtifactError
             from openmsd.io import refusal
 
+            if isinstance(error, ArtifactError):  # a damaged file: named, with its rebuild
+                fail(str(error))
+            if isinstance(error, OSError) and error.errno == errno.ENAMETOOLONG:
+                name = str(error.filename or "")
+                shown = name if len(name) <= 80 else f"{name[:60]}…{name[-10:]}"
+                fail(f"{shown}: a name of {len(name):,} characters, longer than the file "
+                     "system allows (check --model and the paths given)")
             message = refusal(error)
             if message is None:
                 raise

@@ -12,8 +12,11 @@ from rich.console import Group
 from rich.markup import escape
 
 from openmsd.cli.options import FORMATS, CorpusArg, JsonOpt, StrictOpt
-from openmsd.cli.output import emit, err, fail, out, piped, progress
+from openmsd.cli.output import emit, err, fail, out, piped, progress, write_rows
 from openmsd.report import IngestError
+
+QUERY_BATCH = 10_000
+"""Rows a piped ``corpus query`` holds at once."""
 
 __all__ = ["app", "corpus_app"]
 
@@ -145,22 +148,30 @@ def query(
                                        "contexts.")],
     json: JsonOpt = False,
 ) -> None:
-    """Run SQL over the corpus tables with DuckDB and print the result: DuckDB's table on a
-    terminal, one row a line (tab-separated, every row) in a pipe or a file, or JSON."""
-    from openmsd.corpus import Corpus, CorpusError, query_view
+    """Run a SELECT over the corpus tables with DuckDB, read only, and print the result:
+    DuckDB's table on a terminal; in a pipe or a file one row a line (tab-separated, every
+    row) or JSON, streamed batch by batch (memory stays flat however many rows)."""
+    import duckdb
+
+    from openmsd.corpus import Corpus, CorpusError
+    from openmsd.io import arrow_reader
 
     try:
-        con = Corpus(corpus).connect()
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as error:
+        fail(f"{type(error).__name__}: {error}")
+    kinds = [s.type.name for s in statements]
+    if kinds != ["SELECT"]:
+        fail(f"corpus query runs one SELECT (FROM, WITH, DESCRIBE, SUMMARIZE) over the "
+             f"corpus, read only; got {', '.join(kinds) or 'nothing'}")
+    try:
+        con = Corpus(corpus).connect_read_only()
         relation = con.sql(sql)
-        if relation is None:  # a statement without a result (SET, CREATE VIEW ...)
-            return
-        result = relation.to_arrow_table()
+        if json or piped():
+            write_rows(arrow_reader(con, sql, QUERY_BATCH), json)
+        else:
+            out.print(str(relation), markup=False, highlight=False)
     except CorpusError as error:
         fail(str(error))
-    except Exception as error:  # DuckDB's own errors name the problem well
+    except duckdb.Error as error:  # DuckDB's own errors name the problem well
         fail(f"{type(error).__name__}: {error}")
-    rows = result.to_pylist()
-    if json or piped():
-        emit(rows, json, lambda _: query_view(result.column_names, rows))
-    else:
-        out.print(str(con.from_arrow(result)), markup=False, highlight=False)

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from openmsd.cli.options import JsonOpt
-from openmsd.cli.output import emit, err, fail, out
+from openmsd.cli.output import emit, err, fail, out, warn
 from openmsd.cli.watch import WATCH_K, AtomOpt, HtmlOpt, check_outputs, run_watch
 
 __all__ = ["app", "fetch_app"]
@@ -225,7 +225,7 @@ def _seeds(ids: list[str] | None, files: list[Path] | None, zotero: str | None,
 
     seeds = seeds_from_ids(ids or [], "cli")
     for path in files or []:
-        seeds += read_seeds(path)
+        seeds += read_seeds(path, warn)
     if zotero:
         seeds += seeds_from_zotero(zotero, collection, key, url)
     return seeds
@@ -271,7 +271,7 @@ def fetch_crossref_command(
         check_out(out_file)
         wanted = list(dois or [])
         for path in seed_file or []:
-            wanted += [s.key[4:] for s in read_seed_file(path) if s.key and
+            wanted += [s.key[4:] for s in read_seed_file(path, warn) if s.key and
                        s.key.startswith("doi:")]
         if lacking:
             wanted += dois_lacking(lacking)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from openmsd.cli.output import err, fail
+from openmsd.identifiers import doi_url
 
 if TYPE_CHECKING:
     from openmsd.corpus import Corpus
@@ -81,7 +82,7 @@ def write_graph(target: Path, corpus: Corpus, query_ids: list[str], results: lis
                          STRONG_SIMILARITY if similar_edges else None)
     picture = draw(hood, by)
     try:
-        save(picture, target, lambda node: f"https://doi.org/{node.doi}" if node.doi else None)
+        save(picture, target, lambda node: doi_url(node.doi) if node.doi else None)
     except OSError as error:
         fail(f"--graph {target}: cannot write it: {error.strerror or error}")
     shown = sum(label is not None for label in picture.labels)

@@ -19,6 +19,7 @@ from openmsd.cli.options import (
     SplitOpt,
 )
 from openmsd.cli.output import emit, fail, progress
+from openmsd.report import IngestError
 
 if TYPE_CHECKING:
     from openmsd.corpus import Corpus
@@ -92,10 +93,16 @@ def embed(
     if engine == "spark":
         if enrich or split:
             fail("--engine spark embeds whole corpora: --enrich and --split run locally")
+        from openmsd.corpus import corpus_lock
         from openmsd.models import embed_on_spark
 
-        done = embed_on_spark(str(target.table_path("papers")), str(target.layout.vectors),
-                              model, backend, batch_size=batch_size)
+        try:
+            with corpus_lock(target.root, create=False):
+                done = embed_on_spark(str(target.table_path("papers")),
+                                      str(target.layout.vectors), model, backend,
+                                      batch_size=batch_size)
+        except IngestError as error:
+            fail(str(error))
         emit(asdict(done), json, lambda _: (
             f"{done.model}: {done.embedded:,} papers embedded in {done.parts:,} partitions, "
             f"{done.cached:,} already were, {done.no_text:,} without title or abstract -> "
@@ -112,7 +119,7 @@ def embed(
                                         len(ids) if ids is not None else total),
                                   paper_ids=ids)
     except (CorpusError, UnknownModelError, UnsupportedBackendError, RelationsError,
-            FileNotFoundError) as error:
+            FileNotFoundError, IngestError) as error:
         fail(str(error))
     emit(asdict(result), json, lambda _: (
         f"{stored_as}: {result.embedded:,} papers embedded, {result.cached:,} already were, "
@@ -144,7 +151,7 @@ def _map_adapter(target: Corpus, model: str, backend: str | None, enrich: str | 
         assert path is not None
         adapter = read_adapter(path)
         mapped, directory = map_corpus(target, adapter, load_vector_table)
-    except (CorpusError, AdapterError) as error:
+    except (CorpusError, AdapterError, IngestError) as error:
         fail(str(error))
     done = {"model": adapter.name, "mapped": mapped, "directory": str(directory),
             "seconds": round(time.perf_counter() - started, 3)}

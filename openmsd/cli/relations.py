@@ -59,12 +59,14 @@ def relations_build(
     from openmsd.relations import connect as connect_engine
     from openmsd.relations import derive as derive_relations
 
+    target, made = Corpus(corpus), False
     try:
         limit = chosen_limit(memory_limit, "--memory-limit")
         config = RelationsConfig(max_group=max_group or None, seed=seed,
                                  split=SplitConfig(top_languages=top_languages, idt=idt,
                                                    odt=odt, dev=dev, seed=seed))
-        target = Corpus(corpus)
+        target.check()  # not a corpus: nothing made in it
+        made = not target.layout.relations.exists()
         target.layout.relations.mkdir(exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.layout.relations, prefix=".spill-") as spill:
             runner = connect_engine(engine, memory_limit=limit, spill=spill)
@@ -73,6 +75,8 @@ def relations_build(
                 result = derive_relations(target, runner, config)
             runner.close()
     except (CorpusError, RelationsError, ValueError) as error:
+        if made and not any(target.layout.relations.iterdir()):  # what this run made, empty
+            target.layout.relations.rmdir()
         fail(str(error))
     if json:
         emit(result, json)

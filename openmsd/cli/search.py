@@ -29,7 +29,7 @@ from openmsd.cli.options import (
     LangOpt,
     YearOpt,
 )
-from openmsd.cli.output import emit, err, fail, piped, say_left_out
+from openmsd.cli.output import emit, err, fail, piped, say_left_out, warn
 from openmsd.cli.zotero import (
     DryRunOpt,
     ToZoteroOpt,
@@ -201,9 +201,9 @@ def related(
         _check_languages(target, lang)
         if seeds:
             positive, missing = library_seeds(target, [s for f in seeds
-                                                       for s in read_seeds(f)])
+                                                       for s in read_seeds(f, warn)])
             negatives, missing_neg = library_seeds(target, [s for f in negative or []
-                                                            for s in read_seeds(f)])
+                                                            for s in read_seeds(f, warn)])
             for name in missing + missing_neg:
                 err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
             if not positive:

@@ -38,6 +38,10 @@ def serve(
                     "with one worker; with several, after each request, so that the next is "
                     "taken by a free worker (a kept-alive connection stays on the worker that "
                     "accepted it).")] = None,
+    base_url: Annotated[str | None, typer.Option(
+        help="Where clients reach the server (https://papers.example.org): the feed's links "
+             "start with it, never with the Host header a client sends. Default: "
+             "http://HOST:PORT (with --host 0.0.0.0: relative links and DOIs).")] = None,
 ) -> None:
     """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
     from openmsd.corpus import CorpusError
@@ -51,7 +55,7 @@ def serve(
     try:
         run_server(corpus, model or indexed_models(corpus) or [DEFAULT_MODEL], host, port,
                    backend=backend, workers=workers,
-                   keep_alive_requests=keep_alive_requests)
+                   keep_alive_requests=keep_alive_requests, base_url=base_url)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(str(error))
 

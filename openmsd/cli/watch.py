@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from openmsd.cli.options import BackendOpt, CorpusArg, IncludeNonPapersOpt, JsonOpt
-from openmsd.cli.output import emit, err, fail, out, piped, say_left_out
+from openmsd.cli.output import emit, err, fail, out, piped, say_left_out, warn
 from openmsd.cli.zotero import (
     DryRunOpt,
     ToZoteroOpt,
@@ -106,10 +106,10 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
     try:
         target = Corpus(corpus)
         target.check()
-        wanted = [s for f in seeds for s in read_seeds(f)]
+        wanted = [s for f in seeds for s in read_seeds(f, warn)]
         positive, missing = library_seeds(target, wanted)
         negatives, missing_neg = library_seeds(target, [s for f in negative or []
-                                                        for s in read_seeds(f)])
+                                                        for s in read_seeds(f, warn)])
         for name in missing + missing_neg:
             err.print(f"  not in the corpus: {name}", highlight=False, markup=False)
         if not positive:

@@ -41,7 +41,7 @@ from openmsd.corpus.layout import (
     staged_files,
     staged_subdir,
 )
-from openmsd.corpus.query_result import query_view
+from openmsd.corpus.query_result import cell_text, query_view
 from openmsd.corpus.schema import SCHEMA_VERSION, STAGED, TABLES, Record, reference_rows
 from openmsd.corpus.sql import SparkSql, local_spark
 from openmsd.corpus.stats import build_summary, corpus_stats, stats_view, table1_rows
@@ -91,6 +91,7 @@ __all__ = [
     "build_corpus",
     "build_id",
     "build_summary",
+    "cell_text",
     "classify",
     "corpus_lock",
     "corpus_stats",

@@ -6,7 +6,7 @@ hold, and the life of what is built beside the tables (vectors, indexes, the tun
     manifest.json               schema version, the inputs in ingest order, the build id, counts
     papers.parquet ...          the tables (schema.TABLES), one Parquet file each
     ingest_report.json          counts and problems by reason; problems.jsonl lists every problem
-    .ingest.lock                held by the one ingest or index build writing the corpus
+    .ingest.lock                held by the one writer (ingest, embed, index build) at work
     staged/NNNN-DIGEST/         what one input contributed (staged_{papers,...}.parquet), or,
                                 its files read in parallel, one folder per file (from-SEQ/)
     .build-*/                   a table build not yet swapped in
@@ -229,16 +229,16 @@ def _corpus_root(out: str | Path) -> Path:
 
 @contextlib.contextmanager
 def corpus_lock(out: str | Path, create: bool = True) -> Iterator[Path]:
-    """Hold the corpus directory ``out`` (created if needed when ``create``) for one ingest or
-    index build; IngestError at once when another process holds it. Reentrant within a
-    thread (one lock object per corpus)."""
+    """Hold the corpus directory ``out`` (created if needed when ``create``) for one writer
+    (ingest, embed, an adapter's training, index build); IngestError at once when another
+    process holds it. Reentrant within a process (one lock object per corpus)."""
     root = _corpus_root(out) if create else Path(out)
     path = Layout(root).lock
     lock = FileLock(path, timeout=0, is_singleton=True)
     try:
         lock.acquire()
     except Timeout:
-        raise IngestError(f"{root}: another ingest or index build is writing to this corpus "
+        raise IngestError(f"{root}: another ingest, embed or index build is writing to this corpus "
                           f"(it holds {path}); wait for it to finish, then run "
                           "again") from None
     except OSError as error:

@@ -9,13 +9,13 @@ import orjson
 from rich.table import Table
 from rich.text import Text
 
-__all__ = ["query_view"]
+__all__ = ["cell_text", "query_view"]
 
 
-def _cell(value: Any) -> str:
+def cell_text(value: Any) -> str:
     """A value as a cell: nothing for None, JSON for a list or a struct, else its text.
 
-    >>> _cell(None), _cell(["x", 1]), _cell(2.5)
+    >>> cell_text(None), cell_text(["x", 1]), cell_text(2.5)
     ('', '["x",1]', '2.5')
     """
     if value is None:
@@ -32,5 +32,5 @@ def query_view(columns: list[str], rows: list[dict[str, Any]]) -> Table:
     for column in columns:
         table.add_column(Text(column))
     for row in rows:
-        table.add_row(*(Text(_cell(row.get(column))) for column in columns))
+        table.add_row(*(Text(cell_text(row.get(column))) for column in columns))
     return table

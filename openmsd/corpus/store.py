@@ -81,7 +81,8 @@ class Corpus:
             if path.is_dir():
                 raise CorpusError(f"{path}: a directory of part files, not the table file "
                                   "this openmsd reads (a corpus of an older 'ingest --engine "
-                                  "spark'); rerun 'openmsd ingest --engine spark'")
+                                  "spark'); ingest its inputs again into a new directory "
+                                  "('openmsd ingest INPUT --out NEW_DIR', either engine)")
             if self._table_build(name) != build:
                 raise CorpusError(f"{path}: from another build than {MANIFEST} names (an "
                                   "interrupted ingest?); rerun 'openmsd ingest'")
@@ -105,6 +106,21 @@ class Corpus:
             path = str(self.table_path(name)).replace("'", "''")
             con.execute(f"CREATE OR REPLACE VIEW \"{name}\" AS "
                         f"SELECT * FROM read_parquet('{path}')")
+        return con
+
+    def connect_read_only(self) -> duckdb.DuckDBPyConnection:
+        """:meth:`connect`, then closed to every file but the tables, for reading: DuckDB's
+        ``allowed_paths`` are the table files, ``enable_external_access`` is off and the
+        configuration locked, so SQL run on it reads no other file and writes none (``COPY
+        ... TO``, ``ATTACH``, ``INSTALL`` are refused by DuckDB); no progress bar either
+        (DuckDB draws it on standard output, among the rows)."""
+        con = self.connect()
+        paths = ", ".join("'" + str(self.table_path(name)).replace("'", "''") + "'"
+                          for name in TABLES)
+        con.execute("SET enable_progress_bar = false")  # DuckDB's bar is written to stdout
+        con.execute(f"SET allowed_paths = [{paths}]")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
         return con
 
     def read(self, name: str, columns: list[str] | None = None) -> pa.Table:

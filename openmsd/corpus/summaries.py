@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from openmsd.corpus.layout import PARTS
 from openmsd.corpus.store import Corpus
-from openmsd.io import ParquetSink, arrow_table
+from openmsd.io import ParquetSink, arrow_table, parquet_list
 
 METHODS = ("author", "topn", "llm")
 LENGTHS = (64, 128)
@@ -100,11 +100,11 @@ def read_papers(corpus: Corpus, paper_ids: Collection[str] | None = None) -> pa.
 def read_summaries(corpus: Corpus, method: str, length: int) -> pa.Table:
     """Every stored summary of ``method`` / ``length``, the newest per paper."""
     directory = summaries_dir(corpus, method, length)
-    if not any(directory.glob(PARTS)):
+    parts = sorted(directory.glob(PARTS))
+    if not parts:
         return SCHEMA.empty_table()
-    glob = str(directory / PARTS).replace("'", "''")
     return duckdb.sql(f"""
-        SELECT * EXCLUDE (filename) FROM read_parquet('{glob}', filename = true)
+        SELECT * EXCLUDE (filename) FROM read_parquet({parquet_list(parts)}, filename = true)
         QUALIFY row_number() OVER (PARTITION BY paper_id ORDER BY filename DESC) = 1
         ORDER BY paper_id""").to_arrow_table().cast(SCHEMA)
 

@@ -57,7 +57,6 @@ from openmsd.rank import (
     fuse,
     pair_features,
     ranker_path,
-    tuned,
 )
 
 __all__ = ["FOLDS", "GRAPH_SIGNALS", "MIN_QUERIES", "TooFewLinks", "text_signals",
@@ -408,7 +407,7 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
     started = time.perf_counter()
     text = text_signals(corpus)
     metadata = list(METADATA_SCORERS)
-    spec = tuned(corpus)
+    spec: dict[str, Any] = {}  # both rankers anew (a damaged file is replaced)
     report: dict[str, Any] = {}
     fitted = _fit_variant(corpus, False, [*text, *metadata],
                           {"paper": [*text, *metadata], "free_text": text},

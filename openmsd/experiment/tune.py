@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
+from openmsd.artifact import ArtifactError
 from openmsd.corpus import Corpus
 from openmsd.experiment.contexts import TooFewContexts, fit_contexts
 from openmsd.experiment.pools import (
@@ -480,7 +481,10 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
             else text_members(corpus))
     if HYBRID in only or HYBRID_GRAPH in only:
         check_dev(corpus)
-    spec = tuned(corpus)
+    try:
+        spec = tuned(corpus)
+    except ArtifactError:  # a damaged ranker.json: rebuilt whole (the command it names)
+        spec = {}
     if HYBRID not in only and HYBRID not in spec:
         raise TuneError(f"{corpus.root}: no tuned {HYBRID} to keep: tune it too (--only {HYBRID})")
     if HYBRID in only:

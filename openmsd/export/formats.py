@@ -25,8 +25,9 @@ from typing import Any
 import bibtexparser
 import orjson
 import rispy
-from bibtexparser.bibdatabase import BibDatabase
-from bibtexparser.bwriter import BibTexWriter
+from bibtexparser import BibtexFormat
+from bibtexparser.library import Library
+from bibtexparser.model import Entry, Field
 from citeproc.source.json import CiteProcJSON
 
 from openmsd.export.names import ascii_word, clean, key_suffix, split_name
@@ -64,8 +65,9 @@ def _bib_entry(paper: dict[str, Any]) -> dict[str, str]:
 
 
 def bibtex(papers: list[dict[str, Any]], abstracts: bool = False) -> str:
-    """BibTeX ``@article`` entries, keys made unique with ``a``, ``b``, ... ``aa`` suffixes."""
-    database = BibDatabase()
+    """BibTeX ``@article`` entries (fields in name order, written by bibtexparser), keys made
+    unique with ``a``, ``b``, ... ``aa`` suffixes, in the papers' (ranked) order."""
+    library = Library()
     seen: dict[str, int] = {}
     for paper in papers:
         entry = _bib_entry(paper)
@@ -75,12 +77,11 @@ def bibtex(papers: list[dict[str, Any]], abstracts: bool = False) -> str:
         key = _key(paper)
         count = seen.get(key, 0)
         seen[key] = count + 1
-        database.entries.append({"ENTRYTYPE": "article",
-                                 "ID": key + (key_suffix(count - 1) if count else ""), **entry})
-    writer = BibTexWriter()
-    writer.indent = " "
-    writer.order_entries_by = None  # keep the papers in their ranked order
-    return bibtexparser.dumps(database, writer) if database.entries else ""
+        library.add(Entry("article", key + (key_suffix(count - 1) if count else ""),
+                          [Field(name, value) for name, value in sorted(entry.items())]))
+    layout = BibtexFormat()
+    layout.indent, layout.block_separator = " ", "\n"
+    return bibtexparser.write_string(library, bibtex_format=layout) if library.entries else ""
 
 
 class _RisWriter(rispy.RisWriter):
@@ -94,7 +95,7 @@ def ris(papers: list[dict[str, Any]]) -> str:
     """RIS references (``TY  - JOUR`` ... ``ER  -``), written by rispy."""
     entries = []
     for paper in papers:
-        entry: dict[str, Any] = {"type_of_reference": "JOUR", "id": paper["paper_id"]}
+        entry: dict[str, Any] = {"type_of_reference": "JOUR", "id": clean(paper["paper_id"])}
         authors = [", ".join(p for p in split_name(a) if p) for a in paper.get("authors") or []]
         for name, value in (("title", paper.get("title")), ("authors", authors),
                             ("year", str(paper["year"]) if paper.get("year") else None),
@@ -112,7 +113,7 @@ def csl_items(papers: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """CSL-JSON items of paper records."""
     items = []
     for paper in papers:
-        item: dict[str, Any] = {"id": paper["paper_id"], "type": "article-journal"}
+        item: dict[str, Any] = {"id": clean(paper["paper_id"]), "type": "article-journal"}
         authors = []
         for name in paper.get("authors") or []:
             family, given = split_name(name)

@@ -147,7 +147,11 @@ class OpenAlex:
         :class:`~openmsd.fetch.budget.BudgetSpent` before a call the budget cannot pay)."""
         url = query.url
         self.budget.reserve(url)
-        result = self._call(lambda: query.get(per_page=per_page, cursor=cursor), url)
+        try:
+            result = self._call(lambda: query.get(per_page=per_page, cursor=cursor), url)
+        except _NotFound:  # a list of works is never missing: the URL is not OpenAlex's API
+            raise BadAnswer(f"{public_url(url)}: HTTP 404 (not found): is {self.api_url} an "
+                            "OpenAlex API (--api-url)?") from None
         meta = result.meta or {}
         if "next_cursor" not in meta:
             raise BadAnswer(f"{public_url(url)}: answer without meta.next_cursor")

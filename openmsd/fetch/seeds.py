@@ -8,15 +8,15 @@ PMID) or, for a reference with only a title, the title to look up.
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import bibtexparser
 import rispy
-from bibtexparser.bparser import BibTexParser
 
 from openmsd.fetch.errors import FetchError
 from openmsd.fetch.ids import seed_path
@@ -41,6 +41,17 @@ _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^\s/?#]+?)(?:\.pdf)?$", re.IG
 
 class SeedError(FetchError):
     """A seed file that cannot be read as ids, BibTeX or RIS."""
+
+
+Problems = Callable[[str], None] | None
+"""Where a seed file's broken entries are told (one line each: file, line, what is wrong),
+the valid ones around them kept; None: the first broken entry is a :class:`SeedError`."""
+
+
+def _broken(on_problem: Problems, message: str) -> None:
+    if on_problem is None:
+        raise SeedError(message.removesuffix("; skipped"))
+    on_problem(message)
 
 
 @dataclass(frozen=True)
@@ -85,42 +96,92 @@ def _entry_seed(fields: dict[str, Any], where: str) -> Seed:
             url = match.group(1)
         if url and (key := seed_path(url)):
             return Seed(key, None, where)
+    note = fields.get("note", "")
+    if (match := re.search(r"openmsd:(\S+)", note)) and (key := seed_path(match.group(1))):
+        return Seed(key, None, where)  # openmsd's own export: the paper's id
     title = fields.get("title") or fields.get("primary_title") or fields.get("ti")
     title = re.sub(r"\s+", " ", re.sub(r"[{}\\]", "", title or "")).strip()
     return Seed(None, title or None, where)
 
 
-def seeds_from_bibtex(text: str, origin: str) -> list[Seed]:
-    """Seeds of a BibTeX library (bibtexparser); ``origin:KEY`` names each entry."""
-    parser = BibTexParser(common_strings=True, ignore_nonstandard_types=False)
+def seeds_from_bibtex(text: str, origin: str, on_problem: Problems = None) -> list[Seed]:
+    """Seeds of a BibTeX library (bibtexparser, which splits it into blocks and keeps the
+    entries around a broken one); ``origin:KEY`` names each entry, ``origin:LINE`` a broken
+    block, told to ``on_problem`` (:data:`Problems`)."""
+    quiet = logging.getLogger("bibtexparser")  # it logs each broken block: told here instead
+    level, quiet.level = quiet.level, logging.CRITICAL
     try:
-        library = bibtexparser.loads(text, parser)
-    except Exception as error:  # the parser raises pyparsing/Value errors on broken input
-        raise SeedError(f"{origin}: not readable as BibTeX ({error})") from None
+        library = bibtexparser.parse_string(text)
+    finally:
+        quiet.setLevel(level)
+    for block in library.failed_blocks:
+        where = f"{origin}:{block.start_line + 1}"
+        if type(block).__name__ == "DuplicateBlockKeyBlock":
+            _broken(on_problem, f"{where}: entry key {block.key!r} used again; skipped")
+            continue
+        first = block.raw.strip().splitlines()[0][:60] if block.raw.strip() else ""
+        error = getattr(block, "error", None)
+        why = (getattr(error, "abort_reason", None) or str(error or "")).strip() \
+            or "not a BibTeX entry"
+        _broken(on_problem, f"{where}: broken BibTeX block {first!r} "
+                            f"({why.splitlines()[0][:200]}); skipped")
     if not library.entries:
         raise SeedError(f"{origin}: no BibTeX entry found (expected @article{{key, ...}})")
-    return [_entry_seed(entry, f"{origin}:{entry.get('ID', '?')}") for entry in library.entries]
+    return [_entry_seed({field.key: field.value for field in entry.fields},
+                        f"{origin}:{entry.key}") for entry in library.entries]
 
 
-def seeds_from_ris(text: str, origin: str) -> list[Seed]:
-    """Seeds of a RIS file (rispy); ``origin:#N`` names the N-th reference."""
-    try:
-        entries = rispy.loads(text)
-    except Exception as error:  # rispy raises IOError/ValueError subclasses on broken input
-        raise SeedError(f"{origin}: not readable as RIS ({error})") from None
-    if not entries:
+_RIS_TAG = re.compile(r"^([A-Z][A-Z0-9]) {2}-(?: |$)")
+
+
+def seeds_from_ris(text: str, origin: str, on_problem: Problems = None) -> list[Seed]:
+    """Seeds of a RIS file (each record from ``TY  -`` to ``ER  -`` read by rispy);
+    ``origin:#N`` names the N-th reference. A record without its ``ER  -`` (cut by the next
+    ``TY  -`` or the end of the file) and lines outside a record are told to ``on_problem``
+    (:data:`Problems`) with their line; the records around them are kept."""
+    records: list[tuple[int, list[str]]] = []
+    current: tuple[int, list[str]] | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        tag = _RIS_TAG.match(line)
+        if tag and tag.group(1) == "TY":
+            if current is not None:
+                _broken(on_problem, f"{origin}:{current[0]}: RIS record without its "
+                                    f"'ER  -' line (the next record starts at line {number}); "
+                                    "skipped")
+            current = (number, [line])
+        elif current is None:
+            if line.strip() and not re.fullmatch(r"\s*\d+\.\s*", line):  # rispy's "1." heads
+                _broken(on_problem, f"{origin}:{number}: a line outside a RIS record "
+                                    "(expected 'TY  - ' to start one); skipped")
+        elif tag and tag.group(1) == "ER":
+            current[1].append(line)
+            records.append(current)
+            current = None
+        else:
+            current[1].append(line)
+    if current is not None:
+        _broken(on_problem, f"{origin}:{current[0]}: RIS record without its 'ER  -' line "
+                            "(the file ends first); skipped")
+    out = []
+    for start, lines in records:
+        try:
+            [entry] = rispy.loads("\n".join(lines) + "\n")
+        except Exception as error:  # rispy raises IOError/ValueError subclasses on bad tags
+            _broken(on_problem, f"{origin}:{start}: RIS record not readable ({error}); "
+                                "skipped")
+            continue
+        fields = {k: (v[0] if isinstance(v, list) and v else v) for k, v in entry.items()}
+        out.append(_entry_seed(fields, f"{origin}:#{len(out) + 1}"))
+    if not out:
         raise SeedError(f"{origin}: no RIS reference found (expected 'TY  - JOUR' ... "
                         "'ER  -')")
-    out = []
-    for number, entry in enumerate(entries, 1):
-        fields = {k: (v[0] if isinstance(v, list) and v else v) for k, v in entry.items()}
-        out.append(_entry_seed(fields, f"{origin}:#{number}"))
     return out
 
 
-def read_seed_file(path: Path) -> list[Seed]:
+def read_seed_file(path: Path, on_problem: Problems = None) -> list[Seed]:
     """Seeds of a file: BibTeX (``.bib`` or ``@`` first), RIS (``.ris`` or ``TY  -`` first),
-    else one id a line (``#`` comments and blank lines skipped)."""
+    else one id a line (``#`` comments and blank lines skipped). A broken BibTeX or RIS entry
+    is told to ``on_problem`` with its line, the others kept (:data:`Problems`)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:
@@ -130,9 +191,9 @@ def read_seed_file(path: Path) -> list[Seed]:
         raise SeedError(f"{path}: cannot read ({error.strerror})") from None
     head = text.lstrip()[:200]
     if path.suffix.lower() in (".bib", ".bibtex") or head.startswith("@"):
-        return seeds_from_bibtex(text, str(path))
+        return seeds_from_bibtex(text, str(path), on_problem)
     if path.suffix.lower() == ".ris" or re.match(r"TY {2}- ", head):
-        return seeds_from_ris(text, str(path))
+        return seeds_from_ris(text, str(path), on_problem)
     lines = [(n, line.split("#", 1)[0].strip()) for n, line in enumerate(text.splitlines(), 1)]
     out = []
     for number, value in lines:
@@ -248,12 +309,13 @@ def seeds_from_zotero_local(spec: str = ZOTERO_LOCAL, url: str | None = None) ->
     return out
 
 
-def read_seeds(spec: str | Path) -> list[Seed]:
+def read_seeds(spec: str | Path, on_problem: Problems = None) -> list[Seed]:
     """Seeds of a ``--seeds`` value: ``zotero:local[/COLLECTION]`` (the running Zotero
-    desktop, :func:`seeds_from_zotero_local`) or a file (:func:`read_seed_file`)."""
+    desktop, :func:`seeds_from_zotero_local`) or a file (:func:`read_seed_file`, its broken
+    entries told to ``on_problem``)."""
     if is_zotero_local(spec):
         return seeds_from_zotero_local(str(spec))
-    return read_seed_file(Path(spec))
+    return read_seed_file(Path(spec), on_problem)
 
 
 def seeds_from_zotero(library: str, collection: str | None, api_key: str | None,

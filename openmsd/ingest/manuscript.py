@@ -144,6 +144,11 @@ def _markdown_paragraphs(text: str) -> list[str]:
 
 
 def _latex(text: str, path: Path | str) -> Manuscript:
+    try:
+        import pylatexenc  # noqa: F401
+    except ModuleNotFoundError:
+        raise ManuscriptError(f"{path}: reading LaTeX needs pylatexenc: pip install "
+                              "'openmsd[serve]' (or pylatexenc)") from None
     from pylatexenc import macrospec
     from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec
     from pylatexenc.latex2text import get_default_latex_context_db as text_db

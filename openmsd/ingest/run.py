@@ -51,6 +51,7 @@ from openmsd.ingest.inputs import input_records, list_files
 from openmsd.ingest.snapshot import deleted_works, find_snapshot
 from openmsd.io import ParquetSink, replace_dir, temp_dir_beside, write_json, write_jsonl
 from openmsd.memory import memory_limit
+from openmsd.orphans import die_with_parent
 from openmsd.phases import Phases
 from openmsd.report import IngestError, Problem, Report
 
@@ -284,7 +285,8 @@ def _stage_in_parallel(files: list[Path], fmt: str | None, tmp: Path, report: Re
     context = multiprocessing.get_context("spawn")  # a fork would copy this process's threads
     folders = [tmp / f".file-{n:06d}" for n in range(len(files))]
     totals = {f"{kind}s": 0 for kind in STAGED}
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=die_with_parent,
+                             initargs=(os.getpid(),)) as pool:
         futures = [pool.submit(_stage_file, file, fmt, folder, report.strict)
                    for file, folder in zip(files, folders, strict=True)]
         try:
@@ -304,6 +306,7 @@ def _stage_in_parallel(files: list[Path], fmt: str | None, tmp: Path, report: Re
                 report.counts.update(counted)
                 if on_record is not None:
                     on_record(read)
+                crash_point("ingest.file_collected")  # the parent killed: its workers end too
         except BaseException:
             for future in futures:
                 future.cancel()
@@ -383,15 +386,25 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
         files = list_files(path, since)
         if not files:
             raise IngestError(f"{path}: an empty folder: nothing to ingest")
-        checked.append((path, files))
+        checked.append((path, files, fmt))
+    named = {str(path) for path, _, _ in checked}
+    for entry in entries:  # a part missing from staged/ (an older Spark build's): read again
+        if entry["path"] in named or (corpus.staged / entry["part"]).is_dir():
+            continue
+        path = Path(entry["path"])
+        if "://" in entry["path"] or not path.exists():
+            raise IngestError(f"{corpus.root}: the staged part of {entry['path']} is missing "
+                              f"({corpus.staged / entry['part']}) and the input is gone: "
+                              "ingest every input again into a new corpus")
+        checked.append((path, list_files(path), entry.get("format")))
     corpus.root.mkdir(parents=True, exist_ok=True)
     corpus.staged.mkdir(exist_ok=True)
     known = {e["part"] for e in entries}
     for orphan in corpus.staged.iterdir():  # parts of an ingest that crashed before its manifest
         if orphan.name not in known:
             shutil.rmtree(orphan) if orphan.is_dir() else orphan.unlink()
-    for path, files in checked:
-        part_digest = digest(files, path, fmt)
+    for path, files, part_fmt in checked:  # a missing part is read in its own format
+        part_digest = digest(files, path, part_fmt)
         entry = next((e for e in entries if _same_input(e, path, since)), None)
         if entry and entry["digest"] == part_digest and (corpus.staged / entry["part"]).exists():
             result.unchanged.append(str(path))
@@ -402,11 +415,11 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
         report = Report(strict=strict)
         tick = progress(f"reading {path.name}", None) if progress else None
         with phases("stage"):
-            counts = stage(path, corpus.staged / part, fmt, report, tick, since=since)
+            counts = stage(path, corpus.staged / part, part_fmt, report, tick, since=since)
         if entry and entry["part"] != part and (corpus.staged / entry["part"]).exists():
             shutil.rmtree(corpus.staged / entry["part"])
         new = {"path": str(path), "ordinal": ordinal, "digest": part_digest, "part": part,
-               "format": fmt, "files": len(files), "records": counts,
+               "format": part_fmt, "files": len(files), "records": counts,
                **({"since": since} if since else {})}
         entries[:] = [e for e in entries if not _same_input(e, path, since)] + [new]
         entries.sort(key=lambda e: e["ordinal"])
@@ -426,6 +439,7 @@ def _ingest(inputs: Iterable[str | Path], out: str | Path, fmt: str | None, stri
         result.build = summary
         _write_report(corpus, entries, report, result)
         manifest.update(schema_version=SCHEMA_VERSION, inputs=entries, build=summary)
+        manifest.pop("engine", None)  # built here, whichever engine built it before
         write_json(corpus.layout.manifest, {**committed, NEXT: manifest})
 
     phases.seconds.setdefault("stage", 0.0)  # every input unchanged: nothing staged

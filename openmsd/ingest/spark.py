@@ -15,8 +15,15 @@ priors of :func:`openmsd.corpus.langid.with_priors`, counted between the passes 
 corpus by one aggregation (the same SQL DuckDB runs). Spark writes each table as part files
 under ``OUT/_work``, which the driver then joins, in order, into the single Parquet file the
 DuckDB path writes (``papers.parquet`` ..., each renamed into place whole, with its build id),
-so every command reads a corpus built by either engine; ``manifest.json`` is written last, so
-a corpus without it is incomplete.
+so every command reads a corpus built by either engine; the staged parts are then moved to
+``OUT/staged/`` under the names the DuckDB ingest gives them, so ``openmsd ingest`` (DuckDB)
+adds inputs to a corpus built on Spark; ``manifest.json`` is written last, so a corpus without
+it is incomplete.
+
+The Spark engine builds a new corpus only: a directory that already holds one (its
+``manifest.json``) is refused before anything is written, so no Spark run can replace a
+corpus, and a run killed at any point leaves an existing corpus as it was. A local ``--out`` is
+held with the corpus's lock (:func:`openmsd.corpus.corpus_lock`) while the run writes.
 
 Inputs and ``--out`` may be local paths or URIs (``s3a://``, ``gs://``, ``hdfs://``,
 ``file://``); tasks copy a remote input file to local disk before reading it.
@@ -40,8 +47,10 @@ from openmsd.corpus import (
     SCHEMA_VERSION,
     TABLES,
     LanguageIdentifier,
+    Layout,
     SparkSql,
     build_id,
+    corpus_lock,
     derive,
     local_spark,
 )
@@ -157,19 +166,43 @@ def ingest_on_spark(inputs: list[str | Path], out: str | Path, fmt: str | None =
     """Ingest ``inputs`` into a new corpus at ``out`` (a path or URI) on Spark.
 
     The corpus holds the same rows as :func:`openmsd.ingest.run.ingest` of the same
-    inputs, in the same files (one Parquet file per table). Unlike the single-process path it is
-    rebuilt whole each run (no incremental parts). IngestError when an input is missing,
-    in strict mode at the first problem, or when the inputs hold no paper.
+    inputs, in the same files (one Parquet file per table). IngestError when ``out`` already
+    holds a corpus (add to it with the DuckDB engine), when another writer holds it, when an
+    input is missing, in strict mode at the first problem, or when the inputs hold no paper.
     """
     if fmt:
         get_reader(fmt)
     files = input_files(list(inputs))
-    spark = spark or local_spark()
     root = str(out).rstrip("/")
-    if not _is_uri(root):
-        root = str(Path(root).resolve())
-        Path(root).mkdir(parents=True, exist_ok=True)
-        (Path(root) / MANIFEST).unlink(missing_ok=True)  # the old corpus is no more complete
+    if _is_uri(root):
+        _refuse_a_corpus(root, _uri_has_manifest(root))
+        return _ingest_on_spark(inputs, root, files, fmt, strict, spark, identifier)
+    root = str(Path(root).resolve())
+    _refuse_a_corpus(root, (Path(root) / MANIFEST).exists())
+    with corpus_lock(root):
+        _refuse_a_corpus(root, (Path(root) / MANIFEST).exists())  # one written meanwhile
+        return _ingest_on_spark(inputs, root, files, fmt, strict, spark, identifier)
+
+
+def _refuse_a_corpus(root: str, exists: bool) -> None:
+    """IngestError when ``root`` already holds a corpus: Spark builds new corpora only."""
+    if exists:
+        raise IngestError(f"{root}: already a corpus ({MANIFEST}); --engine spark builds a "
+                          "new corpus only: add to this one with --engine duckdb, or name a "
+                          "new directory with --out")
+
+
+def _uri_has_manifest(root: str) -> bool:
+    from pyarrow import fs
+
+    filesystem, path = _filesystem(root)
+    return filesystem.get_file_info(f"{path}/{MANIFEST}").type == fs.FileType.File
+
+
+def _ingest_on_spark(inputs: list[str | Path], root: str, files: list[tuple[int, str]],
+                     fmt: str | None, strict: bool, spark: Any,
+                     identifier: LanguageIdentifier | None) -> IngestResult:
+    spark = spark or local_spark()
     staged = f"{root}/{STAGED}"
     done = _run_tasks(spark, [file for _, file in files], staged, fmt, strict)
     problems = [Problem(**p) for s in done for p in s.problems]
@@ -212,7 +245,8 @@ def ingest_on_spark(inputs: list[str | Path], out: str | Path, fmt: str | None =
 
 
 def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | None) -> None:
-    """Write the report, remove the work files, and write the manifest last."""
+    """Write the report, remove the work files, move the staged parts to where the DuckDB
+    ingest keeps them (a local corpus), and write the manifest last."""
     rows = b"".join(orjson.dumps(p.as_dict(), option=orjson.OPT_SORT_KEYS) + b"\n"
                     for p in result.problems)
     option = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
@@ -239,4 +273,12 @@ def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | 
     (local / f".{PROBLEMS}.tmp").replace(local / PROBLEMS)
     write_json(local / REPORT, result.report)
     shutil.rmtree(local / "_work", ignore_errors=True)
+    staged = Layout(local).staged
+    staged.mkdir(exist_ok=True)
+    for entry in manifest["inputs"]:  # the DuckDB ingest's names: ORDINAL-DIGEST
+        name = f"{entry['ordinal']:04d}-{entry['digest'] or 'uri'}"
+        shutil.rmtree(staged / name, ignore_errors=True)  # a killed run's
+        (local / STAGED / entry["part"]).replace(staged / name)
+        entry["part"] = name
+    shutil.rmtree(local / STAGED, ignore_errors=True)
     write_json(local / MANIFEST, manifest)

@@ -33,23 +33,26 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.corpus import Corpus
+from openmsd.artifact import ArtifactError
+from openmsd.corpus import Corpus, corpus_lock
 from openmsd.io import building_dir
 from openmsd.models.encoder import Kind, normalise
 
-__all__ = ["ADAPTER_FILE", "HEAD_FILE", "Adapter", "AdapterEncoder", "AdapterError",
-           "BaseVectors", "Head", "base_vectors", "concatenate", "corpus_adapters", "find_adapter",
-           "map_corpus",
-           "read_adapter", "write_adapter"]
+__all__ = ["ADAPTER_FILE", "HEAD_FILE", "MAPPED_BY", "Adapter", "AdapterEncoder",
+           "AdapterError", "BaseVectors", "Head", "base_vectors", "check_mapped", "concatenate",
+           "corpus_adapters", "find_adapter", "head_digest", "map_corpus", "read_adapter",
+           "write_adapter"]
 
 ADAPTER_FILE = "adapter.json"
 HEAD_FILE = "head.safetensors"
+MAPPED_BY = "mapped-by.txt"
+"""In an adapter's vectors directory: the :func:`head_digest` of the head that mapped them."""
 HEAD_KINDS = ("identity", "linear", "low-rank")
 
 
-class AdapterError(ValueError):
+class AdapterError(ArtifactError):
     """An adapter that cannot be read or applied: a corrupt directory, base vectors missing or
-    of other papers or dimensions."""
+    of other papers or dimensions, adapted vectors of another head."""
 
 
 @dataclass
@@ -167,7 +170,41 @@ def read_adapter(path: str | Path) -> Adapter:
                     f"{dim} dimensions")
         if kind == "low-rank" and tensors["down"].shape[0] != tensors["up"].shape[1]:
             raise AdapterError(f"{weights}: 'down' and 'up' disagree on the rank")
+        for key, tensor in tensors.items():
+            if not np.isfinite(tensor).all():
+                raise AdapterError(f"{weights}: tensor {key!r} holds values that are not "
+                                   f"finite (NaN or infinity); {_retrain(meta)}")
     return Adapter(path, meta, Head(kind, tensors))
+
+
+def _retrain(meta: dict[str, Any]) -> str:
+    """The command that trains an adapter again."""
+    corpus = meta.get("corpus", {}).get("root") if isinstance(meta.get("corpus"), dict) else None
+    return f"train it again with 'openmsd train adapter {corpus or 'CORPUS'}'"
+
+
+def head_digest(adapter: Adapter) -> str:
+    """A digest of what an adapter maps vectors with: its bases and its head's tensors."""
+    digest = hashlib.sha256(json.dumps([adapter.bases, adapter.head.kind],
+                                       sort_keys=True).encode())
+    for key in sorted(adapter.head.tensors):
+        digest.update(key.encode() + b"\0")
+        digest.update(np.ascontiguousarray(adapter.head.tensors[key], np.float32).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def check_mapped(corpus: Corpus, adapter: Adapter) -> None:
+    """:class:`AdapterError` when the adapted vectors stored under the adapter's name were not
+    mapped by its head (a run killed between writing the adapter and mapping its vectors, or
+    a head replaced by hand): they would rank as another adapter does."""
+    from openmsd.models.vectors import vectors_dir
+
+    stamp = vectors_dir(corpus, adapter.name) / MAPPED_BY
+    have = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else None
+    if have != head_digest(adapter):
+        raise AdapterError(f"{stamp.parent}: the adapted vectors of {adapter.name!r} were not "
+                           f"mapped by the head in {adapter.path}; map them again with "
+                           f"'openmsd embed {corpus.root} --model {adapter.name}'")
 
 
 def write_adapter(path: str | Path, meta: dict[str, Any], head: Head) -> Path:
@@ -305,7 +342,14 @@ def map_corpus(corpus: Corpus, adapter: Adapter,
     """Store the adapted vector of every paper the bases have a current vector of, under the
     adapter's name (its vector key): the base vectors through the head, no text encoded. The
     whole directory is replaced at once (a new head changes every vector). Returns the count
-    and the directory."""
+    and the directory. Holds the corpus's writer lock."""
+    with corpus_lock(corpus.root, create=False):
+        return _map_corpus(corpus, adapter, load, chunk)
+
+
+def _map_corpus(corpus: Corpus, adapter: Adapter,
+                load: Callable[[Corpus, str], tuple[list[str], list[str], np.ndarray]],
+                chunk: int) -> tuple[int, Path]:
     from openmsd.models.vectors import vectors_dir, write_part
 
     vectors = base_vectors(corpus, [b["key"] for b in adapter.bases], load,
@@ -316,4 +360,5 @@ def map_corpus(corpus: Corpus, adapter: Adapter,
             stop = start + chunk
             write_part(temp / f"part-{part:05d}.parquet", vectors.ids[start:stop],
                        vectors.hashes[start:stop], adapter.apply(vectors.matrix[start:stop]))
+        (temp / MAPPED_BY).write_text(head_digest(adapter) + "\n", encoding="utf-8")
     return len(vectors.ids), target

@@ -27,12 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from openmsd.corpus import PARTS, Corpus, summaries_for_model
+from openmsd.corpus import PARTS, Corpus, corpus_lock, summaries_for_model
 from openmsd.io import arrow_reader
 from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
 from openmsd.models.vectors import (
     known,
+    missing_vectors,
     model_name,
     read_current,
     text_hash,
@@ -113,8 +114,16 @@ def embed_corpus(corpus: Corpus, encoder: DenseEncoder, model: str | None = None
                  batch_size: int = 32, progress: Callable[[int], None] | None = None,
                  paper_ids: Collection[str] | None = None) -> EmbedResult:
     """Embed every paper of ``corpus`` (or only those of ``paper_ids``) whose current text has
-    no vector yet."""
+    no vector yet, holding the corpus's writer lock (:func:`openmsd.corpus.corpus_lock`: a
+    second writer is refused at once, so two runs never write the same part)."""
     corpus.check()
+    with corpus_lock(corpus.root, create=False):
+        return _embed(corpus, encoder, model, batch_size, progress, paper_ids)
+
+
+def _embed(corpus: Corpus, encoder: DenseEncoder, model: str | None, batch_size: int,
+           progress: Callable[[int], None] | None, paper_ids: Collection[str] | None
+           ) -> EmbedResult:
     name = model or encoder.name
     directory = vectors_dir(corpus, name)
     directory.mkdir(parents=True, exist_ok=True)
@@ -175,6 +184,5 @@ def load_vector_table(corpus: Corpus, model: str) -> tuple[list[str], list[str],
     """:func:`load_vectors` with the text hash of each vector: ids, hashes, float32 matrix."""
     directory = vectors_dir(corpus, model)
     if not any(directory.glob(PARTS)):
-        raise FileNotFoundError(f"{corpus.root}: no vectors for model {model!r}; run "
-                                f"'openmsd embed {corpus.root} --model {model}' first")
+        raise FileNotFoundError(missing_vectors(corpus, model))
     return read_current(directory, current_hashes(corpus, model))

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from openmsd.corpus import PARTS, Corpus
-from openmsd.io import ParquetSink, numbers
+from openmsd.io import ParquetSink, numbers, parquet_list
 from openmsd.models.adapter import ADAPTER_FILE
 from openmsd.models.registry import BACKENDS, default_backend
 
@@ -135,10 +135,11 @@ def write_part(path: Path, ids: list[str], hashes: list[str], matrix: np.ndarray
 
 def known(directory: Path) -> set[tuple[str, str]]:
     """The ``(paper_id, text_hash)`` pairs the parts of ``directory`` hold."""
-    if not any(directory.glob(PARTS)):
+    parts = sorted(directory.glob(PARTS))
+    if not parts:
         return set()
-    glob = str(directory / PARTS).replace("'", "''")
-    rows = duckdb.sql(f"SELECT paper_id, text_hash FROM read_parquet('{glob}')").fetchall()
+    rows = duckdb.sql(f"SELECT paper_id, text_hash FROM read_parquet({parquet_list(parts)})"
+                      ).fetchall()
     return set(rows)
 
 
@@ -166,3 +167,19 @@ def read_current(directory: Path, current: Mapping[str, str]
     order = np.argsort(ids)
     return ([ids[i] for i in order], [hashes[i] for i in order],
             np.vstack(rows)[order].astype(np.float32))
+
+
+def missing_vectors(corpus: Corpus, key: str) -> str:
+    """What to say of a vector ``key`` ``corpus`` holds no vectors of: the ``embed`` that
+    stores them under that very key (its backend named: ``embed`` without ``--backend`` may
+    choose another), and the backends it has vectors of instead."""
+    model, backend = split_vector_key(key)
+    backend = backend or "torch"
+    message = (f"{corpus.root}: no vectors for model {key!r}; run 'openmsd embed {corpus.root} "
+               f"--model {model} --backend {backend}' first")
+    other = [b for b in stored_backends(corpus, model) if b != backend]
+    if other:
+        message += (f" (or rank with the vectors it has: {model}:{other[0]}, from the "
+                    f"{', '.join(other)} backend)")
+    return message
+

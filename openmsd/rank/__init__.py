@@ -6,8 +6,9 @@
 filters)`` candidates.
 """
 
+from openmsd.artifact import ArtifactError
 from openmsd.rank.authorship import AUTHOR_SCORERS
-from openmsd.rank.calibration import ArtifactError, Calibration
+from openmsd.rank.calibration import Calibration
 from openmsd.rank.citation_signals import CONTEXT_SIGNALS, ENGLISH_PAIRS, SENTENCE_SIGNALS
 from openmsd.rank.dense import DenseScorer, load_encoder
 from openmsd.rank.feedback import FEEDBACK, LINKS

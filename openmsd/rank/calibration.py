@@ -1,6 +1,7 @@
 """What a learned ranker's score means: :class:`Calibration`, a monotone map from a score to
 the probability that the pair is linked, fitted out of fold (``openmsd train ranker``); and
-:class:`ArtifactError`, a stored model or calibration that cannot be used."""
+:func:`checked_numbers`, a stored model's numbers checked (an
+:class:`~openmsd.artifact.ArtifactError` naming the field; the caller names the file)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ArtifactError", "Calibration", "finite_numbers"]
+from openmsd.artifact import ArtifactError
+
+__all__ = ["Calibration", "checked_numbers"]
 
 
-class ArtifactError(ValueError):
-    """A learned model or calibration that cannot be used (missing fields, non-finite
-    numbers, a model that does not load)."""
-
-
-def finite_numbers(values: Any, what: str) -> list[float]:
+def checked_numbers(values: Any, what: str) -> list[float]:
     """``values`` as floats, or :class:`ArtifactError` naming ``what`` when one is not a
     finite number."""
     try:
@@ -57,8 +55,8 @@ class Calibration:
         """From its stored form; :class:`ArtifactError` when it is not one."""
         if not isinstance(found, dict) or "x" not in found or "y" not in found:
             raise ArtifactError("calibration: expected {\"x\": [...], \"y\": [...]}")
-        x = finite_numbers(found["x"], "calibration x")
-        y = finite_numbers(found["y"], "calibration y")
+        x = checked_numbers(found["x"], "calibration x")
+        y = checked_numbers(found["y"], "calibration y")
         if len(x) != len(y) or not x:
             raise ArtifactError("calibration: x and y must be non-empty and of one length")
         if any(b < a for a, b in itertools.pairwise(x)):

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from openmsd.rank.calibration import ArtifactError, Calibration, finite_numbers
+from openmsd.artifact import ArtifactError
+from openmsd.rank.calibration import Calibration, checked_numbers
 from openmsd.rank.fusion import METHODS, Fusion, fuse, heard
 from openmsd.rank.scorer import Queries, Scorer
 
@@ -157,10 +158,10 @@ class LearnedModel:
         if features != feature_names(members):
             raise ArtifactError("model: its features are not those of its members")
         if found["kind"] == "linear":
-            coef = finite_numbers(found.get("coef"), "model coef")
-            mean = finite_numbers(found.get("mean"), "model mean")
-            scale = finite_numbers(found.get("scale"), "model scale")
-            intercept = finite_numbers([found.get("intercept")], "model intercept")[0]
+            coef = checked_numbers(found.get("coef"), "model coef")
+            mean = checked_numbers(found.get("mean"), "model mean")
+            scale = checked_numbers(found.get("scale"), "model scale")
+            intercept = checked_numbers([found.get("intercept")], "model intercept")[0]
             if not len(coef) == len(mean) == len(scale) == len(features):
                 raise ArtifactError("model: coef, mean and scale must have one value a feature")
             if any(s <= 0 for s in scale):
@@ -267,7 +268,7 @@ def head_of(found: Any, members: Sequence[str], what: str) -> Head:
                  if found.get("model") is not None else None)
         calibration = (Calibration.from_dict(found["calibration"])
                        if found.get("calibration") is not None else None)
-        weights = (tuple(finite_numbers(found.get("weights"), "weights"))
+        weights = (tuple(checked_numbers(found.get("weights"), "weights"))
                    if fused is not None else ())
     except ArtifactError as error:
         raise ArtifactError(f"{what}: {error}") from None

@@ -32,7 +32,6 @@ nothing is a :class:`UnknownScorerError` listing the scorers this collection can
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
@@ -40,10 +39,11 @@ from typing import Any
 
 import pyarrow as pa
 
+from openmsd.artifact import ArtifactError
 from openmsd.corpus import Corpus
 from openmsd.models import ADAPTER_FILE, Adapter, model_slug
 from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer
-from openmsd.rank.calibration import ArtifactError, Calibration
+from openmsd.rank.calibration import Calibration
 from openmsd.rank.dense import DenseScorer
 from openmsd.rank.feedback import Feedback, Propagated
 from openmsd.rank.fusion import Fallback, Fusion
@@ -53,6 +53,7 @@ from openmsd.rank.lexical import VIEWS, LexicalScorer
 from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
 from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError, parse
+from openmsd.rank.tuned_file import read_tuned
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
 FUSIONS = (HYBRID, HYBRID_GRAPH)
@@ -95,10 +96,12 @@ def ranker_path(corpus: Corpus) -> Path:
 
 
 def tuned(corpus: Corpus | None) -> dict[str, Any]:
-    """The tuned fusions of a corpus (``{name: {"members", "weights", "method", ...}}``)."""
-    if corpus is None or not ranker_path(corpus).is_file():
+    """The tuned fusions of a corpus (``{name: {"members", "weights", "method", ...}}``);
+    :class:`~openmsd.artifact.ArtifactError` when its file is damaged
+    (:func:`~openmsd.rank.tuned_file.read_tuned`)."""
+    if corpus is None or not ranker_path(corpus).exists():
         return {}
-    return json.loads(ranker_path(corpus).read_text())
+    return read_tuned(ranker_path(corpus), corpus.root)
 
 
 def dense_models(corpus: Corpus) -> list[str]:
@@ -236,19 +239,22 @@ def english_key(corpus: Corpus | None) -> str | None:
 def corpus_adapter(corpus: Corpus | None) -> Adapter | None:
     """The adapter the untuned fusions use in place of their dense model: the most recently
     trained one in ``CORPUS/adapters`` whose adapted vectors are stored (``openmsd train
-    adapter``); None without. An adapter that cannot be read is passed over."""
+    adapter``); None without. An adapter that cannot be read, or one a killed swap left
+    beside its place (``.NAME.old`` without ``NAME``), is an
+    :class:`~openmsd.models.AdapterError` naming it: never passed over in silence."""
     from openmsd.models import AdapterError, corpus_adapters, model_slug, read_adapter
 
     if corpus is None or not corpus_adapters(corpus).is_dir():
         return None
     found = []
     for directory in corpus_adapters(corpus).iterdir():
-        if directory.name.startswith(".") or not (directory / ADAPTER_FILE).is_file():
+        if directory.name.startswith(".") and directory.name.endswith(".old") and not (
+                directory.parent / directory.name[1:-4]).exists():
+            raise AdapterError(f"{directory}: an adapter whose replacement was interrupted; "
+                               f"train it again with 'openmsd train adapter {corpus.root}'")
+        if directory.name.startswith(".") or not directory.is_dir():
             continue
-        try:
-            adapter = read_adapter(directory)
-        except AdapterError:
-            continue
+        adapter = read_adapter(directory)
         if corpus.layout.vector_parts(model_slug(adapter.name)):
             found.append(((directory / ADAPTER_FILE).stat().st_mtime_ns, adapter.name, adapter))
     return max(found, key=lambda f: f[:2])[2] if found else None
@@ -374,9 +380,9 @@ def _fusion(spec: RankerSpec, corpus: Corpus | None, load: Any) -> Scorer:
         calibration = (Calibration.from_dict(found["calibration"])
                        if found.get("calibration") is not None else None)
     except ArtifactError as error:
-        raise ArtifactError(f"{ranker_path(corpus) if corpus else 'ranker'}: {error}; rebuild "
-                            f"it with 'openmsd train ranker {corpus.root if corpus else 'CORPUS'}'"
-                            ) from None
+        raise ArtifactError.damaged(ranker_path(corpus) if corpus else "ranker", str(error),
+                                    f"openmsd train ranker {corpus.root if corpus else 'CORPUS'}"
+                                    ) from None
     return Fusion(str(spec), [load(m) for m in members], weights, method,
                   fallbacks=fallbacks(str(spec), found) if found else [],
                   calibration=calibration)
@@ -402,16 +408,14 @@ def _adapted(path: Path, papers: Papers) -> Scorer:
     """An adapter as a dense scorer: over a corpus, the adapted vectors stored under its name
     (``openmsd embed CORPUS --model NAME`` maps them); over files, its bases encode the texts
     and its head maps them. Free texts: encoded by its bases, then mapped."""
-    from openmsd.models import AdapterError, load_model, read_adapter
+    from openmsd.models import check_mapped, load_model, read_adapter
 
-    try:
-        adapter = read_adapter(path)
-    except AdapterError as error:
-        raise UnknownScorerError(str(error)) from None
+    adapter = read_adapter(path)  # a damaged one: AdapterError, naming its file
     # an identity head changes no vector: its results are the base's, said as such
     words = ("similar text" if adapter.head.kind == "identity" else
              f"similar text (adapter {adapter.name}, trained on this corpus's citations)")
     if papers.corpus is not None:
+        check_mapped(papers.corpus, adapter)  # vectors of this head, not of the one before
         try:
             scorer = DenseScorer.from_corpus(papers, adapter.name, encoder=lambda: load_model(
                 str(path)))

@@ -15,6 +15,7 @@ from rich.console import Group
 from rich.table import Table
 
 from openmsd.corpus import Corpus
+from openmsd.io import parquet_list
 from openmsd.relations.build import read_manifest, relations_dir
 from openmsd.relations.split import SPLITS
 
@@ -24,8 +25,8 @@ UNDIRECTED = ("en<->en", "en<->non-en", "non-en<->non-en")
 
 def parquet_source(path: Path) -> str:
     """A DuckDB ``read_parquet`` argument for a Parquet file or a directory of parts."""
-    text = str(path / "*.parquet") if path.is_dir() else str(path)
-    return "read_parquet('" + text.replace("'", "''") + "')"
+    files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+    return f"read_parquet({parquet_list(files)})"
 
 
 _BY_DIRECTION = """

@@ -36,8 +36,9 @@ def nothing_new(found: Watch) -> str:
 
 
 def entry_link(result: LibraryResult, base_url: str | None = None) -> str | None:
-    """Where an entry links: the paper's page under ``base_url``, else its DOI, else None."""
-    if base_url:
+    """Where an entry links: the paper's page under ``base_url`` (``""``: a link relative to
+    the server's root), else its DOI, else None."""
+    if base_url is not None:
         return base_url.rstrip("/") + "/papers/" + quote(result.paper_id, safe="")
     if result.doi:
         return "https://doi.org/" + quote(result.doi, safe="/:;()._-")
@@ -100,7 +101,7 @@ def atom(found: Watch, title: str, base_url: str | None = None,
         link = entry_link(result, base_url)
         if link:
             _sub(entry, "link", rel="alternate", href=link)
-        if result.doi and base_url:
+        if result.doi and base_url is not None:
             _sub(entry, "link", rel="related", href="https://doi.org/" + quote(
                 result.doi, safe="/:;()._-"))
         _sub(entry, "category", term=result.language or "und", label="language")

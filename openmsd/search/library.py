@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus import Corpus
-from openmsd.identifiers import normalize_title
+from openmsd.identifiers import normalize_title, without_bidi
 from openmsd.index import VectorIndex, load_index
 from openmsd.rank import papers_first
 from openmsd.search.related import (
@@ -43,11 +43,26 @@ class LibraryResult(Result):
     seeds: list[str] = field(default_factory=list)
 
 
+def _bidi_ids(corpus: Corpus) -> dict[str, str]:
+    """The papers whose id or DOI holds bidirectional-text controls, by that id and DOI
+    without them (lower case): what openmsd's exports write of them."""
+    rows = corpus.connect().execute(
+        "SELECT paper_id, doi FROM papers WHERE regexp_matches(paper_id || coalesce(doi, ''), "
+        "'[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]')").fetchall()
+    out: dict[str, str] = {}
+    for paper_id, doi in rows:
+        for value in (paper_id, doi):
+            if value:
+                out.setdefault(without_bidi(value).lower(), paper_id)
+    return out
+
+
 def library_seeds(corpus: Corpus, seeds: list[Any]) -> tuple[list[str], list[str]]:
     """Corpus paper ids of fetch seeds (:class:`openmsd.fetch.Seed`), and the names of those
     that match no corpus paper."""
     found, missing = [], []
     titles: dict[str, str] | None = None
+    unseen: dict[str, str] | None = None
     for seed in seeds:
         paper_id = None
         key = seed.key or ""
@@ -59,6 +74,11 @@ def library_seeds(corpus: Corpus, seeds: list[Any]) -> tuple[list[str], list[str
                 break
             except PaperNotFoundError:
                 continue
+        if paper_id is None and key:  # an id or DOI holding bidi controls, exported without
+            if unseen is None:
+                unseen = _bidi_ids(corpus)
+            bare = without_bidi(key[4:] if key.startswith("doi:") else key).lower()
+            paper_id = unseen.get(bare)
         if paper_id is None and seed.title:
             if titles is None:
                 rows = corpus.connect().execute("SELECT paper_id, title FROM papers").fetchall()

@@ -209,7 +209,7 @@ class SearchResources:
         now = self._current()
         spec = self._spec_stamp()
         with self._rankers_lock:
-            if spec != now.spec:  # 'openmsd tune' wrote another spec: every ranker anew
+            if spec != now.spec:  # 'openmsd train ranker' wrote another spec: every ranker anew
                 now.scorers.clear()
                 now.spec = spec
             known = now.scorers.get(name)

@@ -24,7 +24,9 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from openmsd.artifact import ArtifactError
 from openmsd.server import api, feeds, pages
+from openmsd.server.connections import uvicorn_options
 from openmsd.server.resources import THREADS_ENV, Resources
 
 MAX_BODY = 256 * 1024
@@ -138,6 +140,25 @@ class LimitsAndHeaders:
         await JSONResponse({"detail": detail}, status, headers=headers)(scope, receive, send)
 
 
+def check_base_url(base_url: str | None) -> str | None:
+    """``base_url`` without its trailing slash; ``ValueError`` unless it is an absolute
+    ``http``/``https`` URL without query or fragment.
+
+    >>> check_base_url("https://papers.example.org/openmsd/")
+    'https://papers.example.org/openmsd'
+    """
+    if base_url is None:
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query \
+            or parts.fragment:
+        raise ValueError(f"--base-url {base_url!r}: expected an http(s) URL such as "
+                         "https://papers.example.org")
+    return base_url.rstrip("/")
+
+
 def _wants_json(request: Request) -> bool:
     path = request.url.path
     return path.startswith("/api/") or path in ("/healthz", "/openapi.json")
@@ -151,11 +172,14 @@ def _field_errors(error: RequestValidationError) -> list[dict[str, Any]]:
 
 def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.0,
                max_body: int = MAX_BODY, backend: str | None = None,
-               keep_alive_requests: int = 0) -> FastAPI:
+               keep_alive_requests: int = 0, base_url: str | None = None) -> FastAPI:
     """The app over ``corpus`` serving ``models`` (the first is the default), their queries
     encoded with ``backend`` (by default the one each model's vectors were made with); the
     indexes are polled every ``watch_s`` seconds for rebuilds (never when None); a connection
-    is closed after ``keep_alive_requests`` requests (0: kept open)."""
+    is closed after ``keep_alive_requests`` requests (0: kept open). ``base_url`` is where
+    the server is reached (``https://papers.example.org``): the absolute links it writes (the
+    Atom feed's) start with it, never with the Host header a client sends; without it they are
+    relative, or the DOI's."""
     resources = Resources(corpus, models, backend)
     for model in resources.models:
         resources.encoder(model)  # loaded now: the first request should not wait for it
@@ -173,6 +197,7 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
                   "citation recommendation over an openmsd corpus.",
                   docs_url=None, redoc_url=None)  # their pages load scripts from a CDN
     app.state.resources = resources
+    app.state.base_url = check_base_url(base_url)
     app.add_middleware(LimitsAndHeaders, max_body=max_body,
                        keep_alive_requests=keep_alive_requests)
     app.include_router(api.router)
@@ -187,7 +212,7 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
         if error.status_code == 405:  # say which method, with an example request
             detail = api.wrong_method(request.method, request.url.path,
                                       (headers or {}).get("Allow", "another method"),
-                                      str(request.base_url))
+                                      request.app.state.base_url or "")
         if _wants_json(request):
             return JSONResponse({"detail": detail}, error.status_code, headers=headers)
         return pages.error_page(request, error.status_code, detail)
@@ -197,6 +222,14 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
         if _wants_json(request):
             return JSONResponse({"detail": _field_errors(error)}, 422)
         return pages.error_page(request, 422, _field_errors(error))
+
+    @app.exception_handler(ArtifactError)
+    async def damaged(request: Request, error: ArtifactError) -> Response:
+        # a damaged ranker.json or adapter: unavailable until rebuilt, the file named
+        log.error("error serving %s: %s", request.url.path, error)
+        if _wants_json(request):
+            return JSONResponse({"detail": str(error)}, 503)
+        return pages.error_page(request, 503, str(error))
 
     @app.exception_handler(Exception)
     async def crashed(request: Request, error: Exception) -> Response:
@@ -224,7 +257,8 @@ def app_from_env() -> FastAPI:
 
     spec = json.loads(os.environ[SERVE_ENV])
     return create_app(spec["corpus"], spec["models"], backend=spec["backend"],
-                      keep_alive_requests=spec.get("keep_alive_requests", 0))
+                      keep_alive_requests=spec.get("keep_alive_requests", 0),
+                      base_url=spec.get("base_url"))
 
 
 def check_served(corpus: str | Path, models: list[str]) -> None:
@@ -244,7 +278,7 @@ def check_served(corpus: str | Path, models: list[str]) -> None:
 
 def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: int = 8000,
           log_level: str = "info", backend: str | None = None, workers: int = 1,
-          keep_alive_requests: int | None = None) -> None:
+          keep_alive_requests: int | None = None, base_url: str | None = None) -> None:
     """Run the app with uvicorn until interrupted. FAISS searches on one thread: concurrent
     requests are the parallelism (an OpenMP team per one-query search only oversubscribes the
     cores; ``OMP_NUM_THREADS=1`` does the same for BLAS, as the load test runs). The query
@@ -273,24 +307,29 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
 
     if workers < 1:
         raise ValueError(f"serve: --workers must be at least 1, got {workers}")
+    check_base_url(base_url)
+    if base_url is None and host not in ("0.0.0.0", "::"):  # where it listens, as it is
+        base_url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     faiss.omp_set_num_threads(1)
     os.environ.setdefault(THREADS_ENV, "1")
     if keep_alive_requests is None:
         keep_alive_requests = 0 if workers == 1 else WORKER_KEEP_ALIVE_REQUESTS
     if workers == 1:
         uvicorn.run(create_app(corpus, models, backend=backend,
-                               keep_alive_requests=keep_alive_requests),
-                    host=host, port=port, log_level=log_level, access_log=False)
+                               keep_alive_requests=keep_alive_requests, base_url=base_url),
+                    host=host, port=port, log_level=log_level, access_log=False,
+                    **uvicorn_options())
         return
     check_served(corpus, models)
     _check_port(host, port)
     os.environ[SERVE_ENV] = json.dumps({"corpus": str(corpus), "models": list(models),
-                                        "backend": backend,
+                                        "backend": backend, "base_url": base_url,
                                         "keep_alive_requests": keep_alive_requests})
     os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers' FAISS and BLAS, as above
     uvicorn.run("openmsd.server.app:app_from_env", factory=True, workers=workers, host=host,
                 port=port, log_level=log_level, access_log=False,
-                timeout_worker_healthcheck=WORKER_PATIENCE)
+                timeout_worker_healthcheck=WORKER_PATIENCE,
+                **{**uvicorn_options(), "http": "openmsd.server.connections:HeaderDeadline"})
 
 
 def _check_port(host: str, port: int) -> None:

@@ -76,8 +76,11 @@ def feed_atom(request: Request, resources: Served, seeds: Seeds,
         raise HTTPException(422, [{"loc": ["query", "seeds"], "type": "missing",
                                    "msg": "give the library's paper ids: ?seeds=ID&seeds=ID"}])
     found = _watch(resources, seeds, not_, k, include_non_papers)
-    base = str(request.base_url).rstrip("/")
-    return Response(atom(found, _title(found, resources), base, str(request.url)),
+    base = request.app.state.base_url or ""  # configured (else relative), never the Host
+    query = urlencode([("seeds", s) for s in seeds] + [("not", s) for s in not_]
+                      + [("k", k)])
+    self_url = f"{base}{request.url.path}?{query}"
+    return Response(atom(found, _title(found, resources), base, self_url),
                     media_type="application/atom+xml")
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from openmsd.artifact import ArtifactError
 from openmsd.corpus import MANIFEST, Corpus, CorpusError, corpus_stats
 from openmsd.index import VectorIndex, index_dir, load_index
 from openmsd.models import (
@@ -293,7 +294,12 @@ class Resources:
         load_citation_graph(self.corpus)
         served = {vector_key(m, self.backends[m]): m for m in self.models}
         for ranker in (self.related_ranker, self.search_ranker):
-            for member in dense_members(self.search.scorer(ranker)):
+            try:
+                scorer = self.search.scorer(ranker)
+            except ArtifactError as error:  # its requests answer 503 with this line
+                log.error("%s: %s", ranker, error)
+                continue
+            for member in dense_members(scorer):
                 model = served.get(member.name)
                 if model is not None:  # a served model: its batching encoder and live index
                     member.serve(self.encoder(model), lambda model=model: self.index(model))

@@ -102,7 +102,7 @@ def test_the_lock_makes_the_corpus_directory_and_refuses_a_second_writer(tmp_pat
              f"with corpus_lock({str(root)!r}):\n    pass"],
             capture_output=True, text=True, timeout=120)
         assert other.returncode != 0
-        assert "another ingest or index build is writing to this corpus" in other.stderr
+        assert "another ingest, embed or index build is writing to this corpus" in other.stderr
     file = tmp_path / "a-file"
     file.write_text("")
     with pytest.raises(IngestError, match="a file, not a corpus directory"), corpus_lock(file):

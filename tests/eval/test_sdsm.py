@@ -218,6 +218,9 @@ def test_train_ranker_learns_on_dev_and_the_learned_hybrid_is_used(corpus, tmp_p
     assert "--split train" in bad.output and "written" not in bad.output
     assert not (copy.root / "index" / "ranker.json").exists()
     embed_corpus(copy, load_model(MODEL), MODEL, paper_ids=load_pool(copy, "dev").ids)
+    damaged = copy.root / "index" / "ranker.json"  # train ranker rebuilds it when damaged
+    damaged.parent.mkdir(exist_ok=True)
+    damaged.write_text('{"hybrid": {"members": ["bm25"], "weights": [NaN]}}')
     run = runner.invoke(app, ["tune", str(copy.root), "--json"])  # the former name
     assert run.exit_code == 0, run.output
     assert "now 'openmsd train ranker CORPUS'" in run.stderr
@@ -266,8 +269,8 @@ def test_a_tuned_fallback_ranks_free_text_by_the_weights_fitted_without_metadata
                                                                 "weighted"))
     (copy.root / "index" / "ranker.json").write_text(json.dumps({"hybrid": {
         **spec, "fallbacks": [{**spec["fallbacks"][0], "members": ["e5"]}]}}))
-    with pytest.raises(ValueError, match="does not hold"):
-        load_scorer("hybrid", corpus_papers(copy))
+    with pytest.raises(ValueError, match=r"ranker\.json: hybrid: fallback 0: .*openmsd tune"):
+        load_scorer("hybrid", corpus_papers(copy))  # a fallback of strangers: the file named
 
 
 def test_the_free_text_fallback_is_fitted_on_train_and_dev_citation_contexts(corpus, tmp_path):

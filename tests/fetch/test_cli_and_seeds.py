@@ -35,7 +35,7 @@ def test_seed_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("hello world\n", "lib.txt:1: 'hello world' is not"),
-    ("@article{broken, title = {no end\n", "no BibTeX entry"),
+    ("@article{broken, title = {no end\n", r"lib\.bib:1: broken BibTeX block"),
     ("", "no seed"), (b"\xff\xfe\x00".decode("latin-1"), "not an OpenAlex id")])
 def test_a_seed_file_that_is_not_bibtex_or_ris(tmp_path: Path, text: str,
                                                expected: str) -> None:

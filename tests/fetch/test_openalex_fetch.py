@@ -203,3 +203,18 @@ def test_a_refused_key_stops_the_fetch_with_a_clear_error(api: Server, tmp_path:
         crawl(OpenAlex(api.openalex, FAST, api_key="wrong"),
               FetchPlan(seeds=seeds_from_ids(["W1001", "W1002"], "cli")), tmp_path / "w.jsonl")
     assert "api_key=wrong" in api.world.log[-1]
+
+
+def test_a_search_answered_404_is_one_line(api: Server, tmp_path: Path) -> None:
+    """An --api-url that is not OpenAlex's (every path 404): the search names the URL."""
+    from typer.testing import CliRunner
+
+    from openmsd.cli import app
+
+    result = CliRunner().invoke(app, ["fetch", "openalex", "--search", "parsing", "--out",
+                                      str(tmp_path / "w.jsonl"), "--api-url",
+                                      f"{api.url}/not-openalex", "--retries", "0"])
+    assert result.exit_code == 2, result.output
+    assert "HTTP 404 (not found)" in result.output and "--api-url" in result.output
+    assert "Traceback" not in result.output and "_NotFound" not in result.output
+    assert not (tmp_path / "w.jsonl").exists()

@@ -51,7 +51,7 @@ def test_a_second_index_build_is_refused_while_one_runs(corpus: Corpus) -> None:
         assert holder.stdout.readline().strip() == "locked"
         second = _cli("index", "build", str(corpus.root), "--model", MODEL, "--full")
         assert second.returncode == 2, second.stderr
-        assert "another ingest or index build" in second.stderr
+        assert "another ingest, embed or index build" in second.stderr
         assert str(corpus.root) in second.stderr and "Traceback" not in second.stderr
         assert os.readlink(index_dir(corpus, MODEL)) == link  # nothing swapped or removed
         assert load_index(corpus, MODEL).ids == before

@@ -96,3 +96,32 @@ def test_bad_files_say_what_was_expected(tmp_path) -> None:
     with pytest.raises(ManuscriptError, match="more than the 10"):
         read_manuscript(big, max_bytes=10)
     assert read_text("").paragraphs == []
+
+
+def test_latex_without_pylatexenc_names_the_extra(tmp_path, monkeypatch) -> None:
+    import sys
+
+    path = tmp_path / "paper.tex"
+    path.write_text(r"\begin{document}Parsing \cite{a}.\end{document}")
+    monkeypatch.setitem(sys.modules, "pylatexenc", None)  # as where it is not installed
+    with pytest.raises(ManuscriptError, match=r"paper\.tex: reading LaTeX needs pylatexenc: "
+                                              r"pip install 'openmsd\[serve\]'"):
+        read_manuscript(path)
+
+
+def test_the_readme_install_brings_what_latex_manuscripts_need() -> None:
+    """The README's install (``.[models,serve,fetch]``) holds pylatexenc."""
+    import re
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    readme = (root / "README.md").read_text()
+    installs = [named for named in re.findall(r'pip install -e "\.\[([a-z,]+)\]"', readme)
+                if "models" in named.split(",")]  # the installs of the features
+    assert installs
+    for named in installs:
+        wanted = [r for extra in named.split(",") for r in extras.get(extra, [])]
+        assert any(r.startswith("pylatexenc") for r in wanted), named

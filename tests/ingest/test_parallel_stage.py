@@ -83,3 +83,49 @@ def test_a_staging_process_killed_fails_the_run_and_leaves_the_corpus_as_it_was(
     assert _corpus(tmp_path / "corpus") == before
     assert [p.name for p in (tmp_path / "corpus" / "staged").iterdir()
             if p.name.startswith(".")] == []  # no half-staged part left
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads /proc")
+def test_staging_processes_end_when_the_run_is_killed(works, tmp_path):
+    """Only the main process is killed (SIGKILL) while its staging processes still have files
+    to read: they end with it instead of waiting on their task queue forever."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import uuid
+
+    for n in range(5, 12):  # more files than processes: some still wait for work
+        (works / f"part_{n}.jsonl").write_bytes(orjson.dumps(_work(100 + n)) + b"\n")
+    mark = f"OPENMSD_TEST_RUN={uuid.uuid4().hex}".encode()
+    script = ("import sys\nfrom openmsd.ingest import ingest, run\nrun.PARALLEL_BYTES = 0\n"
+              "if __name__ == '__main__':\n ingest([sys.argv[1]], sys.argv[2])\n")
+    root = str(Path(__file__).resolve().parents[2])  # this checkout's openmsd
+    env = {**os.environ, "OPENMSD_CRASH_AT": "ingest.file_collected",
+           "PYTHONPATH": root, mark.decode().split("=")[0]: mark.decode().split("=")[1]}
+    (tmp_path / "run.py").write_text(script)
+    with open(tmp_path / "stderr", "wb") as stderr:  # not a pipe: orphans would hold it
+        killed = subprocess.run([sys.executable, str(tmp_path / "run.py"), str(works),
+                                 str(tmp_path / "corpus")], env=env, stdout=subprocess.DEVNULL,
+                                stderr=stderr, timeout=120)
+    assert killed.returncode == -signal.SIGKILL, (tmp_path / "stderr").read_text()[-2000:]
+
+    def marked() -> list[int]:
+        found = []
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit():
+                try:
+                    if mark in (proc / "environ").read_bytes():
+                        found.append(int(proc.name))
+                except OSError:
+                    continue
+        return found
+
+    deadline = time.monotonic() + 20
+    while marked() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = marked()
+    for pid in left:  # do not leave them behind if the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert left == []

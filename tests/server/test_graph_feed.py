@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import feedparser
+import pytest
 from lxml import etree
 
 from openmsd.corpus import Corpus
@@ -123,3 +124,27 @@ def test_feed_page_lists_and_shows(client) -> None:
     assert client.get("/feed?seeds=nope").status_code == 404
     assert client.get("/feed.atom").status_code == 422
     assert "What is new for your libraries" in client.get("/feed").text
+
+
+def test_feed_links_come_from_the_base_url_never_the_host_header(client,
+                                                                  served_corpus: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from openmsd.server import create_app
+
+    hostile = {"Host": "evil.example:666"}
+    unset = client.get("/feed.atom?seeds=fr-parse", headers=hostile)
+    assert unset.status_code == 200 and "evil.example" not in unset.text
+    app = create_app(served_corpus, ["muse-v3"], watch_s=None,
+                     base_url="https://papers.example.org/openmsd/")
+    with TestClient(app) as configured:
+        answer = configured.get("/feed.atom?seeds=fr-parse", headers=hostile)
+    assert answer.status_code == 200 and "evil.example" not in answer.text
+    feed = feedparser.parse(answer.text)
+    links = [link["href"] for entry in feed.entries for link in entry.links
+             if link["rel"] == "alternate"]
+    assert links and all(h.startswith("https://papers.example.org/openmsd/papers/")
+                         for h in links)
+    assert feed.feed.links[0]["href"].startswith("https://papers.example.org/openmsd/feed.atom?")
+    with pytest.raises(ValueError, match="--base-url"):
+        create_app(served_corpus, ["muse-v3"], watch_s=None, base_url="javascript:alert(1)")

@@ -3,6 +3,7 @@ closed after their N-th request."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -15,6 +16,7 @@ from fastapi import FastAPI, Request
 
 from openmsd.server import pages
 from openmsd.server.app import LimitsAndHeaders
+from openmsd.server.connections import HEADER_TIMEOUT_S, uvicorn_options
 from tests.server.conftest import free_port
 
 
@@ -37,13 +39,15 @@ def test_a_reversed_year_range_is_422(client) -> None:
 
 
 @contextmanager
-def running(app) -> Iterator[int]:
-    """``app`` served by uvicorn in a thread; its port."""
+def running(app, header_timeout_s: float = HEADER_TIMEOUT_S) -> Iterator[int]:
+    """``app`` served by uvicorn in a thread, with the options ``openmsd serve`` gives it;
+    its port."""
     import uvicorn
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning"))
+                                           log_level="warning",
+                                           **uvicorn_options(header_timeout_s)))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:
@@ -95,6 +99,53 @@ def test_a_stalled_request_body_times_out(slow_server: int) -> None:
         answer = sock.recv(4096)
         assert answer.startswith(b"HTTP/1.1 408"), answer
         assert time.monotonic() - start < 5
+
+
+@pytest.fixture
+def deadline_server() -> Iterator[int]:
+    inner = FastAPI()
+
+    @inner.get("/api/slow")
+    async def slow() -> str:
+        await asyncio.sleep(1.5)  # answering takes longer than the header deadline
+        return "done"
+
+    with running(LimitsAndHeaders(inner), header_timeout_s=0.5) as port:
+        yield port
+
+
+def _closed_within(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closes ``sock`` within ``seconds`` (it sends nothing more)."""
+    sock.settimeout(seconds)
+    try:
+        while data := sock.recv(4096):
+            assert not data.startswith(b"HTTP/1.1 2"), data
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_half_a_header_is_closed_at_the_deadline(deadline_server: int) -> None:
+    with socket.create_connection(("127.0.0.1", deadline_server)) as sock:
+        sock.sendall(b"GET /api/slow HTTP/1.1\r\nHost: x\r\nX-Half: ")  # and then nothing
+        start = time.monotonic()
+        assert _closed_within(sock, 5) and time.monotonic() - start < 3
+    with socket.create_connection(("127.0.0.1", deadline_server)) as sock:  # nothing at all
+        assert _closed_within(sock, 5)
+
+
+def test_a_kept_alive_connection_gets_the_deadline_for_each_request(deadline_server: int
+                                                                    ) -> None:
+    with socket.create_connection(("127.0.0.1", deadline_server)) as sock:
+        sock.sendall(b"GET /api/slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.settimeout(5)
+        answer = b""
+        while b"done" not in answer:  # a request slower than the deadline is answered
+            answer += sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 200")
+        sock.sendall(b"GET /api/slow HTTP/1.1\r\nHo")  # the next one stalls mid-header
+        start = time.monotonic()
+        assert _closed_within(sock, 5) and time.monotonic() - start < 3
 
 
 def test_no_nul_or_control_bytes_in_html() -> None:

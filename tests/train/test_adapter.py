@@ -282,8 +282,72 @@ def test_a_corrupt_adapter_or_bases_of_other_dimensions_are_named(trained, tmp_p
     (path / "adapter.json").write_text(json.dumps({"name": ADAPTER}))
     with pytest.raises(AdapterError, match="no 'bases' field"):
         read_adapter(path)
-    # a corrupt adapter is passed over by hybrid, which keeps its dense model
-    assert ADAPTER not in fusion_spec("hybrid", corpus)["members"]
+    # a corrupt adapter is named by hybrid too, never passed over in silence
+    with pytest.raises(AdapterError, match=r"adapter\.json"):
+        fusion_spec("hybrid", corpus)
+    result = runner.invoke(app, ["related", str(corpus.root), "p100"])
+    assert result.exit_code == 2 and "adapter.json" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_an_adapter_of_weights_that_are_not_finite_is_refused_by_every_ranker(trained,
+                                                                             tmp_path):
+    from safetensors.numpy import load_file, save_file
+
+    corpus = Corpus(shutil.copytree(trained.root, tmp_path / "c"))
+    weights = corpus.root / "adapters" / ADAPTER / "head.safetensors"
+    tensors = load_file(str(weights))
+    save_file({k: np.full_like(v, np.nan) for k, v in tensors.items()}, str(weights))
+    with pytest.raises(AdapterError, match="not finite"):
+        read_adapter(weights.parent)
+    for args in (["related", str(corpus.root), "p100"],  # the default ranker holds it
+                 ["search", str(corpus.root), "word3 study"],
+                 ["related", str(corpus.root), "p100", "--model", ADAPTER]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "head.safetensors" in result.output and "not finite" in result.output
+        assert "openmsd train adapter" in result.output and "Traceback" not in result.output
+
+
+def test_a_run_killed_between_the_adapter_and_its_vectors_is_named_and_mended(trained,
+                                                                              tmp_path):
+    """``train adapter`` killed (SIGKILL) after the new head is in place, before its vectors
+    are: the old head's vectors are refused, naming the command that maps them again."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from openmsd.crashpoint import ENV
+
+    corpus = Corpus(shutil.copytree(trained.root, tmp_path / "c"))
+    before = (corpus.root / "adapters" / ADAPTER / "head.safetensors").read_bytes()
+    cli = "import sys; from openmsd.cli import app; sys.argv = ['openmsd', *sys.argv[1:]]; app()"
+    killed = subprocess.run(
+        [sys.executable, "-c", cli, "train", "adapter", str(corpus.root), "--base",
+         "minilm-en", "--epochs", "3", "--seed", "7"],
+        env={**os.environ, ENV: "adapter.written"}, capture_output=True, text=True,
+        timeout=600)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    assert (corpus.root / "adapters" / ADAPTER / "head.safetensors").read_bytes() != before
+    result = runner.invoke(app, ["related", str(corpus.root), "p100"])
+    assert result.exit_code == 2, result.output
+    assert "were not mapped by the head" in result.output
+    assert f"openmsd embed {corpus.root} --model {ADAPTER}" in result.output
+    assert runner.invoke(app, ["embed", str(corpus.root), "--model", ADAPTER]).exit_code == 0
+    result = runner.invoke(app, ["related", str(corpus.root), "p100", "--json"])
+    assert result.exit_code == 0, result.output
+
+
+def test_an_adapter_swap_cut_short_is_named(trained, tmp_path):
+    """Where the old adapter was moved aside and the new one never moved in (a file system
+    without an atomic exchange, killed between the two renames), the rankers name it."""
+    corpus = Corpus(shutil.copytree(trained.root, tmp_path / "c"))
+    adapters = corpus.root / "adapters"
+    (adapters / ADAPTER).rename(adapters / f".{ADAPTER}.old")
+    result = runner.invoke(app, ["related", str(corpus.root), "p100"])
+    assert result.exit_code == 2 and f".{ADAPTER}.old" in result.output
+    assert "openmsd train adapter" in result.output
 
 
 @pytest.mark.parametrize("module", [

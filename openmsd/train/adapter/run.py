@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from openmsd.corpus import Corpus
+from openmsd.corpus import Corpus, corpus_lock
+from openmsd.crashpoint import crash_point
 from openmsd.models import (
     DEFAULT_MODEL,
     Head,
@@ -276,6 +277,8 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                    "papers_with_vectors": len(vectors.ids), "train_papers": len(train),
                    "data_fingerprint": vectors.fingerprint()},
     }
-    path = write_adapter(out, meta, head)
-    mapped, directory = map_corpus(corpus, read_adapter(path), load_vector_table)
+    with corpus_lock(corpus.root, create=False):  # the adapter, then vectors of its head
+        path = write_adapter(out, meta, head)
+        crash_point("adapter.written")  # killed here: its old vectors are refused, named
+        mapped, directory = map_corpus(corpus, read_adapter(path), load_vector_table)
     return {**meta, "path": str(path), "mapped": mapped, "vectors": str(directory)}

@@ -25,9 +25,8 @@ from typing import Any
 import bibtexparser
 import orjson
 import rispy
-from bibtexparser import BibtexFormat
-from bibtexparser.library import Library
-from bibtexparser.model import Entry, Field
+from bibtexparser.bibdatabase import BibDatabase
+from bibtexparser.bwriter import BibTexWriter
 from citeproc.source.json import CiteProcJSON
 
 from openmsd.export.names import ascii_word, clean, key_suffix, split_name
@@ -67,7 +66,7 @@ def _bib_entry(paper: dict[str, Any]) -> dict[str, str]:
 def bibtex(papers: list[dict[str, Any]], abstracts: bool = False) -> str:
     """BibTeX ``@article`` entries (fields in name order, written by bibtexparser), keys made
     unique with ``a``, ``b``, ... ``aa`` suffixes, in the papers' (ranked) order."""
-    library = Library()
+    database = BibDatabase()
     seen: dict[str, int] = {}
     for paper in papers:
         entry = _bib_entry(paper)
@@ -77,11 +76,12 @@ def bibtex(papers: list[dict[str, Any]], abstracts: bool = False) -> str:
         key = _key(paper)
         count = seen.get(key, 0)
         seen[key] = count + 1
-        library.add(Entry("article", key + (key_suffix(count - 1) if count else ""),
-                          [Field(name, value) for name, value in sorted(entry.items())]))
-    layout = BibtexFormat()
-    layout.indent, layout.block_separator = " ", "\n"
-    return bibtexparser.write_string(library, bibtex_format=layout) if library.entries else ""
+        database.entries.append({"ENTRYTYPE": "article",
+                                 "ID": key + (key_suffix(count - 1) if count else ""), **entry})
+    writer = BibTexWriter()  # fields in name order
+    writer.indent = " "
+    writer.order_entries_by = None  # keep the papers in their ranked order
+    return bibtexparser.dumps(database, writer) if database.entries else ""
 
 
 class _RisWriter(rispy.RisWriter):

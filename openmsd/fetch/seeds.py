@@ -8,16 +8,15 @@ PMID) or, for a reference with only a title, the title to look up.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import bibtexparser
 import rispy
 
+from openmsd.fetch.bibtex import bibtex_entries
 from openmsd.fetch.errors import FetchError
 from openmsd.fetch.ids import seed_path
 
@@ -105,30 +104,15 @@ def _entry_seed(fields: dict[str, Any], where: str) -> Seed:
 
 
 def seeds_from_bibtex(text: str, origin: str, on_problem: Problems = None) -> list[Seed]:
-    """Seeds of a BibTeX library (bibtexparser, which splits it into blocks and keeps the
-    entries around a broken one); ``origin:KEY`` names each entry, ``origin:LINE`` a broken
+    """Seeds of a BibTeX library (read block by block: :func:`bibtex_entries`, the entries
+    around a broken block kept); ``origin:KEY`` names each entry, ``origin:LINE`` a broken
     block, told to ``on_problem`` (:data:`Problems`)."""
-    quiet = logging.getLogger("bibtexparser")  # it logs each broken block: told here instead
-    level, quiet.level = quiet.level, logging.CRITICAL
-    try:
-        library = bibtexparser.parse_string(text)
-    finally:
-        quiet.setLevel(level)
-    for block in library.failed_blocks:
-        where = f"{origin}:{block.start_line + 1}"
-        if type(block).__name__ == "DuplicateBlockKeyBlock":
-            _broken(on_problem, f"{where}: entry key {block.key!r} used again; skipped")
-            continue
-        first = block.raw.strip().splitlines()[0][:60] if block.raw.strip() else ""
-        error = getattr(block, "error", None)
-        why = (getattr(error, "abort_reason", None) or str(error or "")).strip() \
-            or "not a BibTeX entry"
-        _broken(on_problem, f"{where}: broken BibTeX block {first!r} "
-                            f"({why.splitlines()[0][:200]}); skipped")
-    if not library.entries:
+    entries, problems = bibtex_entries(text)
+    for line, what in problems:
+        _broken(on_problem, f"{origin}:{line}: {what}; skipped")
+    if not entries:
         raise SeedError(f"{origin}: no BibTeX entry found (expected @article{{key, ...}})")
-    return [_entry_seed({field.key: field.value for field in entry.fields},
-                        f"{origin}:{entry.key}") for entry in library.entries]
+    return [_entry_seed(entry, f"{origin}:{entry.get('ID', '?')}") for entry in entries]
 
 
 _RIS_TAG = re.compile(r"^([A-Z][A-Z0-9]) {2}-(?: |$)")

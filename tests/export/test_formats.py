@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openmsd.export import bibtex, csl_json, ris, split_name
+from openmsd.fetch.bibtex import bibtex_entries
 
 PAPERS = [
     {"paper_id": "p1", "title": "Analyse syntaxique {robuste} du français", "year": 2009,
@@ -30,11 +31,13 @@ PAPERS = [
 
 
 def _entries(text: str) -> list[dict[str, str]]:
-    """The entries of a BibTeX text (bibtexparser), each its fields with its key as ``ID``;
-    a block it could not parse fails the test."""
-    library = bibtexparser.parse_string(text)
-    assert library.failed_blocks == []
-    return [{"ID": e.key, **{f.key: f.value for f in e.fields}} for e in library.entries]
+    """The entries of a BibTeX text (bibtexparser, block by block), each its fields with its
+    key as ``ID``; a block it could not parse fails the test."""
+    entries, problems = bibtex_entries(text)
+    assert problems == []
+    assert len(entries) == text.count("@article{")
+    assert entries == bibtexparser.loads(text).entries  # the whole text, in one parse
+    return entries
 
 
 def test_bibtex_round_trip_and_family_name_keys() -> None:

@@ -87,7 +87,7 @@ def test_fetch_ingest_embed_index_serve_update(world: World, tmp_path: Path) -> 
         # related to the whole library, in the CLI, exported as BibTeX and parsed back
         text = _run("related", str(corpus), "--seeds", str(library), "--model", MODEL,
                     "-k", "5", "--export", "bib")
-        entries = bibtexparser.parse_string(text[text.index("@"):]).entries
+        entries = bibtexparser.loads(text[text.index("@"):]).entries
         assert len(entries) == 5 and all(e["note"].startswith("openmsd:") for e in entries)
 
         with _served(corpus) as url:

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.fetch import SeedError, read_seed_file
+from openmsd.fetch import SeedError, read_seed_file, seeds_from_bibtex
 from openmsd.ingest import ingest
 
 runner = CliRunner()
@@ -50,6 +50,27 @@ def test_a_broken_entry_is_told_with_its_line_and_the_others_kept(
     assert problem.startswith(f"{path}:{line}: ") and problem.endswith("; skipped")
     with pytest.raises(SeedError, match=f"{path.name}:{line}: "):  # strict: the first, named
         read_seed_file(path)
+
+
+@pytest.mark.parametrize(("text", "kept", "told"), [
+    ('@string{acl = "ACL"}\n@article{a, journal = acl, doi = {10.5555/s.1}}\n'
+     "@article{b, journal = nope, doi = {10.5555/s.2}}\n", ["doi:10.5555/s.1"],
+     [(3, "@string 'nope' is not defined")]),
+    ("@article{a, doi = {10.5555/s.1}}\n@article{a, doi = {10.5555/s.2}}\n",
+     ["doi:10.5555/s.1"], [(2, "entry key 'a' used again (first at line 1)")]),
+    ("% a comment\n@comment{anything}\n@article{a doi = {10.5555/s.1}}\n"
+     "@article(b, doi = {10.5555/s.2})\n@article{c, doi = {10.5555/s.3}",
+     ["doi:10.5555/s.2"], [(3, "not a BibTeX entry"), (5, "before the end of the file")]),
+    ("@misc{r\u202eid, doi = {10.5555/evil\u202etxt.exe}, month = jan}\n",
+     ["doi:10.5555/evil\u202etxt.exe"], []),
+])
+def test_every_broken_bibtex_block_is_told_with_its_line(
+        text: str, kept: list[str], told: list[tuple[int, str]]) -> None:
+    problems: list[str] = []
+    assert [s.key for s in seeds_from_bibtex(text, "lib.bib", problems.append)] == kept
+    assert len(problems) == len(told)
+    for problem, (line, what) in zip(problems, told, strict=True):
+        assert problem.startswith(f"lib.bib:{line}: ") and what in problem, problem
 
 
 @pytest.fixture(scope="module")

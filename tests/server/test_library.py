@@ -35,4 +35,4 @@ def test_export_formats_by_parameter_and_accept(client) -> None:
                      headers={"Accept": "application/vnd.citationstyles.csl+json"})
     assert csl.json()[0]["author"][0] == {"family": "Bahdanau", "given": "Dzmitry"}
     bib = client.get("/api/bibtex?id=en-mt&format=bib")
-    assert bibtexparser.parse_string(bib.text).entries[0].key == "bahdanau2015neural"
+    assert bibtexparser.loads(bib.text).entries[0]["ID"] == "bahdanau2015neural"

@@ -64,7 +64,8 @@ python benchmarks/ranker_crosslingual.py "$WORK/taln-ranker" --record
 rm -rf "$WORK/taln-grid"
 openmsd ingest ../shared/data/taln/papers.jsonl ../shared/data/taln/parscit --out "$WORK/taln-grid"
 openmsd relations "$WORK/taln-grid" --top-languages 2 --idt 0.15 --odt 0.15 --dev 0.1
-python benchmarks/training_taln.py "$WORK/taln-grid" --seeds 0 --out "$WORK/training-taln"
+python benchmarks/training_taln.py "$WORK/taln-grid" --seeds 0 --runs mSpt-dc Specter SciNCL \
+    --out "$WORK/training-taln"
 # MP-BERT4CR on the unarXive sample's time-ordered split: baselines, the untrained start and the
 # trained heads, three seeds (the newest citing papers are the test set).
 rm -rf "$WORK/ux"

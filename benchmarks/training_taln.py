@@ -131,7 +131,9 @@ def main() -> None:
         load_before=load_before,
         notes="MAP and nDCG@10 in %; trained rows are means over the seeds (sd beside them); "
               "p: paired two-tailed t-test of per-query AP (mean over seeds) against the "
-              "untrained base, per task. Checkpoints chosen on dev MAP during training."))
+              "untrained base, per task. Checkpoints chosen on dev MAP during training; IDT, ODT "
+              "and test are read once, after training (TALN's test splits had been read "
+              "before, during development: not a clean held-out figure)."))
 
 
 if __name__ == "__main__":

@@ -167,8 +167,8 @@ def test_empty_tables_and_rows_missing_an_id_link_nothing():
 
 def test_paper_records_equal_the_papers_table(taln):
     cursor = taln.connect().execute("""
-        SELECT paper_id, doi, title, abstract, abstract_source, type, language, year, venue,
-               authors, keywords,
+        SELECT paper_id, doi, title, abstract, abstract_source, doc_type AS type, language,
+               year, venue, authors, keywords,
                [t FOR t IN coalesce(translations, []) IF t.language = 'en'][1] AS english
         FROM papers""")
     names = [d[0] for d in cursor.description]

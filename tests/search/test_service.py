@@ -77,7 +77,7 @@ def test_rebuilt_vectors_index_or_spec_give_fresh_resources(root, tmp_path, enco
     bm25 = service.scorer("bm25")
     path = ranker_path(corpus)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({}))  # 'openmsd tune' wrote a spec: every ranker anew
+    path.write_text(json.dumps({}))  # 'openmsd train ranker' wrote a spec: every ranker anew
     assert resources.built_scorer("bm25") is None and service.scorer("bm25") is not bm25
 
 

@@ -1,5 +1,5 @@
 """A damaged ``ranker.json`` (edited to nonsense, or holding weights that are not finite) is
-refused with one line naming the file and ``openmsd tune``: exit 2 in the command line, 503
+refused with one line naming the file and ``openmsd train ranker``: exit 2 in the command line, 503
 with that line in the server, never a traceback, a 500 or ranking without it."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def test_a_damaged_ranker_file_is_named_in_the_command_line(corpus: Corpus, what
         assert "Traceback" not in result.output
         joined = " ".join(lines)
         assert str(corpus.layout.ranker) in joined.replace("\n", "")
-        assert f"openmsd tune {corpus.root}" in joined
+        assert f"openmsd train ranker {corpus.root}" in joined
 
 
 def app_cli():
@@ -82,7 +82,7 @@ def test_a_damaged_ranker_file_is_503_in_the_server_naming_it(corpus: Corpus,
                              ("/papers/en-parse", {})):
             answer = client.get(path, params=params)
             assert answer.status_code == 503, (path, answer.status_code, answer.text[:300])
-            assert "ranker.json" in answer.text and "openmsd tune" in answer.text
+            assert "ranker.json" in answer.text and "openmsd train ranker" in answer.text
         assert client.get("/api/stats").status_code == 200  # what needs no ranker still works
         corpus.layout.ranker.write_text(json.dumps(GOOD))  # rebuilt: answered again
         assert client.get("/api/search", params={"q": "dependency parsing"}).status_code == 200

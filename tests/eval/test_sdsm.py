@@ -269,7 +269,8 @@ def test_a_tuned_fallback_ranks_free_text_by_the_weights_fitted_without_metadata
                                                                 "weighted"))
     (copy.root / "index" / "ranker.json").write_text(json.dumps({"hybrid": {
         **spec, "fallbacks": [{**spec["fallbacks"][0], "members": ["e5"]}]}}))
-    with pytest.raises(ValueError, match=r"ranker\.json: hybrid: fallback 0: .*openmsd train ranker"):
+    with pytest.raises(ValueError,
+                       match=r"ranker\.json: hybrid: fallback 0: .*openmsd train ranker"):
         load_scorer("hybrid", corpus_papers(copy))  # a fallback of strangers: the file named
 
 

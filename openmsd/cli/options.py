@@ -24,8 +24,8 @@ DEFAULT_MAX_GROUP = 256
 """``openmsd.relations.DEFAULT_MAX_GROUP``: the largest citation group counted exactly."""
 DEFAULT_MODEL = "e5-small-multilingual"
 """``openmsd.models.DEFAULT_MODEL``: the dense model commands use by default."""
-FORMATS = ["openalex", "crossref", "unpaywall", "coci", "jats", "parscit", "unarxive", "s2orc",
-           "jsonl"]
+FORMATS = ["snapshot", "openalex", "crossref", "unpaywall", "coci", "jats", "parscit",
+           "unarxive", "s2orc", "jsonl"]
 """``openmsd.ingest.FORMATS``: the source formats ``openmsd ingest`` reads."""
 HNSW_THRESHOLD = 50_000
 """``openmsd.index.HNSW_THRESHOLD``: from this many papers ``--kind auto`` builds HNSW."""

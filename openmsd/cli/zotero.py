@@ -41,7 +41,13 @@ def send_to_zotero(corpus: Corpus, results: list[Any], name: str, about: str, wh
     ``name`` (``auto``: ``openmsd: related to ABOUT``), each note saying ``why_for`` and the
     result's evidence; print what was written (and skipped) on stderr, or with ``dry_run``
     what would be, on stdout."""
-    from openmsd.export import ZoteroError, ZoteroPaper, collection_name, write_to_zotero
+    from openmsd.export import (
+        ZoteroError,
+        ZoteroPaper,
+        collection_name,
+        write_table,
+        write_to_zotero,
+    )
     from openmsd.search import papers_by_id
 
     if not library:
@@ -66,7 +72,7 @@ def send_to_zotero(corpus: Corpus, results: list[Any], name: str, about: str, wh
         head = (f"would write {len(done.written)} papers into "
                 + ("a new" if done.new_collection else "the") + f" collection {target!r}")
         err.print(head, highlight=False, markup=False)
-        emit(done.as_dict(), as_json, lambda data: _listing(data))
+        emit(done.as_dict(), as_json, write_table)
         return
     for paper, reason in done.skipped:
         err.print(f"  skipped {paper.doi or paper.paper_id}: {reason}", highlight=False,
@@ -76,16 +82,3 @@ def send_to_zotero(corpus: Corpus, results: list[Any], name: str, about: str, wh
               + (f"; {len(done.skipped)} already in the library" if done.skipped else ""),
               highlight=False, markup=False)
 
-
-def _listing(data: dict[str, Any]) -> Any:
-    from rich.table import Table
-
-    table = Table(box=None, padding=(0, 1), show_edge=False)
-    for column in ("action", "lang", "doi", "title", "why"):
-        table.add_column(column, overflow="fold")
-    for row in data["written"]:
-        table.add_row("write", row["language"] or "?", row["doi"] or "", row["title"] or "",
-                      "; ".join(row["evidence"]))
-    for row in data["skipped"]:
-        table.add_row("skip", "", row["doi"] or "", row["title"] or "", row["reason"])
-    return table

@@ -9,11 +9,12 @@ from openmsd.export.zotero import (
     ZoteroPaper,
     ZoteroWrite,
     collection_name,
+    write_table,
     write_to_zotero,
 )
 
 __all__ = [
     "EXPORTS", "MAX_WRITE", "ZoteroError", "ZoteroPaper", "ZoteroWrite", "bibtex", "clean",
     "collection_name", "csl_items", "csl_json", "export", "key_suffix", "ris", "save",
-    "split_name", "write_to_zotero",
+    "split_name", "write_table", "write_to_zotero",
 ]

@@ -21,11 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.table import Table
+from rich.text import Text
+
 from openmsd.export.names import clean, split_name
 from openmsd.identifiers import normalize_doi, normalize_title
 
 __all__ = ["MAX_WRITE", "ZoteroError", "ZoteroPaper", "ZoteroWrite", "collection_name",
-           "write_to_zotero"]
+           "write_table", "write_to_zotero"]
 
 MAX_WRITE = 50
 """Objects one write request may carry (the Zotero web API's limit)."""
@@ -81,6 +84,22 @@ class ZoteroWrite:
                             for p in self.written],
                 "skipped": [{"paper_id": p.paper_id, "doi": p.doi, "title": p.title,
                              "reason": why} for p, why in self.skipped]}
+
+
+def write_table(data: dict[str, Any]) -> Table:
+    """A write (:meth:`ZoteroWrite.as_dict`) as a table: one row a paper, its action (write or
+    skip), language, DOI, title and why (the evidence, or why it is skipped); every cell
+    literal text."""
+    table = Table(box=None, padding=(0, 1), show_edge=False)
+    for column in ("action", "lang", "doi", "title", "why"):
+        table.add_column(column, overflow="fold")
+    for row in data["written"]:
+        table.add_row("write", Text(row["language"] or "?"), Text(row["doi"] or ""),
+                      Text(row["title"] or ""), Text("; ".join(row["evidence"])))
+    for row in data["skipped"]:
+        table.add_row("skip", "", Text(row["doi"] or ""), Text(row["title"] or ""),
+                      Text(row["reason"]))
+    return table
 
 
 def collection_name(name: str | None, about: str) -> str:

@@ -13,7 +13,7 @@ from lxml import etree, html
 from typer.testing import CliRunner
 
 from openmsd.cli import app
-from openmsd.corpus import Corpus
+from openmsd.corpus import Corpus, non_papers
 from tests.server.conftest import MODEL, SCRIPT_TITLE
 
 runner = CliRunner()
@@ -101,10 +101,15 @@ def test_watch_first_then_nothing_new(corpus: Path, tmp_path: Path) -> None:
     feed, digest = tmp_path / "feed.xml", tmp_path / "digest.html"
     out = _run("watch", corpus, "--seeds", seeds, "--atom", feed, "--html", digest, "-k", "100")
     assert "not in the corpus: title:Not in the corpus at all" in out
-    papers = Corpus(corpus).read("papers").num_rows
+    records = Corpus(corpus).read("papers").num_rows
+    others = non_papers(Corpus(corpus))  # errata, stubs...: left out, and counted
+    assert others and "fr-parse" not in others
+    papers = records - len(others)
+    assert f"{len(others)} records that are not papers left out" in out
     parsed = feedparser.parse(feed.read_bytes())
     assert not parsed.bozo and len(parsed.entries) == papers - 1  # first run: all new
     assert SCRIPT_TITLE in {e.title for e in parsed.entries}
+    assert not {e.id.removeprefix("urn:openmsd:paper:") for e in parsed.entries} & set(others)
     page = html.fromstring(digest.read_text(encoding="utf-8"))
     assert not page.xpath("//script") and len(page.xpath("//ol/li")) == papers - 1
     assert SCRIPT_TITLE in page.text_content()
@@ -115,7 +120,10 @@ def test_watch_first_then_nothing_new(corpus: Path, tmp_path: Path) -> None:
     assert not parsed.bozo and parsed.entries == []  # empty, and valid
 
     out = _run("watch", corpus, "--seeds", seeds, "--since", "2000-01-01", "-k", "2", "--json")
-    assert '"new": ' + str(papers - 1) in out
+    assert '"new": ' + str(records - 1) in out  # every new record; the ranking skips others
+    out = _run("watch", corpus, "--seeds", seeds, "--since", "2000-01-01", "-k", "100", "--json",
+               "--include-non-papers")
+    assert out.count('"arrived": ') == records - 1 and '"left_out": {}' in out
 
 
 def test_watch_bad_inputs(corpus: Path, tmp_path: Path) -> None:

@@ -19,7 +19,9 @@ The candidates are every single member, the untuned fusion (:func:`openmsd.rank.
 and two models over the members' evidence (:func:`openmsd.rank.learned.pair_features`):
 logistic regression and LightGBM's lambdarank. Each learned model is scored on the queries of
 each fold after fitting on the others; the best candidate out of fold is shipped (fitted again
-on every query), so the shipped ranker is never worse out of fold than the best single member.
+on every query), so the shipped ranker is never worse out of fold than the best single member;
+a learned model ships only where it beats the members and the untuned fusion there with a
+paired t-test's p < :data:`ALPHA` (else the best of those ships, as a head of its own).
 Its out-of-fold scores fit an isotonic calibration: the probability that a pair is linked,
 which ``related``, ``search`` and the page show as relevance. Everything is written to
 ``CORPUS/index/ranker.json`` with the out-of-fold table.

@@ -29,12 +29,9 @@ which ``related``, ``search`` and the page show as relevance. Everything is writ
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -58,7 +55,7 @@ from openmsd.rank import (
     feature_names,
     fuse,
     pair_features,
-    ranker_path,
+    save_tuned,
 )
 
 __all__ = ["FOLDS", "GRAPH_SIGNALS", "MIN_QUERIES", "TooFewLinks", "text_signals",
@@ -432,18 +429,5 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
         if entry is not None:
             entry["trained"] = {"by": "openmsd train ranker", "folds": folds, "seed": seed,
                                 "seconds": seconds}
-    save(corpus, spec)
+    save_tuned(corpus, spec)
     return {**spec, "report": report, "seconds": seconds}
-
-
-def save(corpus: Corpus, spec: dict[str, Any]) -> None:
-    """Write the rankers with the corpus build they were fitted on, atomically."""
-    build = json.loads(corpus.layout.manifest.read_text()).get("build", {}).get("id")
-    for entry in spec.values():
-        entry.setdefault("corpus_build", build)
-        entry["fitted"] = datetime.now(UTC).isoformat(timespec="seconds")
-    path = ranker_path(corpus)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps(spec, indent=1) + "\n")
-    os.replace(partial, path)

@@ -26,12 +26,9 @@ member's own figure, the out-of-fold figures, what was chosen and why, and the c
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -70,7 +67,7 @@ from openmsd.rank import (
     fallbacks,
     features,
     fuse,
-    ranker_path,
+    save_tuned,
     tuned,
 )
 
@@ -493,12 +490,12 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
         words = [m for m in text if m not in METADATA_SCORERS]
         spec[HYBRID] = _fit_free_text(corpus, spec[HYBRID], words, step, seed, progress,
                                       alone=list(only) == ["contexts"])
-    _save(corpus, spec)  # hybrid-graph weighs the tuned hybrid against the graph scorers
+    save_tuned(corpus, spec)  # hybrid-graph weighs the tuned hybrid against the graph scorers
     if HYBRID_GRAPH in only:
         graph = _fit_hybrid_graph(corpus, spec[HYBRID], step, seed, progress)
         if graph is not None:
             spec[HYBRID_GRAPH] = graph
-            _save(corpus, spec)
+            save_tuned(corpus, spec)
     return spec
 
 
@@ -603,16 +600,3 @@ def _fit_hybrid(corpus: Corpus, text: list[str], metadata: bool, step: float, se
                 queries=sum(queries_of(p) for p in pools),
                 queries_available=sum(queries_of(p.pool) for p in pools))
     return spec
-
-
-def _save(corpus: Corpus, spec: dict[str, Any]) -> None:
-    """Write the tuned specs with the corpus build they were fitted on, atomically."""
-    build = json.loads(corpus.layout.manifest.read_text()).get("build", {}).get("id")
-    for entry in spec.values():
-        entry.setdefault("corpus_build", build)
-        entry.setdefault("fitted", datetime.now(UTC).isoformat(timespec="seconds"))
-    path = ranker_path(corpus)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps(spec, indent=2) + "\n")
-    os.replace(partial, path)

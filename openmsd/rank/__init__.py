@@ -51,6 +51,7 @@ from openmsd.rank.load import (
     leaves,
     load_scorer,
     ranker_path,
+    save_tuned,
     tuned,
 )
 from openmsd.rank.metadata import METADATA_SCORERS
@@ -117,6 +118,7 @@ __all__ = [
     "pair_features",
     "papers_first",
     "ranker_path",
+    "save_tuned",
     "score_pools",
     "top_k",
     "top_k_of_scores",

@@ -53,7 +53,7 @@ from openmsd.rank.lexical import VIEWS, LexicalScorer
 from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
 from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError, parse
-from openmsd.rank.tuned_file import read_tuned
+from openmsd.rank.tuned_file import read_tuned, write_tuned
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
 FUSIONS = (HYBRID, HYBRID_GRAPH)
@@ -102,6 +102,13 @@ def tuned(corpus: Corpus | None) -> dict[str, Any]:
     if corpus is None or not ranker_path(corpus).exists():
         return {}
     return read_tuned(ranker_path(corpus), corpus.root)
+
+
+def save_tuned(corpus: Corpus, specs: dict[str, Any]) -> None:
+    """Write the rankers ``specs`` to the corpus's :func:`ranker_path`, with the corpus build
+    they were fitted on (:func:`~openmsd.rank.tuned_file.write_tuned`)."""
+    build = corpus.manifest().get("build", {}).get("id")
+    write_tuned(ranker_path(corpus), specs, build)
 
 
 def dense_models(corpus: Corpus) -> list[str]:

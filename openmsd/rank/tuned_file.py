@@ -1,10 +1,14 @@
-"""The rankers file (``CORPUS/index/ranker.json``, written by ``openmsd train ranker``) read
-and checked whole: a file edited to nonsense, or holding NaN or infinite weights, is an
-:class:`~openmsd.artifact.ArtifactError` naming it and ``openmsd train ranker``, never a traceback
-deep in a fusion and never weights that rank nothing."""
+"""The rankers file (``CORPUS/index/ranker.json``, written by ``openmsd train ranker``), read
+and checked whole, and written by one writer (:func:`write_tuned`): a file edited to nonsense,
+or holding NaN or infinite weights, is an :class:`~openmsd.artifact.ArtifactError` naming it and
+``openmsd train ranker``, never a traceback deep in a fusion and never weights that rank
+nothing."""
 
 from __future__ import annotations
 
+import json
+import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +17,7 @@ from openmsd.rank.fusion import FEATURES, METHODS
 from openmsd.rank.learned import LEARNED
 from openmsd.rank.spec import RankerSpecError, parse
 
-__all__ = ["read_tuned"]
+__all__ = ["read_tuned", "write_tuned"]
 
 
 def read_tuned(path: Path, corpus_root: Path) -> dict[str, Any]:
@@ -71,3 +75,15 @@ def _check(path: Path, name: str, spec: Any, rebuild: str) -> None:
         if len(weights) != expected:
             raise damaged(f"fallback {n}: {len(weights)} weights for "
                           f"{len(entry['members'])} members")
+
+
+def write_tuned(path: Path, specs: dict[str, Any], build: str | None) -> None:
+    """Write the rankers ``specs`` to ``path`` atomically, each with the corpus ``build`` it
+    was fitted on and when (kept where an entry has them already)."""
+    for entry in specs.values():
+        entry.setdefault("corpus_build", build)
+        entry.setdefault("fitted", datetime.now(UTC).isoformat(timespec="seconds"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(specs, indent=1) + "\n")
+    os.replace(partial, path)

@@ -16,14 +16,12 @@ import argparse
 import json
 import os
 import resource
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from record import read_record, write_record
-from tune_cost import Steps, build
+from record import write_record
+from tune_cost import Steps, build, runs
 
 from openmsd.experiment import train_ranker
 from openmsd.experiment.pools import MAX_QUERIES
@@ -58,22 +56,8 @@ def main() -> None:
                         "other sizes (each run says its commit and load)")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    rows = []
-    with tempfile.TemporaryDirectory() as temporary:
-        work = args.work or Path(temporary)
-        work.mkdir(parents=True, exist_ok=True)
-        for size in args.sizes:
-            rows.append({**measure(size, work, args.reuse), "load_before": load_before,
-                         "load_after": round(os.getloadavg()[0], 2),
-                         "commit": subprocess.run(["git", "rev-parse", "HEAD"],
-                                                  capture_output=True, text=True).stdout.strip()})
-    if args.append:
-        try:
-            kept = read_record("ranker_cost")["numbers"]["runs"]
-        except FileNotFoundError:
-            kept = []
-        rows = sorted([r for r in kept if r["papers"] not in args.sizes] + rows,
-                      key=lambda r: r["papers"])
+    rows = runs("ranker_cost", args.sizes, args.work, args.append,
+                lambda size, work: measure(size, work, args.reuse), load_before)
     path = write_record(
         "ranker_cost", {"runs": rows, "max_queries_per_split": MAX_QUERIES},
         data={"corpora": [{k: v for k, v in r["build"].items() if k not in ("steps",

@@ -262,6 +262,31 @@ def measure(papers: int, work: Path, reuse: bool = False, tune: bool = True
     return row
 
 
+def runs(name: str, sizes: Sequence[int], work: Path | None, append: bool,
+         measure: Callable[[int, Path], dict[str, Any]], load_before: float
+         ) -> list[dict[str, Any]]:
+    """One row per size of ``measure(size, work)`` (``work``: a temporary folder when None),
+    each with the load and the commit; with ``append``, record ``name``'s rows of other
+    sizes too, by size."""
+    rows = []
+    with tempfile.TemporaryDirectory() as temporary:
+        work = work or Path(temporary)
+        work.mkdir(parents=True, exist_ok=True)
+        for size in sizes:
+            rows.append({**measure(size, work), "load_before": load_before,
+                         "load_after": round(os.getloadavg()[0], 2),
+                         "commit": subprocess.run(["git", "rev-parse", "HEAD"],
+                                                  capture_output=True, text=True).stdout.strip()})
+    if append:
+        try:
+            kept = read_record(name)["numbers"]["runs"]
+        except FileNotFoundError:
+            kept = []
+        rows = sorted([r for r in kept if r["papers"] not in sizes] + rows,
+                      key=lambda r: r["papers"])
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 30000, 100000])
@@ -275,23 +300,9 @@ def main() -> None:
                         "other sizes (each run says its commit and load)")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    rows = []
-    with tempfile.TemporaryDirectory() as temporary:
-        work = args.work or Path(temporary)
-        work.mkdir(parents=True, exist_ok=True)
-        for size in args.sizes:
-            rows.append({**measure(size, work, args.reuse, not args.no_tune),
-                         "load_before": load_before,
-                         "load_after": round(os.getloadavg()[0], 2),
-                         "commit": subprocess.run(["git", "rev-parse", "HEAD"],
-                                                  capture_output=True, text=True).stdout.strip()})
-    if args.append:
-        try:
-            kept = read_record("tune_cost")["numbers"]["runs"]
-        except FileNotFoundError:
-            kept = []
-        rows = sorted([r for r in kept if r["papers"] not in args.sizes] + rows,
-                      key=lambda r: r["papers"])
+    rows = runs("tune_cost", args.sizes, args.work, args.append,
+                lambda size, work: measure(size, work, args.reuse, not args.no_tune),
+                load_before)
     path = write_record(
         "tune_cost", {"runs": rows, "max_queries_per_split": MAX_QUERIES},
         data={"corpora": [{k: v for k, v in r["build"].items() if k not in ("steps",

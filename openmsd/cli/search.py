@@ -311,7 +311,6 @@ def recommend(
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
     from openmsd.corpus import Corpus, CorpusError, identify
-    from openmsd.export import save
     from openmsd.ingest import ManuscriptError, read_manuscript
     from openmsd.models import UnknownModelError, find_adapter, load_model, vector_key
     from openmsd.rank import RankerSpec, UnknownScorerError, default_dense, is_builtin
@@ -365,6 +364,8 @@ def recommend(
                   f"paragraph ({len(found)})", highlight=False)
     if bibtex_file:
         ids = list(dict.fromkeys(r["paper_id"] for loc in found for r in loc["results"]))
+        from openmsd.export import save  # BibTeX and CSL libraries: only for --bibtex
+
         save(papers_by_id(target, ids), "bib", bibtex_file)
         err.print(f"{len(ids)} BibTeX entries -> {bibtex_file}", highlight=False)
     if not any(location["results"] for location in found):

@@ -61,6 +61,7 @@ from openmsd.models.backends.smoothquant import (
     channel_peaks,
     to_smooth_int8,
 )
+from openmsd.models.backends.tokenizer import SavedTokenizer
 from openmsd.models.encoder import Kind, normalise
 
 Precision = Literal["q4", "qint8", "sq8", "fp32"]
@@ -364,24 +365,6 @@ def saved_prompts(model_dir: Path) -> dict[str, str]:
     return dict(json.loads(config.read_text(encoding="utf-8")).get("prompts") or {})
 
 
-def load_tokenizer(directory: Path, max_length: int) -> tuple[Any, int]:
-    """The saved tokenizer of a build (its ``tokenizer.json``, run by the ``tokenizers``
-    library: the same ids as the transformers tokenizer saved with it, without importing
-    transformers and PyTorch), truncating at ``max_length`` tokens, and its padding id."""
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
-    tokenizer.no_padding()
-    tokenizer.enable_truncation(max_length)
-    try:
-        config = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        config = {}
-    pad = config.get("pad_token")
-    pad_id = tokenizer.token_to_id(pad) if isinstance(pad, str) else None
-    return tokenizer, int(pad_id or 0)
-
-
 def session_options(intra_op_threads: int, optimize: bool = False) -> Any:
     """ONNX Runtime session options: ``intra_op_threads`` threads for one run, one for
     independent nodes, graph optimisations when ``optimize`` (a model already optimised by
@@ -470,7 +453,8 @@ class OnnxEncoder:
         prompts = saved_prompts(Path(model_dir))  # a directory written by ``openmsd train``
         self.prefixes = {"query": query_prefix or prompts.get("query", ""),
                          "passage": passage_prefix or prompts.get("passage", "")}
-        self.tokenizer, self.pad_id = load_tokenizer(self.directory, self.max_length)
+        self.tokenizer = SavedTokenizer(self.directory, self.max_length)
+        self.pad_id = self.tokenizer.pad_id
         model = optimized_model(self.directory)
         self.session = ort.InferenceSession(
             str(model), session_options(intra_op_threads, optimize=model.name == "model.onnx"),
@@ -497,7 +481,7 @@ class OnnxEncoder:
         out = np.zeros((len(texts), self.dim), np.float32)
         if not len(texts):
             return out
-        ids = [e.ids for e in self.tokenizer.encode_batch([prefix + t for t in texts])]
+        ids = self.tokenizer.encode([prefix + t for t in texts])
         batches = plan_batches([len(row) for row in ids], batch_size * TOKENS_PER_ROW,
                                max_rows=len(ids))
         if self.threads == 1 or len(batches) == 1:

@@ -76,6 +76,21 @@ def alias(namespace: str, value: str | None) -> str | None:
     return f"{namespace}:{value}" if value else None
 
 
+_OMID = re.compile(r"^(?:https?://w3id\.org/oc/meta/|omid:|meta:)?(br/\d+)$", re.IGNORECASE)
+
+
+def omid(value: str | None) -> str | None:
+    """The alias of an OpenCitations Meta id of a bibliographic resource: ``'br/061'``,
+    ``'omid:br/061'`` or ``'https://w3id.org/oc/meta/br/061'`` -> ``'omid:br/061'``; None for
+    anything else.
+
+    >>> omid("https://w3id.org/oc/meta/br/06101801781"), omid("ra/0610"), omid(None)
+    ('omid:br/06101801781', None, None)
+    """
+    match = _OMID.match(value.strip()) if value else None
+    return f"omid:{match.group(1).lower()}" if match else None
+
+
 def aliases(doi: str | None, ids: Mapping[str, str | None]) -> list[str]:
     """All aliases of a paper with this DOI and these ``namespace -> id`` identifiers."""
     out = [alias("doi", doi)] + [alias(ns, v) for ns, v in ids.items() if ns != "doi"]

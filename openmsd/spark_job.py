@@ -36,6 +36,8 @@ def parser() -> argparse.ArgumentParser:
     ingest.add_argument("--out", required=True, help="corpus directory or URI")
     ingest.add_argument("--format", default=None)
     ingest.add_argument("--strict", action="store_true")
+    ingest.add_argument("--since", default=None, help="YYYY-MM-DD: of a local OpenAlex "
+                        "snapshot folder, only the partitions updated on or after that day")
     relations = commands.add_parser("relations", help="the relations of a corpus's tables")
     relations.add_argument("--papers", required=True,
                            help="papers Parquet (paper_id, language)")
@@ -63,7 +65,8 @@ def parser() -> argparse.ArgumentParser:
 def _ingest(args: argparse.Namespace, spark: Any) -> dict[str, Any]:
     from openmsd.ingest import ingest_on_spark
 
-    return ingest_on_spark(args.inputs, args.out, args.format, args.strict, spark=spark).report
+    return ingest_on_spark(args.inputs, args.out, args.format, args.strict, spark=spark,
+                           since=args.since).report
 
 
 def _relations(args: argparse.Namespace, spark: Any) -> dict[str, Any]:

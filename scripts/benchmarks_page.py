@@ -41,6 +41,7 @@ TITLES = {
     "non_papers": "Records that are not papers, left out of related papers",
     "citrec_time": "Citation recommendation (MP-BERT4CR) on a time-ordered split",
     "training_taln": "Training on TALN: OpenMSD's Tables 5/6",
+    "xpac_share": "Works gained with xpac, and the share not in English (loopback server)",
 }
 """Section titles by record name (a record without one is titled by its name)."""
 

@@ -98,13 +98,11 @@ def ingest(
             since = datetime.strptime(since, "%Y-%m-%d").strftime("%Y-%m-%d")
         except ValueError:
             fail(f"--since {since!r}: expected a date YYYY-MM-DD")
-        if engine == "spark":
-            fail("--since: with --engine duckdb (the Spark ingest reads whole inputs)")
     try:
         if engine == "spark":
             from openmsd.ingest import ingest_on_spark
 
-            result = ingest_on_spark(inputs, out_dir, fmt, strict)
+            result = ingest_on_spark(inputs, out_dir, fmt, strict, since=since)
         else:
             with progress() as start:
                 result = run_ingest([Path(i) for i in inputs], Path(out_dir), fmt, strict,

@@ -24,7 +24,7 @@ DEFAULT_MAX_GROUP = 256
 """``openmsd.relations.DEFAULT_MAX_GROUP``: the largest citation group counted exactly."""
 DEFAULT_MODEL = "e5-small-multilingual"
 """``openmsd.models.DEFAULT_MODEL``: the dense model commands use by default."""
-FORMATS = ["snapshot", "openalex", "crossref", "unpaywall", "coci", "jats", "parscit",
+FORMATS = ["snapshot", "openalex", "crossref", "unpaywall", "coci", "ocmeta", "jats", "parscit",
            "unarxive", "s2orc", "jsonl"]
 """``openmsd.ingest.FORMATS``: the source formats ``openmsd ingest`` reads."""
 HNSW_THRESHOLD = 50_000

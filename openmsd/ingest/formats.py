@@ -12,7 +12,7 @@ from pathlib import Path
 from openmsd.ingest.reader import Reader, head
 from openmsd.report import IngestError
 
-FORMATS = ["snapshot", "openalex", "crossref", "unpaywall", "coci", "jats", "parscit",
+FORMATS = ["snapshot", "openalex", "crossref", "unpaywall", "coci", "ocmeta", "jats", "parscit",
            "unarxive", "s2orc", "jsonl"]
 
 

@@ -5,8 +5,13 @@ Each input file is one task: the task runs the same reader as the single-process
 under ``OUT/_staged/part=NNNNN`` (a part that was not renamed into place is never read), then
 returns its counts and problems to the driver, which collects the report from all tasks. A task
 that fails is retried by Spark (``spark.task.maxFailures``; in local mode ``local[N,F]``).
-OpenAlex's snapshot layout, ``data/works/updated_date=*/part_*.gz``, is read as it comes: a
-folder input is listed recursively and every file in it is a task.
+A local OpenAlex snapshot folder (``data/jsonl`` or ``data/parquet``, with its manifest) is
+read by its manifest, as the single-process ingest reads it, ``since`` a day too (its partitions
+updated on or after that day only); any other folder, a URI included, is listed recursively and
+every file in it is a task (a snapshot's ``manifest.json`` and ``deleted_ids.csv`` are not
+tasks). The works every snapshot input's ``deleted_ids.csv`` lists are left out of the build,
+with their references and contexts, whichever input they come from, as the single-process build
+leaves them out.
 
 The corpus tables are then built by :func:`openmsd.corpus.build.derive`, the same SQL the
 DuckDB path runs, translated to Spark SQL; languages are identified inside the executors
@@ -57,11 +62,14 @@ from openmsd.corpus import (
 from openmsd.ingest.formats import get_reader
 from openmsd.ingest.inputs import list_files
 from openmsd.ingest.run import IngestResult, digest, stage
+from openmsd.ingest.snapshot import LAYOUTS, deleted_works, find_snapshot
 from openmsd.report import IngestError, Problem, Report
 
-__all__ = ["StagedFile", "ingest_on_spark", "input_files", "stage_file"]
+__all__ = ["StagedFile", "deleted_aliases", "ingest_on_spark", "input_files", "stage_file"]
 
 STAGED = "_staged"
+LEDGERS = ("deleted_ids.csv", "deleted_ids.csv.gz")
+"""The names of a snapshot's deletion ledger (in its ``works`` folder)."""
 
 
 def _is_uri(path: str | Path) -> bool:
@@ -74,15 +82,27 @@ def _filesystem(uri: str) -> tuple[Any, str]:
     return fs.FileSystem.from_uri(uri)
 
 
-def input_files(inputs: list[str | Path]) -> list[tuple[int, str]]:
+def _snapshot_file(path: str) -> bool:
+    """Whether ``path`` is a snapshot's manifest or deletion ledger (no works to read)."""
+    parts = path.rstrip("/").split("/")
+    return len(parts) >= 2 and parts[-1] in ("manifest.json", *LEDGERS) and (
+        parts[-2] == "works" or parts[-2] in LAYOUTS)
+
+
+def input_files(inputs: list[str | Path], since: str | None = None) -> list[tuple[int, str]]:
     """``(input ordinal, file)`` for every file of the inputs, in input order then sorted path
-    order (hidden files and ``_``-prefixed markers skipped); IngestError for a missing or
-    empty input."""
+    order (hidden files and ``_``-prefixed markers skipped; a local snapshot folder's parts by
+    its manifest, those updated on or after ``since`` only); IngestError for a missing or
+    empty input, or ``since`` with a URI."""
     files: list[tuple[int, str]] = []
     for ordinal, raw in enumerate(inputs):
         if _is_uri(raw):
             from pyarrow import fs
 
+            if since:
+                raise IngestError(f"{raw}: --since {since} reads a local OpenAlex snapshot "
+                                  "folder by its manifest; copy the snapshot to a local disk, "
+                                  "or ingest this URI whole without --since")
             filesystem, path = _filesystem(str(raw))
             info = filesystem.get_file_info(path)
             if info.type == fs.FileType.NotFound:
@@ -94,15 +114,49 @@ def input_files(inputs: list[str | Path]) -> list[tuple[int, str]]:
                 found = sorted(i.path for i in filesystem.get_file_info(
                     fs.FileSelector(path, recursive=True)) if i.type == fs.FileType.File
                     and not any(p.startswith((".", "_")) for p in
-                                i.path[len(path):].split("/")))
+                                i.path[len(path):].split("/"))
+                    and not _snapshot_file(i.path))
             named = [f"{scheme}://{p}" if scheme != "file" else f"file://{p}" for p in found]
         else:
-            named = [str(p) for p in list_files(Path(raw).resolve())
+            named = [str(p) for p in list_files(Path(raw).resolve(), since)
                      if not p.name.startswith("_")]
         if not named:
             raise IngestError(f"{raw}: an empty folder: nothing to ingest")
         files += [(ordinal, name) for name in named]
     return files
+
+
+def deleted_aliases(inputs: list[str | Path]) -> list[str]:
+    """The aliases (``openalex:W...``) of the works the deletion ledgers of the snapshot inputs
+    list: a local snapshot folder's, or a ``works/deleted_ids.csv`` under a URI input (read on
+    the driver); IngestError (one line) for a bad ledger."""
+    found: set[str] = set()
+    for raw in inputs:
+        if not _is_uri(raw):
+            snapshot = find_snapshot(Path(raw).resolve())
+            if snapshot is not None:
+                found.update(deleted_works(snapshot.works))
+            continue
+        from pyarrow import fs
+
+        filesystem, path = _filesystem(str(raw))
+        if filesystem.get_file_info(path).type != fs.FileType.Directory:
+            continue
+        ledgers = [i.path for i in filesystem.get_file_info(fs.FileSelector(path,
+                                                                             recursive=True))
+                   if i.type == fs.FileType.File and i.path.rsplit("/", 1)[-1] in LEDGERS
+                   and i.path.rsplit("/", 2)[-2] == "works"]
+        for ledger in ledgers:
+            with tempfile.TemporaryDirectory(prefix="openmsd-ledger-") as tmp:
+                works = Path(tmp) / "works"
+                works.mkdir()
+                local = works / ledger.rsplit("/", 1)[-1]
+                fs.copy_files(ledger, str(local), source_filesystem=filesystem)
+                try:
+                    found.update(deleted_works(works))
+                except IngestError as error:  # name the ledger where it is, not the copy
+                    raise IngestError(str(error).replace(str(local), ledger)) from None
+    return sorted(f"openalex:{work}" for work in found)
 
 
 @dataclass
@@ -162,26 +216,33 @@ def _run_tasks(spark: Any, files: list[str], staged: str, fmt: str | None, stric
 
 def ingest_on_spark(inputs: list[str | Path], out: str | Path, fmt: str | None = None,
                     strict: bool = False, spark: Any = None,
-                    identifier: LanguageIdentifier | None = None) -> IngestResult:
-    """Ingest ``inputs`` into a new corpus at ``out`` (a path or URI) on Spark.
+                    identifier: LanguageIdentifier | None = None,
+                    since: str | None = None) -> IngestResult:
+    """Ingest ``inputs`` into a new corpus at ``out`` (a path or URI) on Spark; with ``since``
+    (YYYY-MM-DD), of each snapshot folder only the partitions updated on or after that day.
 
     The corpus holds the same rows as :func:`openmsd.ingest.run.ingest` of the same
-    inputs, in the same files (one Parquet file per table). IngestError when ``out`` already
-    holds a corpus (add to it with the DuckDB engine), when another writer holds it, when an
-    input is missing, in strict mode at the first problem, or when the inputs hold no paper.
+    inputs, in the same files (one Parquet file per table), the works the snapshots' deletion
+    ledgers list left out. IngestError when ``out`` already holds a corpus (add to it with the
+    DuckDB engine), when another writer holds it, when an input is missing, when ``since``
+    names an input that is no local snapshot folder, for a bad snapshot or ledger, in strict
+    mode at the first problem, or when the inputs hold no paper.
     """
     if fmt:
         get_reader(fmt)
-    files = input_files(list(inputs))
+    files = input_files(list(inputs), since)
+    deleted = deleted_aliases(list(inputs))
     root = str(out).rstrip("/")
     if _is_uri(root):
         _refuse_a_corpus(root, _uri_has_manifest(root))
-        return _ingest_on_spark(inputs, root, files, fmt, strict, spark, identifier)
+        return _ingest_on_spark(inputs, root, files, fmt, strict, spark, identifier, since,
+                                deleted)
     root = str(Path(root).resolve())
     _refuse_a_corpus(root, (Path(root) / MANIFEST).exists())
     with corpus_lock(root):
         _refuse_a_corpus(root, (Path(root) / MANIFEST).exists())  # one written meanwhile
-        return _ingest_on_spark(inputs, root, files, fmt, strict, spark, identifier)
+        return _ingest_on_spark(inputs, root, files, fmt, strict, spark, identifier, since,
+                                deleted)
 
 
 def _refuse_a_corpus(root: str, exists: bool) -> None:
@@ -201,7 +262,8 @@ def _uri_has_manifest(root: str) -> bool:
 
 def _ingest_on_spark(inputs: list[str | Path], root: str, files: list[tuple[int, str]],
                      fmt: str | None, strict: bool, spark: Any,
-                     identifier: LanguageIdentifier | None) -> IngestResult:
+                     identifier: LanguageIdentifier | None, since: str | None,
+                     deleted: list[str]) -> IngestResult:
     spark = spark or local_spark()
     staged = f"{root}/{STAGED}"
     done = _run_tasks(spark, [file for _, file in files], staged, fmt, strict)
@@ -214,13 +276,16 @@ def _ingest_on_spark(inputs: list[str | Path], root: str, files: list[tuple[int,
     engine = SparkSql(spark, f"{root}/_work", BATCH)
     origin = spark.createDataFrame([(s.ordinal, files[s.ordinal][0], s.ordinal) for s in done],
                                    "part int, input int, precedence int")
+    frames = {}
     for kind in ("papers", "references", "contexts"):
         parts = [f"{staged}/{s.part}/staged_{kind}.parquet" for s in done]
-        frame = spark.read.option("basePath", staged).parquet(*parts)
-        if kind == "papers":
-            frame = frame.join(origin.hint("broadcast"), "part")
-        frame.createOrReplaceTempView(f"staged_{kind}")
+        frames[kind] = spark.read.option("basePath", staged).parquet(*parts)
+    frames["papers"] = frames["papers"].join(origin.hint("broadcast"), "part")
     report = Report(strict=strict)
+    if deleted:
+        frames = _leave_out(spark, frames, deleted, report)
+    for kind, frame in frames.items():
+        frame.createOrReplaceTempView(f"staged_{kind}")
     meta = {"openmsd.build": build_id([f"{s.path}:{s.part}" for s in done])}
     counts = derive(engine, root, report, {s.ordinal: s.path for s in done}, meta, identifier)
     problems += report.problems
@@ -240,11 +305,29 @@ def _ingest_on_spark(inputs: list[str | Path], root: str, files: list[tuple[int,
         "problems": len(problems),
         "problems_by_reason": dict(summary.by_reason().most_common()),
     }
-    _finish(root, result, done, fmt)
+    _finish(root, result, done, fmt, since)
     return result
 
 
-def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | None) -> None:
+def _leave_out(spark: Any, frames: dict[str, Any], deleted: list[str], report: Report
+               ) -> dict[str, Any]:
+    """The staged ``frames`` without the papers having an alias in ``deleted``, nor the
+    references and contexts of those papers (as :func:`openmsd.corpus.build.build_corpus`
+    leaves them out); their number counted as ``papers.deleted_left_out``."""
+    from pyspark.sql import functions as F
+
+    aliases = spark.createDataFrame([(a,) for a in deleted], "alias string")
+    keys = (frames["papers"].select("key", F.explode("aliases").alias("alias"))
+            .join(aliases.hint("broadcast"), "alias").select("key").distinct()).cache()
+    report.count("papers.deleted_left_out", keys.count())
+    citing = keys.withColumnRenamed("key", "citing").hint("broadcast")
+    return {"papers": frames["papers"].join(keys.hint("broadcast"), "key", "left_anti"),
+            "references": frames["references"].join(citing, "citing", "left_anti"),
+            "contexts": frames["contexts"].join(citing, "citing", "left_anti")}
+
+
+def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | None,
+            since: str | None = None) -> None:
     """Write the report, remove the work files, move the staged parts to where the DuckDB
     ingest keeps them (a local corpus), and write the manifest last."""
     rows = b"".join(orjson.dumps(p.as_dict(), option=orjson.OPT_SORT_KEYS) + b"\n"
@@ -255,7 +338,8 @@ def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | 
                 "inputs": [{"path": s.path, "ordinal": s.ordinal, "part": s.part,
                             "format": fmt, "files": 1, "records": s.records,
                             "digest": digest([Path(s.path)], Path(s.path), fmt)
-                            if not _is_uri(s.path) else None} for s in done]}
+                            if not _is_uri(s.path) else None,
+                            **({"since": since} if since else {})} for s in done]}
     if _is_uri(root) and not root.startswith("file://"):
         filesystem, path = _filesystem(root)
         for name, data in ((PROBLEMS, rows),

@@ -1,9 +1,10 @@
-"""The COCI reader, on CSV shaped as the OpenCitations COCI dump documents it.
+"""The OpenCitations citations reader, on CSV shaped as OpenCitations documents it.
 
-No COCI dump is available here; the rows below follow the documented CSV columns
-``oci,citing,cited,creation,timespan,journal_sc,author_sc`` (bare DOIs), and the newer
-OpenCitations Index shape whose ``citing``/``cited`` cells hold space-separated prefixed ids
-(``omid:br/06101801781 doi:10.7717/peerj-cs.421 pmid:33817056``), as the Index API returns.
+No dump is available here; the rows below follow the documented CSV columns
+``oci,citing,cited,creation,timespan,journal_sc,author_sc`` in their three shapes: COCI's bare
+DOIs, the Index API's space-separated prefixed ids (``omid:br/06101801781
+doi:10.7717/peerj-cs.421 pmid:33817056``), and the Index dump's OMIDs alone
+(``tests/ingest/opencitations/index.csv``).
 """
 
 from __future__ import annotations
@@ -73,12 +74,12 @@ def test_header_is_recognised_by_position_not_by_searching_for_oci(tmp_path, rep
     references = references_of(path, report)
     assert [r["position"] for r in references] == [0, 1]
     assert [r["loc"] for r in references] == ["part.csv:1", "part.csv:2"]
-    # A header that is not the first row is a bad row (an invalid DOI), not skipped silently.
+    # A header that is not the first row is a bad row (an invalid id), not skipped silently.
     report = Report()
     path = write(tmp_path / "twice.csv", [HEADER, ROWS[0], HEADER, ROWS[1]])
     assert len(references_of(path, report)) == 2
     assert [(p.where, p.reason.split(":", 1)[0]) for p in report.problems] == [
-        ("line 3", "invalid DOI")]
+        ("line 3", "invalid id")]
 
 
 def test_byte_order_mark_before_the_header_or_the_first_row(tmp_path, report):
@@ -90,15 +91,48 @@ def test_byte_order_mark_before_the_header_or_the_first_row(tmp_path, report):
     assert report.problems == []
 
 
-def test_newer_index_shape_takes_the_doi_among_prefixed_ids(tmp_path, report):
+def test_index_api_shape_takes_the_doi_first_among_prefixed_ids(tmp_path, report):
     path = write(tmp_path / "index.csv", NEW_SHAPE)
     first, second = references_of(path, report)
     assert report.problems == []
     assert first["citing"] == "10.7717/peerj-cs.421"
     assert first["ref_id"] == "06101801781-06180334099"
-    assert first["targets"] == ["doi:10.1108/jd-12-2013-0166"]
-    assert second["targets"] == ["doi:10.1038/sdata.2016.18", "pmid:26978244"]
+    assert first["targets"] == ["doi:10.1108/jd-12-2013-0166", "omid:br/06180334099"]
+    assert second["targets"] == ["doi:10.1038/sdata.2016.18", "pmid:26978244",
+                                 "omid:br/06101759895"]
     assert (first["position"], second["position"]) == (0, 1)
+    assert report.counts["coci.omid_only"] == 0
+
+
+FIXTURES = Path(__file__).parent / "opencitations"
+
+
+def test_index_dump_rows_name_both_sides_by_omid(report):
+    path = FIXTURES / "index.csv"
+    references = references_of(path, report)
+    assert report.problems == []
+    assert [(r["citing"], r["targets"], r["ref_id"], r["loc"]) for r in references[:2]] == [
+        ("omid:br/06101801781", ["omid:br/06180334099"], "06101801781-06180334099",
+         "index.csv:2"),
+        ("omid:br/06101801781", ["omid:br/06101759895"], "06101801781-06101759895",
+         "index.csv:3")]
+    assert report.counts["coci.citations"] == 4
+    assert report.counts["coci.omid_only"] == 4
+    assert report.counts["coci.author_self_citations"] == 1
+    assert formats.detect(path) is coci.READER
+
+
+def test_an_omid_is_read_in_its_url_and_meta_forms(tmp_path, report):
+    path = write(tmp_path / "forms.csv", [
+        HEADER,
+        "1-2,https://w3id.org/oc/meta/br/0610,meta:br/0620 doi:10.1234/B,2020,P1Y,no,no",
+        "1-3,omid:BR/0610,omid:ra/0630,2020,P1Y,no,no"])  # ra/: an agent, not a work
+    (reference,) = references_of(path, report)
+    assert (reference["citing"], reference["targets"]) == (
+        "omid:br/0610", ["doi:10.1234/b", "omid:br/0620"])
+    assert [(p.where, p.reason) for p in report.problems] == [
+        ("line 3", "invalid id: cited 'omid:ra/0630' (expected a DOI or an OMID such as "
+         "omid:br/061...)")]
 
 
 def test_quoted_cells(tmp_path, report):
@@ -115,7 +149,7 @@ def test_bad_rows_are_reported_with_their_line_and_the_good_ones_kept(tmp_path, 
         "1-2,10.1234/a,10.1234/b,2020,P1Y,no,no,extra",           # 4 eight columns
         "1-2,not-a-doi,10.1234/b,2020,P1Y,no,no",                 # 5 invalid citing DOI
         "1-2,10.1234/a,,2020,P1Y,no,no",                          # 6 empty cited DOI
-        "oci:1-2,omid:br/061 doi:10.1234/a,omid:br/062 pmid:1,2020,P1Y,no,no",  # 7 no cited DOI
+        "oci:1-2,doi:10.1234/a,pmid:1,2020,P1Y,no,no",  # 7 a PMID alone: neither DOI nor OMID
         "",                                                       # 8 blank line
         ROWS[1],                                                  # 9
     ]
@@ -131,12 +165,12 @@ def test_bad_rows_are_reported_with_their_line_and_the_good_ones_kept(tmp_path, 
     assert found == [
         ("line 3", "wrong number of columns", "skipped"),
         ("line 4", "wrong number of columns", "skipped"),
-        ("line 5", "invalid DOI", "skipped"),
-        ("line 6", "invalid DOI", "skipped"),
-        ("line 7", "invalid DOI", "skipped"),
+        ("line 5", "invalid id", "skipped"),
+        ("line 6", "invalid id", "skipped"),
+        ("line 7", "invalid id", "skipped"),
         ("line 10", "invalid UTF-8", "skipped"),
     ]
-    assert report.problems[2].reason == "invalid DOI: citing 'not-a-doi'"
+    assert report.problems[2].reason.startswith("invalid id: citing 'not-a-doi'")
     assert all(p.file == str(path) for p in report.problems)
     assert report.counts["problems.skipped"] == 6
 

@@ -114,3 +114,18 @@ def test_coci_rows_never_crash(rows):
     csv.writer(buffer).writerows([["oci", "citing", "cited", "creation", "timespan",
                                    "journal_sc", "author_sc"], *rows])
     run_reader("coci", buffer.getvalue().encode("utf-8", "surrogatepass"))
+
+
+@settings_
+@given(rows=st.lists(st.lists(st.text(max_size=12), max_size=12), max_size=5),
+       ids=st.lists(st.sampled_from(["omid:br/061", "doi:10.1234/a", "pmid:1", "meta:br/",
+                                     "openalex:W1", "arxiv:", "doi:"]), max_size=4))
+def test_ocmeta_rows_never_crash(rows, ids):
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows([["id", "title", "author", "issue", "volume", "venue", "page",
+                                   "pub_date", "type", "publisher", "editor"],
+                                  [" ".join(ids), *["x"] * 10], *rows])
+    run_reader("ocmeta", buffer.getvalue().encode("utf-8", "surrogatepass"))

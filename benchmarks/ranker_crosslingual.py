@@ -20,7 +20,7 @@ from record import write_record
 
 from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_retrieval, text_papers
-from openmsd.rank import HYBRID, learned_fusion, load_scorer, tuned
+from openmsd.rank import HYBRID, RankerSpec, learned_fusion, load_scorer, tuned
 
 
 def crosslingual(corpus: Corpus, backend: str) -> dict[str, Any]:
@@ -34,14 +34,17 @@ def crosslingual(corpus: Corpus, backend: str) -> dict[str, Any]:
         head = {"members": spec["members"], "model": None, "method": spec["method"],
                 "weights": spec["weights"]}
     members = list(head["members"])
-    cache = shared_dense([m.split(":")[0].split("@")[0] for m in members], papers, backend)
+    plain = {m: RankerSpec.parse(m).inner if RankerSpec.parse(m).language else RankerSpec.parse(m)
+             for m in members}  # a member without its language pair (minilm-en:onnx@en)
+    cache = shared_dense([spec.model for spec in plain.values()], papers, backend)
     qrels = {q: {q: 1} for q in queries}
 
     def loaded(name: str):
-        bare = name.split(":")[0].split("@")[0]
+        """The member ``name``, its dense model encoded once (``cache``), its language pair
+        kept (an English-only model hears English pairs only)."""
+        bare = plain[name].model
         found = cache.get(bare) or load_scorer(bare, papers, backend=backend, cache={})
-        return load_scorer(name.split(":")[0], papers, backend=backend,
-                           cache={bare: found}) if "@" in name else found
+        return load_scorer(name, papers, backend=backend, cache={str(plain[name]): found})
 
     out = {}
     scorers = [loaded(m) for m in members]

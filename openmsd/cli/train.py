@@ -76,6 +76,9 @@ def train_command(
     folds: Annotated[int | None, typer.Option(
         help="adapter, ranker: folds of the cross-validation over train links (default 5).")]
     = None,
+    adapters: Annotated[bool, typer.Option(
+        "--adapters/--no-adapters", help="ranker: first train an adapter for each dense model "
+        "without one (each kept only where it wins out of fold).")] = True,
     json: JsonOpt = False,
 ) -> None:
     """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
@@ -88,7 +91,7 @@ def train_command(
     from openmsd.train import TRAIN_ERRORS, describe, load_config
 
     if recipe == "ranker":
-        _train_ranker(corpus, seed, folds, json)
+        _train_ranker(corpus, seed, folds, json, adapters)
         return
     if recipe == "adapter":
         _train_adapter(corpus, out_dir, base, positives, head, pull, extra, folds, epochs,
@@ -164,8 +167,12 @@ def _train_adapter(corpus: Path, out_dir: Path | None, base: list[str] | None,
 
 
 def _ranker_lines(found: dict[str, Any]) -> str:
-    """Per ranker: the out-of-fold table (each candidate's MAP), what was kept and why."""
-    lines = []
+    """Per ranker: the out-of-fold table (each candidate's MAP), what was kept and why, and
+    what a tree model weighs."""
+    from openmsd.rank import weighs
+
+    lines = [f"{run['base']}: no adapter: {run['skipped']}" if "skipped" in run
+             else _adapter_line(run) for run in found.get("adapters", [])]
     for name, fitted in found["report"].items():
         if "skipped" in fitted:
             lines.append(f"{name}: not learned: {fitted['skipped']}")
@@ -188,21 +195,29 @@ def _ranker_lines(found: dict[str, Any]) -> str:
                 + (f", p = {p:.3f}" if p is not None else "") + ")")
             lines.append("    " + "; ".join(f"{k} {v:.2f}" for k, v in sorted(
                 table.items(), key=lambda item: -item[1])))
+            weights = weighs(found.get(name) or {}, head)
+            if weights:
+                lines.append("    the trees weigh: " + ", ".join(
+                    f"{k} {v:.0%}" for k, v in list(weights.items())[:6]))
     lines.append(f"saved to {found['path']} in {found['seconds']:.0f} s; related, search, "
                  "recommend, watch and serve use it now")
     return "\n".join(lines)
 
 
-def _train_ranker(corpus: Path, seed: int | None, folds: int | None, json: bool) -> None:
+def _train_ranker(corpus: Path, seed: int | None, folds: int | None, json: bool,
+                  adapters: bool = True) -> None:
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import SDSMError
     from openmsd.experiment import TuneError, train_ranker
+    from openmsd.models import AdapterError
     from openmsd.rank import UnknownScorerError, ranker_path
 
     try:
         with progress() as start:
-            found = train_ranker(Corpus(corpus), seed or 0, folds or 5, progress=start)
-    except (TuneError, SDSMError, CorpusError, FileNotFoundError, UnknownScorerError) as error:
+            found = train_ranker(Corpus(corpus), seed or 0, folds or 5, progress=start,
+                                 adapters=adapters)
+    except (TuneError, SDSMError, CorpusError, FileNotFoundError, UnknownScorerError,
+            AdapterError) as error:
         fail(str(error))
     found["path"] = str(ranker_path(Corpus(corpus)))
     emit(found, json, _ranker_lines)

@@ -6,8 +6,9 @@ Three rankers are fitted, each on the train and dev splits (never test), the que
 
 * ``hybrid``, for a paper of the corpus without its citation graph (the SDSM tasks' text-only
   protocol; the average MAP of the three tasks): every text member (BM25 within a language
-  and across languages in English, every dense model the corpus has vectors of, its adapter)
-  and the metadata (shared authors, year gap);
+  and across languages in English, every dense model the corpus has vectors of, every adapter
+  that is not the identity: :mod:`openmsd.experiment.adapters` trains one for each dense model
+  without, first) and the metadata (shared authors, year gap);
 * ``hybrid``'s free-text head (``search``, citation contexts): the text members alone, on the
   same queries;
 * ``hybrid-graph``, which ``related`` ranks a paper's related papers with: the text members,
@@ -38,6 +39,7 @@ import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.eval import SDSMError, common_pool, pool_papers
+from openmsd.experiment.adapters import adapted_members, train_adapters
 from openmsd.experiment.pools import queries_of, score_members, tuning_pools
 from openmsd.experiment.weights import Judged, TuneError, pooled
 from openmsd.rank import (
@@ -48,7 +50,7 @@ from openmsd.rank import (
     METADATA_SCORERS,
     LearnedModel,
     RankerSpec,
-    corpus_adapter,
+    adapters_of,
     default_dense,
     default_spec,
     dense_models,
@@ -89,14 +91,12 @@ class TooFewLinks(TuneError):
 
 def text_signals(corpus: Corpus) -> list[str]:
     """The text members a learned ranker reads: BM25 within a language, BM25 of the English
-    texts (words across languages), every dense model the corpus has vectors of, and its
-    adapter; canonical spellings."""
-    members = ["bm25@same", "bm25-en"]
-    adapter = corpus_adapter(corpus)
-    keys = dense_models(corpus)
-    if adapter is not None and adapter.name not in keys:
-        keys = [adapter.name, *keys]
-    members += keys
+    texts (words across languages), every dense model the corpus has vectors of, and every
+    adapter that is not the identity (an identity adapter ranks as its base); canonical
+    spellings."""
+    identity = {a.name for a in adapters_of(corpus)} - set(adapted_members(corpus))
+    keys = [*adapted_members(corpus), *dense_models(corpus)]
+    members = ["bm25@same", "bm25-en", *(k for k in keys if k not in identity)]
     return list(dict.fromkeys(str(RankerSpec.parse(m)) for m in members))
 
 
@@ -196,7 +196,7 @@ def _fit(kind: str, x: np.ndarray, y: np.ndarray, groups: np.ndarray, names: lis
     booster = lightgbm.train({**LIGHTGBM, "seed": seed}, data, num_boost_round=ROUNDS)
     gain = booster.feature_importance("gain")
     total = float(gain.sum()) or 1.0
-    importance = {names[i]: round(float(gain[i]) / total, 4) for i in np.argsort(-gain)[:12]
+    importance = {names[i]: round(float(gain[i]) / total, 4) for i in np.argsort(-gain)
                   if gain[i] > 0}
     return LearnedModel("lightgbm", names, booster=booster.model_to_string(),
                         importance=importance)
@@ -393,17 +393,20 @@ def _spec(name: str, found: dict[str, Any], untuned: dict[str, Any]) -> dict[str
 
 def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
                  kinds: Sequence[str] = KINDS,
-                 progress: Callable[[str, int], Callable[[int], None]] | None = None
-                 ) -> dict[str, Any]:
+                 progress: Callable[[str, int], Callable[[int], None]] | None = None,
+                 adapters: bool = True) -> dict[str, Any]:
     """Fit ``hybrid`` (with its free-text head) and ``hybrid-graph`` on ``corpus``'s train and
     dev splits (see the module) and save them to ``CORPUS/index/ranker.json``; returns what was
-    saved, with ``report``: per ranker what was tried, out of fold, and what was kept."""
+    saved, with ``report``: per ranker what was tried, out of fold, and what was kept, and
+    ``adapters``: the adapters trained first (``adapters``: for each dense model without one,
+    :func:`openmsd.experiment.adapters.train_adapters`)."""
     if not 2 <= folds <= 20:
         raise TuneError(f"--folds {folds}: expected 2 to 20")
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise TuneError(f"unknown model kind {', '.join(unknown)}: expected {', '.join(KINDS)}")
     started = time.perf_counter()
+    trained = train_adapters(corpus, progress) if adapters else []
     text = text_signals(corpus)
     metadata = list(METADATA_SCORERS)
     spec: dict[str, Any] = {}  # both rankers anew (a damaged file is replaced)
@@ -430,4 +433,4 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
             entry["trained"] = {"by": "openmsd train ranker", "folds": folds, "seed": seed,
                                 "seconds": seconds}
     save_tuned(corpus, spec)
-    return {**spec, "report": report, "seconds": seconds}
+    return {**spec, "report": report, "seconds": seconds, "adapters": trained}

@@ -28,9 +28,11 @@ from openmsd.rank.learned import (
     LEARNED,
     LearnedFusion,
     LearnedModel,
+    evidence_weights,
     feature_names,
     learned_fusion,
     pair_features,
+    weighs,
 )
 from openmsd.rank.load import (
     ENGLISH_MODEL,
@@ -38,6 +40,7 @@ from openmsd.rank.load import (
     HYBRID,
     HYBRID_GRAPH,
     UNTUNED_METHODS,
+    adapters_of,
     available,
     corpus_adapter,
     default_dense,
@@ -92,6 +95,7 @@ __all__ = [
     "RankerSpecError",
     "Scorer",
     "UnknownScorerError",
+    "adapters_of",
     "available",
     "blend",
     "combine",
@@ -102,6 +106,7 @@ __all__ = [
     "dense_models",
     "english_key",
     "english_texts",
+    "evidence_weights",
     "fallbacks",
     "feature_names",
     "features",
@@ -124,4 +129,5 @@ __all__ = [
     "top_k_of_scores",
     "transformed",
     "tuned",
+    "weighs",
 ]

@@ -66,6 +66,21 @@ def feature_names(members: Sequence[str]) -> list[str]:
     return [f"{m}: {f}" for m in members for f in MEMBER_FEATURES] + list(PAIR_FEATURES)
 
 
+def evidence_weights(importance: dict[str, float]) -> dict[str, float]:
+    """A tree model's feature importances (shares of its gain) summed per piece of evidence:
+    each member's features together, the pair's features as they are; largest first.
+
+    >>> evidence_weights({"bm25: score": 0.3, "e5: score": 0.25, "bm25: reciprocal rank": 0.2,
+    ...                   "same language": 0.25})
+    {'bm25': 0.5, 'e5': 0.25, 'same language': 0.25}
+    """
+    total: dict[str, float] = {}
+    for name, share in importance.items():
+        evidence = name if name in PAIR_FEATURES else name.rsplit(": ", 1)[0]
+        total[evidence] = total.get(evidence, 0.0) + float(share)
+    return {k: round(v, 4) for k, v in sorted(total.items(), key=lambda item: -item[1])}
+
+
 def _ranks(scores: np.ndarray) -> np.ndarray:
     """1 + how many finite scores of the row are higher (``inf`` where a score is not finite)."""
     finite = np.isfinite(scores)
@@ -276,6 +291,15 @@ def head_of(found: Any, members: Sequence[str], what: str) -> Head:
         raise ArtifactError(f"{what}: one weight a member")
     return Head(tuple(members.index(m) for m in found["members"]), model, calibration,
                 fused, weights)
+
+
+def weighs(spec: dict[str, Any], head: str = "paper") -> dict[str, float] | None:
+    """What the learned ranker ``spec`` (a stored ``ranker.json`` entry) weighs in its ``head``
+    (``paper`` or ``free_text``): :func:`evidence_weights` of its trees' importances; ``None``
+    when that head is not a tree model."""
+    model = (spec.get(head) or {}).get("model") or {}
+    importance = model.get("importance") if model.get("kind") == "lightgbm" else None
+    return evidence_weights(importance) if isinstance(importance, dict) else None
 
 
 def learned_fusion(name: str, members: Sequence[Scorer], spec: dict[str, Any]) -> LearnedFusion:

@@ -245,14 +245,20 @@ def english_key(corpus: Corpus | None) -> str | None:
 
 def corpus_adapter(corpus: Corpus | None) -> Adapter | None:
     """The adapter the untuned fusions use in place of their dense model: the most recently
-    trained one in ``CORPUS/adapters`` whose adapted vectors are stored (``openmsd train
-    adapter``); None without. An adapter that cannot be read, or one a killed swap left
-    beside its place (``.NAME.old`` without ``NAME``), is an
+    trained of :func:`adapters_of`; None without."""
+    found = adapters_of(corpus)
+    return found[0] if found else None
+
+
+def adapters_of(corpus: Corpus | None) -> list[Adapter]:
+    """The adapters in ``CORPUS/adapters`` whose adapted vectors are stored (``openmsd train
+    adapter``), the most recently trained first. An adapter that cannot be read, or one a
+    killed swap left beside its place (``.NAME.old`` without ``NAME``), is an
     :class:`~openmsd.models.AdapterError` naming it: never passed over in silence."""
     from openmsd.models import AdapterError, corpus_adapters, model_slug, read_adapter
 
     if corpus is None or not corpus_adapters(corpus).is_dir():
-        return None
+        return []
     found = []
     for directory in corpus_adapters(corpus).iterdir():
         if directory.name.startswith(".") and directory.name.endswith(".old") and not (
@@ -264,7 +270,7 @@ def corpus_adapter(corpus: Corpus | None) -> Adapter | None:
         adapter = read_adapter(directory)
         if corpus.layout.vector_parts(model_slug(adapter.name)):
             found.append(((directory / ADAPTER_FILE).stat().st_mtime_ns, adapter.name, adapter))
-    return max(found, key=lambda f: f[:2])[2] if found else None
+    return [f[2] for f in sorted(found, key=lambda f: f[:2], reverse=True)]
 
 
 def fallbacks(name: str, spec: dict[str, Any]) -> list[Fallback]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, Field, StringConstraints
 
 from openmsd.corpus import parse_variant, variant_summaries
+from openmsd.rank import tuned, weighs
 from openmsd.search import (
     MAX_LOCATIONS,
     CitationRequest,
@@ -157,6 +158,9 @@ class Explanation(BaseModel):
     co_cited: int
     evidence: list[str]
     related_paper: Paper | None = Field(description="The related paper as a result shows it.")
+    ranker_weighs: dict[str, float] | None = Field(
+        None, description="What the corpus's learned ranker weighs, when it is gradient-boosted "
+                          "trees: each piece of evidence's share of the trees' gain.")
 
 
 class Record(BaseModel):
@@ -305,7 +309,8 @@ class McpTools:
             shared_references=links.shared_references, co_cited=links.co_cited,
             evidence=evidence or ["no citation link, and not among the first "
                                   f"{EXPLAIN_DEPTH} related papers"],
-            related_paper=match)
+            related_paper=match,
+            ranker_weighs=weighs(tuned(self.resources.corpus).get(ranker) or {}))
 
     def paper(self, id: str) -> Record:
         """A paper's record, with its English abstract or summary where there is one."""

@@ -14,11 +14,13 @@ from openmsd.rank import Papers, Queries
 from openmsd.rank.calibration import ArtifactError, Calibration
 from openmsd.rank.fusion import Fusion, fuse
 from openmsd.rank.learned import (
+    PAIR_FEATURES,
     LearnedFusion,
     LearnedModel,
     feature_names,
     learned_fusion,
     pair_features,
+    weighs,
 )
 from openmsd.rank.scorer import ExactScorer
 
@@ -96,6 +98,22 @@ def test_the_learned_ranker_wins_out_of_fold_where_the_evidence_combines():
     assert linked.mean() > 5 * other.mean()
     # its probabilities add up to the links there are (calibrated, not a share of the best)
     assert chance[grid.valid].sum() == pytest.approx((grid.labels > 0).sum(), rel=0.25)
+
+
+def test_a_tree_model_says_what_it_weighs():
+    """The trees' gain summed per piece of evidence: the signals first, the noise last, all of
+    it adding up to one; a linear head says nothing of the kind."""
+    pool, members, languages = synthetic(queries=80, papers=100, seed=0)
+    grid = grid_of(pool, members, languages, ["signal", "noise"])
+    found = _select([grid], list(members), "citation", 5, 0, ("lightgbm",), lambda: None,
+                    plain(["signal", "noise"]))
+    assert found["chosen"] == "learned (lightgbm)"
+    weights = weighs({"paper": found["head"]})
+    assert weights is not None and sum(weights.values()) == pytest.approx(1.0, abs=0.01)
+    assert set(weights) <= {*members, *PAIR_FEATURES}
+    assert next(iter(weights)) in ("signal", "cross")
+    assert weights["noise"] < min(weights["signal"], weights["cross"])
+    assert weighs({"paper": {"model": {"kind": "linear", "coef": [1.0]}}}) is None
 
 
 def test_never_below_the_best_single_member_out_of_fold():

@@ -1,0 +1,56 @@
+"""The first step of ``openmsd train ranker``: an adapter for every dense model of the corpus.
+
+Each dense model the corpus has vectors of, and no adapter over yet, gets one: ``openmsd train
+adapter``'s run (heads fitted on the corpus's citations, kept only where they rank held-out
+links better than the base out of fold, else the identity), then its index. The ranker reads
+every adapter that is not the identity as a member of its own (:func:`adapted_members`), so the
+ranker, not a rule, decides how much each is worth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from openmsd.corpus import Corpus
+from openmsd.rank import adapters_of, dense_models
+
+__all__ = ["adapted_members", "train_adapters"]
+
+
+def adapted_members(corpus: Corpus) -> list[str]:
+    """The names of the corpus's adapters that change their base (not the identity), the most
+    recently trained first."""
+    return [a.name for a in adapters_of(corpus) if a.head.kind != "identity"]
+
+
+def _missing(corpus: Corpus) -> list[str]:
+    """The stored vector keys of dense models no single-base adapter is over yet."""
+    found = adapters_of(corpus)
+    names = {a.name for a in found}
+    covered = {base["key"] for a in found if len(a.bases) == 1 for base in a.bases}
+    return [key for key in dense_models(corpus) if key not in names | covered]
+
+
+def train_adapters(corpus: Corpus, progress: Callable[[str, int], Callable[[int], None]]
+                   | None = None) -> list[dict[str, Any]]:
+    """Train and index an adapter for each dense model of ``corpus`` that has none; returns
+    each run's ``adapter.json`` (with ``path``, and ``indexed``: the vectors indexed), or
+    ``{"base", "skipped"}`` where the corpus cannot train one (too few train links with
+    vectors, say): the ranker then goes on without it."""
+    from openmsd.eval import sdsm_per_query
+    from openmsd.index import build_index
+    from openmsd.train import AdapterConfig, AdapterDataError, train_adapter
+
+    runs: list[dict[str, Any]] = []
+    for key in _missing(corpus):
+        try:
+            manifest = train_adapter(AdapterConfig(str(corpus.root), bases=[key]),
+                                     sdsm_per_query, progress)
+        except AdapterDataError as error:
+            runs.append({"base": key, "skipped": str(error)})
+            continue
+        built, _ = build_index(corpus, manifest["name"])
+        manifest["indexed"] = built.index.ntotal
+        runs.append(manifest)
+    return runs

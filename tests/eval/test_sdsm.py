@@ -233,6 +233,15 @@ def test_train_ranker_learns_on_dev_and_the_learned_hybrid_is_used(corpus, tmp_p
     assert {"untuned", "learned (linear)", "learned (lightgbm)", "bm25@same", MODEL} <= set(table)
     chosen = report["paper"]["chosen"]
     assert table[chosen] == max(table.values()) >= table[report["paper"]["best_single"]]
+    # an adapter for the one dense model was tried first: trained (its head chosen out of
+    # fold, the identity included) or, with too little to learn from, said and passed over
+    (run,) = found["adapters"]
+    if "skipped" in run:
+        assert run["base"].startswith(MODEL) and run["skipped"]
+    else:
+        assert run["training"]["chosen"]["head"] and run["indexed"] > 0
+        if run["training"]["chosen"]["head"] != "identity":
+            assert run["name"] in " ".join(table)
     saved = json.loads((copy.root / "index" / "ranker.json").read_text())
     assert saved["hybrid"]["selection"]["paper"]["chosen"] == chosen
     if chosen.startswith("learned"):

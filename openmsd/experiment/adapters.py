@@ -4,7 +4,8 @@ Each dense model the corpus has vectors of, and no adapter over yet, gets one: `
 adapter``'s run (heads fitted on the corpus's citations, kept only where they rank held-out
 links better than the base out of fold, else the identity), then its index. The ranker reads
 every adapter that is not the identity as a member of its own (:func:`adapted_members`), so the
-ranker, not a rule, decides how much each is worth.
+ranker, not a rule, decides how much each is worth. It learns that from each adapter's scores
+out of fold (:func:`held_out_members`), never from scores of links the adapter was fitted on.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from openmsd.corpus import Corpus
-from openmsd.rank import adapters_of, dense_models
+from openmsd.rank import HeldOutDense, Papers, Scorer, adapters_of, dense_models
 
-__all__ = ["adapted_members", "train_adapters"]
+__all__ = ["adapted_members", "held_out_members", "train_adapters"]
 
 
 def adapted_members(corpus: Corpus) -> list[str]:
@@ -54,3 +55,23 @@ def train_adapters(corpus: Corpus, progress: Callable[[str, int], Callable[[int]
         manifest["indexed"] = built.index.ntotal
         runs.append(manifest)
     return runs
+
+
+def held_out_members(corpus: Corpus, folds: int, seed: int = 0,
+                     progress: Callable[[str, int], Callable[[int], None]] | None = None
+                     ) -> dict[str, Callable[[Papers], Scorer]]:
+    """Per adapter of :func:`adapted_members`, the scorer a ranker learns it from: each paper
+    scored by the adapter's head fitted without its fold's links
+    (:func:`openmsd.train.held_out_vectors`, :class:`openmsd.rank.HeldOutDense`)."""
+    from openmsd.train import held_out_vectors
+
+    names = set(adapted_members(corpus))
+    adapters = [a for a in adapters_of(corpus) if a.name in names]
+    step = progress("adapters fitted out of fold", folds * len(adapters)) \
+        if progress and adapters else None
+    out: dict[str, Callable[[Papers], Scorer]] = {}
+    for adapter in adapters:
+        held = held_out_vectors(corpus, adapter, folds, seed, step)
+        out[adapter.name] = (lambda papers, held=held, name=adapter.name: HeldOutDense(
+            papers, held.ids, held.folds, held.matrices, name))
+    return out

@@ -7,7 +7,7 @@ their candidates: :func:`candidates`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,7 @@ import pyarrow as pa
 from openmsd.corpus import Corpus
 from openmsd.eval import SDSMError, check_protocol, common_pool, hide_links, load_pool, pool_papers
 from openmsd.experiment.weights import TuneError
-from openmsd.rank import Queries, default_dense, load_scorer
+from openmsd.rank import Papers, Queries, Scorer, default_dense, load_scorer
 
 __all__ = ["DEPTH", "FULL_POOL", "MAX_QUERIES", "TuningPool", "candidates", "check_dev",
            "pool_matrices", "queries_of", "score_members", "tuning_pool", "tuning_pools",
@@ -71,19 +71,27 @@ def tuning_pool(pool: Any, limit: int = MAX_QUERIES, seed: int = 0) -> TuningPoo
     return TuningPool(pool, pool.judgements, rows)
 
 
+Stand = Mapping[str, Callable[[Papers], Scorer]]
+"""Members scored otherwise than by their name: name -> the scorer over a pool's papers."""
+
+
 def pool_matrices(corpus: Corpus, pool: Any, members: Sequence[str], links: Sequence[Any],
                   store: dict[str, np.ndarray] | None = None,
-                  progress: Callable[[int], None] | None = None) -> list[np.ndarray]:
+                  progress: Callable[[int], None] | None = None,
+                  stand_ins: Stand | None = None) -> list[np.ndarray]:
     """Each member's exact scores of the whole pool for the pool's queries (a row per
     :class:`TuningPool` row, else per pool paper; the query paper itself ``-inf``); ``store``
     keeps them by member name between calls on the same pool and links; ``progress`` is told
-    of each member scored."""
+    of each member scored; ``stand_ins`` score the members they name (an adapter out of
+    fold)."""
     store = {} if store is None else store
+    stand_ins = stand_ins or {}
     todo = [m for m in dict.fromkeys(members) if m not in store]
     if todo:
         cache: dict = {}
         papers = pool_papers(corpus, pool)
-        scorers = [check_protocol(load_scorer(m, papers, hidden=links, cache=cache),
+        scorers = [check_protocol(stand_ins[m](papers) if m in stand_ins else
+                                  load_scorer(m, papers, hidden=links, cache=cache),
                                   "hidden-links" if links else "text-only") for m in todo]
         rows = getattr(pool, "rows", None)
         rows = np.arange(len(pool.ids)) if rows is None else rows
@@ -113,7 +121,8 @@ DEPTH = 100
 
 def candidates(corpus: Corpus, pool: TuningPool, members: Sequence[str], links: Sequence[Any],
                store: dict[str, np.ndarray], depth: int = DEPTH,
-               progress: Callable[[int], None] | None = None) -> TuningPool:
+               progress: Callable[[int], None] | None = None,
+               stand_ins: Stand | None = None) -> TuningPool:
     """``pool`` whose rows each rank only the union of every member's top ``depth`` papers
     (a relevant paper outside it is never retrieved), with ``store`` filled with the members'
     scores of those candidates; ``pool`` itself when it holds at most :data:`FULL_POOL`
@@ -121,7 +130,7 @@ def candidates(corpus: Corpus, pool: TuningPool, members: Sequence[str], links: 
     if len(pool.ids) <= FULL_POOL or pool.columns is not None:
         return pool
     full: dict[str, np.ndarray] = {}
-    pool_matrices(corpus, pool, members, links, full, progress)
+    pool_matrices(corpus, pool, members, links, full, progress, stand_ins)
     top = [np.argpartition(-np.nan_to_num(m, neginf=-3e38), depth, axis=1)[:, :depth]
            for m in full.values()]
     union = [np.unique(np.concatenate([t[i] for t in top])) for i in range(len(pool.rows))]
@@ -150,15 +159,17 @@ def with_queries(pool: Any, queries: Collection[str]) -> Any:
 def score_members(corpus: Corpus, pools: Sequence[Any], members: Sequence[str],
                   hidden: Sequence[Any], stores: Sequence[dict[str, np.ndarray]],
                   progress: Callable[[str, int], Callable[[int], None]] | None = None,
-                  label: str = "fusion") -> list[Any]:
+                  label: str = "fusion", stand_ins: Stand | None = None) -> list[Any]:
     """Each member's scores of each pool's queries into ``stores``; the pools as the fits read
-    them (a large pool's rows restricted to their candidates: :func:`candidates`)."""
+    them (a large pool's rows restricted to their candidates: :func:`candidates`);
+    ``stand_ins``: :func:`pool_matrices`."""
     scored = progress(f"{label}: members scored", len(members) * len(pools)) if progress \
         else None
     out = []
     for pool, links, store in zip(pools, hidden, stores, strict=True):
-        pool = candidates(corpus, pool, members, links, store, progress=scored)
-        pool_matrices(corpus, pool, members, links, store, scored)
+        pool = candidates(corpus, pool, members, links, store, progress=scored,
+                          stand_ins=stand_ins)
+        pool_matrices(corpus, pool, members, links, store, scored, stand_ins)
         out.append(pool)
     return out
 

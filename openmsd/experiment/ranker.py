@@ -39,8 +39,8 @@ import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.eval import SDSMError, common_pool, pool_papers
-from openmsd.experiment.adapters import adapted_members, train_adapters
-from openmsd.experiment.pools import queries_of, score_members, tuning_pools
+from openmsd.experiment.adapters import adapted_members, held_out_members, train_adapters
+from openmsd.experiment.pools import Stand, queries_of, score_members, tuning_pools
 from openmsd.experiment.weights import Judged, TuneError, pooled
 from openmsd.rank import (
     HYBRID,
@@ -326,9 +326,10 @@ def _p(a: np.ndarray, b: np.ndarray) -> float | None:
 def _fit_variant(corpus: Corpus, hidden: bool, members: list[str], heads: dict[str, list[str]],
                  untuned: dict[str, Any], task: str | None, folds: int, seed: int,
                  kinds: Sequence[str], progress: Callable[[str, int], Callable[[int], None]]
-                 | None, label: str) -> dict[str, Any]:
+                 | None, label: str, stand_ins: Stand | None = None) -> dict[str, Any]:
     """One ranker (``heads``: per head name the members it reads, a subset of ``members``)
-    chosen on the train and dev pools (``hidden``: the hidden-links protocol)."""
+    chosen on the train and dev pools (``hidden``: the hidden-links protocol); ``stand_ins``
+    score the members they name (the adapters, out of fold)."""
     pools, links = tuning_pools(corpus, seed, hidden=hidden)
     linked = sum(queries_of(p) for p in pools)
     if linked < MIN_QUERIES:
@@ -338,7 +339,7 @@ def _fit_variant(corpus: Corpus, hidden: bool, members: list[str], heads: dict[s
     stores: list[dict[str, np.ndarray]] = [{} for _ in pools]
     scored = [*members, *(["citation"] if hidden else [])]
     scored += [m for m in untuned["members"] if m not in scored]
-    pools = score_members(corpus, pools, scored, links, stores, progress, label)
+    pools = score_members(corpus, pools, scored, links, stores, progress, label, stand_ins)
     masks = [np.isfinite(s["citation"]) & (s["citation"] > 0) if hidden else None
              for s in stores]
     steps = len(heads) * (len(kinds) * folds + 1)
@@ -408,20 +409,22 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
     started = time.perf_counter()
     trained = train_adapters(corpus, progress) if adapters else []
     text = text_signals(corpus)
+    stand_ins = {str(RankerSpec.parse(name)): scorer for name, scorer
+                 in held_out_members(corpus, folds, seed, progress).items()}
     metadata = list(METADATA_SCORERS)
     spec: dict[str, Any] = {}  # both rankers anew (a damaged file is replaced)
     report: dict[str, Any] = {}
     fitted = _fit_variant(corpus, False, [*text, *metadata],
                           {"paper": [*text, *metadata], "free_text": text},
                           default_spec(HYBRID, corpus), None, folds, seed, kinds, progress,
-                          HYBRID)
+                          HYBRID, stand_ins)
     spec[HYBRID] = _spec(HYBRID, fitted, default_spec(HYBRID, corpus))
     report[HYBRID] = fitted
     graph_members = [*text, *metadata, *GRAPH_SIGNALS]
     try:
         fitted = _fit_variant(corpus, True, graph_members, {"paper": graph_members},
                               default_spec(HYBRID_GRAPH, corpus), "citation", folds, seed,
-                              kinds, progress, HYBRID_GRAPH)
+                              kinds, progress, HYBRID_GRAPH, stand_ins)
         spec[HYBRID_GRAPH] = _spec(HYBRID_GRAPH, fitted, default_spec(HYBRID_GRAPH, corpus))
         report[HYBRID_GRAPH] = fitted
     except TooFewLinks as error:

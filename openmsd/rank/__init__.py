@@ -23,6 +23,7 @@ from openmsd.rank.fusion import (
     heard,
     transformed,
 )
+from openmsd.rank.held_out import HeldOutDense
 from openmsd.rank.learned import (
     KINDS,
     LEARNED,
@@ -87,6 +88,7 @@ __all__ = [
     "DenseScorer",
     "Fallback",
     "Fusion",
+    "HeldOutDense",
     "LearnedFusion",
     "LearnedModel",
     "Papers",

@@ -9,6 +9,7 @@ from openmsd.train.adapter import (
     AdapterConfig,
     AdapterDataError,
     adapter_name,
+    held_out_vectors,
     refresh_adapters,
     stale_adapters,
     train_adapter,
@@ -36,7 +37,7 @@ __all__ = [
     "TRAIN_ERRORS", "TRAIN_MANIFEST", "AdapterConfig", "AdapterDataError", "CitrecConfig",
     "CitrecData", "CitrecDataError", "CitrecRankers", "ConfigError", "Location", "PaperContexts",
     "TrainConfig", "adapter_name", "candidate_mask", "check_keys", "describe", "graph_scores",
-    "load", "load_base", "load_config", "make_loss", "profile_scores", "read_file", "recall_at",
-    "refresh_adapters", "relation_examples", "run_recipe", "split_locations", "stale_adapters",
-    "summaries", "train", "train_adapter", "two_stage",
+    "held_out_vectors", "load", "load_base", "load_config", "make_loss", "profile_scores",
+    "read_file", "recall_at", "refresh_adapters", "relation_examples", "run_recipe",
+    "split_locations", "stale_adapters", "summaries", "train", "train_adapter", "two_stage",
 ]

@@ -12,13 +12,15 @@ from __future__ import annotations
 from openmsd.train.adapter.examples import EXTRAS, AdapterDataError
 from openmsd.train.adapter.fit import FitSettings, fit
 from openmsd.train.adapter.head import HEADS, AdapterHead, LinearHead, LowRankHead, make_head
+from openmsd.train.adapter.held_out import HeldOut, held_out_vectors
 from openmsd.train.adapter.objective import info_nce
 from openmsd.train.adapter.refresh import refresh_adapters, stale_adapters
 from openmsd.train.adapter.run import AdapterConfig, adapter_name, train_adapter
 from openmsd.train.adapter.selection import Candidate, Evaluator, Selection, cross_validate
 
 __all__ = [
-    "EXTRAS", "HEADS", "AdapterConfig", "AdapterDataError", "AdapterHead", "Candidate", "Evaluator",
-    "FitSettings", "LinearHead", "LowRankHead", "Selection", "adapter_name", "cross_validate",
-    "fit", "info_nce", "make_head", "refresh_adapters", "stale_adapters", "train_adapter",
+    "EXTRAS", "HEADS", "AdapterConfig", "AdapterDataError", "AdapterHead", "Candidate",
+    "Evaluator", "FitSettings", "HeldOut", "LinearHead", "LowRankHead", "Selection",
+    "adapter_name", "cross_validate", "fit", "held_out_vectors", "info_nce", "make_head",
+    "refresh_adapters", "stale_adapters", "train_adapter",
 ]

@@ -16,13 +16,14 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
 from openmsd.cli import app
 from openmsd.corpus import Corpus
-from openmsd.eval import evaluate_sdsm, sdsm_per_query
+from openmsd.eval import evaluate_sdsm, load_pool, sdsm_per_query
 from openmsd.ingest import ingest
 from openmsd.models import (
     AdapterError,
@@ -416,3 +417,38 @@ def test_an_identity_adapter_says_it_changes_nothing():
                               "identity_map": 41.5, "chosen_map": 41.5}}
     said = _adapter_line(manifest)
     assert "the identity" in said and "leaves every vector as it is" in said
+
+
+def test_a_ranker_learns_the_adapter_from_heads_that_never_saw_the_query_links(trained):
+    """Out of fold: a paper of fold f is scored by the head fitted without fold f's links.
+    Those heads still learn the topics from the other folds, but they rank a train paper's
+    own links lower than the adapter fitted on them does: the ranker is not fooled."""
+    from openmsd.rank import HeldOutDense, Queries
+    from openmsd.train import held_out_vectors
+
+    adapter = read_adapter(trained.root / "adapters" / ADAPTER)
+    held = held_out_vectors(trained, adapter, folds=5, seed=0)
+    assert len(held.matrices) == 5 and sorted(set(held.folds.tolist())) == [0, 1, 2, 3, 4]
+    for matrix in held.matrices:
+        np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
+    papers = corpus_papers(trained)
+    scorer = HeldOutDense(papers, held.ids, held.folds, held.matrices, ADAPTER)
+    full = load_scorer(ADAPTER, papers)
+    pool = load_pool(trained, "train")
+    judged = pool.judgements.filter(pc.equal(pool.judgements["task"], "citation"))
+    queries = sorted(set(judged["query"].to_pylist()))
+    rows = [papers.position[q] for q in queries]
+    asked = Queries.of_rows(papers, rows)
+    everything = np.arange(len(papers))
+    linked = [(i, papers.position[d]) for i, q in enumerate(queries)
+              for d in judged.filter(pc.equal(judged["query"], q))["doc"].to_pylist()]
+
+    def mean_rank_of_links(scores: np.ndarray) -> float:
+        scores[np.arange(len(rows)), rows] = -np.inf  # a paper is not its own link
+        place = np.argsort(np.argsort(-scores, axis=1), axis=1)
+        return float(np.mean([place[i, d] for i, d in linked]))
+
+    seen = mean_rank_of_links(full.score(asked, everything))
+    unseen = mean_rank_of_links(scorer.score(asked, everything))
+    base = mean_rank_of_links(load_scorer(BASE, papers).score(asked, everything))
+    assert seen < unseen < base, (seen, unseen, base)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from openmsd.corpus import Record
 from openmsd.identifiers import alias, normalize_doi, omid
-from openmsd.ingest.reader import Reader, text_stream
+from openmsd.ingest.reader import Reader, csv_rows
 from openmsd.report import Report
 
 FORMAT = "coci"
@@ -97,67 +97,50 @@ def read(path: Path, report: Report) -> Iterator[Record]:
 
 
 def _rows(path: Path, report: Report, counts: dict[str, int]) -> Iterator[Record]:
-    with text_stream(path) as stream:
-        rows = csv.reader(stream)
-        data_row = -1
-        first = True
-        while True:
-            try:
-                row = next(rows)
-            except StopIteration:
-                break
-            except csv.Error as error:
-                report.problem(path, f"line {rows.line_num}", f"unreadable CSV: {error}")
-                first = False
-                data_row += 1
+    first, data_row = True, -1
+    for line, row in csv_rows(path, report):
+        where = f"line {line}"
+        if first:
+            first = False
+            if row:
+                row[0] = row[0].lstrip("\ufeff")
+            if _is_header(row):
                 continue
-            except (OSError, EOFError) as error:
-                report.problem(path, f"after line {rows.line_num}",
-                               f"unreadable compressed data: {error}")
-                first = False
-                break
-            where = f"line {rows.line_num}"
-            if first:
-                first = False
-                if row:
-                    row[0] = row[0].lstrip("\ufeff")
-                if _is_header(row):
-                    continue
-            if not row or not any(cell.strip() for cell in row):
-                continue
-            data_row += 1
-            if len(row) != len(COLUMNS):
-                report.problem(path, where, f"wrong number of columns: expected "
-                               f"{len(COLUMNS)}, got {len(row)}")
-                continue
-            oci, citing_cell, cited_cell, _, _, journal_sc, author_sc = row
-            if "\ufffd" in citing_cell or "\ufffd" in cited_cell:
-                report.problem(path, where, "invalid UTF-8: undecodable bytes in an id cell")
-                continue
-            citing_aliases = cell_aliases(citing_cell)
-            targets = cell_aliases(cited_cell)
-            if not citing_aliases or not targets:
-                side, cell = (("citing", citing_cell) if not citing_aliases
-                              else ("cited", cited_cell))
-                report.problem(path, where, f"invalid id: {side} {cell.strip()!r} (expected a "
-                               "DOI or an OMID such as omid:br/061...)")
-                continue
-            lead = citing_aliases[0]
-            citing = lead[4:] if lead.startswith("doi:") else lead
-            if not lead.startswith("doi:") or not targets[0].startswith("doi:"):
-                counts["coci.omid_only"] += 1
-            oci = oci.strip()
-            counts["coci.citations"] += 1
-            if journal_sc.strip() == "yes":
-                counts["coci.journal_self_citations"] += 1
-            if author_sc.strip() == "yes":
-                counts["coci.author_self_citations"] += 1
-            # Lean records (absent keys are null): a COCI dump has billions of rows.
-            yield "reference", {
-                "citing": citing, "position": data_row,
-                "ref_id": oci[4:] if oci.startswith("oci:") else (oci or None),
-                "targets": targets, "source": FORMAT, "loc": f"{path.name}:{rows.line_num}",
-            }
+        if not row or not any(cell.strip() for cell in row):
+            continue
+        data_row += 1
+        if len(row) != len(COLUMNS):
+            report.problem(path, where, f"wrong number of columns: expected "
+                           f"{len(COLUMNS)}, got {len(row)}")
+            continue
+        oci, citing_cell, cited_cell, _, _, journal_sc, author_sc = row
+        if "\ufffd" in citing_cell or "\ufffd" in cited_cell:
+            report.problem(path, where, "invalid UTF-8: undecodable bytes in an id cell")
+            continue
+        citing_aliases = cell_aliases(citing_cell)
+        targets = cell_aliases(cited_cell)
+        if not citing_aliases or not targets:
+            side, cell = (("citing", citing_cell) if not citing_aliases
+                          else ("cited", cited_cell))
+            report.problem(path, where, f"invalid id: {side} {cell.strip()!r} (expected a "
+                           "DOI or an OMID such as omid:br/061...)")
+            continue
+        lead = citing_aliases[0]
+        citing = lead[4:] if lead.startswith("doi:") else lead
+        if not lead.startswith("doi:") or not targets[0].startswith("doi:"):
+            counts["coci.omid_only"] += 1
+        oci = oci.strip()
+        counts["coci.citations"] += 1
+        if journal_sc.strip() == "yes":
+            counts["coci.journal_self_citations"] += 1
+        if author_sc.strip() == "yes":
+            counts["coci.author_self_citations"] += 1
+        # Lean records (absent keys are null): a COCI dump has billions of rows.
+        yield "reference", {
+            "citing": citing, "position": data_row,
+            "ref_id": oci[4:] if oci.startswith("oci:") else (oci or None),
+            "targets": targets, "source": FORMAT, "loc": f"{path.name}:{line}",
+        }
     if first:
         report.problem(path, "file", "empty file: no records", kind="warning")
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from openmsd.corpus import Record
 from openmsd.identifiers import alias, normalize_doi, omid
-from openmsd.ingest.reader import Reader, as_str, as_year, reading_at, text_stream
+from openmsd.ingest.reader import Reader, as_str, as_year, csv_rows, reading_at
 from openmsd.report import Report
 
 FORMAT = "ocmeta"
@@ -88,51 +88,38 @@ def read(path: Path, report: Report) -> Iterator[Record]:
 
 
 def _rows(path: Path, report: Report, counts: dict[str, int]) -> Iterator[Record]:
-    with text_stream(path) as stream:
-        rows = csv.reader(stream)
-        columns: dict[str, int] | None = None
-        while True:
-            try:
-                row = next(rows)
-            except StopIteration:
-                break
-            except csv.Error as error:
-                report.problem(path, f"line {rows.line_num}", f"unreadable CSV: {error}")
-                continue
-            except (OSError, EOFError) as error:
-                report.problem(path, f"after line {rows.line_num}",
-                               f"unreadable compressed data: {error}")
-                break
-            where = f"line {rows.line_num}"
+    columns: dict[str, int] | None = None
+    for line, row in csv_rows(path, report):
+        where = f"line {line}"
+        if columns is None:
+            columns = _header(row)
             if columns is None:
-                columns = _header(row)
-                if columns is None:
-                    report.problem(path, where, "not an OpenCitations Meta header: expected "
-                                   f"the columns {', '.join(REQUIRED)} (id first); file skipped")
-                    return
-                continue
-            if not row or not any(cell.strip() for cell in row):
-                continue
-            if len(row) != len(columns):
-                report.problem(path, where, f"wrong number of columns: expected "
-                               f"{len(columns)}, got {len(row)}")
-                continue
-            cell = row[columns["id"]]
-            if "\ufffd" in cell:
-                report.problem(path, where, "invalid UTF-8: undecodable bytes in the id cell")
-                continue
-            doi, names = id_aliases(cell)
-            key = doi or next((a for a in names if a.startswith("omid:")), None)
-            if key is None:
-                report.problem(path, where, f"invalid id: {cell.strip()!r} (expected a DOI or "
-                               "an OMID such as omid:br/061...)")
-                continue
-            counts["ocmeta.works"] += 1
-            if doi is None:
-                counts["ocmeta.omid_only"] += 1
-            with reading_at(report, path, where):
-                record = _paper(row, columns, key, doi, names)
-            yield "paper", record | {"loc": f"{path.name}:{rows.line_num}"}
+                report.problem(path, where, "not an OpenCitations Meta header: expected "
+                               f"the columns {', '.join(REQUIRED)} (id first); file skipped")
+                return
+            continue
+        if not row or not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(columns):
+            report.problem(path, where, f"wrong number of columns: expected "
+                           f"{len(columns)}, got {len(row)}")
+            continue
+        cell = row[columns["id"]]
+        if "\ufffd" in cell:
+            report.problem(path, where, "invalid UTF-8: undecodable bytes in the id cell")
+            continue
+        doi, names = id_aliases(cell)
+        key = doi or next((a for a in names if a.startswith("omid:")), None)
+        if key is None:
+            report.problem(path, where, f"invalid id: {cell.strip()!r} (expected a DOI or "
+                           "an OMID such as omid:br/061...)")
+            continue
+        counts["ocmeta.works"] += 1
+        if doi is None:
+            counts["ocmeta.omid_only"] += 1
+        with reading_at(report, path, where):
+            record = _paper(row, columns, key, doi, names)
+        yield "paper", record | {"loc": f"{path.name}:{line}"}
     if columns is None:
         report.problem(path, "file", "empty file: no records", kind="warning")
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import csv
 import gzip
 import io
 import re
@@ -300,6 +301,27 @@ def _failing_line(data: bytes) -> int | None:
 def text_stream(path: Path) -> io.TextIOWrapper:
     """A text stream over a (possibly gzipped) file, UTF-8 with undecodable bytes replaced."""
     return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="")
+
+
+def csv_rows(path: Path, report: Report) -> Iterator[tuple[int, list[str]]]:
+    """Each row of the (possibly gzipped) CSV file ``path`` with its line number; a row the
+    CSV reader cannot parse is reported with its line and skipped; unreadable compressed data
+    is reported and ends the file (the rows before it are kept)."""
+    with text_stream(path) as stream:
+        rows = csv.reader(stream)
+        while True:
+            try:
+                row = next(rows)
+            except StopIteration:
+                return
+            except csv.Error as error:
+                report.problem(path, f"line {rows.line_num}", f"unreadable CSV: {error}")
+                continue
+            except (OSError, EOFError) as error:
+                report.problem(path, f"after line {rows.line_num}",
+                               f"unreadable compressed data: {error}")
+                return
+            yield rows.line_num, row
 
 
 _AT: ContextVar[tuple[Report, Path, str] | None] = ContextVar("openmsd_reading_at",

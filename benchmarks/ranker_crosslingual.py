@@ -20,7 +20,7 @@ from record import write_record
 
 from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_retrieval, text_papers
-from openmsd.rank import HYBRID, RankerSpec, learned_fusion, load_scorer, tuned
+from openmsd.rank import HYBRID, RankerSpec, adapters_of, learned_fusion, load_scorer, tuned
 
 
 def crosslingual(corpus: Corpus, backend: str) -> dict[str, Any]:
@@ -39,11 +39,17 @@ def crosslingual(corpus: Corpus, backend: str) -> dict[str, Any]:
     cache = shared_dense([spec.model for spec in plain.values()], papers, backend)
     qrels = {q: {q: 1} for q in queries}
 
+    adapters = {a.name: a.path for a in adapters_of(corpus)}
+
     def loaded(name: str):
         """The member ``name``, its dense model encoded once (``cache``), its language pair
-        kept (an English-only model hears English pairs only)."""
+        kept (an English-only model hears English pairs only); an adapter of the corpus
+        encodes with its bases, then maps."""
         bare = plain[name].model
-        found = cache.get(bare) or load_scorer(bare, papers, backend=backend, cache={})
+        if bare in adapters:
+            found = load_scorer(str(adapters[bare]), papers, backend=backend, cache={})
+        else:
+            found = cache.get(bare) or load_scorer(bare, papers, backend=backend, cache={})
         return load_scorer(name, papers, backend=backend, cache={str(plain[name]): found})
 
     out = {}

@@ -203,6 +203,45 @@ def test_headline_sh_reruns_every_linked_record_or_the_readme_says_why() -> None
             "say why")
 
 
+def script_commands(path: Path) -> list[list[str]]:
+    """The simple commands of a shell script (continuation lines joined, comments left out)."""
+    import shlex
+
+    text = path.read_text(encoding="utf-8").replace("\\\n", " ")
+    found = []
+    for line in text.splitlines():
+        words = shlex.split(line, comments=True)
+        while words:
+            cut = next((i for i, w in enumerate(words) if w in ("&&", ";")), len(words))
+            found.append(words[:cut])
+            words = words[cut + 1:]
+    return found
+
+
+def test_headline_sh_reruns_each_record_with_its_own_options() -> None:
+    """Where headline.sh reruns a README-linked record, one of its commands runs that record's
+    script with the record's options (paths and sizes may be variables), so that the rerun
+    writes the record it replaces (the same record name, the same backend, the same runs)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = script_commands(ROOT / "benchmarks" / "headline.sh")
+    for name in sorted(set(README_LINK.findall(readme))):
+        recorded = RECORDS[name]["command"].split()
+        if recorded[0] != "python" or not any(recorded[1] in c for c in commands):
+            continue  # not rerun there (the test above asks the README to say why)
+
+        def options(words: list[str]) -> set[str]:
+            return {w for w in words if w.startswith("--")}
+
+        def record_name(words: list[str]) -> str | None:
+            return words[words.index("--record") + 1] if "--record" in words and \
+                words.index("--record") + 1 < len(words) else None
+
+        same = [c for c in commands if recorded[1] in c
+                and options(c) == options(recorded) and record_name(c) == record_name(recorded)]
+        assert same, (f"benchmarks/headline.sh runs {recorded[1]} but not with {name}'s options "
+                      f"({RECORDS[name]['command']})")
+
+
 PROCESS = re.compile(r"\b(goals?|targets?|budgets?|missed|refactor\w*)\b", re.I)
 """Words of how a figure was aimed at or how the code came to be, not of what was measured."""
 

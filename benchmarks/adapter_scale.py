@@ -105,7 +105,6 @@ def main() -> None:
         "train_seconds_command": round(seconds, 1),
         "train_seconds_in_process": manifest["training"]["seconds"],
         "peak_rss_gib": round(peak, 2),
-        "target_seconds": 300,
         "rows": manifest["training"]["rows"],
         "chosen": manifest["training"]["chosen"],
         "selection": {"method": selection["method"], "identity_MAP": selection["identity_map"],

@@ -10,7 +10,7 @@ core, and the ratio Spark / single process; and texts per CPU-second of each eng
 process tree (JVM and Python workers included), the fair measure on a shared machine where wall
 time counts the other jobs. Vectors are compared per paper (minimum cosine). A size too long for
 one sitting runs one engine per call (each engine's result is kept in ``--work``; the row is
-printed once both are there)::
+printed once both are there; results are kept per backend and size)::
 
     nice -n 19 python benchmarks/embed_spark.py --texts 20000 --prepare
     python benchmarks/embed_spark.py --texts 20000 --cores 2 --engines single
@@ -105,18 +105,22 @@ def main() -> None:
                   str(args.work / "spark" / "papers.parquet"),
                   str(args.work / "spark" / "vectors")],
     }
-    env = {**os.environ, "OPENMSD_THREADS": str(args.cores)}
+    # this checkout's openmsd in every child (Spark's Python workers too), not an installed one
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    spark_env = {**os.environ, "PYTHONPATH": path}
+    env = {**spark_env, "OPENMSD_THREADS": str(args.cores)}
     for engine in args.engines:
         copy = args.work / engine
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(base, copy)
         load_before = os.getloadavg()[0]
-        result = run(commands[engine], env if engine == "single" else None)
+        result = run(commands[engine], env if engine == "single" else spark_env)
         result["load_average_before"] = load_before
         result["load_average_after"] = list(os.getloadavg())
-        (args.work / f"result-{engine}-{args.texts}.json").write_text(json.dumps(result))
+        (args.work / f"result-{engine}-{args.backend}-{args.texts}.json").write_text(
+            json.dumps(result))
         print(f"{engine}: {result}", flush=True)
-    found = {e: args.work / f"result-{e}-{args.texts}.json" for e in ENGINES}
+    found = {e: args.work / f"result-{e}-{args.backend}-{args.texts}.json" for e in ENGINES}
     if not all(path.is_file() for path in found.values()):
         return
     one, many = (json.loads(found[e].read_text()) for e in ENGINES)

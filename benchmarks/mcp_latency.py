@@ -7,7 +7,7 @@ loopback (``--http``). Each round calls every tool once (``search`` in four lang
 ``related`` and ``paper`` for the next corpus paper, ``explain`` of a paper and its first related
 paper, ``recommend_citations`` for the demo paragraph, ``whats_new`` for a one-paper library);
 the figures are each tool's median, 95th percentile and slowest call in milliseconds, round
-trip through the client, against the 1-second budget of ``serve``. The peer is the same
+trip through the client. The peer is the same
 question answered in this process by the tools' own code (:class:`openmsd.server.McpTools`, no
 transport): the difference is what the protocol costs. Start-up (command to tools listed) is
 reported beside.
@@ -36,7 +36,6 @@ sys.path.insert(0, str(ROOT))
 
 from openmsd.demo import PARAGRAPH, QUERIES, RELATED  # noqa: E402
 
-BUDGET_MS = 1000.0
 SEARCHES = [q for _, q in QUERIES] + ["orchidées et mousses des forêts du Brésil"]
 
 
@@ -187,13 +186,11 @@ def run(corpus: Path, rounds_n: int, port: int) -> tuple[dict[str, Any], int, st
     numbers = {
         "headline": (f"MCP tool calls: search {stdio_s['search']['median_ms']:.0f} ms, related "
                      f"{stdio_s['related']['median_ms']:.0f} ms median over stdio; slowest "
-                     f"p95 {slowest:.0f} ms ({worst}), budget {BUDGET_MS:,.0f} ms"),
+                     f"p95 {slowest:.0f} ms ({worst})"),
         "headline_means": "each tool's round trip through the mcp client, once the server is "
                           "up, on the demo corpus",
         "peer": "the same questions answered in process by the tools' code (in_process)",
-        "budget_ms": BUDGET_MS,
         "slowest_tool_p95_ms": slowest,
-        "within_budget": slowest < BUDGET_MS,
         "stdio": stdio_s, "http": http_s, "in_process": peer_s,
         "stdio_overhead_median_ms": {t: round(stdio_s[t]["median_ms"] - peer_s[t]["median_ms"], 1)
                                      for t in stdio_s},

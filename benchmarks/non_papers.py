@@ -132,12 +132,14 @@ def main() -> None:
                 print("demo related", pages, flush=True)
     demo = found["demo"]
     headline = (f"{pages['places_held_by_non_papers']} of the demo's "
-                f"{pages['pages'] * K:,} related places held by non-papers, now left out "
+                f"{pages['pages'] * K:,} related places would go to non-papers, which openmsd "
+                "leaves out "
                 f"({demo['non_papers']} of {demo['records']} records)")  # type: ignore[index]
     means = ("On the demo corpus, the places in every paper's default related top ten "
              f"({HYBRID_GRAPH}, {K} a page) that records that are not papers (errata, "
-             "editorials, a book review) held before they were left out; every page still "
-             "shows ten papers. The corpora's non-papers by kind are below.")
+             "editorials, a book review) hold with --include-non-papers; by default they are "
+             "left out and every page still shows ten papers. The corpora's non-papers by "
+             "kind are below.")
     path = write_record("non_papers", {"headline": headline, "headline_means": means,
                                        "peer": "the same pages with --include-non-papers",
                                        "corpora": found, "demo_related": pages,

@@ -16,6 +16,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -79,7 +80,7 @@ def write_record(
     """
     record = {
         "name": name,
-        "command": " ".join(["python", _script(), *sys.argv[1:]]),
+        "command": shlex.join(["python", _script(), *sys.argv[1:]]),
         "commit": _git("rev-parse", "HEAD"),
         # other records written since the commit change no code
         "dirty": bool(_git("status", "--porcelain", "--untracked-files=no", "--", ".",

@@ -153,6 +153,56 @@ FALLBACK: dict[str, Any] = {"adapter_scale": _adapter_scale, "ranker_cost": _ran
 record name -> function(record) -> the text the README quotes."""
 
 
+CITREC_GROUPS = {"positive=1": "one cited", "positive>=1": "at least one",
+                 "positive>=2": "at least two"}
+"""MP-BERT4CR's Table 3 groups of citation locations, by how many papers each cites."""
+
+
+def citrec_table(record: dict[str, Any]) -> str:
+    """A Table 3 record (``benchmarks/citrec_table3.py --record``) as a Markdown table:
+    Recall@10 and MAP@10 per group and MRR, mean ± sd over the seeds, in %."""
+    rows = record["numbers"]["rows_percent"]
+
+    def cell(stats: dict[str, float] | None) -> str:
+        return f"{stats['mean']:.1f} ± {stats['sd']:.1f}" if stats else "–"
+
+    head = ["ranker", *[f"{name} {metric}" for name in CITREC_GROUPS.values()
+                        for metric in ("R@10", "MAP@10")], "MRR"]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    for model, groups in rows.items():
+        cells = [cell(groups.get(group, {}).get(metric)) for group in CITREC_GROUPS
+                 for metric in ("Recall@10", "MAP@10")]
+        cells.append(cell(groups.get("positive>=1", {}).get("MRR")))
+        lines.append(f"| `{model}` | " + " | ".join(cells) + " |")
+    data = record["data"]
+    seeds = ", ".join(str(seed) for seed in data["seeds"])
+    lines += ["", f"{data['test_locations']:,} test citation locations of "
+              f"{data['held_out_citing_papers']:,} held-out citing papers, "
+              f"{data['candidates']:,} candidates, split {data['split']}, seeds {seeds}; "
+              f"[{headline(record)}](benchmarks.md#{record['name']})."]
+    return "\n".join(lines)
+
+
+RENDERED = {"citrec_time": citrec_table}
+"""Records whose tables a guide shows (between ``<!-- record:NAME -->`` and
+``<!-- /record:NAME -->``), with the function that renders them."""
+
+
+def render_blocks(text: str, results: Path = RESULTS) -> str:
+    """``text`` with each ``<!-- record:NAME -->`` block rendered from its record (a record
+    not there yet leaves the block as it is)."""
+    for name, render in RENDERED.items():
+        start, end = f"<!-- record:{name} -->", f"<!-- /record:{name} -->"
+        path = results / f"{name}.json"
+        if start not in text or not path.is_file():
+            continue
+        head, rest = text.split(start, 1)
+        tail = rest.split(end, 1)[1]
+        record = json.loads(path.read_text(encoding="utf-8"))
+        text = f"{head}{start}\n{render(record)}\n{end}{tail}"
+    return text
+
+
 def records(results: Path = RESULTS) -> list[dict[str, Any]]:
     """Every record in ``results``, by name."""
     return [json.loads(path.read_text(encoding="utf-8"))

@@ -6,7 +6,9 @@
   ``openmsd serve`` from the app's OpenAPI schema (methods, parameters, request bodies,
   responses);
 * ``docs/benchmarks.md``: the headline figures from ``benchmarks/results/*.json``, each with
-  the conditions it was measured under (``scripts/benchmarks_page.py``).
+  the conditions it was measured under (``scripts/benchmarks_page.py``);
+* the ``<!-- record:NAME -->`` blocks of the guides (MP-BERT4CR's Table 3 in
+  ``docs/citrec.md``): the record's table, rendered from ``benchmarks/results/NAME.json``.
 
 Run it after changing a command, a route or a record; ``tests/test_docs_reference.py`` fails
 while a page differs from what this script writes::
@@ -225,13 +227,16 @@ def api_page(schema: dict[str, Any]) -> str:
 def pages() -> dict[Path, str]:
     """Every generated page by its path, with the text this code writes there."""
     sys.path.insert(0, str(Path(__file__).parent))
-    from benchmarks_page import benchmarks_page
+    from benchmarks_page import benchmarks_page, render_blocks
 
     schema = openapi_schema()
+    guides = {path: render_blocks(path.read_text(encoding="utf-8"))
+              for path in sorted((ROOT / "docs").rglob("*.md"))
+              if "<!-- record:" in path.read_text(encoding="utf-8")}
     return {REFERENCE / "cli.md": cli_page(),
             REFERENCE / "api.md": api_page(json.loads(json.dumps(schema))),
             REFERENCE / "openapi.json": json.dumps(schema, indent=2, ensure_ascii=False) + "\n",
-            ROOT / "docs" / "benchmarks.md": benchmarks_page()}
+            ROOT / "docs" / "benchmarks.md": benchmarks_page(), **guides}
 
 
 def main() -> None:

@@ -151,6 +151,37 @@ def test_every_number_the_readme_quotes_is_in_its_record() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def prose_paragraphs() -> list[str]:
+    """The README's paragraphs outside code blocks and tables."""
+    text = re.sub(r"^```.*?^```", "", (ROOT / "README.md").read_text(encoding="utf-8"),
+                  flags=re.M | re.S)
+    return [" ".join(line for line in block.splitlines() if not line.startswith("|"))
+            for block in text.split("\n\n")]
+
+
+def test_every_figure_of_the_readme_prose_is_a_recorded_one() -> None:
+    """A figure in a README paragraph links its record (and is in it) or points to "What
+    works" (and is in one of its rows, which the test above checks against its record)."""
+    rows = [row.split("|")[2] for row in what_works_rows()]
+    wrong = []
+    for paragraph in prose_paragraphs():
+        figures = FIGURE.findall(CODE.sub(" ", paragraph))
+        if not figures:
+            continue
+        names = README_LINK.findall(paragraph)
+        values = [v for name in names for v in record_values(
+            [RECORDS[name][k] for k in ("numbers", "data")] + [headline(RECORDS[name])])]
+        for figure in figures:
+            number = NUMBER.findall(figure)[0]
+            if names and holds(values, number):
+                continue
+            if "(#what-works)" in paragraph and any(figure in row for row in rows):
+                continue
+            wrong.append(f"README.md states {figure!r} without a record that holds it: "
+                         f"{paragraph[:120]}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_number_check_reads_figures_as_written() -> None:
     assert quoted("1.54× sentence-transformers fp32 on 1,000 TALN abstracts, `IVF4096`, "
                   "Recall@1 0.970, 99.80 %") == ["1.54", "1,000", "0.970", "99.80"]
@@ -170,3 +201,65 @@ def test_headline_sh_reruns_every_linked_record_or_the_readme_says_why() -> None
         assert rerun in script or f"`{name}`" in after_table, (
             f"benchmarks/headline.sh does not rerun {name} ({rerun}) and the README does not "
             "say why")
+
+
+def script_commands(path: Path) -> list[list[str]]:
+    """The simple commands of a shell script (continuation lines joined, comments left out)."""
+    import shlex
+
+    text = path.read_text(encoding="utf-8").replace("\\\n", " ")
+    found = []
+    for line in text.splitlines():
+        words = shlex.split(line, comments=True)
+        while words:
+            cut = next((i for i, w in enumerate(words) if w in ("&&", ";")), len(words))
+            found.append(words[:cut])
+            words = words[cut + 1:]
+    return found
+
+
+def test_headline_sh_reruns_each_record_with_its_own_options() -> None:
+    """Where headline.sh reruns a README-linked record, one of its commands runs that record's
+    script with the record's options (paths and sizes may be variables), so that the rerun
+    writes the record it replaces (the same record name, the same backend, the same runs)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = script_commands(ROOT / "benchmarks" / "headline.sh")
+    for name in sorted(set(README_LINK.findall(readme))):
+        recorded = RECORDS[name]["command"].split()
+        if recorded[0] != "python" or not any(recorded[1] in c for c in commands):
+            continue  # not rerun there (the test above asks the README to say why)
+
+        def options(words: list[str]) -> set[str]:
+            return {w for w in words if w.startswith("--")}
+
+        def record_name(words: list[str]) -> str | None:
+            return words[words.index("--record") + 1] if "--record" in words and \
+                words.index("--record") + 1 < len(words) else None
+
+        same = [c for c in commands if recorded[1] in c
+                and options(c) == options(recorded) and record_name(c) == record_name(recorded)]
+        assert same, (f"benchmarks/headline.sh runs {recorded[1]} but not with {name}'s options "
+                      f"({RECORDS[name]['command']})")
+
+
+PROCESS = re.compile(r"\b(goals?|targets?|budgets?|missed|refactor\w*)\b", re.I)
+"""Words of how a figure was aimed at or how the code came to be, not of what was measured."""
+
+
+@pytest.mark.parametrize("name", sorted(RECORDS))
+def test_a_record_states_what_was_measured(name: str) -> None:
+    record = RECORDS[name]
+    numbers = record["numbers"]
+    texts = [record.get("notes") or "", str(numbers.get("headline", "")),
+             str(numbers.get("headline_means", "")), *(k.replace("_", " ") for k in numbers)]
+    found = [text for text in texts if PROCESS.search(text)]
+    assert not found, f"{name}.json speaks of goals or history: {found}"
+
+
+def test_the_readme_and_docs_state_what_was_measured() -> None:
+    found = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if re.search(r"\b(goals?|missed|refactor\w*)\b", CODE.sub(" ", line), re.I):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line[:100]}")
+    assert not found, "\n".join(found)

@@ -465,8 +465,9 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
         retrained: dict[str, float] = {}
         with bars() as start:
             for manifest in refresh_adapters(Corpus(corpus), sdsm_per_query, start):
-                if manifest["name"] in adapted:
-                    build_index(Corpus(corpus), manifest["name"])
+                name = manifest["name"]
+                if name in adapted or Corpus(corpus).layout.index_dir(name).exists():
+                    build_index(Corpus(corpus), name)  # its index holds the new papers too
                 retrained[manifest["name"]] = manifest["training"]["seconds"]
                 if not json:
                     out.print(f"{manifest['name']}: trained again on the grown graph in "

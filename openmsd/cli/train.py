@@ -251,6 +251,6 @@ def tune(
     seed: Annotated[int, typer.Option(help="Seed of the folds and the hidden links.")] = 0,
     json: JsonOpt = False,
 ) -> None:
-    """The former name of 'openmsd train ranker CORPUS', which it runs."""
-    err.print("openmsd tune is now 'openmsd train ranker CORPUS': running it", highlight=False)
+    """Another name for 'openmsd train ranker CORPUS': it runs that command."""
+    err.print("openmsd tune runs 'openmsd train ranker CORPUS'", highlight=False)
     _train_ranker(corpus, seed, None, json)

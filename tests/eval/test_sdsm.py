@@ -221,7 +221,7 @@ def test_train_ranker_learns_on_dev_and_the_learned_hybrid_is_used(corpus, tmp_p
     damaged = copy.root / "index" / "ranker.json"  # train ranker rebuilds it when damaged
     damaged.parent.mkdir(exist_ok=True)
     damaged.write_text('{"hybrid": {"members": ["bm25"], "weights": [NaN]}}')
-    run = runner.invoke(app, ["tune", str(copy.root), "--json"])  # the former name
+    run = runner.invoke(app, ["tune", str(copy.root), "--json"])  # another name
     assert run.exit_code == 0, run.output
     assert "now 'openmsd train ranker CORPUS'" in run.stderr
     found = json.loads(run.stdout)

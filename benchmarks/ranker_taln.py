@@ -9,7 +9,8 @@ Recall@1 of its free-text head.
     python benchmarks/ranker_taln.py taln --record
 
 1. the untuned ``hybrid`` and ``hybrid-graph`` are scored first (the corpus's ranker moved
-   aside), then ``openmsd train ranker`` fits the learned ones, which are scored the same way;
+   aside), then ``openmsd train ranker`` fits the learned ones (its adapters first), which
+   are scored the same way, the adapters as single signals too;
 2. text-only protocol (``hybrid``): BM25 within a language, BM25 across languages in English,
    each dense model, ``authors``; hidden-links protocol (``hybrid-graph``): those and the
    graph's signals; on IDT and ODT;
@@ -33,6 +34,7 @@ from record import write_record
 from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_sdsm
 from openmsd.experiment import train_ranker
+from openmsd.experiment.adapters import adapted_members
 from openmsd.experiment.ranker import GRAPH_SIGNALS, text_signals
 from openmsd.rank import HYBRID, HYBRID_GRAPH, ranker_path
 
@@ -79,12 +81,14 @@ def main() -> None:
     trained = train_ranker(corpus)
     seconds = round(time.perf_counter() - started, 1)
     print(f"trained in {seconds} s; learned fusions...", file=sys.stderr, flush=True)
-    after = {"text-only": scored(corpus, [HYBRID], "text-only"),
-             "hidden-links": scored(corpus, [HYBRID_GRAPH], "hidden-links")}
+    adapters = adapted_members(corpus)  # trained by train ranker: single signals too
+    after = {"text-only": scored(corpus, [HYBRID, *adapters], "text-only"),
+             "hidden-links": scored(corpus, [HYBRID_GRAPH, *adapters], "hidden-links")}
     figures: dict[str, Any] = {}
     for protocol, fused in (("text-only", HYBRID), ("hidden-links", HYBRID_GRAPH)):
         for split in SPLITS:
-            singles = {m: v for m, v in before[protocol][split].items()
+            singles = {m: v for m, v in [*before[protocol][split].items(),
+                                         *after[protocol][split].items()]
                        if m not in (fused, "queries")}
             best = max(singles, key=lambda m: singles[m]["average"])
             learned = after[protocol][split][fused]

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from openmsd.corpus import Record
 from openmsd.identifiers import alias, normalize_doi, omid
-from openmsd.ingest.reader import Reader, csv_rows
+from openmsd.ingest.reader import Reader, counting, csv_rows
 from openmsd.report import Report
 
 FORMAT = "coci"
@@ -87,13 +87,9 @@ def _is_header(row: list[str]) -> bool:
 
 def read(path: Path, report: Report) -> Iterator[Record]:
     """Yield one reference record per citation row; bad rows are reported with their line."""
-    counts = {"coci.citations": 0, "coci.omid_only": 0, "coci.journal_self_citations": 0,
-              "coci.author_self_citations": 0}
-    try:
+    with counting(report, ["coci.citations", "coci.omid_only", "coci.journal_self_citations",
+                           "coci.author_self_citations"]) as counts:
         yield from _rows(path, report, counts)
-    finally:
-        for name, number in counts.items():
-            report.count(name, number)
 
 
 def _rows(path: Path, report: Report, counts: dict[str, int]) -> Iterator[Record]:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from openmsd.corpus import Record
 from openmsd.identifiers import alias, normalize_doi, omid
-from openmsd.ingest.reader import Reader, as_str, as_year, csv_rows, reading_at
+from openmsd.ingest.reader import Reader, as_str, as_year, counting, csv_rows, reading_at
 from openmsd.report import Report
 
 FORMAT = "ocmeta"
@@ -79,12 +79,8 @@ def person(name: str) -> str | None:
 
 def read(path: Path, report: Report) -> Iterator[Record]:
     """Yield one paper record per Meta row; bad rows are reported with their line."""
-    counts = {"ocmeta.works": 0, "ocmeta.omid_only": 0}
-    try:
+    with counting(report, ["ocmeta.works", "ocmeta.omid_only"]) as counts:
         yield from _rows(path, report, counts)
-    finally:
-        for name, number in counts.items():
-            report.count(name, number)
 
 
 def _rows(path: Path, report: Report, counts: dict[str, int]) -> Iterator[Record]:

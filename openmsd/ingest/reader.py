@@ -19,7 +19,7 @@ import gzip
 import io
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -301,6 +301,18 @@ def _failing_line(data: bytes) -> int | None:
 def text_stream(path: Path) -> io.TextIOWrapper:
     """A text stream over a (possibly gzipped) file, UTF-8 with undecodable bytes replaced."""
     return io.TextIOWrapper(open_binary(path), encoding="utf-8", errors="replace", newline="")
+
+
+@contextlib.contextmanager
+def counting(report: Report, names: Iterable[str]) -> Iterator[dict[str, int]]:
+    """Counters of ``names`` (from 0) for the block to add to, given to ``report`` when it
+    ends, however it ends (a reader closed early counts what it read)."""
+    counts = dict.fromkeys(names, 0)
+    try:
+        yield counts
+    finally:
+        for name, number in counts.items():
+            report.count(name, number)
 
 
 def csv_rows(path: Path, report: Report) -> Iterator[tuple[int, list[str]]]:

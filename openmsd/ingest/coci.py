@@ -28,14 +28,13 @@ Example (Index dump, then COCI)::
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from openmsd.corpus import Record
 from openmsd.identifiers import alias, normalize_doi, omid
-from openmsd.ingest.reader import Reader, counting, csv_rows
+from openmsd.ingest.reader import Reader, counting, csv_rows, first_csv_row
 from openmsd.report import Report
 
 FORMAT = "coci"
@@ -144,11 +143,8 @@ def _rows(path: Path, report: Report, counts: dict[str, int]) -> Iterator[Record
 def sniff(head: bytes, path: Path) -> bool:
     """The first line is the citations header, or a row ``oci,ID,ID,...`` of seven cells (an
     ID: a DOI, or prefixed ids with a DOI or an OMID)."""
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    line = text.split("\n", 1)[0].rstrip("\r")
-    try:
-        row = next(csv.reader([line]))
-    except (csv.Error, StopIteration):
+    row = first_csv_row(head)
+    if row is None:
         return False
     if _is_header(row):
         return True

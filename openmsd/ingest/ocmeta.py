@@ -23,14 +23,21 @@ Example::
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from openmsd.corpus import Record
 from openmsd.identifiers import alias, normalize_doi, omid
-from openmsd.ingest.reader import Reader, as_str, as_year, counting, csv_rows, reading_at
+from openmsd.ingest.reader import (
+    Reader,
+    as_str,
+    as_year,
+    counting,
+    csv_rows,
+    first_csv_row,
+    reading_at,
+)
 from openmsd.report import Report
 
 FORMAT = "ocmeta"
@@ -140,13 +147,8 @@ def _paper(row: list[str], columns: dict[str, int], key: str, doi: str | None,
 def sniff(head: bytes, path: Path) -> bool:
     """The first line is a Meta header (``id`` first, with title, author, pub_date, venue and
     type)."""
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    line = text.split("\n", 1)[0].rstrip("\r")
-    try:
-        row = next(csv.reader([line]))
-    except (csv.Error, StopIteration):
-        return False
-    return _header(row) is not None
+    row = first_csv_row(head)
+    return row is not None and _header(row) is not None
 
 
 READER = Reader(FORMAT, sniff, read,

@@ -315,6 +315,16 @@ def counting(report: Report, names: Iterable[str]) -> Iterator[dict[str, int]]:
             report.count(name, number)
 
 
+def first_csv_row(head: bytes) -> list[str] | None:
+    """The cells of the first line of a CSV file's first bytes (a byte-order mark dropped);
+    None where it does not parse."""
+    line = head.decode("utf-8", errors="replace").lstrip("\ufeff").split("\n", 1)[0]
+    try:
+        return next(csv.reader([line.rstrip("\r")]))
+    except (csv.Error, StopIteration):
+        return None
+
+
 def csv_rows(path: Path, report: Report) -> Iterator[tuple[int, list[str]]]:
     """Each row of the (possibly gzipped) CSV file ``path`` with its line number; a row the
     CSV reader cannot parse is reported with its line and skipped; unreadable compressed data

@@ -133,7 +133,8 @@ def test_the_readme_own_corpus_block_runs_as_written(
     """Each command of the block, in order, exits 0 without a traceback; straight after
     ``train ranker`` (checks of the block's promises, not in it) ``related`` rates its results
     and ``watch`` of the library works; ``update --watch`` then lists exactly the two works
-    that appeared in OpenAlex, ranked; ``train ranker`` also works without a dev split."""
+    that appeared in OpenAlex, ranked; ``train ranker`` (as ``tune``) also works without a dev
+    split."""
     from openmsd.cli import app
     from openmsd.fetch import LOCAL_API_ENV
     from tests.fetch import apiserver, zoteroserver
@@ -195,9 +196,9 @@ def test_the_readme_own_corpus_block_runs_as_written(
                                             "https://doi.org/10.5555/test.5002"}
     assert not list(home.glob("*.partial")) and not list(home.glob("*.progress.json"))
 
-    # a corpus without a dev split: train ranker learns from train alone
+    # a corpus without a dev split: train ranker (and tune, its other name) learns from train
     run(["relations", "mycorpus", "--dev", "0"], "relations --dev 0")
-    assert "saved to" in run(["train", "ranker", "mycorpus"], "train ranker without dev")
+    assert "saved to" in run(["tune", "mycorpus"], "tune without a dev split")
 
 
 def _straight_after_training(run, paper: str) -> None:

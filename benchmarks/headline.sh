@@ -67,10 +67,10 @@ openmsd relations "$WORK/taln-grid" --top-languages 2 --idt 0.15 --odt 0.15 --de
 python benchmarks/training_taln.py "$WORK/taln-grid" --seeds 0 --runs mSpt-dc Specter SciNCL \
     --out "$WORK/training-taln"
 # MP-BERT4CR on the unarXive sample's time-ordered split: baselines, the untrained start and the
-# trained heads, one seed (the newest citing papers are the test set).
+# trained heads, three seeds (the newest citing papers are the test set).
 rm -rf "$WORK/ux"
 openmsd ingest ../shared/data/unarxive-sample --out "$WORK/ux"
-python benchmarks/citrec_table3.py "$WORK/ux" --outside-references --split time --seeds 0 \
+python benchmarks/citrec_table3.py "$WORK/ux" --outside-references --split time --seeds 0 1 2 \
     --runs start dyn --variant dyn '{}' --rerank start dyn \
     --baselines bm25 e5-small-multilingual prefetch --steps 100 --out "$WORK/citrec-ux-time" \
     --config '{"citation_fundamental": 4, "eval_every": 20, "learning_rate": 1e-4}' \

@@ -75,6 +75,7 @@ def readme_block() -> list[Command]:
 
 
 def _is(command: Command, step: tuple[str, ...]) -> bool:
+    """Whether ``command`` is ``openmsd STEP...`` with the step's options among its words."""
     words = command.words[1:]
     return words[:len([s for s in step if not s.startswith("-")])] == tuple(
         s for s in step if not s.startswith("-")) and all(
@@ -91,7 +92,9 @@ def test_the_block_covers_the_own_corpus_steps() -> None:
                                    "after the steps before it"
 
 
-def sample_world(tmp: Path):
+def sample_world(tmp: Path) -> tuple[object, list[str]]:
+    """An OpenAlex world of the shipped sample's papers that have a DOI, a title and an
+    abstract (ingested into ``tmp``, then removed), and their DOIs in work-number order."""
     from openmsd.corpus import Corpus
     from openmsd.ingest import ingest
     from tests.fetch.apiserver import World, openalex_work

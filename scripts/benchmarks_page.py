@@ -267,7 +267,10 @@ def benchmarks_page(results: Path = RESULTS) -> str:
              "command that reruns it, the commit it ran at and the load of the machine: the "
              "machine is 2 CPU cores shared with other work, so wall times are upper bounds "
              "and ratios against a peer measured in the same run are the figures to compare. "
-             "`bash benchmarks/headline.sh` reruns them all.", "",
+             "`bash benchmarks/headline.sh` reruns every record the README links but "
+             "`fetch_cost` and `cli_start` (their commands build an earlier openmsd from git "
+             "to compare against), and most of the others; each record's command reruns it "
+             "alone.", "",
              "**Test splits read before.** TALN's test splits (IDT, ODT and their union) had "
              "been read eight or nine times during development, each time after a design "
              "change, before the `ranking_taln` record read them once more; `training_taln` "

@@ -75,6 +75,7 @@ def readme_block() -> list[Command]:
 
 
 def _is(command: Command, step: tuple[str, ...]) -> bool:
+    """Whether ``command`` is ``openmsd STEP...`` with the step's options among its words."""
     words = command.words[1:]
     return words[:len([s for s in step if not s.startswith("-")])] == tuple(
         s for s in step if not s.startswith("-")) and all(
@@ -91,7 +92,9 @@ def test_the_block_covers_the_own_corpus_steps() -> None:
                                    "after the steps before it"
 
 
-def sample_world(tmp: Path):
+def sample_world(tmp: Path) -> tuple[object, list[str]]:
+    """An OpenAlex world of the shipped sample's papers that have a DOI, a title and an
+    abstract (ingested into ``tmp``, then removed), and their DOIs in work-number order."""
     from openmsd.corpus import Corpus
     from openmsd.ingest import ingest
     from tests.fetch.apiserver import World, openalex_work
@@ -133,7 +136,8 @@ def test_the_readme_own_corpus_block_runs_as_written(
     """Each command of the block, in order, exits 0 without a traceback; straight after
     ``train ranker`` (checks of the block's promises, not in it) ``related`` rates its results
     and ``watch`` of the library works; ``update --watch`` then lists exactly the two works
-    that appeared in OpenAlex, ranked; ``train ranker`` also works without a dev split."""
+    that appeared in OpenAlex, ranked; ``train ranker`` (as ``tune``) also works without a dev
+    split."""
     from openmsd.cli import app
     from openmsd.fetch import LOCAL_API_ENV
     from tests.fetch import apiserver, zoteroserver
@@ -195,9 +199,9 @@ def test_the_readme_own_corpus_block_runs_as_written(
                                             "https://doi.org/10.5555/test.5002"}
     assert not list(home.glob("*.partial")) and not list(home.glob("*.progress.json"))
 
-    # a corpus without a dev split: train ranker learns from train alone
+    # a corpus without a dev split: train ranker (and tune, its other name) learns from train
     run(["relations", "mycorpus", "--dev", "0"], "relations --dev 0")
-    assert "saved to" in run(["train", "ranker", "mycorpus"], "train ranker without dev")
+    assert "saved to" in run(["tune", "mycorpus"], "tune without a dev split")
 
 
 def _straight_after_training(run, paper: str) -> None:

@@ -223,7 +223,7 @@ def test_train_ranker_learns_on_dev_and_the_learned_hybrid_is_used(corpus, tmp_p
     damaged.write_text('{"hybrid": {"members": ["bm25"], "weights": [NaN]}}')
     run = runner.invoke(app, ["tune", str(copy.root), "--json"])  # another name
     assert run.exit_code == 0, run.output
-    assert "now 'openmsd train ranker CORPUS'" in run.stderr
+    assert "runs 'openmsd train ranker CORPUS'" in run.stderr
     found = json.loads(run.stdout)
     spec, report = found["hybrid"], found["report"]["hybrid"]
     # the train papers have no vectors here: learned on dev alone

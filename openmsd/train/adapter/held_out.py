@@ -43,7 +43,8 @@ def held_out_vectors(corpus: Corpus, adapter: Any, folds: int, seed: int = 0,
     """:class:`HeldOut` of ``adapter`` (an :class:`openmsd.models.Adapter` of ``corpus``): its
     chosen head, pull and epochs fitted ``folds`` times on its own positives and extras;
     ``progress`` is told of each fit. At most the adapter's ``cv_rows`` rows a fit (sampled),
-    as its own cross-validation fits a large corpus."""
+    as its own cross-validation fits a large corpus, on as many threads as it was fitted with
+    (one by default: a head's steps are small)."""
     training = adapter.meta["training"]
     settings, chosen = training["settings"], training["chosen"]
     vectors = base_vectors(corpus, [b["key"] for b in adapter.bases], load_vector_table,
@@ -60,11 +61,17 @@ def held_out_vectors(corpus: Corpus, adapter: Any, folds: int, seed: int = 0,
     matrix = torch.as_tensor(vectors.matrix)
     sampler = np.random.default_rng(seed)
     matrices = []
-    for f in range(folds):
-        kept = outside(rows, fold, f)
-        if len(kept) > settings["cv_rows"]:
-            kept = kept[np.sort(sampler.choice(len(kept), settings["cv_rows"], replace=False))]
-        matrices.append(fit(matrix, kept, fitting).export().apply(vectors.matrix))
-        if progress:
-            progress(1)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(int(settings.get("threads") or 1))  # as the adapter was fitted
+    try:
+        for f in range(folds):
+            kept = outside(rows, fold, f)
+            if len(kept) > settings["cv_rows"]:
+                kept = kept[np.sort(sampler.choice(len(kept), settings["cv_rows"],
+                                                   replace=False))]
+            matrices.append(fit(matrix, kept, fitting).export().apply(vectors.matrix))
+            if progress:
+                progress(1)
+    finally:
+        torch.set_num_threads(threads)
     return HeldOut(list(vectors.ids), fold, matrices)

@@ -43,8 +43,9 @@ def whole_ids(directory: Path, texts: list[str], max_length: int = 512) -> list[
 
 
 def test_the_quick_path_gives_the_whole_tokenizers_ids(build: Path, shared_data: Path):
-    """Every title and abstract of TALN (French and English), and awkward text, in groups of
-    fifty: the same ids as the whole tokenizer, truncation included, without loading it."""
+    """Every title and abstract of TALN (French and English), and awkward text, in groups the
+    quick path takes: the same ids as the whole tokenizer, truncation included, without
+    loading it."""
     texts = list(AWKWARD)
     for line in (shared_data / "taln" / "papers.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
@@ -54,9 +55,13 @@ def test_the_quick_path_gives_the_whole_tokenizers_ids(build: Path, shared_data:
             texts += [v for v in values if isinstance(v, str)]
     assert len(texts) > 2000
     reference = whole(build, 64)
-    for start in range(0, len(texts), 50):
+    groups: list[list[str]] = [[]]
+    for text in texts:  # as many texts a group as the quick path takes
+        if sum(map(len, groups[-1])) + len(text) > QUICK_CHARS:
+            groups.append([])
+        groups[-1].append(text)
+    for group in groups:
         tokenizer = SavedTokenizer(build, 64)
-        group = texts[start:start + 50]
         assert tokenizer.encode(group) == [e.ids for e in reference.encode_batch(group)], group
         assert tokenizer._whole is None
     assert tokenizer.pad_id == 1

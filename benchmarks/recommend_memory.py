@@ -127,9 +127,14 @@ def main() -> None:
         largest = max(rows, key=lambda row: row["peak_rss_mib"])
         print(write_record(
             "recommend_memory",
-            {"peer": {"what": "recommend of the demo paragraph (3 locations): the corpus and "
-                              "the model loaded", **peer},
-             "rows": rows, "largest_peak_rss_mib": largest["peak_rss_mib"],
+            {"headline": f"{largest['peak_rss_mib']:,.0f} MiB",
+             "headline_means": f"the largest peak RSS of openmsd recommend over manuscripts of "
+                               f"{', '.join(f'{s:g}' for s in args.sizes)} MiB (the "
+                               f"{largest['mib']:g} MiB one's: {largest['locations']:,} "
+                               f"locations), the model included",
+             "peer": f"recommend of the demo paragraph (3 locations: loading the corpus and "
+                     f"the model) in the same run, {peer['peak_rss_mib']:,.0f} MiB",
+             "demo_paragraph": peer, "rows": rows,
              "largest_over_peer_mib": largest["over_peer_mib"]},
             data={"corpus": str(args.corpus or "openmsd demo (the shipped SciELO sample)"),
                   "manuscripts": "Markdown of the corpus's abstracts, one citation marker "

@@ -34,8 +34,9 @@ PARAGRAPH = ROOT / "openmsd" / "data" / "demo-paragraph.md"
 
 
 def manuscript(corpus: Path, size: int, every: int) -> str:
-    """About ``size`` bytes of Markdown from ``corpus``'s abstracts, one paragraph each, the
-    first sentence after every ``every`` bytes ending with a marker ``[n]``."""
+    """At most ``size`` bytes of Markdown (within an abstract of it) from ``corpus``'s
+    abstracts, one paragraph each, the first sentence after every ``every`` bytes ending with a
+    marker ``[n]``."""
     abstracts = [a for a in pq.read_table(corpus / "papers.parquet", columns=["abstract"])
                  ["abstract"].to_pylist() if a and len(a) > 200]
     rng = random.Random(0)
@@ -50,6 +51,8 @@ def manuscript(corpus: Path, size: int, every: int) -> str:
                 sentences[i] = f"{sentence[:-1]} [{marked}]."
                 since = 0
         paragraph = " ".join(sentences)
+        if parts and total + len(paragraph.encode()) + 2 > size:
+            break  # no more than ``size``: the largest manuscript allowed is read whole
         parts.append(paragraph)
         total += len(paragraph.encode()) + 2
     return "\n\n".join(parts) + "\n"

@@ -326,6 +326,9 @@ def main() -> None:
                              "cores: aiohttp costs less CPU per request than httpx).")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/server-load"))
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--record", action="store_true",
+                        help="write benchmarks/results/server_load.json: each phase's p95 and "
+                             "errors, the machine's load during it")
     parser.add_argument("--ranker", default=None,
                         help="what related and search rank with: the served model (dense only, "
                              "its FAISS index), or a ranker such as hybrid-graph (text, words "
@@ -360,6 +363,7 @@ def main() -> None:
                          "related, search, recommend joined by +")
 
     MODEL, DIM = args.model, DIMS[args.model]
+    load_before = os.getloadavg()[0]
     key = vector_key(MODEL, args.backend)
     cache = args.cache / (f"n{args.papers}" if key == "muse-v3" else f"n{args.papers}-{key}")
     corpus_dir = build_corpus(cache, args.papers, args.kind, key)
@@ -381,6 +385,37 @@ def main() -> None:
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
+    if args.record:
+        write(args, result, load_before)
+
+
+def write(args: argparse.Namespace, result: dict[str, Any], load_before: float) -> None:
+    """``benchmarks/results/server_load.json``: the headline is each phase's p95 (ms) and its
+    errors; the machine is shared, so its load before and during each phase is kept."""
+    from record import write_record
+
+    phases = result.get("by_phase") or {result["ranker"]: result}
+    summary = {name: {"p95_ms": p["latency_ms"]["p95"], "errors": p["errors"],
+                      "requests": p["requests"], "load_average_1m": p["load_average_1m"]}
+               for name, p in phases.items()}
+    headline = "; ".join(f"{name} p95 {s['p95_ms']:,.0f} ms, {s['errors']} errors"
+                         for name, s in summary.items())
+    print(write_record(
+        "server_load",
+        {"headline": headline,
+         "headline_means": f"{args.clients} clients for {args.seconds:g} s on loopback against "
+                           f"openmsd serve over {args.papers:,} papers with generated vectors "
+                           f"({args.kind} index), each phase one endpoint and ranker; "
+                           "latency from send to the full response",
+         "peer": "none: the figures are absolute (fused search's p95 is measured against "
+                 "150 ms)",
+         "phases": summary, "result": result},
+        data={"papers": args.papers, "vectors": "generated clustered unit vectors "
+              f"({DIM}-d), stored as {MODEL}'s", "works": "generated OpenAlex works (real "
+              "S2ORC abstracts), as ingest_throughput.py"},
+        load_before=load_before, synthetic=True,
+        notes="2 shared cores: the server, its 20 clients and other work on the machine share "
+              "them; load_average_1m of each phase is [before, after]"), file=sys.stderr)
 
 
 def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, str]],

@@ -27,14 +27,22 @@ def without_bidi(text: str) -> str:
     return _BIDI.sub("", text)
 
 
-def doi_url(doi: str) -> str:
-    """The ``https://doi.org/`` link of a DOI, percent-encoded (spaces, quotes, controls and
-    bidi controls included: the link names the DOI as it is, and shows nothing reordered).
+DOI_SAFE = "/:;()._-"
+"""What a DOI link keeps unencoded: the DOI syntax's separators that mean the same in a URL's
+path. Everything else (space, ``<``, ``"``, ``#``, ``?``, ``%``, ``+``, non-ASCII) is
+percent-encoded as UTF-8, so the link is one valid URL that doi.org resolves to the DOI."""
 
-    >>> doi_url("10.1/a b\u202e")
-    'https://doi.org/10.1/a%20b%E2%80%AE'
+
+def doi_url(doi: str) -> str:
+    """The ``https://doi.org/`` link of a DOI: its bidi controls stripped (as every export id
+    is), the rest percent-encoded, so nothing in it ends the URL, starts a query or a fragment,
+    or breaks out of an attribute.
+
+    >>> doi_url("10.1/a b\u202e#c?")
+    'https://doi.org/10.1/a%20b%23c%3F'
     """
-    return "https://doi.org/" + quote(doi, safe="/:;()._-")
+    return "https://doi.org/" + quote(without_bidi(doi).strip(), safe=DOI_SAFE)
+
 
 _DOI_PREFIXES = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*|info:doi/)", re.IGNORECASE)
 _DOI_SHAPE = re.compile(r"^10\.\d{4,9}/\S+$")

@@ -35,6 +35,8 @@ TITLES = {
     "tune_cost": "What tune costs",
     "adapter_crosslingual": "Adapters across languages: French abstracts find their English",
     "embed_memory": "Peak memory of openmsd embed",
+    "recommend_memory": "Peak memory of openmsd recommend on long manuscripts",
+    "server_load": "The web server under load: 20 clients on related and fused search",
     "embedding_sdsm_dev": "Embedding quality: the CPU builds against PyTorch on TALN dev",
     "embedding_candidates": "int8 builds against float32 on TALN dev",
     "adapter_samples": "Adapters on the unarXive and S2ORC samples: contexts and citrec",

@@ -80,8 +80,9 @@ def ingest(
     )] = None,
     strict: StrictOpt = False,
     json: JsonOpt = False,
-    engine: Annotated[str, typer.Option(help="duckdb (one process, incremental) or spark (one "
-                                             "task per file; see docs/scale.md).")] = "duckdb",
+    engine: Annotated[str, typer.Option(help="duckdb (one process) or spark (one task per "
+                                             "file; see docs/scale.md); both incremental.")
+                      ] = "duckdb",
     since: Annotated[str | None, typer.Option(
         help="YYYY-MM-DD: of an OpenAlex snapshot folder, only the partitions updated on or "
              "after that day (a corpus refreshed between quarterly releases).")] = None,

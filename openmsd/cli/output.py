@@ -13,7 +13,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import orjson
@@ -27,8 +27,8 @@ from rich.text import Text
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["HEARTBEAT", "SafeConsole", "build_notice", "emit", "err", "fail", "out", "piped",
-           "plain", "progress", "say_left_out", "tsv_lines", "warn", "write_rows"]
+__all__ = ["HEARTBEAT", "SafeConsole", "build_notice", "emit", "emit_each", "err", "fail", "out",
+           "piped", "plain", "progress", "say_left_out", "tsv_lines", "warn", "write_rows"]
 
 # control characters, and the bidirectional-text controls (U+061C, U+200E/F, U+202A-E, U+2066-9)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -209,6 +209,31 @@ def emit(data: Any, as_json: bool,
     shown = view(data) if view is not None else None
     if shown is not None:
         out.print(shown, highlight=False)
+
+
+def emit_each(batches: Iterable[list[Any]], as_json: bool,
+              view: Callable[[list[Any]], RenderableType | None] | None = None) -> None:
+    """Print list ``batches`` as they come, in the memory of one: with ``as_json`` the one
+    JSON array :func:`emit` writes of them all (the same text), else ``view(batch)`` per
+    batch, a table's header only once in a pipe."""
+    if as_json:
+        write = sys.stdout.write
+        first = True
+        for batch in batches:
+            for item in batch:
+                text = json_text(item, orjson.OPT_INDENT_2)
+                write(("[\n  " if first else ",\n  ") + text.replace("\n", "\n  "))
+                first = False
+        write("[]\n" if first else "\n]\n")
+        sys.stdout.flush()
+        return
+    header = True
+    for batch in batches:
+        shown = view(batch) if view is not None else None
+        if isinstance(shown, Table) and not out.is_terminal:
+            shown.show_header, header = header, False
+        if shown is not None:
+            out.print(shown, highlight=False)
 
 
 @contextlib.contextmanager

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -29,7 +30,7 @@ from openmsd.cli.options import (
     LangOpt,
     YearOpt,
 )
-from openmsd.cli.output import emit, err, fail, piped, say_left_out, warn
+from openmsd.cli.output import emit, emit_each, err, fail, piped, say_left_out, warn
 from openmsd.cli.zotero import (
     DryRunOpt,
     ToZoteroOpt,
@@ -315,6 +316,7 @@ def recommend(
     from openmsd.models import UnknownModelError, find_adapter, load_model, vector_key
     from openmsd.rank import RankerSpec, UnknownScorerError, default_dense, is_builtin
     from openmsd.search import (
+        MAX_LOCATIONS,
         CitationRequest,
         SearchService,
         language_warning,
@@ -350,29 +352,48 @@ def recommend(
         warning = language_warning(identify([document.text[:2000]])[0][0], encoder)
         if warning:
             err.print(f"[yellow]warning[/]: {manuscript}: {warning}", highlight=False)
-        found = [location.as_dict() for location in SearchService(target).recommend(
+        located = SearchService(target).recommend_each(
             CitationRequest(document.text, vector_key(model, backend), k, at=at,
                             languages=lang, years=years, explain=True,
                             max_locations=None,  # every location of the manuscript
                             manuscript_ids=document.ids, manuscript_title=document.title,
                             include_non_papers=include_non_papers),
-            encoder)]
+            encoder)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(f"{manuscript}: {error}")
-    if at is None and found and not any(loc["markers"] for loc in found):
+    seen = {"locations": 0, "markers": 0, "results": 0}
+    cited: dict[str, None] = {}  # the papers recommended, for --bibtex
+    left_out: Counter[str] = Counter()
+
+    def batches() -> Iterator[list[dict[str, Any]]]:
+        """The locations as they are ranked, MAX_LOCATIONS at a time, counted on the way."""
+        batch: list[dict[str, Any]] = []
+        try:
+            for location in located:
+                found = location.as_dict()
+                seen["locations"] += 1
+                seen["markers"] += bool(found["markers"])
+                seen["results"] += bool(found["results"])
+                cited.update(dict.fromkeys(r["paper_id"] for r in found["results"]))
+                left_out.update(found["left_out"])
+                batch.append(found)
+                if len(batch) == MAX_LOCATIONS:
+                    yield ranked_locations(batch)
+                    batch = []
+        except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
+            fail(f"{manuscript}: {error}")
+        if batch:
+            yield ranked_locations(batch)
+
+    emit_each(batches(), json, recommendations_table if piped() else recommendations_view)
+    if at is None and seen["locations"] and not seen["markers"]:
         err.print(f"[yellow]note[/]: {manuscript} has no citation marker: one location per "
-                  f"paragraph ({len(found)})", highlight=False)
+                  f"paragraph ({seen['locations']})", highlight=False)
     if bibtex_file:
-        ids = list(dict.fromkeys(r["paper_id"] for loc in found for r in loc["results"]))
         from openmsd.export import save  # BibTeX and CSL libraries: only for --bibtex
 
-        save(papers_by_id(target, ids), "bib", bibtex_file)
-        err.print(f"{len(ids)} BibTeX entries -> {bibtex_file}", highlight=False)
-    if not any(location["results"] for location in found):
+        save(papers_by_id(target, list(cited)), "bib", bibtex_file)
+        err.print(f"{len(cited)} BibTeX entries -> {bibtex_file}", highlight=False)
+    if not seen["results"]:
         _say_why_empty(target, lang, years, "the index is empty")
-    emit(ranked_locations(found), json,
-         recommendations_table if piped() else recommendations_view)
-    left_out: Counter[str] = Counter()
-    for location in found:
-        left_out.update(location["left_out"])
     say_left_out(left_out)

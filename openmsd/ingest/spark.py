@@ -25,10 +25,15 @@ so every command reads a corpus built by either engine; the staged parts are the
 adds inputs to a corpus built on Spark; ``manifest.json`` is written last, so a corpus without
 it is incomplete.
 
-The Spark engine builds a new corpus only: a directory that already holds one (its
-``manifest.json``) is refused before anything is written, so no Spark run can replace a
-corpus, and a run killed at any point leaves an existing corpus as it was. A local ``--out`` is
-held with the corpus's lock (:func:`openmsd.corpus.corpus_lock`) while the run writes.
+Into a local directory that already holds a corpus (either engine's), the Spark engine adds
+as the DuckDB engine does (:mod:`openmsd.ingest.run`): each input file is a part keyed by the
+digest of its content, an unchanged file is not read again, a changed one replaces its part in
+place (its position in the merge order kept), a new one is appended; the tables are then
+rebuilt on Spark from every part into a ``.build-*`` folder of the corpus and swapped in as the
+DuckDB ingest swaps its own (the manifest to come recorded first), so a run killed at any point
+leaves the old corpus or the new one readable. A corpus under a URI is not extended: it is
+refused before anything is written. A local ``--out`` is held with the corpus's lock
+(:func:`openmsd.corpus.corpus_lock`) while the run writes.
 
 Inputs and ``--out`` may be local paths or URIs (``s3a://``, ``gs://``, ``hdfs://``,
 ``file://``); tasks copy a remote input file to local disk before reading it.
@@ -47,10 +52,12 @@ import orjson
 from openmsd.corpus import (
     BATCH,
     MANIFEST,
+    NEXT,
     PROBLEMS,
     REPORT,
     SCHEMA_VERSION,
     TABLES,
+    Corpus,
     LanguageIdentifier,
     Layout,
     SparkSql,
@@ -58,10 +65,12 @@ from openmsd.corpus import (
     corpus_lock,
     derive,
     local_spark,
+    staged_files,
 )
+from openmsd.crashpoint import crash_point
 from openmsd.ingest.formats import get_reader
 from openmsd.ingest.inputs import list_files
-from openmsd.ingest.run import IngestResult, digest, stage
+from openmsd.ingest.run import IngestResult, _write_report, digest, stage
 from openmsd.ingest.snapshot import LAYOUTS, deleted_works, find_snapshot
 from openmsd.report import IngestError, Problem, Report
 
@@ -198,10 +207,9 @@ def stage_file(ordinal: int, path: str, staged: str, fmt: str | None, strict: bo
     return StagedFile(ordinal, path, name, records, dict(report.counts), problems)
 
 
-def _run_tasks(spark: Any, files: list[str], staged: str, fmt: str | None, strict: bool
-               ) -> list[StagedFile]:
-    """One Spark task per file; the staged parts in file order."""
-    jobs = list(enumerate(files))
+def _run_tasks(spark: Any, jobs: list[tuple[int, str]], staged: str, fmt: str | None,
+               strict: bool) -> list[StagedFile]:
+    """One Spark task per (ordinal, file); the staged parts in ordinal order."""
     rdd = spark.sparkContext.parallelize(jobs, max(1, len(jobs)))
     try:
         done = rdd.map(lambda job: stage_file(job[0], job[1], staged, fmt, strict)).collect()
@@ -218,13 +226,15 @@ def ingest_on_spark(inputs: list[str | Path], out: str | Path, fmt: str | None =
                     strict: bool = False, spark: Any = None,
                     identifier: LanguageIdentifier | None = None,
                     since: str | None = None) -> IngestResult:
-    """Ingest ``inputs`` into a new corpus at ``out`` (a path or URI) on Spark; with ``since``
+    """Ingest ``inputs`` into the corpus at ``out`` (a path or URI) on Spark: a new one, or
+    a local one that exists, added to (:func:`_extend_on_spark`); with ``since``
     (YYYY-MM-DD), of each snapshot folder only the partitions updated on or after that day.
 
     The corpus holds the same rows as :func:`openmsd.ingest.run.ingest` of the same
     inputs, in the same files (one Parquet file per table), the works the snapshots' deletion
-    ledgers list left out. IngestError when ``out`` already holds a corpus (add to it with the
-    DuckDB engine), when another writer holds it, when an input is missing, when ``since``
+    ledgers list left out. IngestError when ``out`` is a URI that already holds a corpus, when
+    a snapshot's ``since`` or deletion ledger would be added to an existing corpus (the DuckDB
+    engine does that), when another writer holds it, when an input is missing, when ``since``
     names an input that is no local snapshot folder, for a bad snapshot or ledger, in strict
     mode at the first problem, or when the inputs hold no paper.
     """
@@ -238,19 +248,23 @@ def ingest_on_spark(inputs: list[str | Path], out: str | Path, fmt: str | None =
         return _ingest_on_spark(inputs, root, files, fmt, strict, spark, identifier, since,
                                 deleted)
     root = str(Path(root).resolve())
-    _refuse_a_corpus(root, (Path(root) / MANIFEST).exists())
     with corpus_lock(root):
-        _refuse_a_corpus(root, (Path(root) / MANIFEST).exists())  # one written meanwhile
+        if (Path(root) / MANIFEST).exists():
+            if since or deleted:
+                raise IngestError(f"{root}: already a corpus; adding a snapshot's --since "
+                                  "partitions or deletion ledger to it runs on --engine duckdb")
+            return _extend_on_spark(Corpus(root), files, fmt, strict, spark, identifier)
         return _ingest_on_spark(inputs, root, files, fmt, strict, spark, identifier, since,
                                 deleted)
 
 
 def _refuse_a_corpus(root: str, exists: bool) -> None:
-    """IngestError when ``root`` already holds a corpus: Spark builds new corpora only."""
+    """IngestError when the URI ``root`` already holds a corpus: Spark extends local corpora
+    only."""
     if exists:
-        raise IngestError(f"{root}: already a corpus ({MANIFEST}); --engine spark builds a "
-                          "new corpus only: add to this one with --engine duckdb, or name a "
-                          "new directory with --out")
+        raise IngestError(f"{root}: already a corpus ({MANIFEST}); --engine spark adds to a "
+                          "corpus in a local directory only: copy it to one, or name a new "
+                          "directory with --out")
 
 
 def _uri_has_manifest(root: str) -> bool:
@@ -266,7 +280,7 @@ def _ingest_on_spark(inputs: list[str | Path], root: str, files: list[tuple[int,
                      deleted: list[str]) -> IngestResult:
     spark = spark or local_spark()
     staged = f"{root}/{STAGED}"
-    done = _run_tasks(spark, [file for _, file in files], staged, fmt, strict)
+    done = _run_tasks(spark, list(enumerate(file for _, file in files)), staged, fmt, strict)
     problems = [Problem(**p) for s in done for p in s.problems]
     if not sum(s.records.get("papers", 0) for s in done):
         first = f"; first: {problems[0]}" if problems else ""
@@ -366,3 +380,102 @@ def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | 
         entry["part"] = name
     shutil.rmtree(local / STAGED, ignore_errors=True)
     write_json(local / MANIFEST, manifest)
+
+
+def _extend_on_spark(corpus: Corpus, files: list[tuple[int, str]], fmt: str | None,
+                     strict: bool, spark: Any, identifier: LanguageIdentifier | None
+                     ) -> IngestResult:
+    """Add ``files`` to the existing local ``corpus`` (held with its lock) on Spark, by the
+    DuckDB ingest's rules: each file a part keyed by its digest (unchanged: not read again;
+    changed: read again under its ordinal; new: appended), then every table rebuilt from all
+    parts and swapped in as one unit (:func:`_rebuild_on_spark`)."""
+    manifest = corpus.manifest()
+    committed = orjson.loads(orjson.dumps(manifest))  # as it is until this run commits
+    entries: list[dict[str, Any]] = manifest["inputs"]
+    corpus.layout.remove_stale_staged({e["part"] for e in entries})
+    for entry in entries:
+        if not (corpus.staged / entry["part"]).is_dir():
+            raise IngestError(f"{corpus.root}: the staged part of {entry['path']} is missing "
+                              f"({corpus.staged / entry['part']}): add to this corpus with "
+                              "--engine duckdb, which reads its input again")
+    result = IngestResult()
+    last = max((e["ordinal"] for e in entries), default=-1)
+    todo: list[tuple[int, str, str]] = []  # (ordinal, file, digest) to read
+    for _, file in files:
+        part_digest = "uri" if _is_uri(file) else digest([Path(file)], Path(file), fmt)
+        entry = next((e for e in entries if e["path"] == file and not e.get("since")), None)
+        if entry and entry["digest"] == part_digest and part_digest != "uri":
+            result.unchanged.append(file)
+            continue
+        if entry:
+            ordinal = entry["ordinal"]
+        else:
+            last += 1
+            ordinal = last
+        todo.append((ordinal, file, part_digest))
+    staged = corpus.root / STAGED
+    spark = spark or local_spark()
+    if todo:
+        done = {s.ordinal: s for s in _run_tasks(spark, [(o, f) for o, f, _ in todo],
+                                                 str(staged), fmt, strict)}
+        for ordinal, file, part_digest in todo:
+            name = f"{ordinal:04d}-{part_digest}"
+            shutil.rmtree(corpus.staged / name, ignore_errors=True)  # a killed run's
+            (staged / done[ordinal].part).replace(corpus.staged / name)
+            old = next((e for e in entries if e["ordinal"] == ordinal), None)
+            if old and old["part"] != name:
+                shutil.rmtree(corpus.staged / old["part"], ignore_errors=True)
+            entries[:] = [e for e in entries if e["ordinal"] != ordinal] + [{
+                "path": file, "ordinal": ordinal, "digest": part_digest, "part": name,
+                "format": fmt, "files": 1, "records": done[ordinal].records}]
+            result.staged.append(file)
+        entries.sort(key=lambda e: e["ordinal"])
+    shutil.rmtree(staged, ignore_errors=True)
+    if not sum(e["records"].get("papers", 0) for e in entries):
+        raise IngestError(f"no papers read from {', '.join(result.staged) or 'the inputs'}; "
+                          "nothing written")
+    _rebuild_on_spark(corpus, entries, manifest, committed, result, strict, spark, identifier)
+    return result
+
+
+def _rebuild_on_spark(corpus: Corpus, entries: list[dict[str, Any]], manifest: dict[str, Any],
+                      committed: dict[str, Any], result: IngestResult, strict: bool,
+                      spark: Any, identifier: LanguageIdentifier | None) -> None:
+    """Every table rebuilt on Spark from the staged parts of ``entries`` (each row with its
+    ``part``, ``input`` and ``precedence``: the ordinal, as the DuckDB build reads them) into
+    a ``.build-*`` folder of the corpus; the manifest to come recorded, the tables swapped in,
+    then the manifest written."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    from openmsd.io import write_json
+
+    with tempfile.TemporaryDirectory(dir=corpus.root, prefix=".build-") as tmp:
+        for kind in ("papers", "references", "contexts"):
+            frames = [spark.read.parquet(str(path))
+                      .withColumn("seq", F.col("seq") + F.lit(first))
+                      .withColumn("part", F.lit(e["ordinal"]))
+                      .withColumn("input", F.lit(e["ordinal"]))
+                      .withColumn("precedence", F.lit(e["ordinal"]))
+                      for e in entries
+                      for path, first in staged_files(corpus.staged / e["part"],
+                                                      f"staged_{kind}.parquet")]
+            reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True),
+                   frames).createOrReplaceTempView(f"staged_{kind}")
+        report = Report(strict=strict)
+        meta = {"openmsd.build": build_id([e["part"] for e in entries])}
+        counts = derive(SparkSql(spark, f"{tmp}/_work", BATCH), tmp, report,
+                        {e["ordinal"]: e["path"] for e in entries}, meta, identifier)
+        result.build = {"id": meta["openmsd.build"], "counts": counts}
+        _write_report(corpus, entries, report, result)
+        result.report["engine"] = "spark"
+        write_json(corpus.layout.report, result.report)
+        manifest.update(schema_version=SCHEMA_VERSION, engine="spark", inputs=entries,
+                        build=result.build)
+        write_json(corpus.layout.manifest, {**committed, NEXT: manifest})
+        crash_point("ingest.before_swap")
+        for name in TABLES:
+            (Path(tmp) / f"{name}.parquet").replace(corpus.table_path(name))
+    crash_point("ingest.before_manifest")
+    write_json(corpus.layout.manifest, manifest)

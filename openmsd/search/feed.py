@@ -16,6 +16,7 @@ from urllib.parse import quote
 from lxml import etree
 from lxml.html import builder as E
 
+from openmsd.identifiers import doi_url
 from openmsd.search.library import LibraryResult
 from openmsd.search.watch import Watch
 from openmsd.search.xml_text import xml_text
@@ -41,7 +42,7 @@ def entry_link(result: LibraryResult, base_url: str | None = None) -> str | None
     if base_url is not None:
         return base_url.rstrip("/") + "/papers/" + quote(result.paper_id, safe="")
     if result.doi:
-        return "https://doi.org/" + quote(result.doi, safe="/:;()._-")
+        return doi_url(result.doi)
     return None
 
 
@@ -89,7 +90,7 @@ def atom(found: Watch, title: str, base_url: str | None = None,
         _sub(feed, "link", rel="self", href=self_url, type="application/atom+xml")
     for result in found.results:
         entry = _sub(feed, "entry")
-        _sub(entry, "id", ("https://doi.org/" + quote(result.doi, safe="/:;()._-"))
+        _sub(entry, "id", doi_url(result.doi)
              if result.doi else "urn:openmsd:paper:" + quote(result.paper_id, safe=""))
         title_element = _sub(entry, "title", result.title or result.english_title
                              or result.paper_id)
@@ -102,8 +103,7 @@ def atom(found: Watch, title: str, base_url: str | None = None,
         if link:
             _sub(entry, "link", rel="alternate", href=link)
         if result.doi and base_url is not None:
-            _sub(entry, "link", rel="related", href="https://doi.org/" + quote(
-                result.doi, safe="/:;()._-"))
+            _sub(entry, "link", rel="related", href=doi_url(result.doi))
         _sub(entry, "category", term=result.language or "und", label="language")
         _sub(entry, "summary", _summary(result)).set("type", "text")
     return etree.tostring(feed, xml_declaration=True, encoding="UTF-8", pretty_print=True)

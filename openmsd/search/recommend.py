@@ -40,7 +40,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -96,6 +96,7 @@ __all__ = [
     "Location",
     "RankWeights",
     "Recommendation",
+    "citation_locations",
     "citation_markers",
     "cited_count",
     "fused_hits",
@@ -116,6 +117,8 @@ MAX_LOCATIONS = 50
 first this many (the HTTP API's bound), ``max_locations=None`` all of them in such batches."""
 MAX_PARAGRAPH_CONTEXT = 10
 """A marker-less paragraph's context: at most its first this many sentences."""
+MAX_PARAGRAPH_CHARS = 10_000
+"""A paragraph longer than this is split into sentences this many characters at a time."""
 DRIVERS = 2
 """Context sentences named per result."""
 log = logging.getLogger("openmsd.recommend")
@@ -252,12 +255,35 @@ def locations(sentences: list[str], at: str | None = None,
     return list(paragraph_starts) if paragraph_starts is not None else list(range(len(sentences)))
 
 
-def _paragraph_sentences(text: str, language: str | None) -> tuple[list[str], list[int]]:
-    """All sentences of the text and the index of each paragraph's first sentence."""
+def _pieces(paragraph: str, size: int) -> Iterator[str]:
+    """``paragraph`` in pieces of at most ``size`` characters, each cut after the last
+    sentence end (``. ``, ``? ``, ``! ``) in its second half, else at its last space: pySBD's
+    time grows faster than a paragraph's length, so a very long one is split piece by piece.
+    A paragraph of at most ``size`` characters is one piece.
+
+    >>> list(_pieces("Alpha beta gamma. Delta epsilon. Zeta.", 24))
+    ['Alpha beta gamma.', 'Delta epsilon. Zeta.']
+    """
+    while len(paragraph) > size:
+        window = paragraph[:size + 1]
+        cut = max(window.rfind(". "), window.rfind("? "), window.rfind("! "))
+        cut = cut + 1 if cut >= size // 2 else window.rfind(" ")
+        cut = cut if cut > 0 else size
+        yield paragraph[:cut].strip()
+        paragraph = paragraph[cut:].lstrip()
+    if paragraph:
+        yield paragraph
+
+
+def _paragraph_sentences(paragraphs: list[str], language: str | None
+                         ) -> tuple[list[str], list[int]]:
+    """All sentences of the paragraphs and the index of each paragraph's first sentence (a
+    paragraph over :data:`MAX_PARAGRAPH_CHARS` split in pieces of that size, :func:`_pieces`)."""
     sentences: list[str] = []
     starts = []
-    for paragraph in paragraphs_of(text):
-        found = split_sentences(paragraph, language)
+    for paragraph in paragraphs:
+        found = [s for piece in _pieces(paragraph, MAX_PARAGRAPH_CHARS)
+                 for s in split_sentences(piece, language)]
         if found:
             starts.append(len(sentences))
             sentences.extend(found)
@@ -646,16 +672,26 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
     """Papers to cite at each citation location of ``request.text``, best first, found with
     ``encoder`` (the query encoder of ``request.model``) in ``index`` (default: the corpus's
     index of ``request.model``). ``ValueError`` for an empty text or an ``at`` that is in no
-    sentence."""
+    sentence. All the locations at once: :func:`citation_locations` gives them as they are
+    ranked."""
+    return list(citation_locations(corpus, request, encoder, index))
+
+
+def citation_locations(corpus: Corpus, request: CitationRequest, encoder: DenseEncoder,
+                       index: VectorIndex | None = None) -> Iterator[Location]:
+    """:func:`recommend_citations`'s locations one by one, in the text's order, ranked
+    :data:`MAX_LOCATIONS` at a time: what it holds beside the text and its sentences is one
+    such batch, however many locations the text has. The request is checked (``ValueError``)
+    before the first location is ranked."""
     text, model, k, at = request.text, request.model, request.k, request.at
-    languages, years, explain = request.languages, request.years, request.explain
     if not text.strip():
         raise ValueError("recommend: the manuscript text is empty")
     language = identify([text[:2000]])[0][0]
     warning = language_warning(language, encoder)
     if warning:
         log.warning("recommend: %s", warning)
-    sentences, starts = _paragraph_sentences(text, language)
+    paragraphs = paragraphs_of(text)
+    sentences, starts = _paragraph_sentences(paragraphs, language)
     if not sentences:
         raise ValueError("recommend: the manuscript has no sentence")
     where = locations(sentences, at, starts)
@@ -667,7 +703,7 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
              else int(getattr(encoder, "supplemental", 0)))
     manuscript_title = request.manuscript_title
     if manuscript_title is None:
-        first = paragraphs_of(text)[0]
+        first = paragraphs[0]
         manuscript_title = (first if len(first) <= TITLE_MAX and not citation_markers(first)
                             else None)
     itself = manuscript_papers(corpus, request.manuscript_ids, manuscript_title)
@@ -684,11 +720,51 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
     # records that are not papers are ranked, then left out: ranked deeper for them
     kinds = {} if request.include_non_papers else non_paper_kinds(corpus)
     depth = k + len(itself) + min(len(kinds), max(k, NON_PAPER_SLACK))
-    out = []
+    del paragraphs
+    return _ranked_locations(corpus, request, encoder, index, _Plan(
+        sentences, starts, where, marked, extra, itself, weights, fusion, learned, fused, kinds,
+        depth))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What :func:`citation_locations` settled before ranking: the text's sentences, the
+    locations, and how to rank them."""
+
+    sentences: list[str]
+    starts: list[int]
+    where: list[int]
+    marked: bool
+    extra: int
+    itself: set[str]
+    weights: RankWeights
+    fusion: float | None
+    learned: RerankFusion | None
+    fused: str | None
+    kinds: dict[str, str]
+    depth: int
+
+
+def _macro(sentences: list[str], i: int, extra: int) -> list[str]:
+    """The ``extra`` macro-context sentences of the location at sentence ``i``: :func:`pick`
+    of the sentences before its fundamental context (without copying them)."""
+    return [sentences[j] for j in pick(range(max(0, i - 1)), extra)]  # type: ignore[arg-type]
+
+
+def _ranked_locations(corpus: Corpus, request: CitationRequest, encoder: DenseEncoder,
+                      index: VectorIndex, plan: _Plan) -> Iterator[Location]:
+    """The locations of ``plan`` ranked :data:`MAX_LOCATIONS` at a time, yielded in order."""
+    k, languages, years, explain = request.k, request.languages, request.years, request.explain
+    sentences, starts, where, marked, extra = (plan.sentences, plan.starts, plan.where,
+                                               plan.marked, plan.extra)
+    itself, weights, fusion, learned, fused = (plan.itself, plan.weights, plan.fusion,
+                                               plan.learned, plan.fused)
+    kinds, depth = plan.kinds, plan.depth
+    clean = [without_markers(x) or x for x in sentences] if learned is not None else []
     for start in range(0, len(where), MAX_LOCATIONS):
         chunk = where[start:start + MAX_LOCATIONS]
         contexts = [_context(sentences, i, marked, starts) for i in chunk]
-        macros = [pick(sentences[:max(0, i - 1)], extra) for i in chunk]
+        macros = [_macro(sentences, i, extra) for i in chunk]
         queries = [("\n" if extra else " ").join(
                        s for s in (without_markers(x) for x in macro + context) if s)
                    for macro, context in zip(macros, contexts, strict=True)]
@@ -703,7 +779,6 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
             found_lists = fused_hits(corpus, own, texts, fused, weights, depth,
                                      languages, years)
         elif learned is not None:
-            clean = [without_markers(x) or x for x in sentences]
             found_lists = rerank_hits(
                 corpus, texts, own, encoder.encode_profiles(  # type: ignore[attr-defined]
                     [finished_content(clean, i) for i in chunk]),
@@ -735,7 +810,7 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
                 row.why = list(row.why) + [f"co-cited with {p} in the corpus"
                                            for p in row.co_cited_with]
             cites = cited_count(sentences[i])
-            out.append(Location(
+            yield Location(
                 location=i, sentence_number=i + 1, sentence=sentences[i],
                 markers=[m for m, _ in citation_markers(sentences[i])], cites=cites,
                 context=context, supplemental=macro,
@@ -743,5 +818,4 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
                          if fusion is None else "two-stage"),
                 results=results,
                 cocited_set=_cocited_set(results, cocited, cites) if cites >= 2 else None,
-                left_out=dict(left)))
-    return out
+                left_out=dict(left))

@@ -18,7 +18,7 @@ with a service of the corpus object's resources.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 
 import numpy as np
 
@@ -28,7 +28,7 @@ from openmsd.models import DenseEncoder
 from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer, papers_first
 from openmsd.search.library import LibraryResult, related_to_library
 from openmsd.search.ranking import Hit, IndexRanking, Ranking, ScorerRanking, Years
-from openmsd.search.recommend import CitationRequest, Location, recommend_citations
+from openmsd.search.recommend import CitationRequest, Location, citation_locations
 from openmsd.search.related import (
     Result,
     Results,
@@ -149,14 +149,21 @@ class SearchService:
         """Papers to cite at each citation location of a manuscript
         (:func:`openmsd.search.recommend.recommend_citations`), searched in the index of
         ``request.model`` with its query ``encoder`` (default: the served one)."""
+        return list(self.recommend_each(request, encoder))
+
+    def recommend_each(self, request: CitationRequest, encoder: DenseEncoder | None = None
+                       ) -> Iterator[Location]:
+        """:meth:`recommend`'s locations as they are ranked
+        (:func:`openmsd.search.recommend.citation_locations`): memory of one batch of
+        locations, however many the manuscript has."""
         served = self._indexes.get(request.model)
         if encoder is None:
             if served is None:
                 raise ValueError(f"recommend: no encoder for {request.model!r}: pass one, or "
                                  "serve its index")
             encoder = served.encoder()
-        return recommend_citations(self.corpus, request, encoder,
-                                   served.index() if served is not None else None)
+        return citation_locations(self.corpus, request, encoder,
+                                  served.index() if served is not None else None)
 
 
 def corpus_scorer(corpus: Corpus, name: str) -> Scorer:

@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
+from openmsd.identifiers import doi_url
 from openmsd.rank import left_out_line
 from openmsd.search import driver_position, load_paper_records, papers_by_id, shorten
 from openmsd.server.api import (
@@ -60,6 +61,7 @@ env = Environment(loader=FileSystemLoader(TEMPLATES),
                   autoescape=select_autoescape(["html"], default=True),
                   trim_blocks=True, lstrip_blocks=True, finalize=_no_controls)
 env.filters["paper_url"] = lambda paper_id: "/papers/" + quote(paper_id, safe="")
+env.filters["doi_url"] = doi_url
 env.globals["driver_position"] = driver_position
 SNIPPET = 240
 """Characters of the abstract shown under a search result (cut at a word)."""

@@ -81,6 +81,7 @@ python benchmarks/citrec_table3.py "$WORK/ux" --outside-references --split time 
 python benchmarks/adapter_scale.py "$WORK/adapter-scale" --positives dc-or-cc-or-bc
 python benchmarks/graph_watch.py --demo demo-corpus --root "$WORK/graph-watch"
 python benchmarks/mcp_latency.py --rounds 20
+python benchmarks/cli_answer_time.py --corpus demo-corpus --repeats 5
 python benchmarks/non_papers.py
 for size in 3000 30000 100000; do
     python benchmarks/tune_cost.py --sizes "$size" --work "$WORK/tune" --append

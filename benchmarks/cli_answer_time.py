@@ -31,6 +31,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from demo_corpus import demo_corpus
 from record import write_record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,12 +123,7 @@ def main() -> None:
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = args.corpus
-        if corpus is None:
-            corpus = Path(tmp) / "demo-corpus"
-            subprocess.run([sys.executable, "-m", "openmsd.cli", "demo", "--out", str(corpus)],
-                           check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-        corpus = corpus.resolve()
+        corpus = demo_corpus(args.corpus, Path(tmp))
         start_up = [timed(["--help"]) for _ in range(args.repeats)]
         cold = {}
         for name, command in commands(corpus).items():

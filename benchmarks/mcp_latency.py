@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from demo_corpus import demo_corpus
 from record import write_record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,12 +125,8 @@ def main() -> None:
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = args.corpus
-        if corpus is None:
-            corpus = Path(tmp) / "demo-corpus"
-            subprocess.run([sys.executable, "-m", "openmsd", "demo", "--out", str(corpus)],
-                           cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        numbers, papers_n, model = run(corpus.resolve(), args.rounds, args.port)
+        numbers, papers_n, model = run(demo_corpus(args.corpus, Path(tmp)), args.rounds,
+                                       args.port)
     write_record("mcp_latency", numbers, load_before=load_before,
                  data={"corpus": "the demo corpus (openmsd demo: the shipped sample)",
                        "papers": papers_n, "model": model, "rounds": args.rounds},

@@ -34,8 +34,9 @@ def crosslingual(corpus: Corpus, backend: str) -> dict[str, Any]:
         head = {"members": spec["members"], "model": None, "method": spec["method"],
                 "weights": spec["weights"]}
     members = list(head["members"])
-    plain = {m: RankerSpec.parse(m).inner if RankerSpec.parse(m).language else RankerSpec.parse(m)
-             for m in members}  # a member without its language pair (minilm-en:onnx@en)
+    specs = {m: RankerSpec.parse(m) for m in members}
+    plain = {m: spec.inner if spec.language else spec  # without its pair (minilm-en:onnx@en)
+             for m, spec in specs.items()}
     cache = shared_dense([spec.model for spec in plain.values()], papers, backend)
     qrels = {q: {q: 1} for q in queries}
 

@@ -16,13 +16,18 @@ from typing import Any
 from openmsd.corpus import Corpus
 from openmsd.rank import HeldOutDense, Papers, Scorer, adapters_of, dense_models
 
-__all__ = ["adapted_members", "held_out_members", "train_adapters"]
+__all__ = ["adapted", "adapted_members", "held_out_members", "train_adapters"]
+
+
+def adapted(corpus: Corpus) -> list[Any]:
+    """The corpus's adapters that change their base (not the identity), the most recently
+    trained first."""
+    return [a for a in adapters_of(corpus) if a.head.kind != "identity"]
 
 
 def adapted_members(corpus: Corpus) -> list[str]:
-    """The names of the corpus's adapters that change their base (not the identity), the most
-    recently trained first."""
-    return [a.name for a in adapters_of(corpus) if a.head.kind != "identity"]
+    """The names of :func:`adapted`."""
+    return [a.name for a in adapted(corpus)]
 
 
 def _missing(corpus: Corpus) -> list[str]:
@@ -60,13 +65,12 @@ def train_adapters(corpus: Corpus, progress: Callable[[str, int], Callable[[int]
 def held_out_members(corpus: Corpus, folds: int, seed: int = 0,
                      progress: Callable[[str, int], Callable[[int], None]] | None = None
                      ) -> dict[str, Callable[[Papers], Scorer]]:
-    """Per adapter of :func:`adapted_members`, the scorer a ranker learns it from: each paper
+    """Per adapter of :func:`adapted`, the scorer a ranker learns it from: each paper
     scored by the adapter's head fitted without its fold's links
     (:func:`openmsd.train.held_out_vectors`, :class:`openmsd.rank.HeldOutDense`)."""
     from openmsd.train import held_out_vectors
 
-    names = set(adapted_members(corpus))
-    adapters = [a for a in adapters_of(corpus) if a.name in names]
+    adapters = adapted(corpus)
     step = progress("adapters fitted out of fold", folds * len(adapters)) \
         if progress and adapters else None
     out: dict[str, Callable[[Papers], Scorer]] = {}

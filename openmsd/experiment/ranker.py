@@ -39,7 +39,7 @@ import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.eval import SDSMError, common_pool, pool_papers
-from openmsd.experiment.adapters import adapted_members, held_out_members, train_adapters
+from openmsd.experiment.adapters import held_out_members, train_adapters
 from openmsd.experiment.pools import Stand, queries_of, score_members, tuning_pools
 from openmsd.experiment.weights import Judged, TuneError, pooled
 from openmsd.rank import (
@@ -94,8 +94,9 @@ def text_signals(corpus: Corpus) -> list[str]:
     texts (words across languages), every dense model the corpus has vectors of, and every
     adapter that is not the identity (an identity adapter ranks as its base); canonical
     spellings."""
-    identity = {a.name for a in adapters_of(corpus)} - set(adapted_members(corpus))
-    keys = [*adapted_members(corpus), *dense_models(corpus)]
+    adapters = adapters_of(corpus)
+    identity = {a.name for a in adapters if a.head.kind == "identity"}
+    keys = [*(a.name for a in adapters), *dense_models(corpus)]
     members = ["bm25@same", "bm25-en", *(k for k in keys if k not in identity)]
     return list(dict.fromkeys(str(RankerSpec.parse(m)) for m in members))
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from openmsd.search import paper_details, related_papers
+from openmsd.search import paper_details
 from openmsd.server import Resources
 
 
@@ -41,14 +41,15 @@ def main() -> None:
     started = time.perf_counter()
     resources.warm()
     warm = time.perf_counter() - started
-    related_papers(resources.corpus, ids[0], args.model, args.k + 1, index=index)
+    ranker = resources.ranker(args.model)  # the served model, as the server answers with it
+    resources.search.related(ids[0], ranker, args.k + 1)
     timings: dict[str, list[float]] = {"paper_details": [], "faiss_search": [], "related": [],
                                        "total": []}
     for paper_id in ids[1:]:
         t0 = time.perf_counter()
         paper_details(resources.corpus, paper_id)
         t1 = time.perf_counter()
-        found = related_papers(resources.corpus, paper_id, args.model, args.k + 1, index=index)
+        found = resources.search.related(paper_id, ranker, args.k + 1)
         t2 = time.perf_counter()
         vector = index.index.reconstruct(index.row(paper_id))[None, :]
         t3 = time.perf_counter()

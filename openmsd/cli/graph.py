@@ -57,18 +57,13 @@ def check_graph_target(target: Path | None, by: str) -> None:
 def _dense_index(corpus: Corpus, model: str | None) -> Any:
     """The dense index whose vectors place the nodes (None when the corpus has none)."""
     from openmsd.index import load_index
-    from openmsd.models import choose_backend, vector_key
-    from openmsd.rank import RankerSpec, default_dense, is_builtin, is_dense
+    from openmsd.rank import RankerSpec, dense_key, is_builtin, is_dense
 
     spec = RankerSpec.parse(model, typed=True) if model else None
-    name = str(spec) if spec and not is_builtin(spec) and (
-        spec.backend or spec.language or is_dense(spec, corpus)) else default_dense(corpus)
-    spec = RankerSpec.parse(name)
+    dense = str(spec) if spec and not is_builtin(spec) and (
+        spec.backend or spec.language or is_dense(spec, corpus)) else None
     try:
-        key = (spec.vector_key if spec.backend and not spec.language else name
-               if spec.language else vector_key(name, choose_backend(corpus, name, None,
-                                                                     "index")))
-        return load_index(corpus, key)
+        return load_index(corpus, dense_key(corpus, dense))
     except (FileNotFoundError, ValueError):
         return None
 

@@ -68,36 +68,6 @@ def _year_range(year: str | None) -> Years:
     return span
 
 
-def _index_backend(corpus: Corpus, model: str, backend: str | None) -> str:
-    """The backend whose index of ``model`` to search: ``backend`` when given (refused, naming
-    what the corpus has, when only the other backend has an index), else the corpus's own."""
-    from openmsd.models import choose_backend, stored_backends
-
-    stored = stored_backends(corpus, model, "index")
-    if backend is not None and stored and backend not in stored:
-        fail(f"{corpus.root}: {model} is indexed with backend {', '.join(stored)} only, not "
-             f"{backend} (vectors of two backends are never mixed): leave out --backend, or "
-             f"run 'openmsd embed {corpus.root} --model {model} --backend {backend}' and "
-             f"'openmsd index build {corpus.root} --model {model} --backend {backend}'")
-    return choose_backend(corpus, model, backend, "index")
-
-
-def _ranker(corpus: Corpus, model: str | None, backend: str | None, default: str) -> str:
-    """The ranker a command uses: ``default`` without ``--model``; for a dense model, the
-    vectors of the backend its index was built with."""
-    from openmsd.models import vector_key
-    from openmsd.rank import RankerSpec, is_builtin, is_dense
-
-    if model is None:
-        return default
-    spec = RankerSpec.parse(model, typed=True)
-    if is_builtin(spec) or spec.language or not is_dense(spec, corpus):
-        return str(spec)
-    if spec.backend:
-        return spec.vector_key
-    return vector_key(model, _index_backend(corpus, model, backend))
-
-
 def _check_languages(corpus: Corpus, languages: list[str] | None) -> None:
     """Exit 2 when no paper of the corpus is in any of ``--lang`` (the API's 422)."""
     from openmsd.search import language_problem
@@ -183,8 +153,8 @@ def related(
     collection."""
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.fetch import FetchError, read_seeds
-    from openmsd.models import UnknownModelError, vector_key
-    from openmsd.rank import HYBRID_GRAPH, RankerSpec, UnknownScorerError, default_dense
+    from openmsd.models import UnknownModelError
+    from openmsd.rank import RankerChoiceError, UnknownScorerError, dense_key, question_ranker
     from openmsd.search import (
         PaperNotFoundError,
         Results,
@@ -211,16 +181,12 @@ def related(
                 fail(f"none of the {len(missing)} seeds is in {corpus}")
             err.print(f"related to these {len(positive)} papers"
                       + (f", away from {len(negatives)}" if negatives else ""), highlight=False)
-            dense = model or default_dense(target)
-            spec = RankerSpec.parse(dense, typed=model is not None)
-            key = (spec.vector_key if spec.backend and not spec.language else
-                   dense if spec.language else
-                   vector_key(dense, _index_backend(target, dense, backend)))
-            results = service.library(positive, key, negatives, k, lang, years,
+            results = service.library(positive, dense_key(target, model, backend), negatives,
+                                      k, lang, years,
                                       include_non_papers=include_non_papers)
             queries = positive
         elif paper:
-            results = service.related(paper, _ranker(target, model, backend, HYBRID_GRAPH),
+            results = service.related(paper, question_ranker(target, "related", model, backend),
                                       k, lang, years, include_non_papers=include_non_papers)
             queries = [find_paper(target, paper)]
         else:
@@ -228,7 +194,7 @@ def related(
         if graph:
             write_graph(graph, target, queries, results[:graph_k], model, by, similar_edges)
     except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError, UnknownScorerError,
-            UnknownModelError) as error:
+            UnknownModelError, RankerChoiceError) as error:
         fail(str(error))
     if dry_run and not to_zotero:
         fail("--dry-run goes with --to-zotero")
@@ -270,15 +236,15 @@ def search_command(
     """The papers nearest to a free text, in any language."""
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.models import UnknownModelError
-    from openmsd.rank import HYBRID
+    from openmsd.rank import question_ranker
     from openmsd.search import SearchService
 
     try:
         target = Corpus(corpus)
         years = _year_range(year)
         _check_languages(target, lang)
-        results = SearchService(target).search(text, _ranker(target, model, backend, HYBRID), k,
-                                               lang, years,
+        results = SearchService(target).search(text, question_ranker(target, "search", model,
+                                                                     backend), k, lang, years,
                                                include_non_papers=include_non_papers)
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(str(error))
@@ -314,7 +280,14 @@ def recommend(
     from openmsd.corpus import Corpus, CorpusError, identify
     from openmsd.ingest import ManuscriptError, read_manuscript
     from openmsd.models import UnknownModelError, find_adapter, load_model, vector_key
-    from openmsd.rank import RankerSpec, UnknownScorerError, default_dense, is_builtin
+    from openmsd.rank import (
+        RankerChoiceError,
+        RankerSpec,
+        UnknownScorerError,
+        default_dense,
+        index_backend,
+        is_builtin,
+    )
     from openmsd.search import (
         MAX_LOCATIONS,
         CitationRequest,
@@ -346,7 +319,7 @@ def recommend(
     try:
         _check_languages(target, lang)
         model, stored = spec.stored_model, spec.backend
-        backend = _index_backend(target, model, backend or stored or None)
+        backend = index_backend(target, model, backend or stored or None)
         # an adapter of the corpus by name: its directory (bases, then its head)
         encoder = load_model(str(find_adapter(model, target) or model), backend)
         warning = language_warning(identify([document.text[:2000]])[0][0], encoder)
@@ -359,6 +332,8 @@ def recommend(
                             manuscript_ids=document.ids, manuscript_title=document.title,
                             include_non_papers=include_non_papers),
             encoder)
+    except RankerChoiceError as error:
+        fail(str(error))
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(f"{manuscript}: {error}")
     seen = {"locations": 0, "markers": 0, "results": 0}

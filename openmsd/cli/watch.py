@@ -87,8 +87,7 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
     ``dry_run``), then store the watch (not on a dry run)."""
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.fetch import FetchError, read_seeds
-    from openmsd.models import choose_backend, vector_key
-    from openmsd.rank import RankerSpec, UnknownScorerError, default_dense
+    from openmsd.rank import RankerChoiceError, UnknownScorerError, dense_key
     from openmsd.search import (
         PaperNotFoundError,
         atom,
@@ -115,15 +114,11 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
         if not positive:
             fail(f"{', '.join(map(str, seeds))}: none of its {len(wanted)} seeds is a paper of "
                  f"{corpus}" + (" (the file lists no seed)" if not wanted else ""))
-        dense = model or default_dense(target)
-        spec = RankerSpec.parse(dense, typed=model is not None)
-        key = (spec.vector_key if spec.backend and not spec.language else dense
-               if spec.language else vector_key(dense, choose_backend(target, dense, backend,
-                                                                      "index")))
-        found = watch_library(target, positive, negatives, key, k, start, record=False,
+        found = watch_library(target, positive, negatives, dense_key(target, model, backend), k,
+                              start, record=False,
                               include_non_papers=include_non_papers)
     except (CorpusError, FileNotFoundError, PaperNotFoundError, FetchError,
-            UnknownScorerError) as error:
+            UnknownScorerError, RankerChoiceError) as error:
         fail(str(error))
     title = f"New for a library of {len(positive)} papers in {target.root.name}"
     if zotero and zotero.get("name"):

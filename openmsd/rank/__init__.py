@@ -61,6 +61,14 @@ from openmsd.rank.load import (
 from openmsd.rank.metadata import METADATA_SCORERS
 from openmsd.rank.non_papers import NON_PAPER_SLACK, left_out_line, papers_first
 from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
+from openmsd.rank.resolve import (
+    DEFAULT_RANKERS,
+    RankerChoiceError,
+    dense_key,
+    index_backend,
+    question_ranker,
+    served_backend,
+)
 from openmsd.rank.scorer import Papers, Queries, Scorer, score_pools
 from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError
 from openmsd.rank.topk import top_k, top_k_of_scores
@@ -68,6 +76,7 @@ from openmsd.rank.topk import top_k, top_k_of_scores
 __all__ = [
     "AUTHOR_SCORERS",
     "CONTEXT_SIGNALS",
+    "DEFAULT_RANKERS",
     "ENGLISH_MODEL",
     "ENGLISH_PAIRS",
     "FEEDBACK",
@@ -93,6 +102,7 @@ __all__ = [
     "LearnedModel",
     "Papers",
     "Queries",
+    "RankerChoiceError",
     "RankerSpec",
     "RankerSpecError",
     "Scorer",
@@ -105,6 +115,7 @@ __all__ = [
     "corpus_papers",
     "default_dense",
     "default_spec",
+    "dense_key",
     "dense_models",
     "english_key",
     "english_texts",
@@ -115,6 +126,7 @@ __all__ = [
     "fuse",
     "fusion_spec",
     "heard",
+    "index_backend",
     "is_builtin",
     "is_dense",
     "learned_fusion",
@@ -124,9 +136,11 @@ __all__ = [
     "load_scorer",
     "pair_features",
     "papers_first",
+    "question_ranker",
     "ranker_path",
     "save_tuned",
     "score_pools",
+    "served_backend",
     "top_k",
     "top_k_of_scores",
     "transformed",

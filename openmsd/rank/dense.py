@@ -49,10 +49,16 @@ class DenseScorer(ExactScorer):
         self._lock = threading.Lock()
         self._shared = False
 
-    def serve(self, encoder: DenseEncoder, index: Callable[[], VectorIndex | None]) -> None:
-        """Encode free-text queries with ``encoder`` (a server's micro-batching encoder) and
-        take ``top_k`` from the index ``index()`` gives (the server's live index)."""
-        self._encoder, self._index = encoder, index
+    def serve(self, encoder: Callable[[], DenseEncoder],
+              index: Callable[[], VectorIndex | None]) -> None:
+        """Encode free-text queries with ``encoder()`` (a server's micro-batching encoder,
+        asked for on the first free text) and, from :data:`INDEXED_FROM` papers on, take
+        ``top_k`` from the index ``index()`` gives (the server's live index): the same path
+        as a command's over the stored index."""
+        if self._encoder_factory is not encoder:
+            self._encoder_factory, self._encoder = encoder, None
+        if len(self.papers) >= INDEXED_FROM:
+            self._index = index
         self._shared = True  # that encoder takes concurrent calls (and batches them)
 
     @classmethod

@@ -32,8 +32,8 @@ nothing is a :class:`UnknownScorerError` listing the scorers this collection can
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
-from dataclasses import replace
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -322,11 +322,13 @@ def _check_corpus(name: RankerSpec, what: str, papers: Papers,
         raise unknown_scorer(f"scorer {str(name)!r} reads {reads}: it needs a corpus", papers)
 
 
-def load_scorer(name: Name, papers: Papers, *, backend: str = "torch", seed: int = 0,
+def load_scorer(name: Name, papers: Papers, *, backend: str | None = None, seed: int = 0,
                 citations: pa.Table | None = None,
                 hidden: Collection[tuple[str, str]] = (),
                 cache: dict[str, Scorer] | None = None) -> Scorer:
-    """The scorer ``name`` over ``papers``. ``citations`` (``citing_id``, ``cited_id``)
+    """The scorer ``name`` over ``papers``. A dense model encodes with ``backend``, else the
+    backend its vector key names, else (over files) its default backend, as ``embed`` does
+    (:func:`openmsd.models.default_backend`). ``citations`` (``citing_id``, ``cited_id``)
     replaces the corpus's for graph scorers, ``hidden`` links are left out of the graph;
     ``cache`` shares members between the scorers of one run (keyed by canonical name, and by
     ``name`` as given)."""
@@ -343,10 +345,67 @@ def load_scorer(name: Name, papers: Papers, *, backend: str = "torch", seed: int
     return cache[key]
 
 
-def _build(spec: RankerSpec, papers: Papers, load: Any, backend: str, seed: int,
+@dataclass(frozen=True)
+class Context:
+    """What a scorer family builds with beyond its spec and papers: the backend of a dense
+    model, the seed, the citation table and hidden links of the graph scorers, and the run's
+    cache of scorers (for one graph shared by all the graph scorers)."""
+
+    backend: str | None
+    seed: int
+    citations: pa.Table | None
+    hidden: Collection[tuple[str, str]]
+    cache: dict[str, Scorer]
+
+    def like(self, kind: type) -> Any:
+        """A scorer of ``kind`` the run has built already (its structures are shared)."""
+        return next((s for s in self.cache.values() if isinstance(s, kind)), None)
+
+
+@dataclass(frozen=True)
+class ScorerFamily:
+    """A kind of single scorer: whether a spec names one of its kind (``matches(spec,
+    corpus)``, a plain name for the built-in families) and how to build it (``build(spec,
+    papers, context)``). A new family is its module and one entry of :data:`FAMILIES`."""
+
+    name: str
+    matches: Callable[[RankerSpec, Corpus | None], bool]
+    build: Callable[[RankerSpec, Papers, Context], Scorer]
+
+
+def _plain(names: Collection[str]) -> Callable[[RankerSpec, Corpus | None], bool]:
+    """Whether a spec is one of ``names``, written plain (no backend, language or
+    modifier)."""
+    return lambda spec, corpus: str(spec) == spec.model and spec.model in names
+
+
+#: The single scorers, asked in order; the first whose ``matches`` holds builds.
+FAMILIES: tuple[ScorerFamily, ...] = (
+    ScorerFamily("random", _plain({"random"}),
+                 lambda spec, papers, c: RandomScorer(papers, c.seed)),
+    ScorerFamily("lexical", _plain(VIEWS),
+                 lambda spec, papers, c: LexicalScorer(papers, VIEWS[spec.model], spec.model)),
+    ScorerFamily("metadata", _plain(METADATA_SCORERS),
+                 lambda spec, papers, c: metadata_scorer(papers, spec.model)),
+    ScorerFamily("graph", _plain(GRAPH_SCORERS),
+                 lambda spec, papers, c: GraphScorer(papers, spec.model, c.citations, c.hidden,
+                                                     c.seed, like=c.like(GraphScorer))),
+    ScorerFamily("authorship", _plain(AUTHOR_SCORERS),
+                 lambda spec, papers, c: AuthorshipScorer(papers, spec.model, None,
+                                                          c.citations, c.hidden,
+                                                          like=c.like(AuthorshipScorer))),
+    ScorerFamily("adapter", lambda spec, corpus: find_adapter(spec, corpus) is not None,
+                 lambda spec, papers, c: _adapted(_adapter_path(spec, papers), papers)),
+    ScorerFamily("dense", lambda spec, corpus: _is_dense(spec) or _stored_dense(spec, corpus),
+                 lambda spec, papers, c: _dense(spec.vector_key, papers, c.backend)),
+)
+
+
+def _build(spec: RankerSpec, papers: Papers, load: Any, backend: str | None, seed: int,
            citations: pa.Table | None, hidden: Collection[tuple[str, str]],
            cache: dict[str, Scorer]) -> Scorer:
-    """The scorer of one spec; ``load(spec)`` gives those of the specs it is made of."""
+    """The scorer of one spec: a fusion, a modified or language-kept scorer (``load(spec)``
+    gives those of the specs it is made of), or the first of :data:`FAMILIES` it names."""
     corpus = papers.corpus
     if spec.is_fusion or (spec.model in FUSIONS and str(spec) == spec.model):
         return _fusion(spec, corpus, load)
@@ -357,24 +416,11 @@ def _build(spec: RankerSpec, papers: Papers, load: Any, backend: str, seed: int,
         return Feedback(inner) if modifier == "prf" else Propagated(inner, citations, hidden)
     if spec.language:
         return LanguagePairScorer(load(spec.inner), spec.language)
-    name = spec.model if str(spec) == spec.model else None  # a scorer's own name, plain
-    _check_corpus(spec, name or "", papers, citations)
-    if name == "random":
-        return RandomScorer(papers, seed)
-    if name in VIEWS:
-        return LexicalScorer(papers, VIEWS[name], name)
-    if name in METADATA_SCORERS:
-        return metadata_scorer(papers, name)
-    if name in GRAPH_SCORERS:
-        return GraphScorer(papers, name, citations, hidden, seed, like=next(
-            (s for s in cache.values() if isinstance(s, GraphScorer)), None))
-    if name in AUTHOR_SCORERS:
-        return AuthorshipScorer(papers, name, None, citations, hidden, like=next(
-            (s for s in cache.values() if isinstance(s, AuthorshipScorer)), None))
-    if (adapter := find_adapter(spec, corpus)) is not None:
-        return _adapted(adapter, papers)
-    if _is_dense(spec) or _stored_dense(spec, corpus):
-        return _dense(spec.vector_key, papers, backend)
+    _check_corpus(spec, spec.model if str(spec) == spec.model else "", papers, citations)
+    context = Context(backend, seed, citations, hidden, cache)
+    for family in FAMILIES:
+        if family.matches(spec, corpus):
+            return family.build(spec, papers, context)
     raise unknown_scorer(f"unknown ranker {str(spec)!r}", papers)
 
 
@@ -417,6 +463,14 @@ def find_adapter(name: Name, corpus: Corpus | None) -> Path | None:
     return find(spec.model, corpus) if plain else None
 
 
+def _adapter_path(spec: RankerSpec, papers: Papers) -> Path:
+    """The adapter directory ``spec`` names (:func:`find_adapter`)."""
+    path = find_adapter(spec, papers.corpus)
+    if path is None:
+        raise unknown_scorer(f"no adapter {str(spec)!r}", papers)
+    return path
+
+
 def _adapted(path: Path, papers: Papers) -> Scorer:
     """An adapter as a dense scorer: over a corpus, the adapted vectors stored under its name
     (``openmsd embed CORPUS --model NAME`` maps them); over files, its bases encode the texts
@@ -444,17 +498,22 @@ def _adapted(path: Path, papers: Papers) -> Scorer:
     return scorer
 
 
-def _dense(name: str, papers: Papers, backend: str) -> Scorer:
+def _dense(name: str, papers: Papers, backend: str | None) -> Scorer:
+    """A dense model's scorer: over a corpus its stored vectors (a key without a backend:
+    PyTorch's), over files its texts encoded now, with ``backend`` or the model's default."""
+    from openmsd.models import default_backend
+
     if papers.corpus is not None:
         try:
-            return DenseScorer.from_corpus(papers, name, backend)
+            return DenseScorer.from_corpus(papers, name, backend or "torch")
         except FileNotFoundError as error:
             have = dense_models(papers.corpus)
             raise FileNotFoundError(f"{error}; models with vectors here: "
                                     f"{', '.join(have) or 'none'}") from None
     from openmsd.rank.dense import load_encoder
 
-    return DenseScorer.from_texts(papers, load_encoder(name, backend), name)
+    return DenseScorer.from_texts(
+        papers, load_encoder(name, backend or default_backend(parse(name).model)), name)
 
 
 def leaves(name: Name, corpus: Corpus | None) -> list[RankerSpec]:

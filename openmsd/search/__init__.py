@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     )
     from openmsd.search.papers import paper_details, papers_by_id
     from openmsd.search.picture import FORMATS, LAYOUTS, Picture, draw, save, svg
-    from openmsd.search.ranking import Hit, IndexRanking, Ranking, ScorerRanking
+    from openmsd.search.ranking import Hit, Ranking, ScorerRanking
     from openmsd.search.recommend import (
         MAX_LOCATIONS,
         CitationRequest,
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from openmsd.search.service import (
         SearchService,
         corpus_scorer,
-        nearest,
         rank_related,
         rank_search,
         related_papers,
@@ -89,7 +88,6 @@ __all__ = [
     "UNRATED",
     "CitationRequest",
     "Hit",
-    "IndexRanking",
     "Location",
     "Neighbourhood",
     "PaperNotFoundError",
@@ -122,7 +120,6 @@ __all__ = [
     "lists_path",
     "load_citation_graph",
     "load_paper_records",
-    "nearest",
     "no_results_reason",
     "non_paper_kinds",
     "nothing_new",

@@ -2,33 +2,28 @@
 paper) and ``search`` (a free text) with hits, each its paper id, its score and, where the
 ranker says it, the text signals that put it there.
 
-* :class:`ScorerRanking`: any ranker (:func:`openmsd.rank.load_scorer`), by default the
-  fusion of text and citation graph; a fused ranker's related papers are read from its
-  precomputed lists where they hold the answer (:mod:`openmsd.search.related_lists`);
-* :class:`IndexRanking`: a dense model's vector index (a server's served models): the paper's
-  vector looked up in the index and searched with, a free text embedded as a query.
+:class:`ScorerRanking` ranks with any ranker (:func:`openmsd.rank.load_scorer`), by default
+the fusion of text and citation graph; a fused ranker's related papers are read from its
+precomputed lists where they hold the answer (:mod:`openmsd.search.related_lists`).
 
 :class:`openmsd.search.service.SearchService` turns hits into results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from openmsd.corpus import Corpus
-from openmsd.index import VectorIndex
-from openmsd.models import DenseEncoder
 from openmsd.rank import Contribution, Fusion, Papers, Queries, Scorer
-from openmsd.search.related import PaperNotFoundError
 from openmsd.search.related_lists import kept_lists
 from openmsd.search.resources import SearchResources
 from openmsd.search.signals import capped, member_words, signals
 
-__all__ = ["Hit", "IndexRanking", "Ranking", "ScorerRanking", "Years", "allowed"]
+__all__ = ["Hit", "Ranking", "ScorerRanking", "Years", "allowed"]
 
 Years = tuple[int | None, int | None] | None
 
@@ -141,35 +136,3 @@ class ScorerRanking:
         chances = probabilities(scorer, [s for _, s in found], bool(queries.rows[0] < 0))
         return [Hit(scorer.papers.ids[r], s, told[i] if i < len(told) else None, chances[i])
                 for i, (r, s) in enumerate(found)]
-
-
-@dataclass
-class IndexRanking:
-    """A dense model's vector index (``index()``: the current one) and its query encoder
-    (``encoder()``, asked only for a text without a vector)."""
-
-    name: str
-    index: Callable[[], VectorIndex]
-    encoder: Callable[[], DenseEncoder]
-    corpus: Corpus
-
-    def related(self, paper_id: str, k: int, languages: list[str] | None,
-                years: Years) -> list[Hit]:
-        index = self.index()
-        try:
-            row = index.row(paper_id)
-        except ValueError:
-            raise PaperNotFoundError(
-                f"{self.corpus.root}: paper {paper_id!r} has no vector for {self.name!r} (no "
-                "title or abstract?); run 'openmsd embed' and 'openmsd index build' after "
-                "ingesting it") from None
-        vector = index.vector(row)[None, :]
-        return [Hit(p, s) for p, s in index.search(vector, k, languages, years,
-                                                   exclude=[paper_id])[0]]
-
-    def search(self, text: str, k: int, languages: list[str] | None, years: Years,
-               vectors: Mapping[str, np.ndarray] | None) -> list[Hit]:
-        given = (vectors or {}).get(self.name)
-        vector = given if given is not None else self.encoder().encode([text], "query")
-        vector = np.asarray(vector, np.float32).reshape(1, -1)
-        return [Hit(p, s) for p, s in self.index().search(vector, k, languages, years)[0]]

@@ -6,10 +6,11 @@ A service answers over one corpus with its :class:`~openmsd.search.resources.Sea
 (what is kept in memory: paper records, the citation graph, rankers, related lists). Each
 question names a ranking (:mod:`openmsd.search.ranking`): a ranker name (``hybrid-graph``,
 ``bm25``, a dense model's vector key, a fusion ``A+B``), ranked by that ranker over the
-corpus, or a dense model a server serves from its live vector index
-(:meth:`SearchService.serve_index`). The hits become :class:`~openmsd.search.related.Result`
-rows the same way for both: each paper's summary, its citation links to the query paper and
-the text signals that put it there.
+corpus. A server's served models (:meth:`SearchService.serve_model`) are the same rankers,
+their query encoder the server's and their index its live one, so a command and the server
+answer one question the same way. The hits become :class:`~openmsd.search.related.Result`
+rows: each paper's summary, its citation links to the query paper and the text signals that
+put it there.
 
 The functions at the end (:func:`rank_related`, :func:`rank_search`, ...) answer one question
 with a service of the corpus object's resources.
@@ -27,7 +28,7 @@ from openmsd.index import VectorIndex, load_index
 from openmsd.models import DenseEncoder
 from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer, papers_first
 from openmsd.search.library import LibraryResult, related_to_library
-from openmsd.search.ranking import Hit, IndexRanking, Ranking, ScorerRanking, Years
+from openmsd.search.ranking import Hit, Ranking, ScorerRanking, Years
 from openmsd.search.recommend import CitationRequest, Location, citation_locations
 from openmsd.search.related import (
     Result,
@@ -38,10 +39,10 @@ from openmsd.search.related import (
     related_results,
 )
 from openmsd.search.resources import SearchResources, resources_of
-from openmsd.search.signals import why
+from openmsd.search.signals import dense_members, why
 
-__all__ = ["SearchService", "corpus_scorer", "nearest", "rank_related", "rank_search",
-           "related_papers", "search"]
+__all__ = ["SearchService", "corpus_scorer", "rank_related", "rank_search", "related_papers",
+           "search"]
 
 
 class SearchService:
@@ -52,33 +53,37 @@ class SearchService:
     def __init__(self, corpus: Corpus, resources: SearchResources | None = None):
         self.corpus = corpus
         self.resources = resources if resources is not None else resources_of(corpus)
-        self._indexes: dict[str, IndexRanking] = {}
+        self._served: dict[str, tuple[Callable[[], VectorIndex], Callable[[], DenseEncoder]]] = {}
 
-    def serve_index(self, name: str, index: Callable[[], VectorIndex],
+    def serve_model(self, key: str, index: Callable[[], VectorIndex],
                     encoder: Callable[[], DenseEncoder]) -> None:
-        """Answer for ranking ``name`` from a dense model's vector index (``index()``: the
-        current one) and query ``encoder()`` (a server's served model) from now on."""
-        self._indexes[name] = IndexRanking(name, index, encoder, self.corpus)
+        """From now on, the dense model of vector key ``key`` (a server's served model), alone
+        or as a ranker's member, encodes free text with ``encoder()`` and searches the index
+        ``index()`` gives (the current one; :meth:`openmsd.rank.DenseScorer.serve`)."""
+        self._served[key] = (index, encoder)
 
     def ranking(self, name: str) -> Ranking:
-        """The ranking ``name`` answers with: a served index, else the ranker ``name``
+        """The ranking ``name`` answers with: the ranker ``name``
         (:class:`~openmsd.rank.UnknownScorerError` for a name that names none)."""
-        served = self._indexes.get(name)
-        if served is not None:
-            return served
-        return ScorerRanking(name, self.resources.scorer(name), self.resources)
+        return ScorerRanking(name, self.scorer(name), self.resources)
 
     def built(self, name: str) -> Ranking | None:
         """What :meth:`ranking` would answer at once, without building a ranker; else None."""
-        served = self._indexes.get(name)
-        if served is not None:
-            return served
         scorer = self.resources.built_scorer(name)
-        return ScorerRanking(name, scorer, self.resources) if scorer is not None else None
+        return ScorerRanking(name, self._serve(scorer), self.resources) \
+            if scorer is not None else None
 
     def scorer(self, name: str) -> Scorer:
-        """The ranker ``name`` over every corpus paper (kept in the resources)."""
-        return self.resources.scorer(name)
+        """The ranker ``name`` over every corpus paper (kept in the resources), its served
+        dense members reading the served encoder and index."""
+        return self._serve(self.resources.scorer(name))
+
+    def _serve(self, scorer: Scorer) -> Scorer:
+        for member in dense_members(scorer):
+            served = self._served.get(member.name)
+            if served is not None:
+                member.serve(served[1], served[0])
+        return scorer
 
     def results(self, hits: list[Hit], query_id: str | None) -> list[Result]:
         """``hits`` as results: each paper's summary, its citation links to paper
@@ -130,9 +135,9 @@ class SearchService:
         return Results(self.results(hits, None), left)
 
     def index(self, model: str) -> VectorIndex:
-        """The vector index of ``model``: the served one, else the corpus's."""
-        served = self._indexes.get(model)
-        return served.index() if served is not None else load_index(self.corpus, model)
+        """The vector index of ``model`` (a vector key): the served one, else the corpus's."""
+        served = self._served.get(model)
+        return served[0]() if served is not None else load_index(self.corpus, model)
 
     def library(self, positive: list[str], model: str, negative: list[str] | None = None,
                 k: int = 10, languages: list[str] | None = None, years: Years = None,
@@ -156,14 +161,14 @@ class SearchService:
         """:meth:`recommend`'s locations as they are ranked
         (:func:`openmsd.search.recommend.citation_locations`): memory of one batch of
         locations, however many the manuscript has."""
-        served = self._indexes.get(request.model)
+        served = self._served.get(request.model)
         if encoder is None:
             if served is None:
                 raise ValueError(f"recommend: no encoder for {request.model!r}: pass one, or "
-                                 "serve its index")
-            encoder = served.encoder()
+                                 "serve its model")
+            encoder = served[1]()
         return citation_locations(self.corpus, request, encoder,
-                                  served.index() if served is not None else None)
+                                  served[0]() if served is not None else None)
 
 
 def corpus_scorer(corpus: Corpus, name: str) -> Scorer:
@@ -187,41 +192,18 @@ def rank_search(corpus: Corpus, text: str, ranker: str = HYBRID, k: int = 10,
                                         include_non_papers=include_non_papers)
 
 
-def _index_ranking(corpus: Corpus, model: str, index: VectorIndex | None,
-                   encoder: DenseEncoder | None = None) -> IndexRanking:
-    loaded = index or load_index(corpus, model)
-
-    def no_encoder() -> DenseEncoder:
-        raise ValueError(f"{model}: no query encoder given")
-
-    return IndexRanking(model, lambda: loaded, (lambda: encoder) if encoder else no_encoder,
-                        corpus)
-
-
 def related_papers(corpus: Corpus, key: str, model: str, k: int = 10,
-                   languages: list[str] | None = None, years: Years = None,
-                   index: VectorIndex | None = None) -> list[Result]:
-    """The ``k`` papers nearest to paper ``key`` (id or DOI) in ``model``'s index."""
-    paper_id = find_paper(corpus, key)
-    return SearchService(corpus).related(paper_id, _index_ranking(corpus, model, index), k,
-                                         languages, years)
+                   languages: list[str] | None = None, years: Years = None) -> list[Result]:
+    """The ``k`` papers nearest to paper ``key`` (id or DOI) by ``model``'s vectors (a vector
+    key)."""
+    return SearchService(corpus).related(key, model, k, languages, years)
 
 
 def search(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int = 10,
-           languages: list[str] | None = None, years: Years = None,
-           index: VectorIndex | None = None) -> list[Result]:
-    """The ``k`` papers nearest to free ``text`` (a title, an abstract, a query) in
-    ``model``'s index."""
+           languages: list[str] | None = None, years: Years = None) -> list[Result]:
+    """The ``k`` papers nearest to free ``text`` (a title, an abstract, a query) by
+    ``model``'s vectors (a vector key), the text encoded by ``encoder``."""
     if not text.strip():
         raise ValueError("search: the query text is empty")
-    return SearchService(corpus).search(text, _index_ranking(corpus, model, index, encoder), k,
-                                        languages, years)
-
-
-def nearest(corpus: Corpus, vector: np.ndarray, model: str, k: int = 10,
-            languages: list[str] | None = None, years: Years = None,
-            index: VectorIndex | None = None) -> list[Result]:
-    """The ``k`` papers nearest to a query ``vector`` (one row) in ``model``'s index."""
-    ranking = _index_ranking(corpus, model, index)
-    return SearchService(corpus).results(
-        ranking.search("", k, languages, years, {model: vector}), None)
+    vector = np.asarray(encoder.encode([text], "query"), np.float32)
+    return SearchService(corpus).search(text, model, k, languages, years, {model: vector})

@@ -30,7 +30,6 @@ from openmsd.search import (
     MAX_LOCATIONS,
     CitationRequest,
     PaperNotFoundError,
-    ScorerRanking,
     find_paper,
     language_problem,
     paper_details,
@@ -296,7 +295,8 @@ def related_page(resources: Resources, key: str, f: Filters) -> dict[str, Any]:
     paper = paper_or_404(resources, key)
     try:
         # one more than the page so we know whether a next page exists
-        found = resources.search.related(paper["paper_id"], model, f.offset + f.k + 1,
+        found = resources.search.related(paper["paper_id"], resources.ranker(model),
+                                         f.offset + f.k + 1,
                                          f.lang or None, f.years,
                                          include_non_papers=f.include_non_papers)
     except PaperNotFoundError:  # a served model's index without the paper's vector
@@ -320,8 +320,8 @@ def search_or_related(resources: Resources, q: str, f: Filters) -> dict[str, Any
     model = served_model(resources, f.model, default=resources.search_ranker)
     if names_paper(resources, q):
         return related_page(resources, q.strip(), f)
-    return _page(model, f, resources.search.search(q, model, f.offset + f.k + 1,
-                                                   f.lang or None, f.years,
+    return _page(model, f, resources.search.search(q, resources.ranker(model),
+                                                   f.offset + f.k + 1, f.lang or None, f.years,
                                                    include_non_papers=f.include_non_papers))
 
 
@@ -338,8 +338,9 @@ def related_to_library_for(resources: Resources, body: RelatedRequest) -> dict[s
     try:
         positive = [find_paper(resources.corpus, key) for key in body.positive]
         negative = [find_paper(resources.corpus, key) for key in body.negative]
-        found = resources.search.library(positive, model, negative, body.k, body.lang or None,
-                                         years, include_non_papers=body.include_non_papers)
+        found = resources.search.library(positive, resources.ranker(model), negative, body.k,
+                                         body.lang or None, years,
+                                         include_non_papers=body.include_non_papers)
     except PaperNotFoundError as error:
         raise HTTPException(404, str(error).split(": ", 1)[-1]) from None
     return {"model": model, "positive": positive, "negative": negative,
@@ -352,7 +353,8 @@ def recommend_for(resources: Resources, body: RecommendRequest) -> dict[str, Any
     check_languages(resources, body.lang, "body")
     try:
         found = resources.search.recommend(CitationRequest(
-            body.text, model, body.k, at=body.at, languages=body.lang or None, years=years,
+            body.text, resources.ranker(model), body.k, at=body.at,
+            languages=body.lang or None, years=years,
             explain=body.explain, include_non_papers=body.include_non_papers),
             resources.encoder(model))
     except ValueError as error:
@@ -368,16 +370,14 @@ async def search_answer(resources: Resources, q: str, f: Filters) -> dict[str, A
     only, a millisecond) or ranks the fused candidates (a few milliseconds); a filtered fused
     search and any search during a reload run in the thread pool."""
     model = served_model(resources, f.model, default=resources.search_ranker)
-    ranking = resources.search.built(model)
-    fused = isinstance(ranking, ScorerRanking) or model not in resources.models
+    ranking = resources.search.built(resources.ranker(model))
+    fused = model not in resources.models
     if not resources.warmed() or ranking is None or (fused and (f.lang or f.years)):
         return await run_in_threadpool(search_or_related, resources, q, f)
     if names_paper(resources, q):
         return related_page(resources, q.strip(), f)
-    if isinstance(ranking, ScorerRanking):  # its dense members' query vectors, awaited
-        vectors = await resources.query_vectors(ranking.scorer, q)
-    else:  # a served model's index: the text's vector awaited from its encoder
-        vectors = {model: await resources.encoder(model).encode_async([q], "query")}
+    # its served dense members' query vectors, awaited from their batching encoders
+    vectors = await resources.query_vectors(ranking.scorer, q)
     return _page(model, f, resources.search.search(q, ranking, f.offset + f.k + 1,
                                                    f.lang or None, f.years, vectors=vectors,
                                                    include_non_papers=f.include_non_papers))

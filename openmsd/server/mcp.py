@@ -207,10 +207,7 @@ class McpTools:
 
     def _key(self) -> str:
         """The vector key of the default served model (whose index ranks libraries)."""
-        from openmsd.models import vector_key
-
-        model = self.resources.default_model
-        return vector_key(model, self.resources.backends[model])
+        return self.resources.ranker(self.resources.default_model)
 
     def _filters(self, languages: list[str], year_from: int | None, year_to: int | None
                  ) -> tuple[list[str] | None, tuple[int | None, int | None] | None]:

@@ -36,13 +36,19 @@ from openmsd.index import VectorIndex, index_dir, load_index
 from openmsd.models import (
     DenseEncoder,
     Kind,
-    choose_backend,
     find_adapter,
     load_model,
     stored_backends,
     vector_key,
 )
-from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer, is_builtin
+from openmsd.rank import (
+    DEFAULT_RANKERS,
+    HYBRID,
+    HYBRID_GRAPH,
+    Scorer,
+    is_builtin,
+    served_backend,
+)
 from openmsd.search import (
     SUMMARY,
     SearchService,
@@ -232,17 +238,21 @@ class Resources:
         self.models = list(dict.fromkeys(models))
         # each model's index and query encoder: of the backend asked for, else of the backend
         # its vectors were made with
-        self.backends = {m: backend or choose_backend(self.corpus, m, what="index")
-                         for m in self.models}
+        self.backends = {m: served_backend(self.corpus, m, backend) for m in self.models}
         self.indexes = {m: LiveIndex(self.corpus, vector_key(m, self.backends[m]))
                         for m in self.models}
         #: the rankers served beside the models' indexes; related and search default to them
         self.rankers = [HYBRID_GRAPH, HYBRID, "bm25"]
-        self.related_ranker, self.search_ranker = HYBRID_GRAPH, HYBRID
-        #: every answer's one way through: the served models from their live indexes
+        self.related_ranker, self.search_ranker = (DEFAULT_RANKERS["related"],
+                                                   DEFAULT_RANKERS["search"])
+        #: each served model's vector key: the ranker a question naming it is answered with
+        self.keys = {m: vector_key(m, self.backends[m]) for m in self.models}
+        #: every answer's one way through, the command line's: the served models read their
+        #: live indexes and batching encoders
         self.search = SearchService(self.corpus)
         for m in self.models:
-            self.search.serve_index(m, lambda m=m: self.index(m), lambda m=m: self.encoder(m))
+            self.search.serve_model(self.keys[m], lambda m=m: self.index(m),
+                                    lambda m=m: self.encoder(m))
         self._encoders: dict[str, BatchingEncoder] = {}
         self._lock = threading.Lock()
         self._stats: tuple[int, dict[str, Any]] | None = None
@@ -252,6 +262,11 @@ class Resources:
     @property
     def default_model(self) -> str:
         return self.models[0]
+
+    def ranker(self, name: str) -> str:
+        """The ranker a question naming ``name`` (a served model or ranker) is answered with:
+        a served model's vector key, a ranker as it is."""
+        return self.keys.get(name, name)
 
     def encoder(self, model: str) -> BatchingEncoder:
         """The query encoder of a served model, loaded on first use."""
@@ -292,23 +307,19 @@ class Resources:
             records.column(name)
         paper_aliases(self.corpus)
         load_citation_graph(self.corpus)
-        served = {vector_key(m, self.backends[m]): m for m in self.models}
-        for ranker in (self.related_ranker, self.search_ranker):
+        for ranker in (self.related_ranker, self.search_ranker, *self.keys.values()):
             try:
-                scorer = self.search.scorer(ranker)
+                self.search.scorer(ranker)
             except ArtifactError as error:  # its requests answer 503 with this line
                 log.error("%s: %s", ranker, error)
-                continue
-            for member in dense_members(scorer):
-                model = served.get(member.name)
-                if model is not None:  # a served model: its batching encoder and live index
-                    member.serve(self.encoder(model), lambda model=model: self.index(model))
+        for model in self.models:  # the first free text waits for no model load
+            self.encoder(model)
 
     async def query_vectors(self, ranker: Scorer, text: str) -> dict[str, np.ndarray]:
         """``text``'s query vector for each dense member of ``ranker`` (a scorer of
         :meth:`openmsd.search.SearchService.scorer`) that is a served model, from its
         batching encoder (by member name, as the ranker's members read them)."""
-        served = {vector_key(m, self.backends[m]): m for m in self.models}
+        served = {key: m for m, key in self.keys.items()}
         out = {}
         for member in dense_members(ranker):
             model = served.get(member.name)

@@ -93,22 +93,31 @@ def test_a_new_build_gives_fresh_resources(root, tmp_path):
     assert len(resources.scorer("bm25").papers) == len(scorer.papers) + 7
 
 
-def test_a_served_index_and_a_ranker_answer_through_the_same_service(root, encoder):
+def test_a_served_model_answers_as_a_command_does(root, encoder):
     corpus = Corpus(root)
     service = SearchService(corpus, SearchResources(corpus))
     index = load_index(corpus, MODEL)
-    service.serve_index(MODEL, lambda: index, lambda: encoder)
+    asked: list[str] = []
+
+    def served_encoder():
+        asked.append(MODEL)
+        return encoder
+
+    service.serve_model(MODEL, lambda: index, served_encoder)
     served = service.related(ARTICLE, MODEL, 5)
-    hits = index.search(index.vector(index.row(ARTICLE))[None, :], 5, exclude=[ARTICLE])[0]
-    assert [r.paper_id for r in served] == [p for p, _ in hits]
+    command = SearchService(Corpus(root), SearchResources(Corpus(root)))
+    assert [r.as_dict() for r in served] == [r.as_dict() for r in
+                                             command.related(ARTICLE, MODEL, 5)]
     assert any("cites the query paper" in r.why for r in served)
-    assert service.built(MODEL) is service.ranking(MODEL)  # an index is always ready
+    assert not asked  # a paper's related papers encode nothing
+    assert service.built(MODEL) is not None  # built once, then answered at once
     fused = service.related(ARTICLE, "hybrid-graph", 5)
     assert [r.as_dict() for r in fused] == [r.as_dict() for r in
                                             rank_related(Corpus(root), ARTICLE, "hybrid-graph", 5)]
     text = "Foucault e a filosofia"
     assert service.search(text, MODEL, 3) == service.search(
         text, MODEL, 3, vectors={MODEL: encoder.encode([text], "query")})
+    assert asked  # the free text went through the served encoder
     with pytest.raises(ValueError, match="empty"):
         service.search("  ", MODEL)
 

@@ -36,18 +36,13 @@ from openmsd.index import build_index, load_index
 from openmsd.ingest import ingest
 from openmsd.io import ParquetSink, arrow_reader, write_json
 from openmsd.models import paper_input, text_hash, vector_key, vector_schema, vectors_dir
+from openmsd.present import atom, build_neighbourhood, digest_html, draw, save, svg
 from openmsd.rank import default_dense
 from openmsd.search import (
     arrivals,
-    atom,
-    build_neighbourhood,
-    digest_html,
-    draw,
     related_papers,
     related_to_library,
-    save,
     seed_set_name,
-    svg,
     watch_library,
 )
 

@@ -22,11 +22,7 @@ from openmsd.corpus import Corpus
 from openmsd.index import build_index
 from openmsd.ingest import ingest, read_manuscript
 from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
-from openmsd.rank import HYBRID, HYBRID_GRAPH, left_out_line
-from openmsd.search import (
-    CitationRequest,
-    Result,
-    SearchService,
+from openmsd.present import (
     ranked_locations,
     recommendations_table,
     recommendations_view,
@@ -34,6 +30,8 @@ from openmsd.search import (
     results_view,
     shorten,
 )
+from openmsd.rank import HYBRID, HYBRID_GRAPH, left_out_line
+from openmsd.search import CitationRequest, Result, SearchService
 
 __all__ = ["PARAGRAPH", "QUERIES", "RELATED", "SAMPLE", "run", "shorten"]
 

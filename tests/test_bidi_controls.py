@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from openmsd.cli import app
 from openmsd.export import bibtex, csl_json, ris
 from openmsd.ingest import ingest
-from openmsd.search.xml_text import xml_text
+from openmsd.present.xml_text import xml_text
 from openmsd.server import pages
 
 CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"

@@ -118,3 +118,18 @@ def test_a_model_name_longer_than_a_file_name_is_one_line(corpus: Path, command:
     assert result.exit_code == 2, result.output[-500:]
     assert "a name of 5,0" in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_an_engine_is_named_once_and_refuses_what_it_does_not_do(corpus, tmp_path):
+    from openmsd.engines import EngineError, engine
+
+    assert engine("duckdb") is engine("duckdb") and engine("local").name == "local"
+    with pytest.raises(EngineError, match="expected local"):
+        engine("hadoop")
+    unknown = _invoke("ingest", corpus / "papers.parquet", "--out", tmp_path / "new",
+                      "--engine", "hadoop")
+    assert unknown.exit_code == 2 and "--engine 'hadoop'" in unknown.output
+    assert not (tmp_path / "new").exists()
+    split = _invoke("embed", corpus, "--model", MODEL, "--engine", "spark", "--enrich",
+                    "llm-64")
+    assert split.exit_code == 2 and "--enrich and --split run locally" in split.output

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import openmsd.cli as cli_package
 import openmsd.cli.output as output_module
-import openmsd.search.view as view_module
+import openmsd.present.view as view_module
 from openmsd.cli import app
 from openmsd.corpus import parse_variant
 

@@ -24,7 +24,7 @@ from rich.console import Console
 
 from openmsd.cli import SAMPLE
 from openmsd.ingest import ingest
-from openmsd.search.columns import ResultsView, Row, fit
+from openmsd.present.columns import ResultsView, Row, fit
 
 ARTICLE = "10.1590/2236-8906-76-2021"
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,7 +126,7 @@ def test_results_read_on_a_terminal_without_a_cut_word(corpus, command, columns)
 def test_recommendations_read_on_an_80_column_terminal() -> None:
     """Each location's papers as related and search show them; why names the sentence that
     points to a paper most."""
-    from openmsd.search import ranked_locations, recommendations_view
+    from openmsd.present import ranked_locations, recommendations_view
 
     long_title = ("Is it possible to estimate the number of patients with COVID-19 admitted "
                   "to intensive care units and general wards using clinical and telemedicine "

@@ -30,6 +30,7 @@ from openmsd.cli import (
     search,
     serve,
     train,
+    update,
     watch,
 )
 from openmsd.cli.output import err, fail, out
@@ -130,7 +131,7 @@ def _options(version: Annotated[bool, typer.Option(
     pass
 
 
-for _commands in (demo.app, fetch.app, corpus.app, models.app, search.app, train.app,
+for _commands in (demo.app, update.app, corpus.app, models.app, search.app, train.app,
                   robustness.app, enrich.app, serve.app, watch.app):
     app.add_typer(_commands)  # commands at the top level: 'openmsd ingest', ...
 app.add_typer(corpus.corpus_app, name="corpus")

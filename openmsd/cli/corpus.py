@@ -4,7 +4,6 @@ into a corpus and looking at it."""
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -90,25 +89,19 @@ def ingest(
     """Read scholarly metadata, citations and contexts into a corpus directory (files,
     folders, an OpenAlex snapshot folder in either layout)."""
     from openmsd.corpus import CorpusError, build_summary
-    from openmsd.ingest import ingest as run_ingest
+    from openmsd.engines import EngineError
+    from openmsd.engines import engine as engine_named
 
-    if engine not in ("duckdb", "spark"):
-        fail(f"--engine {engine!r}: expected duckdb or spark")
     if since is not None:
         try:
             since = datetime.strptime(since, "%Y-%m-%d").strftime("%Y-%m-%d")
         except ValueError:
             fail(f"--since {since!r}: expected a date YYYY-MM-DD")
     try:
-        if engine == "spark":
-            from openmsd.ingest import ingest_on_spark
-
-            result = ingest_on_spark(inputs, out_dir, fmt, strict, since=since)
-        else:
-            with progress() as start:
-                result = run_ingest([Path(i) for i in inputs], Path(out_dir), fmt, strict,
-                                    progress=start, since=since)
-    except (IngestError, CorpusError) as error:
+        runner = engine_named(engine)
+        with progress() as start:
+            result = runner.ingest(inputs, out_dir, fmt, strict, since, start)
+    except (IngestError, CorpusError, EngineError) as error:
         fail(str(error))
     if not json:
         for path in result.unchanged:

@@ -1,5 +1,5 @@
 """``related --graph OUT.svg|OUT.png``: the query paper(s) and their related papers drawn as a
-picture (:mod:`openmsd.search.picture`), written to a file."""
+picture (:mod:`openmsd.present.picture`), written to a file."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ SimilarEdgesOpt = Annotated[bool, typer.Option(
 
 def check_graph_target(target: Path | None, by: str) -> None:
     """Fail before any work for an unknown extension or layout."""
-    from openmsd.search import FORMATS, LAYOUTS
+    from openmsd.present import FORMATS, LAYOUTS
 
     if target is None:
         return
@@ -56,14 +56,14 @@ def check_graph_target(target: Path | None, by: str) -> None:
 
 def _dense_index(corpus: Corpus, model: str | None) -> Any:
     """The dense index whose vectors place the nodes (None when the corpus has none)."""
-    from openmsd.index import load_index
     from openmsd.rank import RankerSpec, dense_key, is_builtin, is_dense
+    from openmsd.search import SearchService
 
     spec = RankerSpec.parse(model, typed=True) if model else None
     dense = str(spec) if spec and not is_builtin(spec) and (
         spec.backend or spec.language or is_dense(spec, corpus)) else None
     try:
-        return load_index(corpus, dense_key(corpus, dense))
+        return SearchService(corpus).index(dense_key(corpus, dense))
     except (FileNotFoundError, ValueError):
         return None
 
@@ -71,7 +71,7 @@ def _dense_index(corpus: Corpus, model: str | None) -> Any:
 def write_graph(target: Path, corpus: Corpus, query_ids: list[str], results: list[Any],
                 model: str | None, by: str, similar_edges: bool) -> None:
     """Draw ``query_ids`` and ``results`` and write the picture to ``target``."""
-    from openmsd.search import STRONG_SIMILARITY, build_neighbourhood, draw, save
+    from openmsd.present import STRONG_SIMILARITY, build_neighbourhood, draw, save
 
     hood = build_neighbourhood(corpus, query_ids, results, _dense_index(corpus, model),
                          STRONG_SIMILARITY if similar_edges else None)

@@ -62,13 +62,13 @@ def embed(
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
     from openmsd.corpus import Corpus, CorpusError, enriched_name, parse_variant
+    from openmsd.engines import EngineError
+    from openmsd.engines import engine as engine_named
     from openmsd.models import (
         UnknownModelError,
         UnsupportedBackendError,
         choose_backend,
-        embed_corpus,
         find_adapter,
-        load_model,
         vector_key,
     )
     from openmsd.rank import is_builtin
@@ -88,42 +88,17 @@ def embed(
     if is_builtin(model):
         fail(f"{model} is not a dense model: it has no vectors to store; evaluate or search "
              "with it directly")
-    if engine not in ("local", "spark"):
-        fail(f"--engine {engine!r}: expected local or spark")
-    if engine == "spark":
-        if enrich or split:
-            fail("--engine spark embeds whole corpora: --enrich and --split run locally")
-        from openmsd.corpus import corpus_lock
-        from openmsd.models import embed_on_spark
-
-        try:
-            with corpus_lock(target.root, create=False):
-                done = embed_on_spark(str(target.table_path("papers")),
-                                      str(target.layout.vectors), model, backend,
-                                      batch_size=batch_size)
-        except IngestError as error:
-            fail(str(error))
-        emit(asdict(done), json, lambda _: (
-            f"{done.model}: {done.embedded:,} papers embedded in {done.parts:,} partitions, "
-            f"{done.cached:,} already were, {done.no_text:,} without title or abstract -> "
-            f"{done.directory}"), indent=False)
-        return
+    ids = None
     try:
-        target.check()
-        encoder = load_model(model, backend)  # weights load once the corpus checked out
-        total = target.check()["build"]["counts"]["papers"]
+        runner = engine_named(engine)
         ids = split_papers(target, split) if split else None
         with progress() as start:
-            result = embed_corpus(target, encoder, stored_as, batch_size,
-                                  start(f"embedding with {stored_as}",
-                                        len(ids) if ids is not None else total),
-                                  paper_ids=ids)
+            done = runner.embed(target, model, backend, stored_as, batch_size, ids,
+                                enrich is not None, start)
     except (CorpusError, UnknownModelError, UnsupportedBackendError, RelationsError,
-            FileNotFoundError, IngestError) as error:
+            FileNotFoundError, IngestError, EngineError) as error:
         fail(str(error))
-    emit(asdict(result), json, lambda _: (
-        f"{stored_as}: {result.embedded:,} papers embedded, {result.cached:,} already were, "
-        f"{result.no_text:,} without title or abstract -> {result.directory}"), indent=False)
+    emit(done.fields, json, lambda _: done.line, indent=False)
 
 
 def _map_adapter(target: Corpus, model: str, backend: str | None, enrich: str | None,

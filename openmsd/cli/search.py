@@ -93,7 +93,7 @@ def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | No
           languages: list[str] | None, years: Years, otherwise: str) -> None:
     """Print ``results`` as a table, JSON or an ``--export`` format; when there are none, say
     why on stderr; then, on stderr, the records that are not papers left out of them."""
-    from openmsd.search import ranked, results_table, results_view
+    from openmsd.present import ranked, results_table, results_view
 
     if export:
         from openmsd.export import EXPORTS
@@ -153,8 +153,13 @@ def related(
     collection."""
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.fetch import FetchError, read_seeds
-    from openmsd.models import UnknownModelError
-    from openmsd.rank import RankerChoiceError, UnknownScorerError, dense_key, question_ranker
+    from openmsd.rank import (
+        RankerChoiceError,
+        UnknownModelError,
+        UnknownScorerError,
+        dense_key,
+        question_ranker,
+    )
     from openmsd.search import (
         PaperNotFoundError,
         Results,
@@ -235,8 +240,7 @@ def search_command(
 ) -> None:
     """The papers nearest to a free text, in any language."""
     from openmsd.corpus import Corpus, CorpusError
-    from openmsd.models import UnknownModelError
-    from openmsd.rank import question_ranker
+    from openmsd.rank import UnknownModelError, question_ranker
     from openmsd.search import SearchService
 
     try:
@@ -279,14 +283,12 @@ def recommend(
     point to them."""
     from openmsd.corpus import Corpus, CorpusError, identify
     from openmsd.ingest import ManuscriptError, read_manuscript
-    from openmsd.models import UnknownModelError, find_adapter, load_model, vector_key
+    from openmsd.present import ranked_locations, recommendations_table, recommendations_view
     from openmsd.rank import (
         RankerChoiceError,
-        RankerSpec,
+        UnknownModelError,
         UnknownScorerError,
-        default_dense,
-        index_backend,
-        is_builtin,
+        manuscript_model,
     )
     from openmsd.search import (
         MAX_LOCATIONS,
@@ -294,9 +296,6 @@ def recommend(
         SearchService,
         language_warning,
         papers_by_id,
-        ranked_locations,
-        recommendations_table,
-        recommendations_view,
     )
 
     try:
@@ -308,32 +307,25 @@ def recommend(
     if len(document.problems) > 20:
         err.print(f"... {len(document.problems) - 20} more unknown markers", highlight=False)
     target = Corpus(corpus)
-    typed, model = model is not None, model or default_dense(target)
-    try:
-        spec = RankerSpec.parse(model, typed=typed)  # the default: a vector key MODEL@onnx
-    except UnknownScorerError as error:
-        fail(str(error))
-    if is_builtin(spec):
-        fail(f"recommend ranks with a dense model's index; {model!r} is not one")
     years = _year_range(year)
     try:
         _check_languages(target, lang)
-        model, stored = spec.stored_model, spec.backend
-        backend = index_backend(target, model, backend or stored or None)
-        # an adapter of the corpus by name: its directory (bases, then its head)
-        encoder = load_model(str(find_adapter(model, target) or model), backend)
+        key, encoder = manuscript_model(target, model, backend)
+    except (UnknownScorerError, RankerChoiceError) as error:
+        fail(str(error))
+    except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
+        fail(f"{manuscript}: {error}")
+    try:
         warning = language_warning(identify([document.text[:2000]])[0][0], encoder)
         if warning:
             err.print(f"[yellow]warning[/]: {manuscript}: {warning}", highlight=False)
         located = SearchService(target).recommend_each(
-            CitationRequest(document.text, vector_key(model, backend), k, at=at,
+            CitationRequest(document.text, key, k, at=at,
                             languages=lang, years=years, explain=True,
                             max_locations=None,  # every location of the manuscript
                             manuscript_ids=document.ids, manuscript_title=document.title,
                             include_non_papers=include_non_papers),
             encoder)
-    except RankerChoiceError as error:
-        fail(str(error))
     except (CorpusError, FileNotFoundError, UnknownModelError, ValueError) as error:
         fail(f"{manuscript}: {error}")
     seen = {"locations": 0, "markers": 0, "results": 0}

@@ -1,6 +1,6 @@
 """``openmsd watch``: the papers new for a library since its last watch, ranked for it, as a
 table, an Atom feed and an HTML digest (:mod:`openmsd.search.watch`,
-:mod:`openmsd.search.feed`). ``openmsd update --watch`` runs it after an update."""
+:mod:`openmsd.present.feed`). ``openmsd update --watch`` runs it after an update."""
 
 from __future__ import annotations
 
@@ -87,18 +87,9 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
     ``dry_run``), then store the watch (not on a dry run)."""
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.fetch import FetchError, read_seeds
+    from openmsd.present import atom, digest_html, nothing_new, results_table, results_view
     from openmsd.rank import RankerChoiceError, UnknownScorerError, dense_key
-    from openmsd.search import (
-        PaperNotFoundError,
-        atom,
-        digest_html,
-        library_seeds,
-        nothing_new,
-        record_watch,
-        results_table,
-        results_view,
-        watch_library,
-    )
+    from openmsd.search import PaperNotFoundError, library_seeds, record_watch, watch_library
 
     check_outputs([*seeds, *(negative or [])], atom_file, html_file)
     start = _since(since)

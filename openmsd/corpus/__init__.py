@@ -5,6 +5,7 @@ table and statistics. The ingest run that fills it lives in :mod:`openmsd.ingest
 
 from openmsd.corpus.build import BATCH, LINKED, build_corpus, build_id, derive
 from openmsd.corpus.corpus_kinds import non_papers
+from openmsd.corpus.filters import FilterColumns, Years, candidate_mask
 from openmsd.corpus.kinds import (
     KINDS,
     NON_PAPERS,
@@ -84,13 +85,16 @@ __all__ = [
     "Corpus",
     "CorpusError",
     "FastText",
+    "FilterColumns",
     "LanguageIdentifier",
     "Layout",
     "Record",
     "SparkSql",
+    "Years",
     "build_corpus",
     "build_id",
     "build_summary",
+    "candidate_mask",
     "cell_text",
     "classify",
     "corpus_lock",

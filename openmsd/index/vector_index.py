@@ -39,10 +39,9 @@ from pathlib import Path
 import faiss
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from openmsd.corpus import INDEX_BUILDS, PARTS, Corpus, corpus_lock
+from openmsd.corpus import INDEX_BUILDS, PARTS, Corpus, FilterColumns, corpus_lock
 from openmsd.crashpoint import crash_point
 from openmsd.index.factory_index import (
     VECTORS_FILE,
@@ -55,7 +54,7 @@ from openmsd.index.factory_index import (
     read_ondisk,
     search_factory,
 )
-from openmsd.io import ParquetSink, atomic_path, numbers, refused_errno
+from openmsd.io import ParquetSink, atomic_path, refused_errno
 from openmsd.models import current_hashes, load_vector_table, model_slug, vectors_dir
 
 HNSW_THRESHOLD = 50_000
@@ -131,7 +130,7 @@ class VectorIndex:
         ``exclude[i]`` (the query paper itself) is never a result of query ``i``."""
         if min(k + 1, self.index.ntotal) == 0:
             return [[] for _ in range(len(queries))]
-        scores, rows = self.search_rows(queries, k + 1, self._allowed(languages, years))
+        scores, rows = self.search_rows(queries, k + 1, self.allowed(languages, years))
         ids = self.ids
         results = []
         for i in range(len(queries)):
@@ -162,29 +161,16 @@ class VectorIndex:
         return self.index.search(queries, k, params=params)
 
     @cached_property
-    def filter_columns(self) -> tuple[np.ndarray, list[str | None], np.ndarray]:
-        """Each row's language code (-1: none), the languages coded, each row's year (-1:
-        none); listed once per index, not on every filtered search."""
-        languages = self.papers["language"].combine_chunks().dictionary_encode()
-        codes = numbers(pc.fill_null(languages.indices, -1))
-        years = numbers(pc.fill_null(self.papers["year"], -1))
-        return codes, languages.dictionary.to_pylist(), years
+    def filter_columns(self) -> FilterColumns:
+        """The rows' languages and years, listed once per index, not on every filtered
+        search."""
+        return FilterColumns.of(self.papers)
 
-    def _allowed(self, languages: list[str] | None, years: tuple[int | None, int | None] | None
-                 ) -> np.ndarray | None:
-        if not languages and not years:
-            return None
-        codes, coded, year = self.filter_columns
-        mask = np.ones(self.papers.num_rows, bool)
-        if languages:
-            mask &= np.isin(codes, [i for i, lang in enumerate(coded) if lang in languages])
-        if years:
-            low, high = years
-            if low is not None:
-                mask &= year >= low
-            if high is not None:
-                mask &= (year <= high) & (year >= 0)
-        return mask
+    def allowed(self, languages: list[str] | None,
+                years: tuple[int | None, int | None] | None) -> np.ndarray | None:
+        """Which rows ``--lang`` and ``--year`` keep (:mod:`openmsd.corpus.filters`; None:
+        every row)."""
+        return self.filter_columns.mask(languages, years)
 
 
 @contextlib.contextmanager

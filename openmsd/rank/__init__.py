@@ -64,8 +64,10 @@ from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
 from openmsd.rank.resolve import (
     DEFAULT_RANKERS,
     RankerChoiceError,
+    UnknownModelError,
     dense_key,
     index_backend,
+    manuscript_model,
     question_ranker,
     served_backend,
 )
@@ -106,6 +108,7 @@ __all__ = [
     "RankerSpec",
     "RankerSpecError",
     "Scorer",
+    "UnknownModelError",
     "UnknownScorerError",
     "adapters_of",
     "available",
@@ -134,6 +137,7 @@ __all__ = [
     "left_out_line",
     "load_encoder",
     "load_scorer",
+    "manuscript_model",
     "pair_features",
     "papers_first",
     "question_ranker",

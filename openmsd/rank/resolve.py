@@ -7,25 +7,36 @@ The CLI, the server, the watch and the evaluation call these; nothing else picks
   without ``--model``; a dense model read from the vectors its index was built with);
 * :func:`dense_key`: the dense index a library, a watch, a manuscript or a picture searches
   (the corpus's default dense model without ``--model``);
+* :func:`manuscript_model`: the dense index a manuscript's citation locations search, and the
+  encoder of its sentences;
 * :func:`index_backend`: the backend whose index of a model to search.
 """
 
 from __future__ import annotations
 
 from openmsd.corpus import Corpus
-from openmsd.models import choose_backend, stored_backends, vector_key
+from openmsd.models import (
+    DenseEncoder,
+    UnknownModelError,
+    choose_backend,
+    find_adapter,
+    load_model,
+    stored_backends,
+    vector_key,
+)
 from openmsd.rank.load import HYBRID, HYBRID_GRAPH, default_dense, is_builtin, is_dense
 from openmsd.rank.spec import RankerSpec
 
-__all__ = ["DEFAULT_RANKERS", "RankerChoiceError", "dense_key", "index_backend",
-           "question_ranker", "served_backend"]
+__all__ = ["DEFAULT_RANKERS", "RankerChoiceError", "UnknownModelError", "dense_key",
+           "index_backend", "manuscript_model", "question_ranker", "served_backend"]
 
 #: The ranker each question uses without ``--model``.
 DEFAULT_RANKERS = {"related": HYBRID_GRAPH, "search": HYBRID}
 
 
 class RankerChoiceError(ValueError):
-    """A ``--model`` / ``--backend`` pair the corpus cannot answer with, in one line."""
+    """A ``--model`` / ``--backend`` pair the corpus cannot answer with, in one line
+    (:class:`UnknownModelError`: a model name the registry does not know)."""
 
 
 def index_backend(corpus: Corpus, model: str, backend: str | None) -> str:
@@ -75,3 +86,20 @@ def dense_key(corpus: Corpus, model: str | None = None, backend: str | None = No
     if spec.backend:
         return spec.vector_key
     return vector_key(dense, index_backend(corpus, dense, backend))
+
+
+def manuscript_model(corpus: Corpus, model: str | None = None, backend: str | None = None
+                     ) -> tuple[str, DenseEncoder]:
+    """The vector key of the dense index ``recommend`` searches (``model``, else the corpus's
+    :func:`~openmsd.rank.default_dense`; with the backend of its index) and the encoder of
+    the manuscript's sentences (an adapter of the corpus by name: its bases, then its head).
+    :class:`RankerChoiceError` for a ranker that is no dense model."""
+    name = model or default_dense(corpus)
+    spec = RankerSpec.parse(name, typed=model is not None)  # the default: a vector key
+    if is_builtin(spec):
+        raise RankerChoiceError(f"recommend ranks with a dense model's index; {name!r} is not "
+                                "one")
+    stored = spec.stored_model
+    chosen = index_backend(corpus, stored, backend or spec.backend or None)
+    encoder = load_model(str(find_adapter(stored, corpus) or stored), chosen)
+    return vector_key(stored, chosen), encoder  # type: ignore[return-value]

@@ -111,14 +111,9 @@ def _rank_among(index: VectorIndex, query: np.ndarray, ids: list[str], k: int,
                 languages: list[str] | None,
                 years: tuple[int | None, int | None] | None) -> list[tuple[str, float]]:
     """The ``k`` of ``ids`` (those with a vector) nearest to ``query``, by cosine."""
-    rows = [index.rows[paper_id] for paper_id in ids if paper_id in index.rows]
-    if languages or years:
-        langs = index.papers["language"].to_pylist()
-        when = index.papers["year"].to_pylist()
-        low, high = years or (None, None)
-        rows = [r for r in rows if (not languages or langs[r] in languages)
-                and (low is None or (when[r] is not None and when[r] >= low))
-                and (high is None or (when[r] is not None and when[r] <= high))]
+    keep = index.allowed(languages, years)
+    rows = [r for paper_id in ids if (r := index.rows.get(paper_id)) is not None
+            and (keep is None or keep[r])]
     if not rows:
         return []
     vectors = np.asarray([index.vector(r) for r in rows], np.float32)

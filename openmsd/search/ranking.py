@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+import pyarrow as pa
 
-from openmsd.corpus import Corpus
+from openmsd.corpus import Corpus, candidate_mask
+from openmsd.io import arrow_table
 from openmsd.rank import Contribution, Fusion, Papers, Queries, Scorer
 from openmsd.search.related_lists import kept_lists
 from openmsd.search.resources import SearchResources
@@ -60,17 +62,14 @@ class Ranking(Protocol):
 
 def allowed(corpus: Corpus, papers: Papers, languages: Sequence[str] | None,
             years: Years) -> np.ndarray | None:
-    """The rows of ``papers`` in ``languages`` and the year range (None: every row)."""
+    """The rows of ``papers`` in ``languages`` and the year range
+    (:func:`openmsd.corpus.candidate_mask`; None: every row)."""
     if not languages and not years:
         return None
-    low, high = years or (None, None)
-    rows = corpus.connect().execute(
-        "SELECT paper_id FROM papers WHERE (? IS NULL OR list_contains(?, language)) "
-        "AND (? IS NULL OR year >= ?) AND (? IS NULL OR year <= ?)",
-        [list(languages) if languages else None, list(languages or []), low, low, high,
-         high]).fetchall()
+    table = arrow_table(corpus.connect(), "SELECT paper_id, language, year FROM papers")
+    keep = candidate_mask(table, languages, years)
     mask = np.zeros(len(papers), bool)
-    for (paper_id,) in rows:
+    for paper_id in table["paper_id"].filter(pa.array(keep)).to_pylist():
         i = papers.position.get(paper_id)
         if i is not None:
             mask[i] = True

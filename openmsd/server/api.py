@@ -26,6 +26,7 @@ from pydantic import BaseModel, BeforeValidator, Field, StringConstraints, creat
 from starlette.concurrency import run_in_threadpool
 
 from openmsd.export import EXPORTS, export
+from openmsd.present import ranked, ranked_locations
 from openmsd.search import (
     MAX_LOCATIONS,
     CitationRequest,
@@ -34,8 +35,6 @@ from openmsd.search import (
     language_problem,
     paper_details,
     papers_by_id,
-    ranked,
-    ranked_locations,
 )
 from openmsd.search import Result as RelatedResult
 from openmsd.server.resources import Resources

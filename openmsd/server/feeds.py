@@ -15,13 +15,11 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, Response
 
+from openmsd.present import atom, nothing_new, ranked
 from openmsd.search import (
     PaperNotFoundError,
     Watch,
-    atom,
     find_paper,
-    nothing_new,
-    ranked,
     seed_set_name,
     stored_watches,
     watch_library,

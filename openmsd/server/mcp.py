@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, Field, StringConstraints
 
 from openmsd.corpus import parse_variant, variant_summaries
+from openmsd.present import ranked
 from openmsd.rank import tuned, weighs
 from openmsd.search import (
     MAX_LOCATIONS,
@@ -36,7 +37,6 @@ from openmsd.search import (
     find_paper,
     language_problem,
     paper_details,
-    ranked,
     stored_watches,
     watch_library,
 )

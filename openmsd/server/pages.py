@@ -20,8 +20,9 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
 from openmsd.identifiers import doi_url
+from openmsd.present import driver_position, shorten
 from openmsd.rank import left_out_line
-from openmsd.search import driver_position, load_paper_records, papers_by_id, shorten
+from openmsd.search import load_paper_records, papers_by_id
 from openmsd.server.api import (
     MAX_IDS,
     MAX_K,

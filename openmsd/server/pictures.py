@@ -1,6 +1,6 @@
 """The neighbourhood picture of the paper page and the library page: the query paper(s) and
 their related papers (the page's filters applied) drawn as inline SVG on the server
-(:mod:`openmsd.search.picture`): no script, and the content security policy holds. A node's
+(:mod:`openmsd.present.picture`): no script, and the content security policy holds. A node's
 ``<title>`` is its hover text (title, language, year, citations, why); a click opens its
 page."""
 
@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
-from openmsd.search import build_neighbourhood, draw, svg
+from openmsd.present import build_neighbourhood, draw, svg
 from openmsd.server.resources import Resources
 
 __all__ = ["GRAPH_K", "picture_of"]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from openmsd.search import LAYOUTS, Neighbourhood, draw, svg
-from openmsd.search.neighbourhood import Edge, Node
+from openmsd.present import LAYOUTS, Neighbourhood, draw, svg
+from openmsd.present.neighbourhood import Edge, Node
 
 SVG = "{http://www.w3.org/2000/svg}"
 

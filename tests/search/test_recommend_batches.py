@@ -18,7 +18,8 @@ from openmsd.cli.output import json_text
 from openmsd.corpus import Corpus
 from openmsd.ingest import read_manuscript
 from openmsd.models import load_model
-from openmsd.search import MAX_LOCATIONS, CitationRequest, ranked_locations, recommend_citations
+from openmsd.present import ranked_locations
+from openmsd.search import MAX_LOCATIONS, CitationRequest, recommend_citations
 from openmsd.search.recommend import (
     MAX_PARAGRAPH_CHARS,
     _paragraph_sentences,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -102,8 +103,12 @@ def test_cli_related_and_search_json(corpus):
 
 
 def test_filter_masks_equal_a_row_by_row_check(corpus):
+    from openmsd.rank import corpus_papers
+    from openmsd.search.ranking import allowed
+
     index = load_index(corpus, MODEL)
     rows = index.papers.to_pylist()
+    papers = corpus_papers(corpus)
     for languages, years in [(["pt"], None), (["es", "en"], (2020, None)),
                              (None, (None, 2021)), (["xx"], (2000, 2030))]:
         low, high = years or (None, None)
@@ -111,7 +116,10 @@ def test_filter_masks_equal_a_row_by_row_check(corpus):
                     and (low is None or (row["year"] is not None and row["year"] >= low))
                     and (high is None or (row["year"] is not None and row["year"] <= high))
                     for row in rows]
-        assert index._allowed(languages, years).tolist() == expected
+        assert index.allowed(languages, years).tolist() == expected
+        ranked = allowed(corpus, papers, languages, years)  # the rankers' rows, in their order
+        assert [papers.ids[i] for i in np.flatnonzero(ranked)] == sorted(
+            row["paper_id"] for row, keep in zip(rows, expected, strict=True) if keep)
         assert 0 < sum(expected) < len(rows) or languages == ["xx"]
 
 

@@ -13,7 +13,8 @@ import pytest
 from lxml import etree
 
 from openmsd.corpus import Corpus
-from openmsd.search import atom, digest_html, seed_set_name, watch_library, watch_state
+from openmsd.present import atom, digest_html
+from openmsd.search import seed_set_name, watch_library, watch_state
 from tests.server.conftest import MODEL, SCRIPT_TITLE
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -1,4 +1,4 @@
-"""A neighbourhood (:mod:`openmsd.search.neighbourhood`) drawn: laid out by similarity (a
+"""A neighbourhood (:mod:`openmsd.present.neighbourhood`) drawn: laid out by similarity (a
 force layout, networkx's Fruchterman-Reingold over the pairwise similarities, seeded) or on a
 time axis (``by="year"``), coloured by language with a legend, sized by citations in the
 corpus, with arrows for citations and dashed lines for strong similarity.
@@ -24,9 +24,9 @@ import numpy as np
 from lxml import etree
 
 from openmsd.io import atomic_path
-from openmsd.search.neighbourhood import Neighbourhood, Node
-from openmsd.search.view import shorten
-from openmsd.search.xml_text import xml_text
+from openmsd.present.neighbourhood import Neighbourhood, Node
+from openmsd.present.view import shorten
+from openmsd.present.xml_text import xml_text
 
 __all__ = ["FORMATS", "LANGUAGE_COLOURS", "LAYOUTS", "Label", "Picture", "draw", "hover", "save",
            "svg", "text_width"]

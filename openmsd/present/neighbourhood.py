@@ -4,7 +4,7 @@ citations among them (and optionally strong similarity) as edges.
 Each node carries what a picture shows of it: a short title, its language and year, how often
 the corpus cites it, its score and why it is related. The pairwise similarities of the nodes
 (cosines of their dense vectors; for a pair without vectors, the result's score when one of
-the two is a query) are what :mod:`openmsd.search.picture` lays the graph out by.
+the two is a query) are what :mod:`openmsd.present.picture` lays the graph out by.
 """
 
 from __future__ import annotations
@@ -17,10 +17,8 @@ import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.index import VectorIndex
-from openmsd.search.citation_graph import load_citation_graph
-from openmsd.search.paper_records import load_paper_records
-from openmsd.search.related import SUMMARY
-from openmsd.search.view import shorten
+from openmsd.present.view import shorten
+from openmsd.search import SUMMARY, load_citation_graph, load_paper_records
 
 __all__ = ["LABEL_WIDTH", "STRONG_SIMILARITY", "Edge", "Neighbourhood", "Node",
            "build_neighbourhood"]

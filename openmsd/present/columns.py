@@ -4,7 +4,7 @@ words, each result in at most :data:`LINES` lines.
 
 :class:`ResultsView` is a Rich renderable that measures the console when it is printed, so the
 same results read at 80, 100 or 120 columns. In a pipe the commands print the full table
-instead (:func:`openmsd.search.view.results_table`)."""
+instead (:func:`openmsd.present.view.results_table`)."""
 
 from __future__ import annotations
 

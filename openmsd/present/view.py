@@ -10,9 +10,9 @@ from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
-from openmsd.search.columns import ResultsView, rows_of
-from openmsd.search.related import Result
-from openmsd.search.relevance import percent
+from openmsd.present.columns import ResultsView, rows_of
+from openmsd.present.relevance import percent
+from openmsd.search import Result
 
 __all__ = ["context_driver", "driver_position", "recommendations_table", "recommendations_view",
            "relevance_texts", "results_table", "results_view", "shorten"]
@@ -32,8 +32,8 @@ def shorten(text: str, width: int = 110) -> str:
 
 def relevance_texts(results: list[Any]) -> list[str]:
     """Each result's relevance as a terminal shows it: the calibrated probability a result
-    carries as a percentage, :data:`~openmsd.search.relevance.UNRATED` where it has none
-    (:func:`~openmsd.search.relevance.percent`).
+    carries as a percentage, :data:`~openmsd.present.relevance.UNRATED` where it has none
+    (:func:`~openmsd.present.relevance.percent`).
 
     >>> relevance_texts([{"score": 0.4, "relevance": 0.31}, {"score": 0.2}])
     ['31%', '–']
@@ -61,7 +61,7 @@ def context_driver(location: dict[str, Any], result: dict[str, Any]) -> str | No
 
 
 def results_table(results: list[Result]) -> Table | None:
-    """Rank, relevance (:func:`~openmsd.search.relevance.percent`), paper, language, year,
+    """Rank, relevance (:func:`~openmsd.present.relevance.percent`), paper, language, year,
     title (with its English title when it has another language) and why related, one row a
     result; None for no results."""
     if not results:
@@ -81,7 +81,7 @@ def results_table(results: list[Result]) -> Table | None:
 
 
 def results_view(results: list[Result]) -> ResultsView | None:
-    """Results as a terminal shows them (:class:`~openmsd.search.columns.ResultsView`): titles
+    """Results as a terminal shows them (:class:`~openmsd.present.columns.ResultsView`): titles
     wrapped at words, the identifier on a dim line, why in short words, each result in at
     most three lines; None for no results."""
     if not results:

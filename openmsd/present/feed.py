@@ -17,9 +17,8 @@ from lxml import etree
 from lxml.html import builder as E
 
 from openmsd.identifiers import doi_url
-from openmsd.search.library import LibraryResult
-from openmsd.search.watch import Watch
-from openmsd.search.xml_text import xml_text
+from openmsd.present.xml_text import xml_text
+from openmsd.search import LibraryResult, Watch
 
 __all__ = ["ATOM_NS", "atom", "digest_html", "entry_link", "nothing_new"]
 

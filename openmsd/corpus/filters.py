@@ -1,0 +1,73 @@
+"""Which papers a question's filters keep: ``--lang`` and ``--year`` as one boolean mask over
+the rows of a table with the papers' ``language`` and ``year`` columns. The only place a
+filter becomes a mask: the vector index (below the rankers) and the rankers read it.
+
+>>> import pyarrow as pa
+>>> table = pa.table({"language": ["pt", "en", None, "es"], "year": [2020, None, 2021, 2019]})
+>>> candidate_mask(table, ["pt", "es"], None).tolist()
+[True, False, False, True]
+>>> candidate_mask(table, None, (2020, None)).tolist()
+[True, False, True, False]
+>>> candidate_mask(table, None, None) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from openmsd.io import numbers
+
+__all__ = ["FilterColumns", "Years", "candidate_mask"]
+
+Years = tuple[int | None, int | None] | None
+"""A year range, each end inclusive (None: open); a paper without a year is in no range."""
+
+
+@dataclass(frozen=True)
+class FilterColumns:
+    """Each row's language code (-1: none), the languages coded and each row's year (-1:
+    none): a table's filter columns listed once, so that each filtered question is a few
+    vector operations."""
+
+    codes: np.ndarray
+    coded: list[str | None]
+    years: np.ndarray
+
+    @classmethod
+    def of(cls, table: pa.Table) -> FilterColumns:
+        """The ``language`` and ``year`` columns of ``table``."""
+        languages = table["language"].combine_chunks().dictionary_encode()
+        codes = numbers(pc.fill_null(languages.indices, -1))
+        years = numbers(pc.fill_null(table["year"].cast(pa.int64()), -1))
+        return cls(codes, languages.dictionary.to_pylist(), years)
+
+    def mask(self, languages: Sequence[str] | None, years: Years) -> np.ndarray | None:
+        """Whether each row is in one of ``languages`` and in the year range (None: no
+        filter, every row)."""
+        if not languages and not years:
+            return None
+        mask = np.ones(len(self.codes), bool)
+        if languages:
+            mask &= np.isin(self.codes, [i for i, lang in enumerate(self.coded)
+                                         if lang in languages])
+        if years:
+            low, high = years
+            if low is not None:
+                mask &= self.years >= low
+            if high is not None:
+                mask &= (self.years <= high) & (self.years >= 0)
+        return mask
+
+
+def candidate_mask(table: pa.Table, languages: Sequence[str] | None,
+                   years: Years) -> np.ndarray | None:
+    """:meth:`FilterColumns.mask` of ``table``'s rows (None: no filter)."""
+    if not languages and not years:
+        return None
+    return FilterColumns.of(table).mask(languages, years)

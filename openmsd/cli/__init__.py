@@ -25,6 +25,7 @@ from openmsd.cli import (
     eval,
     fetch,
     models,
+    recommend,
     relations,
     robustness,
     search,
@@ -131,7 +132,8 @@ def _options(version: Annotated[bool, typer.Option(
     pass
 
 
-for _commands in (demo.app, update.app, corpus.app, models.app, search.app, train.app,
+for _commands in (demo.app, update.app, corpus.app, models.app, search.app,
+                  recommend.app, train.app,
                   robustness.app, enrich.app, serve.app, watch.app):
     app.add_typer(_commands)  # commands at the top level: 'openmsd ingest', ...
 app.add_typer(corpus.corpus_app, name="corpus")

@@ -3,16 +3,21 @@ into a corpus and looking at it."""
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
+import orjson
 import typer
 from rich.console import Group
 from rich.markup import escape
 
 from openmsd.cli.options import FORMATS, CorpusArg, JsonOpt, StrictOpt
-from openmsd.cli.output import emit, err, fail, out, piped, progress, write_rows
+from openmsd.cli.output import emit, err, fail, flat, json_text, out, piped, progress
 from openmsd.report import IngestError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 QUERY_BATCH = 10_000
 """Rows a piped ``corpus query`` holds at once."""
@@ -66,6 +71,36 @@ def _print_report(report: dict, problems: list, limit: int = 10) -> None:
         err.print(f"  - {label}: {problem}", highlight=False, soft_wrap=True)
     if len(problems) > limit:
         err.print(f"  ... {len(problems) - limit:,} more in {PROBLEMS}", highlight=False)
+
+
+
+def write_rows(reader: pa.RecordBatchReader, as_json: bool) -> None:
+    """The rows of an Arrow stream on stdout as they come, batch by batch (memory stays that
+    of one batch): tab-separated lines under a header line, each cell as
+    :func:`openmsd.corpus.cell_text` writes it; or, ``as_json``, one JSON array of objects
+    (what :func:`emit` writes of the same rows)."""
+    from openmsd.corpus import cell_text
+
+    write = sys.stdout.write
+    columns = reader.schema.names
+    if not as_json:
+        write("\t".join(flat(c) for c in columns) + "\n")
+    else:
+        write("[")
+    first = True
+    for batch in reader:
+        rows = batch.to_pylist()
+        if as_json:
+            for row in rows:
+                text = json_text(row, orjson.OPT_INDENT_2)
+                write(("\n  " if first else ",\n  ") + text.replace("\n", "\n  "))
+                first = False
+        else:
+            write("".join("\t".join(flat(cell_text(row[c])) for c in columns) + "\n"
+                          for row in rows))
+    if as_json:
+        write("]\n" if first else "\n]\n")
+    sys.stdout.flush()
 
 
 @app.command()

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import orjson
 import typer
@@ -24,16 +24,27 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 from rich.text import Text
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-__all__ = ["HEARTBEAT", "SafeConsole", "build_notice", "emit", "emit_each", "err", "fail", "out",
-           "piped", "plain", "progress", "say_left_out", "tsv_lines", "warn", "write_rows"]
+__all__ = [
+    "HEARTBEAT",
+    "SafeConsole",
+    "build_notice",
+    "emit",
+    "emit_each",
+    "err",
+    "fail",
+    "flat",
+    "json_text",
+    "out",
+    "piped",
+    "plain",
+    "progress",
+    "say_left_out",
+    "tsv_lines",
+    "warn",
+]
 
 # control characters, and the bidirectional-text controls (U+061C, U+200E/F, U+202A-E, U+2066-9)
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -67,42 +78,13 @@ def _cell(value: Any) -> str:
         text = Text.from_markup(value).plain
     else:
         text = "" if value is None else str(value)
-    return _flat(text)
+    return flat(text)
 
 
-def _flat(text: str) -> str:
+def flat(text: str) -> str:
     """``text`` as one line of plain text: its lines joined with `` / ``, tabs made spaces."""
     lines = (" ".join(line.split()) for line in plain(text).splitlines())
     return " / ".join(line for line in lines if line)
-
-
-def write_rows(reader: pa.RecordBatchReader, as_json: bool) -> None:
-    """The rows of an Arrow stream on stdout as they come, batch by batch (memory stays that
-    of one batch): tab-separated lines under a header line, each cell as
-    :func:`openmsd.corpus.cell_text` writes it; or, ``as_json``, one JSON array of objects
-    (what :func:`emit` writes of the same rows)."""
-    from openmsd.corpus import cell_text
-
-    write = sys.stdout.write
-    columns = reader.schema.names
-    if not as_json:
-        write("\t".join(_flat(c) for c in columns) + "\n")
-    else:
-        write("[")
-    first = True
-    for batch in reader:
-        rows = batch.to_pylist()
-        if as_json:
-            for row in rows:
-                text = json_text(row, orjson.OPT_INDENT_2)
-                write(("\n  " if first else ",\n  ") + text.replace("\n", "\n  "))
-                first = False
-        else:
-            write("".join("\t".join(_flat(cell_text(row[c])) for c in columns) + "\n"
-                          for row in rows))
-    if as_json:
-        write("]\n" if first else "\n]\n")
-    sys.stdout.flush()
 
 
 def tsv_lines(table: Table) -> list[str]:

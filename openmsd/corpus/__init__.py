@@ -5,7 +5,7 @@ table and statistics. The ingest run that fills it lives in :mod:`openmsd.ingest
 
 from openmsd.corpus.build import BATCH, LINKED, build_corpus, build_id, derive
 from openmsd.corpus.corpus_kinds import non_papers
-from openmsd.corpus.filters import FilterColumns, Years, candidate_mask
+from openmsd.corpus.filters import FilterColumns, Years, candidate_mask, corpus_languages
 from openmsd.corpus.kinds import (
     KINDS,
     NON_PAPERS,
@@ -97,6 +97,7 @@ __all__ = [
     "candidate_mask",
     "cell_text",
     "classify",
+    "corpus_languages",
     "corpus_lock",
     "corpus_stats",
     "current_summaries",

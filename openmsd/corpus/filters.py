@@ -16,14 +16,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from openmsd.corpus.langid import UND
+from openmsd.corpus.store import Corpus
 from openmsd.io import numbers
 
-__all__ = ["FilterColumns", "Years", "candidate_mask"]
+__all__ = ["FilterColumns", "Years", "candidate_mask", "corpus_languages"]
 
 Years = tuple[int | None, int | None] | None
 """A year range, each end inclusive (None: open); a paper without a year is in no range."""
@@ -71,3 +76,16 @@ def candidate_mask(table: pa.Table, languages: Sequence[str] | None,
     if not languages and not years:
         return None
     return FilterColumns.of(table).mask(languages, years)
+
+
+@lru_cache(maxsize=16)
+def _languages(path: Path, stamp: int) -> tuple[str, ...]:
+    column = pq.ParquetFile(path).read(columns=["language"])["language"]
+    return tuple(sorted(str(v) for v in pc.unique(pc.fill_null(column, UND)).to_pylist()))
+
+
+def corpus_languages(corpus: Corpus) -> list[str]:
+    """The languages of the corpus's papers (``und`` for a paper of none), sorted: what a
+    language filter may ask for; read once per build of ``papers.parquet``."""
+    path = corpus.table_path("papers")
+    return list(_languages(path, path.stat().st_mtime_ns))

@@ -35,6 +35,7 @@ from openmsd.rank.learned import (
     pair_features,
     weighs,
 )
+from openmsd.rank.library import LibraryQuery, MissingVectorError, without_vectors
 from openmsd.rank.load import (
     ENGLISH_MODEL,
     FUSIONS,
@@ -102,6 +103,8 @@ __all__ = [
     "HeldOutDense",
     "LearnedFusion",
     "LearnedModel",
+    "LibraryQuery",
+    "MissingVectorError",
     "Papers",
     "Queries",
     "RankerChoiceError",
@@ -150,4 +153,5 @@ __all__ = [
     "transformed",
     "tuned",
     "weighs",
+    "without_vectors",
 ]

@@ -31,7 +31,6 @@ nothing is a :class:`UnknownScorerError` listing the scorers this collection can
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,7 +39,7 @@ from typing import Any
 import pyarrow as pa
 
 from openmsd.artifact import ArtifactError
-from openmsd.corpus import Corpus
+from openmsd.corpus import UND, Corpus, corpus_languages
 from openmsd.models import ADAPTER_FILE, Adapter, model_slug
 from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer
 from openmsd.rank.calibration import Calibration
@@ -137,19 +136,12 @@ def default_dense(corpus: Corpus | None) -> str:
     return DEFAULT_MODEL
 
 
-@functools.lru_cache(maxsize=64)
-def _languages(root: Path, build: str | None) -> int:
-    if build is None:  # never ingested into
-        return 0
-    return Corpus(root).connect().execute(
-        "SELECT count(DISTINCT language) FROM papers "
-        "WHERE language IS NOT NULL AND language <> 'und'").fetchone()[0]
-
-
 def multilingual(corpus: Corpus) -> bool:
-    """Whether the corpus's papers are in more than one (known) language; counted once per
-    corpus build."""
-    return _languages(corpus.root, corpus.manifest().get("build", {}).get("id")) > 1
+    """Whether the corpus's papers are in more than one (known) language
+    (:func:`openmsd.corpus.corpus_languages`, read once per build)."""
+    if corpus.manifest().get("build", {}).get("id") is None:  # never ingested into
+        return False
+    return len([lang for lang in corpus_languages(corpus) if lang != UND]) > 1
 
 
 def available(papers: Papers) -> list[str]:

@@ -11,7 +11,7 @@ from openmsd.faces import lazy_face
 
 if TYPE_CHECKING:
     from openmsd.search.citation_graph import load_citation_graph, read_graph
-    from openmsd.search.languages import corpus_languages, language_problem
+    from openmsd.search.languages import language_problem
     from openmsd.search.library import LibraryResult, library_seeds, related_to_library
     from openmsd.search.no_results import no_results_reason
     from openmsd.search.paper_records import (
@@ -84,7 +84,6 @@ __all__ = [
     "Watch",
     "arrivals",
     "compute_related_lists",
-    "corpus_languages",
     "corpus_scorer",
     "dense_members",
     "find_paper",

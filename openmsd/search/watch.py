@@ -30,7 +30,8 @@ from filelock import FileLock
 from openmsd.corpus import WATCH, Corpus
 from openmsd.index import VectorIndex, load_index
 from openmsd.io import atomic_path, write_json
-from openmsd.search.library import LibraryResult, related_to_library, without_vectors
+from openmsd.rank import without_vectors
+from openmsd.search.library import LibraryResult, related_to_library
 from openmsd.search.related import Results
 
 __all__ = ["WATCH_DIR", "Watch", "arrivals", "record_watch", "seed_set_name", "stored_watches",

@@ -8,8 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from openmsd.cli import app as cli
-from openmsd.corpus import Corpus
-from openmsd.search import corpus_languages, language_problem
+from openmsd.corpus import Corpus, corpus_languages
+from openmsd.search import language_problem
 
 
 def test_one_check_for_the_cli_and_the_api(client, served_corpus: Path) -> None:

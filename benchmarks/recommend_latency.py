@@ -68,7 +68,8 @@ import faiss
 from openmsd.corpus import Corpus
 from openmsd.index import VectorIndex, load_index
 from openmsd.models import load_model, vectors_dir
-from openmsd.search import corpus_scorer, dense_members
+from openmsd.rank import dense_members
+from openmsd.search import corpus_scorer
 from openmsd.search import recommend as recommend_module
 
 sys.path.insert(0, str(Path(__file__).parent))

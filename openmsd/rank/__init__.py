@@ -11,6 +11,16 @@ from openmsd.rank.authorship import AUTHOR_SCORERS
 from openmsd.rank.calibration import Calibration
 from openmsd.rank.citation_signals import CONTEXT_SIGNALS, ENGLISH_PAIRS, SENTENCE_SIGNALS
 from openmsd.rank.dense import DenseScorer, load_encoder
+from openmsd.rank.explain import (
+    SIGNAL_WORDS,
+    VOICE,
+    capped,
+    dense_members,
+    link_words,
+    member_words,
+    signals,
+    why,
+)
 from openmsd.rank.feedback import FEEDBACK, LINKS
 from openmsd.rank.fusion import (
     Contribution,
@@ -93,7 +103,9 @@ __all__ = [
     "NON_PAPER_SLACK",
     "PAPERS_SQL",
     "SENTENCE_SIGNALS",
+    "SIGNAL_WORDS",
     "UNTUNED_METHODS",
+    "VOICE",
     "ArtifactError",
     "Calibration",
     "Contribution",
@@ -116,12 +128,14 @@ __all__ = [
     "adapters_of",
     "available",
     "blend",
+    "capped",
     "combine",
     "corpus_adapter",
     "corpus_papers",
     "default_dense",
     "default_spec",
     "dense_key",
+    "dense_members",
     "dense_models",
     "english_key",
     "english_texts",
@@ -138,9 +152,11 @@ __all__ = [
     "learned_fusion",
     "leaves",
     "left_out_line",
+    "link_words",
     "load_encoder",
     "load_scorer",
     "manuscript_model",
+    "member_words",
     "pair_features",
     "papers_first",
     "question_ranker",
@@ -148,10 +164,12 @@ __all__ = [
     "save_tuned",
     "score_pools",
     "served_backend",
+    "signals",
     "top_k",
     "top_k_of_scores",
     "transformed",
     "tuned",
     "weighs",
+    "why",
     "without_vectors",
 ]

@@ -54,7 +54,6 @@ if TYPE_CHECKING:
         related_papers,
         search,
     )
-    from openmsd.search.signals import dense_members
     from openmsd.search.watch import (
         Watch,
         arrivals,
@@ -85,7 +84,6 @@ __all__ = [
     "arrivals",
     "compute_related_lists",
     "corpus_scorer",
-    "dense_members",
     "find_paper",
     "is_current",
     "language_problem",

@@ -90,9 +90,9 @@ def related_to_library(corpus: Corpus, positive: list[str], model: str,
                        include_non_papers: bool = False) -> Results[LibraryResult]:
     """The ``k`` papers nearest to the ``positive`` seeds and away from the ``negative`` ones
     (ids, DOIs or aliases), each with the seeds that put it there; ``among``: only these
-    paper ids are ranked (those without a vector are left out: :func:`openmsd.rank.without_vectors`).
-    Records that are not papers are left out and counted (``left_out``) unless
-    ``include_non_papers``."""
+    paper ids are ranked (those without a vector are left out:
+    :func:`openmsd.rank.without_vectors`). Records that are not papers are left out and
+    counted (``left_out``) unless ``include_non_papers``."""
     if not positive:
         raise ValueError("related to a library: no positive seed")
     pos = [find_paper(corpus, key) for key in positive]

@@ -20,10 +20,18 @@ import pyarrow as pa
 
 from openmsd.corpus import Corpus, candidate_mask
 from openmsd.io import arrow_table
-from openmsd.rank import Contribution, Fusion, Papers, Queries, Scorer
+from openmsd.rank import (
+    Contribution,
+    Fusion,
+    Papers,
+    Queries,
+    Scorer,
+    capped,
+    member_words,
+    signals,
+)
 from openmsd.search.related_lists import kept_lists
 from openmsd.search.resources import SearchResources
-from openmsd.search.signals import capped, member_words, signals
 
 __all__ = ["Hit", "Ranking", "ScorerRanking", "Years", "allowed"]
 

@@ -71,6 +71,7 @@ from openmsd.rank import (
     Queries,
     RankerSpec,
     Scorer,
+    dense_members,
     leaves,
     papers_first,
     score_pools,
@@ -86,7 +87,6 @@ from openmsd.search.related import (
     related_results,
 )
 from openmsd.search.resources import resources_of
-from openmsd.search.signals import dense_members
 
 __all__ = [
     "MARKER",

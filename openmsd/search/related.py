@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from openmsd.corpus import Corpus, non_papers
 from openmsd.identifiers import key_aliases, normalize_doi
+from openmsd.rank import link_words
 from openmsd.search.citation_graph import load_citation_graph
 from openmsd.search.paper_records import load_paper_records, paper_aliases
 from openmsd.search.resources import resources_of
@@ -91,17 +92,8 @@ def explain(corpus: Corpus, query_id: str | None, results: list[Result]) -> None
     for result, link in zip(results, links, strict=True):
         result.cites, result.cited_by = link.cites, link.cited_by
         result.shared_references, result.co_cited = link.shared_references, link.co_cited
-        shared, co_cited = link.shared_references, link.co_cited
-        why = []
-        if link.cites:
-            why.append("cited by the query paper")
-        if link.cited_by:
-            why.append("cites the query paper")
-        if shared:
-            why.append(f"{shared} shared reference{'s' if shared > 1 else ''}")
-        if co_cited:
-            why.append(f"co-cited {co_cited} time{'s' if co_cited > 1 else ''}")
-        result.why = why
+        result.why = link_words(link.cites, link.cited_by, link.shared_references,
+                                link.co_cited)
 
 
 def related_results(corpus: Corpus, hits: list[tuple[str, float]]) -> list[Result]:

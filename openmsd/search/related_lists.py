@@ -37,9 +37,18 @@ from openmsd import __version__
 from openmsd.corpus import Corpus
 from openmsd.io import ParquetSink, numbers
 from openmsd.models import model_slug
-from openmsd.rank import Fusion, Queries, Scorer, is_dense, leaves, tuned
+from openmsd.rank import (
+    Fusion,
+    Queries,
+    Scorer,
+    dense_members,
+    is_dense,
+    leaves,
+    member_words,
+    signals,
+    tuned,
+)
 from openmsd.search.resources import SearchResources, resources_of
-from openmsd.search.signals import dense_members, member_words, signals
 
 __all__ = ["DEPTH", "RelatedLists", "compute_related_lists", "is_current", "kept_lists",
            "lists_key", "lists_path", "stored_related"]

@@ -34,8 +34,15 @@ import pyarrow.parquet as pq
 from openmsd.corpus import MANIFEST, Corpus, CorpusError
 from openmsd.index import index_dir
 from openmsd.models import vectors_dir
-from openmsd.rank import DenseScorer, Papers, Scorer, corpus_papers, load_scorer, ranker_path
-from openmsd.search.signals import dense_members
+from openmsd.rank import (
+    DenseScorer,
+    Papers,
+    Scorer,
+    corpus_papers,
+    dense_members,
+    load_scorer,
+    ranker_path,
+)
 
 __all__ = ["FileStamp", "SearchResources", "resources_of"]
 

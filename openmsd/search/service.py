@@ -26,7 +26,7 @@ import numpy as np
 from openmsd.corpus import Corpus
 from openmsd.index import VectorIndex, load_index
 from openmsd.models import DenseEncoder
-from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer, papers_first
+from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer, dense_members, papers_first, why
 from openmsd.search.library import LibraryResult, related_to_library
 from openmsd.search.ranking import Hit, Ranking, ScorerRanking, Years
 from openmsd.search.recommend import CitationRequest, Location, citation_locations
@@ -39,7 +39,6 @@ from openmsd.search.related import (
     related_results,
 )
 from openmsd.search.resources import SearchResources, resources_of
-from openmsd.search.signals import dense_members, why
 
 __all__ = ["SearchService", "corpus_scorer", "rank_related", "rank_search", "related_papers",
            "search"]

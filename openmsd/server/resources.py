@@ -46,13 +46,13 @@ from openmsd.rank import (
     HYBRID,
     HYBRID_GRAPH,
     Scorer,
+    dense_members,
     is_builtin,
     served_backend,
 )
 from openmsd.search import (
     SUMMARY,
     SearchService,
-    dense_members,
     load_citation_graph,
     load_paper_records,
     non_paper_kinds,

@@ -182,8 +182,8 @@ def test_shared_references_couple_through_works_outside_the_corpus(tmp_path):
 
 
 def test_shared_references_say_how_many_works_are_outside_the_corpus():
+    from openmsd.rank import signals, why
     from openmsd.rank.graph import reference_works, shared_works
-    from openmsd.search.signals import signals, why
 
     references = pa.table({
         "citing_id": ["fr1", "fr3", "fr1", "fr3", "fr1", "en1"],

@@ -146,6 +146,6 @@ def test_the_command_line_answers_as_the_service(root):
 
 
 def test_module_examples():
-    from openmsd.search import signals as signals_module
+    from openmsd.rank import explain as explain_module
 
-    assert doctest.testmod(signals_module).failed == 0
+    assert doctest.testmod(explain_module).failed == 0

@@ -1,13 +1,18 @@
-"""What a result's rankers say of it: the text signals that put it among a query's first
-results, in words, and the dense models a ranker is made of."""
+"""Why a result ranked, in words: the text signals that put it among a query's first results
+(each scorer says its own: ``Scorer.words``, a contribution's ``detail``), its citation links to
+the query paper, and the dense models a ranker is made of."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from openmsd.rank import Contribution, DenseScorer, RankerSpec, Scorer
+from openmsd.rank.dense import DenseScorer
+from openmsd.rank.fusion import Contribution
+from openmsd.rank.scorer import Scorer
+from openmsd.rank.spec import RankerSpec
 
-__all__ = ["SIGNAL_WORDS", "VOICE", "capped", "dense_members", "member_words", "signals", "why"]
+__all__ = ["SIGNAL_WORDS", "VOICE", "capped", "dense_members", "link_words", "member_words",
+           "signals", "why"]
 
 #: A member's rank among a query's candidates at or under which it "put the result there".
 VOICE = 10
@@ -51,7 +56,7 @@ def signals(contributions: Sequence[Contribution],
 
 def why(said: Sequence[str], linked: Sequence[str]) -> list[str]:
     """A result's reasons: the members' ``said`` (:func:`signals`), then its citation links
-    (:func:`openmsd.search.related.explain`), whose in-corpus shared references give way to
+    (:func:`link_words`), whose in-corpus shared references give way to
     a member's count through every reference.
 
     >>> why(["similar text", "3 shared references, 2 outside the corpus"],
@@ -70,3 +75,21 @@ def capped(k: int, papers: int) -> int:
     (2100, 5, 1)
     """
     return max(1, min(k, papers))
+
+
+def link_words(cites: bool, cited_by: bool, shared: int, co_cited: int) -> list[str]:
+    """A result's citation links to the query paper, in words.
+
+    >>> link_words(False, True, 2, 1)
+    ['cites the query paper', '2 shared references', 'co-cited 1 time']
+    """
+    words = []
+    if cites:
+        words.append("cited by the query paper")
+    if cited_by:
+        words.append("cites the query paper")
+    if shared:
+        words.append(f"{shared} shared reference{'s' if shared > 1 else ''}")
+    if co_cited:
+        words.append(f"co-cited {co_cited} time{'s' if co_cited > 1 else ''}")
+    return words

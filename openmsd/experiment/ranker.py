@@ -31,7 +31,7 @@ which ``related``, ``search`` and the page show as relevance. Everything is writ
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -327,11 +327,13 @@ def _p(a: np.ndarray, b: np.ndarray) -> float | None:
 def _fit_variant(corpus: Corpus, hidden: bool, members: list[str], heads: dict[str, list[str]],
                  untuned: dict[str, Any], task: str | None, folds: int, seed: int,
                  kinds: Sequence[str], progress: Callable[[str, int], Callable[[int], None]]
-                 | None, label: str, stand_ins: Stand | None = None) -> dict[str, Any]:
+                 | None, label: str, stand_ins: Stand | None = None,
+                 pooled: tuple[list[Any], list[Any]] | None = None) -> dict[str, Any]:
     """One ranker (``heads``: per head name the members it reads, a subset of ``members``)
-    chosen on the train and dev pools (``hidden``: the hidden-links protocol); ``stand_ins``
-    score the members they name (the adapters, out of fold)."""
-    pools, links = tuning_pools(corpus, seed, hidden=hidden)
+    chosen on the train and dev pools (``hidden``: the hidden-links protocol; ``pooled``:
+    those pools and their hidden links, when already read); ``stand_ins`` score the members
+    they name (the adapters, out of fold)."""
+    pools, links = pooled if pooled is not None else tuning_pools(corpus, seed, hidden=hidden)
     linked = sum(queries_of(p) for p in pools)
     if linked < MIN_QUERIES:
         raise TooFewLinks(f"{corpus.root}: {linked} train and dev queries have a link to learn "
@@ -393,6 +395,12 @@ def _spec(name: str, found: dict[str, Any], untuned: dict[str, Any]) -> dict[str
     return spec
 
 
+def _train_queries(pooled: Iterable[tuple[list[Any], list[Any]]]) -> set[str]:
+    """The train split's papers that a fit queries (rows of the train pools)."""
+    return {pool.ids[int(r)] for pools, _ in pooled for pool in pools if pool.split == "train"
+            for r in pool.rows}
+
+
 def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
                  kinds: Sequence[str] = KINDS,
                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
@@ -410,22 +418,24 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
     started = time.perf_counter()
     trained = train_adapters(corpus, progress) if adapters else []
     text = text_signals(corpus)
+    pooled = {hidden: tuning_pools(corpus, seed, hidden=hidden) for hidden in (False, True)}
     stand_ins = {str(RankerSpec.parse(name)): scorer for name, scorer
-                 in held_out_members(corpus, folds, seed, progress).items()}
+                 in held_out_members(corpus, folds, seed, progress,
+                                     _train_queries(pooled.values())).items()}
     metadata = list(METADATA_SCORERS)
     spec: dict[str, Any] = {}  # both rankers anew (a damaged file is replaced)
     report: dict[str, Any] = {}
     fitted = _fit_variant(corpus, False, [*text, *metadata],
                           {"paper": [*text, *metadata], "free_text": text},
                           default_spec(HYBRID, corpus), None, folds, seed, kinds, progress,
-                          HYBRID, stand_ins)
+                          HYBRID, stand_ins, pooled[False])
     spec[HYBRID] = _spec(HYBRID, fitted, default_spec(HYBRID, corpus))
     report[HYBRID] = fitted
     graph_members = [*text, *metadata, *GRAPH_SIGNALS]
     try:
         fitted = _fit_variant(corpus, True, graph_members, {"paper": graph_members},
                               default_spec(HYBRID_GRAPH, corpus), "citation", folds, seed,
-                              kinds, progress, HYBRID_GRAPH, stand_ins)
+                              kinds, progress, HYBRID_GRAPH, stand_ins, pooled[True])
         spec[HYBRID_GRAPH] = _spec(HYBRID_GRAPH, fitted, default_spec(HYBRID_GRAPH, corpus))
         report[HYBRID_GRAPH] = fitted
     except TooFewLinks as error:

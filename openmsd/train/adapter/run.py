@@ -7,7 +7,9 @@
 4. the chosen head is fitted on every train row and written with its provenance
    (:func:`openmsd.models.write_adapter`), and the corpus's adapted vectors are stored under
    the adapter's name (:func:`openmsd.models.map_corpus`), ready for ``related``, ``search``
-   and the untuned ``hybrid``.
+   and the untuned ``hybrid``; the chosen head's cross-validation fits, each without one
+   fold's links, are kept beside it (``folds.safetensors``): ``openmsd train ranker`` learns
+   the adapter from them.
 """
 
 from __future__ import annotations
@@ -256,6 +258,9 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                        "head": chosen.head if chosen else "identity",
                        "pull": chosen.pull if chosen else None, "epochs": selection.epochs},
             "seconds": round(seconds, 2),
+            "held_out": {"folds": config.folds, "seed": config.seed,
+                         "fitted": sorted(selection.fold_heads),
+                         "rows": config.cv_rows if large else None},
         },
         "selection": {
             "method": (f"{config.folds}-fold cross-validation over the train split's papers "
@@ -278,7 +283,7 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                    "data_fingerprint": vectors.fingerprint()},
     }
     with corpus_lock(corpus.root, create=False):  # the adapter, then vectors of its head
-        path = write_adapter(out, meta, head)
+        path = write_adapter(out, meta, head, selection.fold_heads)
         crash_point("adapter.written")  # killed here: its old vectors are refused, named
         mapped, directory = map_corpus(corpus, read_adapter(path), load_vector_table)
     return {**meta, "path": str(path), "mapped": mapped, "vectors": str(directory)}

@@ -7,7 +7,9 @@ the fold and judged after each epoch on the pairs inside it (:mod:`.folds`); the
 each task, then the mean of the tasks), with the dev split's queries pooled in too where dev
 has at least ``min_dev_queries``. The identity (epoch 0) is judged on the same queries, and
 the best figure wins only when it beats the identity's: a head worse than the identity out of
-fold is never chosen.
+fold is never chosen. The chosen (candidate, epoch)'s fit of each judged fold is kept
+(:attr:`Selection.fold_heads`): a head that never saw that fold's links, which a ranker learns
+the adapter from without fitting it again (:mod:`.held_out`).
 
 The evaluator is the caller's (``train`` imports no evaluation): given a pool's paper ids,
 their vectors (rows in that order) and the relevant pairs (``task``, ``query``, ``doc``), it
@@ -25,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import torch
 
+from openmsd.models import Head
 from openmsd.train.adapter.fit import FitSettings, fit
 from openmsd.train.adapter.folds import fold_of, inside, outside
 from openmsd.train.adapter.head import AdapterHead
@@ -67,6 +70,9 @@ class Selection:
     best: float = 0.0
     queries: dict[str, int] = field(default_factory=dict)
     dev_used: bool = False
+    #: per judged train fold, the chosen candidate at the chosen epoch as fitted without that
+    #: fold's links (empty for the identity)
+    fold_heads: dict[int, Head] = field(default_factory=dict)
 
 
 def average_map(per_query: pa.Table) -> float:
@@ -157,8 +163,10 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
     figures: list[dict[str, Any]] = [{"candidate": "identity", "epochs": 0,
                                       "map": round(base, 4)}]
     best: tuple[float, Candidate | None, int] = (base, None, 0)
+    best_heads: dict[int, Head] = {}
     for candidate in candidates:
         per_epoch: dict[int, list[pa.Table]] = {e: [] for e in range(1, settings.epochs + 1)}
+        heads: dict[int, dict[int, Head]] = {e: {} for e in per_epoch}  # epoch -> fold -> head
         chosen = replace(settings, head=candidate.head, pull=candidate.pull)
         judged = [*range(len(pools)), *(["dev"] if use_dev else [])]
         for fold in judged:
@@ -166,8 +174,12 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
             assert pool is not None
 
             def judge(epoch: int, head: AdapterHead, pool: Judged = pool,
-                      into: dict[int, list[pa.Table]] = per_epoch) -> None:
+                      into: dict[int, list[pa.Table]] = per_epoch,
+                      fold: int | str = fold,
+                      kept: dict[int, dict[int, Head]] = heads) -> None:
                 into[epoch].append(_judge(evaluator, ids, matrix, pool, head))
+                if fold != "dev":
+                    kept[epoch][int(fold)] = head.export()
                 if step:
                     step(1)
             fit(vectors, fold_rows(candidate, None if fold == "dev" else int(fold)), chosen,
@@ -178,7 +190,8 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
                             "map": round(value, 4)})
             if value > best[0] + 1e-9:
                 best = (value, candidate, epoch)
+                best_heads = heads[epoch]
     queries = {"train_folds": sum(len(set(p.pairs["query"].to_pylist())) for p in pools),
                "dev": dev_queries}
     return Selection(best[1], best[2], figures, round(base, 4), round(best[0], 4), queries,
-                     use_dev)
+                     use_dev, best_heads)

@@ -491,6 +491,33 @@ def test_one_head_fitted_without_the_queried_papers_links_scores_them_out_of_fol
     assert _mean_rank_of_links(trained, everyone)[1] < unseen  # the queries' links seen
 
 
+def test_a_large_corpus_stops_a_candidate_that_stops_improving_and_keeps_its_judged_fold(
+        corpus):
+    """Above ``cv_rows`` rows one fold is judged and a candidate's fits stop after
+    ``patience`` epochs without a better figure; the judged fold's fit is kept, the others are
+    fitted when a ranker asks for every fold."""
+    from openmsd.train import held_out_vectors
+
+    manifest = train_adapter(AdapterConfig(str(corpus.root), bases=[BASE], epochs=12,
+                                           cv_rows=900, patience=1,
+                                           learning_rate=0.05), sdsm_per_query)
+    assert manifest["training"]["held_out"] == {"folds": 5, "seed": 0, "fitted": [0],
+                                                "rows": 900}
+    assert "stops after 1 epochs" in manifest["selection"]["method"]
+    runs: dict[str, list[float]] = {}
+    for figure in manifest["selection"]["figures"][1:]:
+        runs.setdefault(figure["candidate"], []).append(figure["map"])
+    assert len(runs) == 3
+    for maps in runs.values():  # each ran until an epoch brought nothing better, or to the end
+        assert len(maps) == 12 or maps[-1] <= max(maps[:-1])
+        assert all(maps[i] > max(maps[:i]) for i in range(1, len(maps) - 1))
+    assert any(len(maps) < 12 for maps in runs.values())
+    adapter = read_adapter(manifest["path"])
+    fitted: list[int] = []
+    held = held_out_vectors(corpus, adapter, folds=5, seed=0, progress=fitted.append)
+    assert fitted == [1] * 4 and len(held.matrices) == 5  # fold 0's fit is the kept one
+
+
 def test_a_ranker_learns_the_adapter_from_heads_that_never_saw_the_query_links(trained):
     """Out of fold: a paper of fold f is scored by the head fitted without fold f's links.
     Those heads still learn the topics from the other folds, but they rank a train paper's

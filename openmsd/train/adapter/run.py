@@ -91,6 +91,9 @@ class AdapterConfig:
     each fit on a sample of this many rows, and the final head takes as many steps as the
     chosen fit did."""
     cv_queries: int = 2_000
+    patience: int = 2
+    """On a large corpus, a candidate's fits stop after this many epochs without a better
+    out-of-fold figure (a small corpus's candidates run every epoch)."""
     threads: int = field(default_factory=lambda: _threads())
 
     def check(self) -> None:
@@ -107,7 +110,8 @@ class AdapterConfig:
         if any(p < 0 for p in self.pulls) or not self.pulls:
             raise AdapterDataError("--pull: expected one or more values ≥ 0")
         for name, value, low in (("--epochs", self.epochs, 1), ("--folds", self.folds, 2),
-                                 ("--batch-size", self.batch_size, 2), ("--rank", self.rank, 1)):
+                                 ("--batch-size", self.batch_size, 2), ("--rank", self.rank, 1),
+                                 ("patience", self.patience, 1)):
             if value < low:
                 raise AdapterDataError(f"{name} {value}: expected at least {low}")
 
@@ -227,7 +231,8 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                                Judged(dev_pool, dev_known), candidates, settings, config.folds,
                                evaluator, config.min_dev_queries, step, judged_folds,
                                config.cv_rows if large else None,
-                               config.cv_queries if large else None)
+                               config.cv_queries if large else None,
+                               config.patience if large else None)
     head = Head("identity")
     chosen = selection.candidate
     final_steps = None
@@ -267,7 +272,8 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                        "(held-out links)" if not large else
                        f"one of {config.folds} folds of the train split's papers held out "
                        f"(held-out links; fits on {config.cv_rows:,} sampled rows, at most "
-                       f"{config.cv_queries:,} queries judged)")
+                       f"{config.cv_queries:,} queries judged; a candidate stops after "
+                       f"{config.patience} epochs without a better figure)")
                       + (" and the dev split" if selection.dev_used else ""),
             "final_steps": final_steps,
             "objective": "SDSM average MAP (%) of the held-out queries",

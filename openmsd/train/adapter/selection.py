@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import torch
 
 from openmsd.models import Head
-from openmsd.train.adapter.fit import FitSettings, fit
+from openmsd.train.adapter.fit import FitSettings, fitting
 from openmsd.train.adapter.folds import fold_of, inside, outside
 from openmsd.train.adapter.head import AdapterHead
 
@@ -129,7 +129,8 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
                    candidates: Sequence[Candidate], settings: FitSettings, k: int,
                    evaluator: Evaluator, min_dev_queries: int = 100,
                    step: Callable[[int], None] | None = None, judged_folds: int | None = None,
-                   max_rows: int | None = None, max_queries: int | None = None) -> Selection:
+                   max_rows: int | None = None, max_queries: int | None = None,
+                   patience: int | None = None) -> Selection:
     """Choose a candidate and its epochs (1 … ``settings.epochs``), or the identity.
 
     ``ids``/``matrix``: every paper with vectors; ``train``: the positions of the train
@@ -138,7 +139,8 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
     (pooled in when it has ``min_dev_queries`` queries); ``step(n)``: progress, one per fitted
     epoch. A large corpus is judged on ``judged_folds`` of the ``k`` folds only, each fit on
     at most ``max_rows`` rows and each fold on at most ``max_queries`` queries (seeded
-    samples)."""
+    samples). With ``patience``, a candidate's fits stop after that many epochs without a
+    better figure than its best."""
     where = {paper: i for i, paper in enumerate(ids)}
     folds = np.full(len(ids), -1, np.int64)
     folds[train] = fold_of([ids[i] for i in train], k, settings.seed)
@@ -164,33 +166,35 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
                                       "map": round(base, 4)}]
     best: tuple[float, Candidate | None, int] = (base, None, 0)
     best_heads: dict[int, Head] = {}
+    judged = [*range(len(pools)), *(["dev"] if use_dev else [])]
     for candidate in candidates:
-        per_epoch: dict[int, list[pa.Table]] = {e: [] for e in range(1, settings.epochs + 1)}
-        heads: dict[int, dict[int, Head]] = {e: {} for e in per_epoch}  # epoch -> fold -> head
         chosen = replace(settings, head=candidate.head, pull=candidate.pull)
-        judged = [*range(len(pools)), *(["dev"] if use_dev else [])]
-        for fold in judged:
-            pool = dev if fold == "dev" else pools[int(fold)]
-            assert pool is not None
-
-            def judge(epoch: int, head: AdapterHead, pool: Judged = pool,
-                      into: dict[int, list[pa.Table]] = per_epoch,
-                      fold: int | str = fold,
-                      kept: dict[int, dict[int, Head]] = heads) -> None:
-                into[epoch].append(_judge(evaluator, ids, matrix, pool, head))
+        runs = [(fold, fitting(vectors, fold_rows(candidate, None if fold == "dev"
+                                                  else int(fold)), chosen))
+                for fold in judged]  # every judged fit in step, an epoch at a time
+        mine = 0  # the candidate's best epoch so far
+        for epoch in range(1, settings.epochs + 1):
+            tables, heads = [], {}
+            for fold, run in runs:
+                head = next(run)
+                with torch.no_grad():
+                    tables.append(_judge(evaluator, ids, matrix,
+                                         dev if fold == "dev" else pools[int(fold)], head))
                 if fold != "dev":
-                    kept[epoch][int(fold)] = head.export()
+                    heads[int(fold)] = head.export()
                 if step:
                     step(1)
-            fit(vectors, fold_rows(candidate, None if fold == "dev" else int(fold)), chosen,
-                judge)
-        for epoch, tables in per_epoch.items():
             value = average_map(pa.concat_tables(tables))
             figures.append({"candidate": candidate.label(), "epochs": epoch,
                             "map": round(value, 4)})
             if value > best[0] + 1e-9:
                 best = (value, candidate, epoch)
-                best_heads = heads[epoch]
+                best_heads = heads
+            previous = [f["map"] for f in figures[-epoch:-1]]
+            if not previous or round(value, 4) > max(previous):
+                mine = epoch
+            if patience is not None and epoch - mine >= patience:
+                break  # no better figure for `patience` epochs: the candidate stops here
     queries = {"train_folds": sum(len(set(p.pairs["query"].to_pylist())) for p in pools),
                "dev": dev_queries}
     return Selection(best[1], best[2], figures, round(base, 4), round(best[0], 4), queries,

@@ -185,7 +185,7 @@ def _fit(kind: str, x: np.ndarray, y: np.ndarray, groups: np.ndarray, names: lis
         scale = np.where(np.isfinite(scale) & (scale > 1e-9), scale, 1.0)
         standard = np.where(np.isnan(x), 0.0, (x - mean) / scale)
         model = LogisticRegression(class_weight="balanced", max_iter=2000, C=1.0,
-                                   random_state=seed)
+                                   random_state=seed, solver="newton-cholesky")
         model.fit(standard, y > 0)
         return LearnedModel("linear", names, [float(c) for c in model.coef_[0]],
                             float(model.intercept_[0]), [float(m) for m in mean],

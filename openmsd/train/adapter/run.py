@@ -274,7 +274,8 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                        f"(held-out links; fits on {config.cv_rows:,} sampled rows, at most "
                        f"{config.cv_queries:,} queries judged; a candidate stops after "
                        f"{config.patience} epochs without a better figure)")
-                      + (" and the dev split" if selection.dev_used else ""),
+                      + ((" and the dev split" + (" (with that fold's fits)" if large else ""))
+                         if selection.dev_used else ""),
             "final_steps": final_steps,
             "objective": "SDSM average MAP (%) of the held-out queries",
             "queries": selection.queries,

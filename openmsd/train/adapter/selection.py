@@ -166,7 +166,10 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
                                       "map": round(base, 4)}]
     best: tuple[float, Candidate | None, int] = (base, None, 0)
     best_heads: dict[int, Head] = {}
-    judged = [*range(len(pools)), *(["dev"] if use_dev else [])]
+    # dev's links are never learnt from: a large corpus judges dev with its judged fold's fit
+    # (each fit of max_rows rows alike), a small one with a fit on every train row
+    shared_dev = use_dev and max_rows is not None
+    judged = [*range(len(pools)), *(["dev"] if use_dev and not shared_dev else [])]
     for candidate in candidates:
         chosen = replace(settings, head=candidate.head, pull=candidate.pull)
         runs = [(fold, fitting(vectors, fold_rows(candidate, None if fold == "dev"
@@ -180,6 +183,8 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
                 with torch.no_grad():
                     tables.append(_judge(evaluator, ids, matrix,
                                          dev if fold == "dev" else pools[int(fold)], head))
+                    if shared_dev and fold == 0:
+                        tables.append(_judge(evaluator, ids, matrix, dev, head))
                 if fold != "dev":
                     heads[int(fold)] = head.export()
                 if step:

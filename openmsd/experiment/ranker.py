@@ -114,6 +114,7 @@ class Grid:
     valid: np.ndarray
     features: np.ndarray
     untuned: np.ndarray
+    judged: Judged
 
     @property
     def judged_rows(self) -> np.ndarray:
@@ -142,7 +143,7 @@ def _grid(corpus: Corpus, pool: Any, store: dict[str, np.ndarray], members: Sequ
     valid = heard if mask is None else heard & ~mask
     features = pair_features(parts, query_languages, languages, lengths)
     fused = fuse([store[m] for m in untuned["members"]], untuned["weights"], untuned["method"])
-    return Grid(pool, parts, labels, valid, features, fused)
+    return Grid(pool, parts, labels, valid, features, fused, judged)
 
 
 def _rows(grids: Sequence[Grid], chosen: Sequence[np.ndarray], seed: int = 0,
@@ -227,7 +228,7 @@ def _objective(grids: Sequence[Grid], matrices: Sequence[np.ndarray], task: str 
     queries, and the AP of every (task, query) group."""
     values, ap = [], []
     for grid, matrix in zip(grids, matrices, strict=True):
-        judged = Judged(grid.pool, task)
+        judged = grid.judged
         masked = np.where(grid.valid, matrix, -np.inf).astype(np.float32)
         values.append(judged.objective(masked))
         ap.append(judged.average_precision(masked))

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import torch
 
 from openmsd.corpus import Corpus, corpus_lock
@@ -164,6 +166,12 @@ def train_adapter(config: AdapterConfig, evaluator: Evaluator,
         torch.set_num_threads(threads)
 
 
+def _with_vectors(pairs: pa.Table, known: pa.Array) -> pa.Table:
+    """The relevant ``pairs`` whose query and doc are both ``known`` (have vectors)."""
+    return pairs.filter(pc.and_(pc.is_in(pairs["query"], value_set=known),
+                                pc.is_in(pairs["doc"], value_set=known)))
+
+
 def _too_few_hint(config: AdapterConfig, no_vector: int, counts: dict[str, int]) -> str:
     """What to do about too few train pairs: a larger positive set, the missing vectors, or,
     where neither would help, the papers the corpus's references point to (``counts``: the
@@ -216,13 +224,10 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                   for h in config.heads for p in config.pulls]
     settings = FitSettings(config.heads[0], config.pulls[0], config.epochs, config.batch_size,
                            config.temperature, config.learning_rate, config.rank, config.seed)
-    dev_pairs = judgements(corpus, "dev")
-    dev_known = dev_pairs.filter(np.array([q in where and d in where for q, d in zip(
-        dev_pairs["query"].to_pylist(), dev_pairs["doc"].to_pylist(), strict=True)], bool))
+    known = pa.array(vectors.ids, pa.string())
+    dev_known = _with_vectors(judgements(corpus, "dev"), known)
     dev_pool = np.array([where[p] for p in split_ids(corpus, "dev") if p in where], np.int64)
-    train_pairs = judgements(corpus, "train")
-    train_pairs = train_pairs.filter(np.array([q in where and d in where for q, d in zip(
-        train_pairs["query"].to_pylist(), train_pairs["doc"].to_pylist(), strict=True)], bool))
+    train_pairs = _with_vectors(judgements(corpus, "train"), known)
     large = sum(len(v) for v in rows.values()) > config.cv_rows
     judged_folds = 1 if large else config.folds
     fits = len(candidates) * config.epochs * judged_folds

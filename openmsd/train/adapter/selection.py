@@ -102,8 +102,10 @@ def _fold_pools(ids: Sequence[str], train: np.ndarray, folds: np.ndarray, judged
                 seed: int) -> list[Judged]:
     """The pools of the first ``judged`` folds: the fold's papers, the pairs inside it (of at
     most ``max_queries`` queries, a seeded sample)."""
-    queries = np.array([where[q] for q in pairs["query"].to_pylist()], np.int64)
-    docs = np.array([where[d] for d in pairs["doc"].to_pylist()], np.int64)
+    keys = pa.array(list(where.keys()), pa.string())
+    values = np.fromiter(where.values(), np.int64, len(where))
+    queries, docs = (values[pc.index_in(pairs[c], value_set=keys).to_numpy(
+        zero_copy_only=False).astype(np.int64)] for c in ("query", "doc"))
     pools = []
     for fold in range(judged):
         mask = inside(queries, docs, folds, fold)

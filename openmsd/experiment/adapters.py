@@ -58,7 +58,10 @@ def train_adapters(corpus: Corpus, progress: Callable[[str, int], Callable[[int]
         except AdapterDataError as error:
             runs.append({"base": key, "skipped": str(error)})
             continue
+        indexing = progress(f"indexing {manifest['name']}", 1) if progress else None
         built, _ = build_index(corpus, manifest["name"])
+        if indexing:
+            indexing(1)
         manifest["indexed"] = built.index.ntotal
         runs.append(manifest)
     return runs

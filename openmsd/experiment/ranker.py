@@ -30,8 +30,10 @@ which ``related``, ``search`` and the page show as relevance. Everything is writ
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +77,8 @@ GRAPH_SIGNALS = ("co-citation", "shared-references", "ppr", "cited-by", "author-
 #: A query's training rows: its relevant papers and each member's top this many.
 TRAIN_DEPTH = 40
 #: LightGBM's settings (lambdarank; small trees, few rounds: a corpus has hundreds of queries;
-#: one thread: OpenMP's spinning threads slow it many times over on a busy machine).
+#: one thread a fit: OpenMP's spinning threads slow it many times over on a busy machine; the
+#: folds' fits run side by side instead, one a core).
 LIGHTGBM = {"objective": "lambdarank", "learning_rate": 0.08, "num_leaves": 15,
             "min_data_in_leaf": 20, "feature_fraction": 0.8, "lambda_l2": 1.0,
             "lambdarank_truncation_level": 20, "verbose": -1, "num_threads": 1,
@@ -114,7 +117,7 @@ class Grid:
     valid: np.ndarray
     features: np.ndarray
     untuned: np.ndarray
-    judged: Judged
+    judged: Judged | None = None  # the pool's relevant pairs of the task, read once
 
     @property
     def judged_rows(self) -> np.ndarray:
@@ -228,7 +231,7 @@ def _objective(grids: Sequence[Grid], matrices: Sequence[np.ndarray], task: str 
     queries, and the AP of every (task, query) group."""
     values, ap = [], []
     for grid, matrix in zip(grids, matrices, strict=True):
-        judged = grid.judged
+        judged = grid.judged if grid.judged is not None else Judged(grid.pool, task)
         masked = np.where(grid.valid, matrix, -np.inf).astype(np.float32)
         values.append(judged.objective(masked))
         ap.append(judged.average_precision(masked))
@@ -269,14 +272,19 @@ def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, fol
     candidates["untuned"] = [g.untuned for g in grids]
     for kind in kinds:
         oof = [np.full(g.labels.shape, -np.inf, np.float32) for g in grids]
-        for fold in range(folds):
+
+        def fitted(fold: int, kind: str = kind) -> LearnedModel:
             train = [np.flatnonzero((f >= 0) & (f != fold)) for f in fold_of]
-            held = [np.flatnonzero(f == fold) for f in fold_of]
-            model = _fit(kind, *_rows(grids, train, seed), names, seed)
-            for g, (grid, rows) in enumerate(zip(grids, held, strict=True)):
-                if len(rows):
-                    oof[g][rows] = _score(model, grid, rows)
-            tick()
+            return _fit(kind, *_rows(grids, train, seed), names, seed)
+
+        # the folds' fits are independent: one a core (each fit on one thread)
+        with ThreadPoolExecutor(max(1, min(folds, os.cpu_count() or 1))) as workers:
+            for fold, model in enumerate(workers.map(fitted, range(folds))):
+                held = [np.flatnonzero(f == fold) for f in fold_of]
+                for g, (grid, rows) in enumerate(zip(grids, held, strict=True)):
+                    if len(rows):
+                        oof[g][rows] = _score(model, grid, rows)
+                tick()
         candidates[f"learned ({kind})"] = oof
     table: dict[str, float] = {}
     ap: dict[str, np.ndarray] = {}
@@ -419,7 +427,12 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
     started = time.perf_counter()
     trained = train_adapters(corpus, progress) if adapters else []
     text = text_signals(corpus)
-    pooled = {hidden: tuning_pools(corpus, seed, hidden=hidden) for hidden in (False, True)}
+    reading = progress("reading the train and dev pools", 2) if progress else None
+    pooled: dict[bool, tuple[list[Any], list[Any]]] = {}
+    for hidden in (False, True):
+        pooled[hidden] = tuning_pools(corpus, seed, hidden=hidden)
+        if reading:
+            reading(1)
     stand_ins = {str(RankerSpec.parse(name)): scorer for name, scorer
                  in held_out_members(corpus, folds, seed, progress,
                                      _train_queries(pooled.values())).items()}

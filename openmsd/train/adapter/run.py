@@ -199,7 +199,10 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
     except RelationsError as error:
         raise AdapterDataError(str(error)) from None
     bases = base_keys(corpus, config.bases)
+    reading = progress("reading the vectors, train rows and judgements", 3) if progress \
+        else (lambda _n: None)
     vectors = base_vectors(corpus, [b["key"] for b in bases], load_vector_table)
+    reading(1)
     for base, dim in zip(bases, vectors.dims, strict=True):
         base["dim"] = dim
     where = {paper: i for i, paper in enumerate(vectors.ids)}
@@ -210,6 +213,7 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
             f"{corpus.root}: {len(found.rows)} train pairs of {config.positives!r} with vectors "
             f"({found.no_vector} more without): an adapter needs at least {MIN_PAIRS}; "
             + _too_few_hint(config, found.no_vector, relations.get("counts", {})))
+    reading(1)
     rows = {"positives": found.rows}
     left_out = {"positives": found.no_vector}
     for extra in sorted({e for e in config.extras}):
@@ -228,6 +232,7 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
     dev_known = _with_vectors(judgements(corpus, "dev"), known)
     dev_pool = np.array([where[p] for p in split_ids(corpus, "dev") if p in where], np.int64)
     train_pairs = _with_vectors(judgements(corpus, "train"), known)
+    reading(1)
     large = sum(len(v) for v in rows.values()) > config.cv_rows
     judged_folds = 1 if large else config.folds
     fits = len(candidates) * config.epochs * judged_folds
@@ -294,8 +299,12 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                    "papers_with_vectors": len(vectors.ids), "train_papers": len(train),
                    "data_fingerprint": vectors.fingerprint()},
     }
+    writing = progress("writing the adapter and the corpus's adapted vectors", 2) \
+        if progress else (lambda _n: None)
     with corpus_lock(corpus.root, create=False):  # the adapter, then vectors of its head
         path = write_adapter(out, meta, head, selection.fold_heads)
+        writing(1)
         crash_point("adapter.written")  # killed here: its old vectors are refused, named
         mapped, directory = map_corpus(corpus, read_adapter(path), load_vector_table)
+        writing(1)
     return {**meta, "path": str(path), "mapped": mapped, "vectors": str(directory)}

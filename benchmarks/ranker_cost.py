@@ -31,12 +31,15 @@ from openmsd.experiment import train_ranker
 from openmsd.experiment.pools import MAX_QUERIES
 from openmsd.index import index_dir
 from openmsd.models import corpus_adapters, vectors_dir
+from openmsd.rank import dense_models
 
 
 def remove_adapters(corpus: Corpus) -> list[str]:
-    """Remove the corpus's adapters, their vectors and indexes (the names removed)."""
+    """Remove the corpus's adapters, their vectors and indexes, and any adapter's vectors or
+    index left without it (the names removed)."""
     root = corpus_adapters(corpus)
-    names = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+    names = sorted({*(p.name for p in root.iterdir() if root.is_dir()),
+                    *(k for k in dense_models(corpus) if k.startswith("adapter-"))})
     for name in names:
         for path in (root / name, vectors_dir(corpus, name), index_dir(corpus, name)):
             shutil.rmtree(path, ignore_errors=True)

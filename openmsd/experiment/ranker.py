@@ -273,17 +273,20 @@ def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, fol
     for kind in kinds:
         oof = [np.full(g.labels.shape, -np.inf, np.float32) for g in grids]
 
-        def fitted(fold: int, kind: str = kind) -> LearnedModel:
+        def fitted(fold: int, kind: str = kind) -> list[tuple[np.ndarray, np.ndarray]]:
+            """Per grid, the fold's rows and their scores by a model fitted without them."""
             train = [np.flatnonzero((f >= 0) & (f != fold)) for f in fold_of]
-            return _fit(kind, *_rows(grids, train, seed), names, seed)
+            model = _fit(kind, *_rows(grids, train, seed), names, seed)
+            held = [np.flatnonzero(f == fold) for f in fold_of]
+            return [(rows, _score(model, grid, rows) if len(rows) else np.zeros((0, 0)))
+                    for grid, rows in zip(grids, held, strict=True)]
 
         # the folds' fits are independent: one a core (each fit on one thread)
         with ThreadPoolExecutor(max(1, min(folds, os.cpu_count() or 1))) as workers:
-            for fold, model in enumerate(workers.map(fitted, range(folds))):
-                held = [np.flatnonzero(f == fold) for f in fold_of]
-                for g, (grid, rows) in enumerate(zip(grids, held, strict=True)):
+            for scored in workers.map(fitted, range(folds)):
+                for g, (rows, scores) in enumerate(scored):
                     if len(rows):
-                        oof[g][rows] = _score(model, grid, rows)
+                        oof[g][rows] = scores
                 tick()
         candidates[f"learned ({kind})"] = oof
     table: dict[str, float] = {}

@@ -172,6 +172,15 @@ def _with_vectors(pairs: pa.Table, known: pa.Array) -> pa.Table:
                                 pc.is_in(pairs["doc"], value_set=known)))
 
 
+def _some_queries(pairs: pa.Table, limit: int, seed: int) -> pa.Table:
+    """The relevant ``pairs`` of at most ``limit`` of their queries (a seeded sample)."""
+    queries = pc.unique(pairs["query"])
+    if len(queries) <= limit:
+        return pairs
+    chosen = np.sort(np.random.default_rng(seed).choice(len(queries), limit, replace=False))
+    return pairs.filter(pc.is_in(pairs["query"], value_set=queries.take(pa.array(chosen))))
+
+
 def _too_few_hint(config: AdapterConfig, no_vector: int, counts: dict[str, int]) -> str:
     """What to do about too few train pairs: a larger positive set, the missing vectors, or,
     where neither would help, the papers the corpus's references point to (``counts``: the
@@ -234,6 +243,8 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
     train_pairs = _with_vectors(judgements(corpus, "train"), known)
     reading(1)
     large = sum(len(v) for v in rows.values()) > config.cv_rows
+    if large:  # at most cv_queries dev queries judged, as a fold's
+        dev_known = _some_queries(dev_known, config.cv_queries, config.seed)
     judged_folds = 1 if large else config.folds
     fits = len(candidates) * config.epochs * judged_folds
     step = progress("cross-validating the adapter (fitted epochs)", fits) if progress else None
@@ -282,8 +293,9 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                        "(held-out links)" if not large else
                        f"one of {config.folds} folds of the train split's papers held out "
                        f"(held-out links; fits on {config.cv_rows:,} sampled rows, at most "
-                       f"{config.cv_queries:,} queries judged; a candidate stops after "
-                       f"{config.patience} epochs without a better figure)")
+                       f"{config.cv_queries:,} queries judged in the fold and in dev; a "
+                       f"candidate stops after {config.patience} epochs without a better "
+                       "figure)")
                       + ((" and the dev split" + (" (with that fold's fits)" if large else ""))
                          if selection.dev_used else ""),
             "final_steps": final_steps,

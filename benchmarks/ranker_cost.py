@@ -41,8 +41,12 @@ def remove_adapters(corpus: Corpus) -> list[str]:
     names = sorted({*(p.name for p in root.iterdir() if root.is_dir()),
                     *(k for k in dense_models(corpus) if k.startswith("adapter-"))})
     for name in names:
-        for path in (root / name, vectors_dir(corpus, name), index_dir(corpus, name)):
-            shutil.rmtree(path, ignore_errors=True)
+        index = index_dir(corpus, name)
+        for path in (root / name, vectors_dir(corpus, name), index, index.parent / ".builds" / name):
+            if path.is_symlink():  # an index is a link to its build
+                path.unlink()
+            elif path.exists():
+                shutil.rmtree(path)
     return names
 
 

@@ -42,7 +42,8 @@ def remove_adapters(corpus: Corpus) -> list[str]:
                     *(k for k in dense_models(corpus) if k.startswith("adapter-"))})
     for name in names:
         index = index_dir(corpus, name)
-        for path in (root / name, vectors_dir(corpus, name), index, index.parent / ".builds" / name):
+        builds = index.parent / ".builds" / name
+        for path in (root / name, vectors_dir(corpus, name), index, builds):
             if path.is_symlink():  # an index is a link to its build
                 path.unlink()
             elif path.exists():

@@ -38,7 +38,7 @@ def remove_adapters(corpus: Corpus) -> list[str]:
     """Remove the corpus's adapters, their vectors and indexes, and any adapter's vectors or
     index left without it (the names removed)."""
     root = corpus_adapters(corpus)
-    names = sorted({*(p.name for p in root.iterdir() if root.is_dir()),
+    names = sorted({*(p.name for p in (root.iterdir() if root.is_dir() else ())),
                     *(k for k in dense_models(corpus) if k.startswith("adapter-"))})
     for name in names:
         index = index_dir(corpus, name)

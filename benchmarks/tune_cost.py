@@ -215,24 +215,39 @@ class Steps:
         self.totals: dict[str, int] = {}
         self.done: dict[str, int] = {}
         self.last: dict[str, float] = {}
+        self.cpu: dict[str, list[float]] = {}
+        self.peak: dict[str, float] = {}
 
     def __call__(self, label: str, total: int | None) -> Callable[[int], None]:
         self.started[label] = time.perf_counter()
         self.totals[label] = total or 0
         self.done[label] = 0
         self.last[label] = self.started[label]
+        self.cpu[label] = [time.process_time()] * 2
+        self.peak[label] = peak_rss_gib()
         print(f"  {label}: {total} steps", flush=True)
 
         def advance(n: int) -> None:
             self.done[label] += n
             self.last[label] = time.perf_counter()
+            self.cpu[label][1] = time.process_time()
+            self.peak[label] = peak_rss_gib()
 
         return advance
 
     def summary(self) -> dict[str, dict[str, float]]:
+        """Per step: steps done and planned, wall and CPU seconds from its start to its last
+        step, and the process's peak memory (GiB) by then."""
         return {label: {"steps": self.done[label], "planned": self.totals[label],
-                        "seconds": round(self.last[label] - self.started[label], 2)}
+                        "seconds": round(self.last[label] - self.started[label], 2),
+                        "cpu_s": round(self.cpu[label][1] - self.cpu[label][0], 2),
+                        "peak_rss_gib": self.peak[label]}
                 for label in self.started}
+
+
+def peak_rss_gib() -> float:
+    """This process's peak resident memory so far (GiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
 
 
 def measure(papers: int, work: Path, reuse: bool = False, tune: bool = True

@@ -138,9 +138,10 @@ def _training(record: dict[str, Any]) -> str:
 
 
 def _ranker_cost(record: dict[str, Any]) -> str:
-    """What ``openmsd train ranker`` took at each size: wall and CPU seconds."""
-    return "; ".join(f"{run['train_s']:.0f} s wall, {run['train_cpu_s']:.0f} CPU-s at "
-                     f"{run['papers']:,} papers" for run in record["numbers"]["runs"])
+    """What ``openmsd train ranker`` took at each size: wall and CPU seconds, peak memory."""
+    return "; ".join(f"{run['train_s']:.0f} s wall, {run['train_cpu_s']:.0f} CPU-s, peak "
+                     f"{run['peak_rss_gib']:.2f} GiB at {run['papers']:,} papers"
+                     for run in record["numbers"]["runs"])
 
 
 FALLBACK: dict[str, Any] = {"adapter_scale": _adapter_scale, "ranker_cost": _ranker_cost,

@@ -5,12 +5,14 @@ adapter``'s run (heads fitted on the corpus's citations, kept only where they ra
 links better than the base out of fold, else the identity), then its index. The ranker reads
 every adapter that is not the identity as a member of its own (:func:`adapted_members`), so the
 ranker, not a rule, decides how much each is worth. It learns that from each adapter's scores
-out of fold (:func:`held_out_members`), never from scores of links the adapter was fitted on.
+out of fold (:func:`held_out_members`), never from scores of links the adapter was fitted on:
+its own cross-validation's fits where it kept every fold's, else one head fitted without the
+links of the papers the ranker queries.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from openmsd.corpus import Corpus
@@ -56,26 +58,34 @@ def train_adapters(corpus: Corpus, progress: Callable[[str, int], Callable[[int]
         except AdapterDataError as error:
             runs.append({"base": key, "skipped": str(error)})
             continue
+        indexing = progress(f"indexing {manifest['name']}", 1) if progress else None
         built, _ = build_index(corpus, manifest["name"])
+        if indexing:
+            indexing(1)
         manifest["indexed"] = built.index.ntotal
         runs.append(manifest)
     return runs
 
 
 def held_out_members(corpus: Corpus, folds: int, seed: int = 0,
-                     progress: Callable[[str, int], Callable[[int], None]] | None = None
+                     progress: Callable[[str, int], Callable[[int], None]] | None = None,
+                     queries: Collection[str] | None = None
                      ) -> dict[str, Callable[[Papers], Scorer]]:
     """Per adapter of :func:`adapted`, the scorer a ranker learns it from: each paper
-    scored by the adapter's head fitted without its fold's links
-    (:func:`openmsd.train.held_out_vectors`, :class:`openmsd.rank.HeldOutDense`)."""
+    scored by a head that never saw its links (:func:`openmsd.train.held_out_vectors`: the
+    adapter's own cross-validation fits where it kept every fold's, else one head fitted
+    without the links of ``queries``, the train papers the ranker queries;
+    :class:`openmsd.rank.HeldOutDense`)."""
     from openmsd.train import held_out_vectors
 
     adapters = adapted(corpus)
-    step = progress("adapters fitted out of fold", folds * len(adapters)) \
+    step = progress("adapters fitted out of fold", len(adapters)) \
         if progress and adapters else None
     out: dict[str, Callable[[Papers], Scorer]] = {}
     for adapter in adapters:
-        held = held_out_vectors(corpus, adapter, folds, seed, step)
+        held = held_out_vectors(corpus, adapter, folds, seed, queries=queries)
+        if step:
+            step(1)
         out[adapter.name] = (lambda papers, held=held, name=adapter.name: HeldOutDense(
             papers, held.ids, held.folds, held.matrices, name))
     return out

@@ -30,8 +30,10 @@ which ``related``, ``search`` and the page show as relevance. Everything is writ
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +77,8 @@ GRAPH_SIGNALS = ("co-citation", "shared-references", "ppr", "cited-by", "author-
 #: A query's training rows: its relevant papers and each member's top this many.
 TRAIN_DEPTH = 40
 #: LightGBM's settings (lambdarank; small trees, few rounds: a corpus has hundreds of queries;
-#: one thread: OpenMP's spinning threads slow it many times over on a busy machine).
+#: one thread a fit: OpenMP's spinning threads slow it many times over on a busy machine; the
+#: folds' fits run side by side instead, one a core).
 LIGHTGBM = {"objective": "lambdarank", "learning_rate": 0.08, "num_leaves": 15,
             "min_data_in_leaf": 20, "feature_fraction": 0.8, "lambda_l2": 1.0,
             "lambdarank_truncation_level": 20, "verbose": -1, "num_threads": 1,
@@ -114,6 +117,7 @@ class Grid:
     valid: np.ndarray
     features: np.ndarray
     untuned: np.ndarray
+    judged: Judged | None = None  # the pool's relevant pairs of the task, read once
 
     @property
     def judged_rows(self) -> np.ndarray:
@@ -142,7 +146,7 @@ def _grid(corpus: Corpus, pool: Any, store: dict[str, np.ndarray], members: Sequ
     valid = heard if mask is None else heard & ~mask
     features = pair_features(parts, query_languages, languages, lengths)
     fused = fuse([store[m] for m in untuned["members"]], untuned["weights"], untuned["method"])
-    return Grid(pool, parts, labels, valid, features, fused)
+    return Grid(pool, parts, labels, valid, features, fused, judged)
 
 
 def _rows(grids: Sequence[Grid], chosen: Sequence[np.ndarray], seed: int = 0,
@@ -185,7 +189,7 @@ def _fit(kind: str, x: np.ndarray, y: np.ndarray, groups: np.ndarray, names: lis
         scale = np.where(np.isfinite(scale) & (scale > 1e-9), scale, 1.0)
         standard = np.where(np.isnan(x), 0.0, (x - mean) / scale)
         model = LogisticRegression(class_weight="balanced", max_iter=2000, C=1.0,
-                                   random_state=seed)
+                                   random_state=seed, solver="newton-cholesky")
         model.fit(standard, y > 0)
         return LearnedModel("linear", names, [float(c) for c in model.coef_[0]],
                             float(model.intercept_[0]), [float(m) for m in mean],
@@ -227,7 +231,7 @@ def _objective(grids: Sequence[Grid], matrices: Sequence[np.ndarray], task: str 
     queries, and the AP of every (task, query) group."""
     values, ap = [], []
     for grid, matrix in zip(grids, matrices, strict=True):
-        judged = Judged(grid.pool, task)
+        judged = grid.judged if grid.judged is not None else Judged(grid.pool, task)
         masked = np.where(grid.valid, matrix, -np.inf).astype(np.float32)
         values.append(judged.objective(masked))
         ap.append(judged.average_precision(masked))
@@ -268,14 +272,22 @@ def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, fol
     candidates["untuned"] = [g.untuned for g in grids]
     for kind in kinds:
         oof = [np.full(g.labels.shape, -np.inf, np.float32) for g in grids]
-        for fold in range(folds):
+
+        def fitted(fold: int, kind: str = kind) -> list[tuple[np.ndarray, np.ndarray]]:
+            """Per grid, the fold's rows and their scores by a model fitted without them."""
             train = [np.flatnonzero((f >= 0) & (f != fold)) for f in fold_of]
-            held = [np.flatnonzero(f == fold) for f in fold_of]
             model = _fit(kind, *_rows(grids, train, seed), names, seed)
-            for g, (grid, rows) in enumerate(zip(grids, held, strict=True)):
-                if len(rows):
-                    oof[g][rows] = _score(model, grid, rows)
-            tick()
+            held = [np.flatnonzero(f == fold) for f in fold_of]
+            return [(rows, _score(model, grid, rows) if len(rows) else np.zeros((0, 0)))
+                    for grid, rows in zip(grids, held, strict=True)]
+
+        # the folds' fits are independent: one a core (each fit on one thread)
+        with ThreadPoolExecutor(max(1, min(folds, os.cpu_count() or 1))) as workers:
+            for scored in workers.map(fitted, range(folds)):
+                for g, (rows, scores) in enumerate(scored):
+                    if len(rows):
+                        oof[g][rows] = scores
+                tick()
         candidates[f"learned ({kind})"] = oof
     table: dict[str, float] = {}
     ap: dict[str, np.ndarray] = {}
@@ -327,11 +339,13 @@ def _p(a: np.ndarray, b: np.ndarray) -> float | None:
 def _fit_variant(corpus: Corpus, hidden: bool, members: list[str], heads: dict[str, list[str]],
                  untuned: dict[str, Any], task: str | None, folds: int, seed: int,
                  kinds: Sequence[str], progress: Callable[[str, int], Callable[[int], None]]
-                 | None, label: str, stand_ins: Stand | None = None) -> dict[str, Any]:
+                 | None, label: str, stand_ins: Stand | None = None,
+                 pooled: tuple[list[Any], list[Any]] | None = None) -> dict[str, Any]:
     """One ranker (``heads``: per head name the members it reads, a subset of ``members``)
-    chosen on the train and dev pools (``hidden``: the hidden-links protocol); ``stand_ins``
-    score the members they name (the adapters, out of fold)."""
-    pools, links = tuning_pools(corpus, seed, hidden=hidden)
+    chosen on the train and dev pools (``hidden``: the hidden-links protocol; ``pooled``:
+    those pools and their hidden links, when already read); ``stand_ins`` score the members
+    they name (the adapters, out of fold)."""
+    pools, links = pooled if pooled is not None else tuning_pools(corpus, seed, hidden=hidden)
     linked = sum(queries_of(p) for p in pools)
     if linked < MIN_QUERIES:
         raise TooFewLinks(f"{corpus.root}: {linked} train and dev queries have a link to learn "
@@ -393,6 +407,12 @@ def _spec(name: str, found: dict[str, Any], untuned: dict[str, Any]) -> dict[str
     return spec
 
 
+def _train_queries(pooled: Iterable[tuple[list[Any], list[Any]]]) -> set[str]:
+    """The train split's papers that a fit queries (rows of the train pools)."""
+    return {pool.ids[int(r)] for pools, _ in pooled for pool in pools if pool.split == "train"
+            for r in pool.rows}
+
+
 def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
                  kinds: Sequence[str] = KINDS,
                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
@@ -410,22 +430,29 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
     started = time.perf_counter()
     trained = train_adapters(corpus, progress) if adapters else []
     text = text_signals(corpus)
+    reading = progress("reading the train and dev pools", 2) if progress else None
+    pooled: dict[bool, tuple[list[Any], list[Any]]] = {}
+    for hidden in (False, True):
+        pooled[hidden] = tuning_pools(corpus, seed, hidden=hidden)
+        if reading:
+            reading(1)
     stand_ins = {str(RankerSpec.parse(name)): scorer for name, scorer
-                 in held_out_members(corpus, folds, seed, progress).items()}
+                 in held_out_members(corpus, folds, seed, progress,
+                                     _train_queries(pooled.values())).items()}
     metadata = list(METADATA_SCORERS)
     spec: dict[str, Any] = {}  # both rankers anew (a damaged file is replaced)
     report: dict[str, Any] = {}
     fitted = _fit_variant(corpus, False, [*text, *metadata],
                           {"paper": [*text, *metadata], "free_text": text},
                           default_spec(HYBRID, corpus), None, folds, seed, kinds, progress,
-                          HYBRID, stand_ins)
+                          HYBRID, stand_ins, pooled[False])
     spec[HYBRID] = _spec(HYBRID, fitted, default_spec(HYBRID, corpus))
     report[HYBRID] = fitted
     graph_members = [*text, *metadata, *GRAPH_SIGNALS]
     try:
         fitted = _fit_variant(corpus, True, graph_members, {"paper": graph_members},
                               default_spec(HYBRID_GRAPH, corpus), "citation", folds, seed,
-                              kinds, progress, HYBRID_GRAPH, stand_ins)
+                              kinds, progress, HYBRID_GRAPH, stand_ins, pooled[True])
         spec[HYBRID_GRAPH] = _spec(HYBRID_GRAPH, fitted, default_spec(HYBRID_GRAPH, corpus))
         report[HYBRID_GRAPH] = fitted
     except TooFewLinks as error:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         find_adapter,
         map_corpus,
         read_adapter,
+        read_fold_heads,
         write_adapter,
     )
     from openmsd.models.backends.build import announcing_builds
@@ -164,6 +165,7 @@ __all__ = [
     "pick",
     "prompts",
     "read_adapter",
+    "read_fold_heads",
     "read_settings",
     "rerank_rows",
     "save_sentence_caches",

@@ -12,6 +12,9 @@ An adapter directory holds::
                         training provenance (positive set, corpus build, data fingerprint, CV)
     head.safetensors    the head's tensors: ``weight`` (linear, d × d) or ``down`` (r × d) and
                         ``up`` (d × r) of a low-rank residual ``x + up(down(x))``
+    folds.safetensors   (optional) per fold ``f`` of the cross-validation that chose the head,
+                        the chosen head as fitted without that fold's links (tensors
+                        ``f.weight`` …): what a ranker learns the adapter from, out of fold
 
 Its model name (and vector key) is its ``name``; the one a corpus trains by default lives in
 ``CORPUS/adapters/NAME`` (:func:`corpus_adapters`), where the untuned ``hybrid`` finds it.
@@ -38,13 +41,14 @@ from openmsd.corpus import Corpus, corpus_lock
 from openmsd.io import building_dir
 from openmsd.models.encoder import Kind, normalise
 
-__all__ = ["ADAPTER_FILE", "HEAD_FILE", "MAPPED_BY", "Adapter", "AdapterEncoder",
+__all__ = ["ADAPTER_FILE", "FOLDS_FILE", "HEAD_FILE", "MAPPED_BY", "Adapter", "AdapterEncoder",
            "AdapterError", "BaseVectors", "Head", "base_vectors", "check_mapped", "concatenate",
            "corpus_adapters", "find_adapter", "head_digest", "map_corpus", "read_adapter",
-           "write_adapter"]
+           "read_fold_heads", "write_adapter"]
 
 ADAPTER_FILE = "adapter.json"
 HEAD_FILE = "head.safetensors"
+FOLDS_FILE = "folds.safetensors"
 MAPPED_BY = "mapped-by.txt"
 """In an adapter's vectors directory: the :func:`head_digest` of the head that mapped them."""
 HEAD_KINDS = ("identity", "linear", "low-rank")
@@ -207,9 +211,11 @@ def check_mapped(corpus: Corpus, adapter: Adapter) -> None:
                            f"'openmsd embed {corpus.root} --model {adapter.name}'")
 
 
-def write_adapter(path: str | Path, meta: dict[str, Any], head: Head) -> Path:
+def write_adapter(path: str | Path, meta: dict[str, Any], head: Head,
+                  folds: dict[int, Head] | None = None) -> Path:
     """Write an adapter directory atomically (a temporary sibling, then a rename; an existing
-    adapter there is replaced)."""
+    adapter there is replaced); ``folds``: the chosen head fitted without each fold's links
+    (:data:`FOLDS_FILE`)."""
     from safetensors.numpy import save_file
 
     path = Path(path)
@@ -218,10 +224,41 @@ def write_adapter(path: str | Path, meta: dict[str, Any], head: Head) -> Path:
         if head.kind != "identity":
             save_file({k: np.ascontiguousarray(v, np.float32) for k, v in head.tensors.items()},
                       str(temp / HEAD_FILE))
+        if folds and head.kind != "identity":
+            save_file({f"{fold}.{k}": np.ascontiguousarray(v, np.float32)
+                       for fold, fitted in folds.items() for k, v in fitted.tensors.items()},
+                      str(temp / FOLDS_FILE))
         (temp / ADAPTER_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n",
                                          encoding="utf-8")
         _check_meta(temp, meta)
     return path
+
+
+def read_fold_heads(adapter: Adapter) -> dict[int, Head]:
+    """The adapter's head fitted without each fold's links, by fold (:data:`FOLDS_FILE`);
+    empty when it has none (an identity, or an adapter written without them) or when the file
+    cannot be read (the caller then fits them again)."""
+    where = adapter.path / FOLDS_FILE
+    if adapter.head.kind == "identity" or not where.is_file():
+        return {}
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    try:
+        tensors = load_file(str(where))
+    except (SafetensorError, OSError, ValueError):
+        return {}
+    out: dict[int, Head] = {}
+    for key, value in tensors.items():
+        fold, _, name = key.partition(".")
+        if not fold.isdigit():
+            return {}
+        out.setdefault(int(fold), Head(adapter.head.kind)).tensors[name] = np.asarray(
+            value, np.float32)
+    if any(set(h.tensors) != set(adapter.head.tensors) or h.shape() != adapter.head.shape()
+           for h in out.values()):
+        return {}
+    return out
 
 
 def corpus_adapters(corpus: Corpus) -> Path:

@@ -419,22 +419,15 @@ def test_an_identity_adapter_says_it_changes_nothing():
     assert "the identity" in said and "leaves every vector as it is" in said
 
 
-def test_a_ranker_learns_the_adapter_from_heads_that_never_saw_the_query_links(trained):
-    """Out of fold: a paper of fold f is scored by the head fitted without fold f's links.
-    Those heads still learn the topics from the other folds, but they rank a train paper's
-    own links lower than the adapter fitted on them does: the ranker is not fooled."""
+def _mean_rank_of_links(corpus: Corpus, held) -> tuple[float, float, float]:
+    """The mean rank of the train queries' citation links by the adapter fitted on every
+    link, by the held-out heads and by the base."""
     from openmsd.rank import HeldOutDense, Queries
-    from openmsd.train import held_out_vectors
 
-    adapter = read_adapter(trained.root / "adapters" / ADAPTER)
-    held = held_out_vectors(trained, adapter, folds=5, seed=0)
-    assert len(held.matrices) == 5 and sorted(set(held.folds.tolist())) == [0, 1, 2, 3, 4]
-    for matrix in held.matrices:
-        np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
-    papers = corpus_papers(trained)
+    papers = corpus_papers(corpus)
     scorer = HeldOutDense(papers, held.ids, held.folds, held.matrices, ADAPTER)
     full = load_scorer(ADAPTER, papers)
-    pool = load_pool(trained, "train")
+    pool = load_pool(corpus, "train")
     judged = pool.judgements.filter(pc.equal(pool.judgements["task"], "citation"))
     queries = sorted(set(judged["query"].to_pylist()))
     rows = [papers.position[q] for q in queries]
@@ -448,7 +441,93 @@ def test_a_ranker_learns_the_adapter_from_heads_that_never_saw_the_query_links(t
         place = np.argsort(np.argsort(-scores, axis=1), axis=1)
         return float(np.mean([place[i, d] for i, d in linked]))
 
-    seen = mean_rank_of_links(full.score(asked, everything))
-    unseen = mean_rank_of_links(scorer.score(asked, everything))
-    base = mean_rank_of_links(load_scorer(BASE, papers).score(asked, everything))
+    return (mean_rank_of_links(full.score(asked, everything)),
+            mean_rank_of_links(scorer.score(asked, everything)),
+            mean_rank_of_links(load_scorer(BASE, papers).score(asked, everything)))
+
+
+def test_the_adapter_keeps_its_cross_validation_fits_and_they_are_fits_without_the_fold(
+        trained):
+    """``folds.safetensors`` holds the chosen head as the cross-validation fitted it without
+    each fold's links: the same heads as fitting it again without each fold, so a ranker reads
+    them instead of fitting five more."""
+    from openmsd.models import read_fold_heads
+    from openmsd.train import held_out_vectors
+
+    adapter = read_adapter(trained.root / "adapters" / ADAPTER)
+    assert adapter.meta["training"]["held_out"] == {"folds": 5, "seed": 0,
+                                                    "fitted": [0, 1, 2, 3, 4], "rows": None}
+    assert sorted(read_fold_heads(adapter)) == [0, 1, 2, 3, 4]
+    fitted: list[int] = []
+    kept = held_out_vectors(trained, adapter, folds=5, seed=0, progress=fitted.append)
+    assert fitted == []  # nothing fitted again
+    adapter.meta["training"]["held_out"] = None  # as an adapter written without its fits
+    again = held_out_vectors(trained, adapter, folds=5, seed=0, progress=fitted.append)
+    assert fitted == [1] * 5
+    np.testing.assert_array_equal(kept.folds, again.folds)
+    for mine, theirs in zip(kept.matrices, again.matrices, strict=True):
+        np.testing.assert_allclose(mine, theirs, atol=1e-5)
+    assert not np.allclose(kept.matrices[0], kept.matrices[1])  # each fold its own head
+
+
+def test_one_head_fitted_without_the_queried_papers_links_scores_them_out_of_fold(trained):
+    """Where the adapter kept no fits (a large corpus judges one fold), the ranker's train
+    queries are scored by one head fitted on the rows that touch none of them: it ranks their
+    links lower than the adapter fitted on every link, higher than the base."""
+    from openmsd.train import held_out_vectors
+
+    adapter = read_adapter(trained.root / "adapters" / ADAPTER)
+    adapter.meta["training"]["held_out"] = None
+    pool = load_pool(trained, "train")
+    queries = set(pool.judgements.filter(pc.equal(pool.judgements["task"], "citation"))[
+        "query"].to_pylist())
+    fitted: list[int] = []
+    held = held_out_vectors(trained, adapter, folds=5, seed=0, progress=fitted.append,
+                            queries=queries)
+    assert fitted == [1] and len(held.matrices) == 1 and not held.folds.any()
+    seen, unseen, base = _mean_rank_of_links(trained, held)
+    assert seen < unseen, (seen, unseen, base)
+    everyone = held_out_vectors(trained, adapter, folds=5, seed=0, queries=set())
+    assert _mean_rank_of_links(trained, everyone)[1] < unseen  # the queries' links seen
+
+
+def test_a_large_corpus_stops_a_candidate_that_stops_improving_and_keeps_its_judged_fold(
+        corpus):
+    """Above ``cv_rows`` rows one fold is judged and a candidate's fits stop after
+    ``patience`` epochs without a better figure; the judged fold's fit is kept, the others are
+    fitted when a ranker asks for every fold."""
+    from openmsd.train import held_out_vectors
+
+    manifest = train_adapter(AdapterConfig(str(corpus.root), bases=[BASE], epochs=12,
+                                           cv_rows=900, patience=1,
+                                           learning_rate=0.05), sdsm_per_query)
+    assert manifest["training"]["held_out"] == {"folds": 5, "seed": 0, "fitted": [0],
+                                                "rows": 900}
+    assert "stops after 1 epochs" in manifest["selection"]["method"]
+    runs: dict[str, list[float]] = {}
+    for figure in manifest["selection"]["figures"][1:]:
+        runs.setdefault(figure["candidate"], []).append(figure["map"])
+    assert len(runs) == 3
+    for maps in runs.values():  # each ran until an epoch brought nothing better, or to the end
+        assert len(maps) == 12 or maps[-1] <= max(maps[:-1])
+        assert all(maps[i] > max(maps[:i]) for i in range(1, len(maps) - 1))
+    assert any(len(maps) < 12 for maps in runs.values())
+    adapter = read_adapter(manifest["path"])
+    fitted: list[int] = []
+    held = held_out_vectors(corpus, adapter, folds=5, seed=0, progress=fitted.append)
+    assert fitted == [1] * 4 and len(held.matrices) == 5  # fold 0's fit is the kept one
+
+
+def test_a_ranker_learns_the_adapter_from_heads_that_never_saw_the_query_links(trained):
+    """Out of fold: a paper of fold f is scored by the head fitted without fold f's links.
+    Those heads still learn the topics from the other folds, but they rank a train paper's
+    own links lower than the adapter fitted on them does: the ranker is not fooled."""
+    from openmsd.train import held_out_vectors
+
+    adapter = read_adapter(trained.root / "adapters" / ADAPTER)
+    held = held_out_vectors(trained, adapter, folds=5, seed=0)
+    assert len(held.matrices) == 5 and sorted(set(held.folds.tolist())) == [0, 1, 2, 3, 4]
+    for matrix in held.matrices:
+        np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
+    seen, unseen, base = _mean_rank_of_links(trained, held)
     assert seen < unseen < base, (seen, unseen, base)

@@ -11,7 +11,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ import torch
 from openmsd.train.adapter.head import AdapterHead, make_head
 from openmsd.train.adapter.objective import info_nce
 
-__all__ = ["FitSettings", "fit"]
+__all__ = ["FitSettings", "fit", "fitting"]
 
 
 @dataclass(frozen=True)
@@ -42,19 +42,19 @@ class FitSettings:
         return asdict(self)
 
 
-def fit(vectors: torch.Tensor, rows: np.ndarray, settings: FitSettings,
-        on_epoch: Callable[[int, AdapterHead], None] | None = None,
-        max_steps: int | None = None) -> AdapterHead:
+def fitting(vectors: torch.Tensor, rows: np.ndarray, settings: FitSettings,
+            max_steps: int | None = None) -> Iterator[AdapterHead]:
     """A head fitted on ``rows`` (``anchor, positive, negative`` positions in ``vectors``;
-    negative -1: in-batch negatives only) for ``settings.epochs`` epochs, or ``max_steps``
-    batches if fewer; ``on_epoch(epoch, head)`` after each (epochs count from 1)."""
+    negative -1: in-batch negatives only), yielded after each of ``settings.epochs`` epochs
+    (in eval mode; the same head object, to judge before the next is asked for): a caller
+    stops it where it stops improving. At most ``max_steps`` batches in all."""
     steps = 0
     torch.manual_seed(settings.seed)
     head = make_head(settings.head, vectors.shape[1], settings.rank, settings.seed)
     optimiser = torch.optim.Adam(head.parameters(), lr=settings.learning_rate)
     order = np.random.default_rng(settings.seed)
     rows = torch.as_tensor(np.asarray(rows, np.int64))
-    for epoch in range(1, settings.epochs + 1):
+    for _epoch in range(1, settings.epochs + 1):
         head.train()
         shuffled = rows[torch.as_tensor(order.permutation(len(rows)))]
         for start in range(0, len(shuffled), settings.batch_size):
@@ -74,6 +74,17 @@ def fit(vectors: torch.Tensor, rows: np.ndarray, settings: FitSettings,
             loss.backward()
             optimiser.step()
         head.eval()
+        yield head
+
+
+def fit(vectors: torch.Tensor, rows: np.ndarray, settings: FitSettings,
+        on_epoch: Callable[[int, AdapterHead], None] | None = None,
+        max_steps: int | None = None) -> AdapterHead:
+    """A head fitted on ``rows`` (:func:`fitting`) for ``settings.epochs`` epochs, or
+    ``max_steps`` batches if fewer; ``on_epoch(epoch, head)`` after each (epochs count
+    from 1)."""
+    head = make_head(settings.head, vectors.shape[1], settings.rank, settings.seed)
+    for epoch, head in enumerate(fitting(vectors, rows, settings, max_steps), 1):
         if on_epoch is not None:
             with torch.no_grad():
                 on_epoch(epoch, head)

@@ -7,7 +7,9 @@
 4. the chosen head is fitted on every train row and written with its provenance
    (:func:`openmsd.models.write_adapter`), and the corpus's adapted vectors are stored under
    the adapter's name (:func:`openmsd.models.map_corpus`), ready for ``related``, ``search``
-   and the untuned ``hybrid``.
+   and the untuned ``hybrid``; the chosen head's cross-validation fits, each without one
+   fold's links, are kept beside it (``folds.safetensors``): ``openmsd train ranker`` learns
+   the adapter from them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import torch
 
 from openmsd.corpus import Corpus, corpus_lock
@@ -89,6 +93,9 @@ class AdapterConfig:
     each fit on a sample of this many rows, and the final head takes as many steps as the
     chosen fit did."""
     cv_queries: int = 2_000
+    patience: int = 2
+    """On a large corpus, a candidate's fits stop after this many epochs without a better
+    out-of-fold figure (a small corpus's candidates run every epoch)."""
     threads: int = field(default_factory=lambda: _threads())
 
     def check(self) -> None:
@@ -105,7 +112,8 @@ class AdapterConfig:
         if any(p < 0 for p in self.pulls) or not self.pulls:
             raise AdapterDataError("--pull: expected one or more values ≥ 0")
         for name, value, low in (("--epochs", self.epochs, 1), ("--folds", self.folds, 2),
-                                 ("--batch-size", self.batch_size, 2), ("--rank", self.rank, 1)):
+                                 ("--batch-size", self.batch_size, 2), ("--rank", self.rank, 1),
+                                 ("patience", self.patience, 1)):
             if value < low:
                 raise AdapterDataError(f"{name} {value}: expected at least {low}")
 
@@ -158,6 +166,21 @@ def train_adapter(config: AdapterConfig, evaluator: Evaluator,
         torch.set_num_threads(threads)
 
 
+def _with_vectors(pairs: pa.Table, known: pa.Array) -> pa.Table:
+    """The relevant ``pairs`` whose query and doc are both ``known`` (have vectors)."""
+    return pairs.filter(pc.and_(pc.is_in(pairs["query"], value_set=known),
+                                pc.is_in(pairs["doc"], value_set=known)))
+
+
+def _some_queries(pairs: pa.Table, limit: int, seed: int) -> pa.Table:
+    """The relevant ``pairs`` of at most ``limit`` of their queries (a seeded sample)."""
+    queries = pc.unique(pairs["query"])
+    if len(queries) <= limit:
+        return pairs
+    chosen = np.sort(np.random.default_rng(seed).choice(len(queries), limit, replace=False))
+    return pairs.filter(pc.is_in(pairs["query"], value_set=queries.take(pa.array(chosen))))
+
+
 def _too_few_hint(config: AdapterConfig, no_vector: int, counts: dict[str, int]) -> str:
     """What to do about too few train pairs: a larger positive set, the missing vectors, or,
     where neither would help, the papers the corpus's references point to (``counts``: the
@@ -185,7 +208,10 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
     except RelationsError as error:
         raise AdapterDataError(str(error)) from None
     bases = base_keys(corpus, config.bases)
+    reading = progress("reading the vectors, train rows and judgements", 3) if progress \
+        else (lambda _n: None)
     vectors = base_vectors(corpus, [b["key"] for b in bases], load_vector_table)
+    reading(1)
     for base, dim in zip(bases, vectors.dims, strict=True):
         base["dim"] = dim
     where = {paper: i for i, paper in enumerate(vectors.ids)}
@@ -196,6 +222,7 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
             f"{corpus.root}: {len(found.rows)} train pairs of {config.positives!r} with vectors "
             f"({found.no_vector} more without): an adapter needs at least {MIN_PAIRS}; "
             + _too_few_hint(config, found.no_vector, relations.get("counts", {})))
+    reading(1)
     rows = {"positives": found.rows}
     left_out = {"positives": found.no_vector}
     for extra in sorted({e for e in config.extras}):
@@ -210,14 +237,14 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                   for h in config.heads for p in config.pulls]
     settings = FitSettings(config.heads[0], config.pulls[0], config.epochs, config.batch_size,
                            config.temperature, config.learning_rate, config.rank, config.seed)
-    dev_pairs = judgements(corpus, "dev")
-    dev_known = dev_pairs.filter(np.array([q in where and d in where for q, d in zip(
-        dev_pairs["query"].to_pylist(), dev_pairs["doc"].to_pylist(), strict=True)], bool))
+    known = pa.array(vectors.ids, pa.string())
+    dev_known = _with_vectors(judgements(corpus, "dev"), known)
     dev_pool = np.array([where[p] for p in split_ids(corpus, "dev") if p in where], np.int64)
-    train_pairs = judgements(corpus, "train")
-    train_pairs = train_pairs.filter(np.array([q in where and d in where for q, d in zip(
-        train_pairs["query"].to_pylist(), train_pairs["doc"].to_pylist(), strict=True)], bool))
+    train_pairs = _with_vectors(judgements(corpus, "train"), known)
+    reading(1)
     large = sum(len(v) for v in rows.values()) > config.cv_rows
+    if large:  # at most cv_queries dev queries judged, as a fold's
+        dev_known = _some_queries(dev_known, config.cv_queries, config.seed)
     judged_folds = 1 if large else config.folds
     fits = len(candidates) * config.epochs * judged_folds
     step = progress("cross-validating the adapter (fitted epochs)", fits) if progress else None
@@ -225,7 +252,8 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                                Judged(dev_pool, dev_known), candidates, settings, config.folds,
                                evaluator, config.min_dev_queries, step, judged_folds,
                                config.cv_rows if large else None,
-                               config.cv_queries if large else None)
+                               config.cv_queries if large else None,
+                               config.patience if large else None)
     head = Head("identity")
     chosen = selection.candidate
     final_steps = None
@@ -256,14 +284,20 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                        "head": chosen.head if chosen else "identity",
                        "pull": chosen.pull if chosen else None, "epochs": selection.epochs},
             "seconds": round(seconds, 2),
+            "held_out": {"folds": config.folds, "seed": config.seed,
+                         "fitted": sorted(selection.fold_heads),
+                         "rows": config.cv_rows if large else None},
         },
         "selection": {
             "method": (f"{config.folds}-fold cross-validation over the train split's papers "
                        "(held-out links)" if not large else
                        f"one of {config.folds} folds of the train split's papers held out "
                        f"(held-out links; fits on {config.cv_rows:,} sampled rows, at most "
-                       f"{config.cv_queries:,} queries judged)")
-                      + (" and the dev split" if selection.dev_used else ""),
+                       f"{config.cv_queries:,} queries judged in the fold and in dev; a "
+                       f"candidate stops after {config.patience} epochs without a better "
+                       "figure)")
+                      + ((" and the dev split" + (" (with that fold's fits)" if large else ""))
+                         if selection.dev_used else ""),
             "final_steps": final_steps,
             "objective": "SDSM average MAP (%) of the held-out queries",
             "queries": selection.queries,
@@ -277,8 +311,12 @@ def _train(config: AdapterConfig, evaluator: Evaluator, progress: Progress | Non
                    "papers_with_vectors": len(vectors.ids), "train_papers": len(train),
                    "data_fingerprint": vectors.fingerprint()},
     }
+    writing = progress("writing the adapter and the corpus's adapted vectors", 2) \
+        if progress else (lambda _n: None)
     with corpus_lock(corpus.root, create=False):  # the adapter, then vectors of its head
-        path = write_adapter(out, meta, head)
+        path = write_adapter(out, meta, head, selection.fold_heads)
+        writing(1)
         crash_point("adapter.written")  # killed here: its old vectors are refused, named
         mapped, directory = map_corpus(corpus, read_adapter(path), load_vector_table)
+        writing(1)
     return {**meta, "path": str(path), "mapped": mapped, "vectors": str(directory)}

@@ -7,7 +7,9 @@ the fold and judged after each epoch on the pairs inside it (:mod:`.folds`); the
 each task, then the mean of the tasks), with the dev split's queries pooled in too where dev
 has at least ``min_dev_queries``. The identity (epoch 0) is judged on the same queries, and
 the best figure wins only when it beats the identity's: a head worse than the identity out of
-fold is never chosen.
+fold is never chosen. The chosen (candidate, epoch)'s fit of each judged fold is kept
+(:attr:`Selection.fold_heads`): a head that never saw that fold's links, which a ranker learns
+the adapter from without fitting it again (:mod:`.held_out`).
 
 The evaluator is the caller's (``train`` imports no evaluation): given a pool's paper ids,
 their vectors (rows in that order) and the relevant pairs (``task``, ``query``, ``doc``), it
@@ -25,7 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import torch
 
-from openmsd.train.adapter.fit import FitSettings, fit
+from openmsd.models import Head
+from openmsd.train.adapter.fit import FitSettings, fitting
 from openmsd.train.adapter.folds import fold_of, inside, outside
 from openmsd.train.adapter.head import AdapterHead
 
@@ -67,6 +70,9 @@ class Selection:
     best: float = 0.0
     queries: dict[str, int] = field(default_factory=dict)
     dev_used: bool = False
+    #: per judged train fold, the chosen candidate at the chosen epoch as fitted without that
+    #: fold's links (empty for the identity)
+    fold_heads: dict[int, Head] = field(default_factory=dict)
 
 
 def average_map(per_query: pa.Table) -> float:
@@ -96,8 +102,10 @@ def _fold_pools(ids: Sequence[str], train: np.ndarray, folds: np.ndarray, judged
                 seed: int) -> list[Judged]:
     """The pools of the first ``judged`` folds: the fold's papers, the pairs inside it (of at
     most ``max_queries`` queries, a seeded sample)."""
-    queries = np.array([where[q] for q in pairs["query"].to_pylist()], np.int64)
-    docs = np.array([where[d] for d in pairs["doc"].to_pylist()], np.int64)
+    keys = pa.array(list(where.keys()), pa.string())
+    values = np.fromiter(where.values(), np.int64, len(where))
+    queries, docs = (values[pc.index_in(pairs[c], value_set=keys).to_numpy(
+        zero_copy_only=False).astype(np.int64)] for c in ("query", "doc"))
     pools = []
     for fold in range(judged):
         mask = inside(queries, docs, folds, fold)
@@ -123,7 +131,8 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
                    candidates: Sequence[Candidate], settings: FitSettings, k: int,
                    evaluator: Evaluator, min_dev_queries: int = 100,
                    step: Callable[[int], None] | None = None, judged_folds: int | None = None,
-                   max_rows: int | None = None, max_queries: int | None = None) -> Selection:
+                   max_rows: int | None = None, max_queries: int | None = None,
+                   patience: int | None = None) -> Selection:
     """Choose a candidate and its epochs (1 … ``settings.epochs``), or the identity.
 
     ``ids``/``matrix``: every paper with vectors; ``train``: the positions of the train
@@ -132,7 +141,8 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
     (pooled in when it has ``min_dev_queries`` queries); ``step(n)``: progress, one per fitted
     epoch. A large corpus is judged on ``judged_folds`` of the ``k`` folds only, each fit on
     at most ``max_rows`` rows and each fold on at most ``max_queries`` queries (seeded
-    samples)."""
+    samples). With ``patience``, a candidate's fits stop after that many epochs without a
+    better figure than its best."""
     where = {paper: i for i, paper in enumerate(ids)}
     folds = np.full(len(ids), -1, np.int64)
     folds[train] = fold_of([ids[i] for i in train], k, settings.seed)
@@ -157,28 +167,42 @@ def cross_validate(ids: Sequence[str], matrix: np.ndarray, train: np.ndarray,
     figures: list[dict[str, Any]] = [{"candidate": "identity", "epochs": 0,
                                       "map": round(base, 4)}]
     best: tuple[float, Candidate | None, int] = (base, None, 0)
+    best_heads: dict[int, Head] = {}
+    # dev's links are never learnt from: a large corpus judges dev with its judged fold's fit
+    # (each fit of max_rows rows alike), a small one with a fit on every train row
+    shared_dev = use_dev and max_rows is not None
+    judged = [*range(len(pools)), *(["dev"] if use_dev and not shared_dev else [])]
     for candidate in candidates:
-        per_epoch: dict[int, list[pa.Table]] = {e: [] for e in range(1, settings.epochs + 1)}
         chosen = replace(settings, head=candidate.head, pull=candidate.pull)
-        judged = [*range(len(pools)), *(["dev"] if use_dev else [])]
-        for fold in judged:
-            pool = dev if fold == "dev" else pools[int(fold)]
-            assert pool is not None
-
-            def judge(epoch: int, head: AdapterHead, pool: Judged = pool,
-                      into: dict[int, list[pa.Table]] = per_epoch) -> None:
-                into[epoch].append(_judge(evaluator, ids, matrix, pool, head))
+        runs = [(fold, fitting(vectors, fold_rows(candidate, None if fold == "dev"
+                                                  else int(fold)), chosen))
+                for fold in judged]  # every judged fit in step, an epoch at a time
+        mine = 0  # the candidate's best epoch so far
+        for epoch in range(1, settings.epochs + 1):
+            tables, heads = [], {}
+            for fold, run in runs:
+                head = next(run)
+                with torch.no_grad():
+                    tables.append(_judge(evaluator, ids, matrix,
+                                         dev if fold == "dev" else pools[int(fold)], head))
+                    if shared_dev and fold == 0:
+                        tables.append(_judge(evaluator, ids, matrix, dev, head))
+                if fold != "dev":
+                    heads[int(fold)] = head.export()
                 if step:
                     step(1)
-            fit(vectors, fold_rows(candidate, None if fold == "dev" else int(fold)), chosen,
-                judge)
-        for epoch, tables in per_epoch.items():
             value = average_map(pa.concat_tables(tables))
             figures.append({"candidate": candidate.label(), "epochs": epoch,
                             "map": round(value, 4)})
             if value > best[0] + 1e-9:
                 best = (value, candidate, epoch)
+                best_heads = heads
+            previous = [f["map"] for f in figures[-epoch:-1]]
+            if not previous or round(value, 4) > max(previous):
+                mine = epoch
+            if patience is not None and epoch - mine >= patience:
+                break  # no better figure for `patience` epochs: the candidate stops here
     queries = {"train_folds": sum(len(set(p.pairs["query"].to_pylist())) for p in pools),
                "dev": dev_queries}
     return Selection(best[1], best[2], figures, round(base, 4), round(best[0], 4), queries,
-                     use_dev)
+                     use_dev, best_heads)

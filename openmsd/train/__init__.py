@@ -29,6 +29,13 @@ from openmsd.train.adapter import (
     stale_adapters,
     train_adapter,
 )
+from openmsd.train.citrec.prefetch import (
+    PrefetchConfig,
+    PrefetchTask,
+    prefetch_task,
+    select_head,
+    train_prefetch_head,
+)
 from openmsd.train.citrec.train import CitrecConfig, CitrecRankers, train
 from openmsd.train.config import ConfigError, TrainConfig, check_keys, read_file
 from openmsd.train.data import relation_examples
@@ -38,9 +45,10 @@ from openmsd.train.run import TRAIN_ERRORS, describe, load_config, run_recipe
 __all__ = [
     "TRAIN_ERRORS", "TRAIN_MANIFEST", "AdapterConfig", "AdapterDataError", "CitrecConfig",
     "CitrecData", "CitrecDataError", "CitrecRankers", "ConfigError", "Location",
-    "PaperContexts", "TrainConfig", "adapter_name", "candidate_mask", "check_keys", "describe",
-    "graph_scores", "held_out_vectors", "load", "load_base", "load_config", "make_loss",
-    "profile_scores", "read_file", "recall_at", "refresh_adapters", "relation_examples",
-    "run_recipe", "split_locations", "stale_adapters", "summaries", "train", "train_adapter",
-    "two_stage",
+    "PaperContexts", "PrefetchConfig", "PrefetchTask", "TrainConfig", "adapter_name",
+    "candidate_mask", "check_keys", "describe", "graph_scores", "held_out_vectors", "load",
+    "load_base", "load_config", "make_loss", "prefetch_task", "profile_scores", "read_file",
+    "recall_at", "refresh_adapters", "relation_examples", "run_recipe", "select_head",
+    "split_locations", "stale_adapters", "summaries", "train", "train_adapter",
+    "train_prefetch_head", "two_stage",
 ]

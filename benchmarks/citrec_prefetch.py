@@ -1,8 +1,9 @@
 """``recommend``'s first stage learned from a corpus's citation contexts, on held-out citing papers.
 
-    openmsd ingest ../shared/data/unarxive-sample --out corpus-ux && openmsd embed corpus-ux
-    python -m openmsd demo --out corpus-demo
-    python benchmarks/citrec_prefetch.py corpus-ux corpus-demo
+    openmsd ingest ../shared/data/unarxive-sample/arXiv_src_2212_086.jsonl --out corpus-ux
+    openmsd embed corpus-ux
+    openmsd demo --out corpus-demo
+    PYTHONPATH=. python benchmarks/citrec_prefetch.py corpus-ux corpus-demo
 
 For each corpus (its citation contexts, references outside it being candidates too, as
 ``train citrec-prefetch`` reads them): a seeded ``--test-fraction`` of the citing papers is held
@@ -97,8 +98,20 @@ def main() -> None:
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     config = PrefetchConfig(seed=args.seed)
-    numbers = {root.name: measure(root, args.test_fraction, args.seed, config)
-               for root in args.corpora}
+    numbers: dict[str, Any] = {root.name: measure(root, args.test_fraction, args.seed, config)
+                               for root in args.corpora}
+    numbers["headline"] = "; ".join(
+        f"{name}: Recall@10 {found['test']['untrained']['Recall@10']:.3f} untrained → "
+        f"{found['test']['learned']['Recall@10']:.3f} learned"
+        + ("" if found["kept"] else " (refused: the untrained first stage)")
+        + f", Recall@50 {found['test']['untrained']['Recall@50']:.3f} → "
+        f"{found['test']['learned']['Recall@50']:.3f} ({found['test_contexts']:,} contexts)"
+        for name, found in numbers.items())
+    numbers["headline_means"] = (
+        "recommend's dense first stage on the citation contexts of held-out citing papers: the "
+        "untrained model against the query head train citrec-prefetch learns (chosen out of "
+        "fold on the other citing papers, kept only where it wins there)")
+    numbers["peer"] = "the untrained dense model on the same contexts and candidates"
     data = {"corpora": [str(root) for root in args.corpora], "test_fraction": args.test_fraction,
             "seed": args.seed, "config": config.as_dict()}
     path = write_record(args.record, numbers, data=data, load_before=load_before, notes=(

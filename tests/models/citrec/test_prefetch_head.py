@@ -28,7 +28,7 @@ from openmsd.train import PrefetchConfig, PrefetchTask, select_head, train_prefe
 CONFIG = PrefetchConfig(folds=4, pulls=(0.01, 1.0), epochs=40, batch_size=32)
 
 
-def _task(signal: float, seed: int = 0, papers: int = 12, per_paper: int = 10,
+def _task(signal: float, seed: int = 0, papers: int = 12, per_paper: int = 20,
           dim: int = 16) -> PrefetchTask:
     """Contexts whose vectors are a fixed rotation of their cited paper's (``signal``) plus
     noise: a head can learn the rotation back; ``signal`` 0: pure noise, nothing to learn."""
@@ -52,9 +52,9 @@ def _task(signal: float, seed: int = 0, papers: int = 12, per_paper: int = 10,
 
 
 def test_a_head_that_wins_out_of_fold_is_kept_and_ranks_held_out_papers_better() -> None:
-    task = _task(signal=2.0)
+    task = _task(signal=4.0)
     rows = np.arange(len(task.citing))
-    train, held = rows[:90], rows[90:]  # the last three citing papers never seen
+    train, held = rows[:180], rows[180:]  # the last three citing papers never seen
     chosen = select_head(task, train, CONFIG)
     table = chosen["out_of_fold"]
     assert chosen["kept"] and table[chosen["chosen"]]["Recall@10"] > table["untrained"][
@@ -64,7 +64,7 @@ def test_a_head_that_wins_out_of_fold_is_kept_and_ranks_held_out_papers_better()
 
 
 def test_a_head_that_does_not_win_out_of_fold_is_refused() -> None:
-    chosen = select_head(_task(signal=0.0), np.arange(120), CONFIG)
+    chosen = select_head(_task(signal=0.0), np.arange(240), CONFIG)
     assert not chosen["kept"] and "weight" not in chosen
     assert "does not beat the untrained model" in chosen["why"]
 

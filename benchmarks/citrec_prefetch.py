@@ -13,7 +13,9 @@ folds grouped by citing paper, the head kept only where it beats the untrained m
 then refitted on all of them); then, once, the held-out papers' contexts rank every candidate
 with the untrained dense model and with what the selection kept (the untrained model where it
 kept nothing): Recall@10 and Recall@50, and the paired per-context difference of Recall@10
-(its mean and a 95 % bootstrap interval over the held-out citing papers).
+(its mean and a 95 % bootstrap interval over the held-out citing papers). Where the selection
+refused the head, the head it refused (the best pull, fitted on every training paper) is
+measured on the held-out papers too, to show what refusing it spared them.
 
 Writes ``benchmarks/results/citrec_prefetch.json`` (``--record NAME`` to name it otherwise).
 """
@@ -32,7 +34,7 @@ from record import write_record
 
 from openmsd.corpus import Corpus
 from openmsd.rank import held_out_citing
-from openmsd.train import PrefetchConfig, prefetch_task, select_head
+from openmsd.train import PrefetchConfig, fit_head, prefetch_task, select_head
 
 
 def per_context_recall(task: Any, rows: np.ndarray, weight: np.ndarray | None,
@@ -74,6 +76,11 @@ def measure(root: Path, fraction: float, seed: int, config: PrefetchConfig) -> d
     untrained = task.recalls(held, None, config.ks)
     learned = task.recalls(held, weight, config.ks)
     difference = (per_context_recall(task, held, weight) - per_context_recall(task, held, None))
+    refused = {}
+    if not chosen["kept"] and chosen["chosen"]:  # what refusing it spared the held-out papers
+        pull = float(chosen["chosen"].split("=")[1])
+        refused = {"refused_head_on_test": task.recalls(
+            held, fit_head(task, train, pull, config), config.ks)}
     return {
         "model": task.model, "candidates": len(task.ids),
         "train_contexts": len(train), "train_citing_papers": len(set(task.citing) - test),
@@ -85,7 +92,7 @@ def measure(root: Path, fraction: float, seed: int, config: PrefetchConfig) -> d
                                             if untrained[k] else None for k in untrained},
                  "recall@10_difference": round(float(difference.mean()), 4),
                  "recall@10_difference_95ci": bootstrap(
-                     difference, [task.citing[i] for i in held], seed)},
+                     difference, [task.citing[i] for i in held], seed), **refused},
         "seconds": round(time.perf_counter() - started, 1)}
 
 

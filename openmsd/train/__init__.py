@@ -32,6 +32,7 @@ from openmsd.train.adapter import (
 from openmsd.train.citrec.prefetch import (
     PrefetchConfig,
     PrefetchTask,
+    fit_head,
     prefetch_task,
     select_head,
     train_prefetch_head,
@@ -46,9 +47,9 @@ __all__ = [
     "TRAIN_ERRORS", "TRAIN_MANIFEST", "AdapterConfig", "AdapterDataError", "CitrecConfig",
     "CitrecData", "CitrecDataError", "CitrecRankers", "ConfigError", "Location",
     "PaperContexts", "PrefetchConfig", "PrefetchTask", "TrainConfig", "adapter_name",
-    "candidate_mask", "check_keys", "describe", "graph_scores", "held_out_vectors", "load",
-    "load_base", "load_config", "make_loss", "prefetch_task", "profile_scores", "read_file",
-    "recall_at", "refresh_adapters", "relation_examples", "run_recipe", "select_head",
-    "split_locations", "stale_adapters", "summaries", "train", "train_adapter",
+    "candidate_mask", "check_keys", "describe", "fit_head", "graph_scores", "held_out_vectors",
+    "load", "load_base", "load_config", "make_loss", "prefetch_task", "profile_scores",
+    "read_file", "recall_at", "refresh_adapters", "relation_examples", "run_recipe",
+    "select_head", "split_locations", "stale_adapters", "summaries", "train", "train_adapter",
     "train_prefetch_head", "two_stage",
 ]

@@ -5,7 +5,7 @@ Recall@10.
 Reads the run's ``--out`` directory after its Table 3 (``data.pickle`` and the score matrices
 it kept in ``scores.pickle``: the baselines, the own-sentence features and, per model, the
 manuscript cosine and the graph features), rebuilds each asked row's scores of one seed's test
-locations (``fused:RUN``: the prefetch's top :data:`~openmsd.models.PREFETCH_DEPTH` reordered by
+locations (``fused:RUN``: the prefetch's top :data:`~openmsd.rank.PREFETCH_DEPTH` reordered by
 ``seedN/RUN``'s learned fusion; a baseline as kept), and prints each row's Recall@10 (positive
 ≥ 1) with its 95 % exact interval (locations with one cited work are a binomial draw), and
 each row's ratio to ``--against`` rows with a 95 % percentile interval over ``--resamples``
@@ -26,7 +26,8 @@ import numpy as np
 from scipy.stats import binomtest
 
 from openmsd.eval import PREFETCH, location_ranks
-from openmsd.models import PREFETCH_DEPTH, RerankFusion, read_settings, rerank_rows
+from openmsd.models import RerankFusion, read_settings
+from openmsd.rank import PREFETCH_DEPTH, rerank_rows
 from openmsd.train import split_locations
 
 

@@ -1,9 +1,9 @@
 """The rerank stage's feature selection: grouped k-fold cross-validation by citing paper over the
 training + dev locations (never the test ones), one row per feature set.
 
-Each feature set is a learned fusion (:func:`openmsd.models.fit_fusion`: logistic regression
+Each feature set is a learned fusion (:func:`openmsd.rank.fit_fusion`: logistic regression
 over the prefetch's −log rank and the z-scores of the other signals among the prefetched
-:data:`~openmsd.models.PREFETCH_DEPTH`) fitted on the other folds' locations and evaluated on a
+:data:`~openmsd.rank.PREFETCH_DEPTH`) fitted on the other folds' locations and evaluated on a
 fold's (a fold holds whole citing papers, so a manuscript-level signal is never learnt and
 tested on one paper); ``cv`` is Recall@10 out of fold over all train + dev locations (with
 ``--repeats`` > 1, the mean over shuffled fold assignments), ``dev`` the fusion fitted on the
@@ -14,7 +14,7 @@ Signals: ``manuscript`` (the untrained start's whole-manuscript cosine,
 own sentence), ``fundamental_bm25`` / ``fundamental_dense`` (the fundamental context, with
 ``--fundamental``), ``sentence_en`` / ``fundamental_en`` (the English-only ``minilm-en`` on
 English-English pairs only, own sentence / fundamental context; with ``--english``),
-and the citation-graph signals of :mod:`openmsd.models.citrec.graph`
+and the citation-graph signals of :mod:`openmsd.rank.citrec.graph`
 (``popularity``, ``neighbours``, ``cocited``): only the reference lists of citing papers the
 location may see: never its own paper's, never a test paper's or one of the fold being
 evaluated (the dev papers for ``dev``), and in a time split none newer than its paper.
@@ -40,16 +40,8 @@ from typing import Any
 import numpy as np
 
 from openmsd.eval import Queries, score_rows
-from openmsd.models import (
-    GRAPH_FEATURES,
-    NONNEGATIVE,
-    PREFETCH_DEPTH,
-    fit_fusion,
-    load_model,
-    load_sentence_caches,
-    load_splits,
-    rerank_rows,
-)
+from openmsd.models import load_model, load_sentence_caches, load_splits
+from openmsd.rank import GRAPH_FEATURES, NONNEGATIVE, PREFETCH_DEPTH, fit_fusion, rerank_rows
 from openmsd.train import (
     CitrecConfig,
     PaperContexts,

@@ -11,7 +11,7 @@ the ablations (``no-dyn``: no dynamic sampling; ``no-cocite``: no co-citation po
 ``no-hard``: no hard negatives from the prefetch; ``hinge-only``: no InfoNCE; ``contrastive``:
 the InfoNCE alone), ``two-stage:mpt-src-tgt`` (it reranks the
 prefetch's top 200) and ``fused:mpt-src-tgt`` (the prefetch's top 200 ordered by the model's
-learned rerank fusion, :mod:`openmsd.models.citrec.rerank`). The prefetch's scores and the
+learned rerank fusion, :mod:`openmsd.rank.citrec.rerank`). The prefetch's scores and the
 own-sentence BM25 / dense scores of every location are computed once (kept in ``--out``) and
 shared by training (hard negatives, the fusion) and evaluation.
 Frozen-encoder training (``train_layers = 0``) shares one sentence-vector cache in the process,

@@ -12,13 +12,13 @@ Each location is scored over every candidate (its cited papers among them) by:
   before and after) against title + abstract, as ``eval citrec``'s baselines;
 * ``dense, own sentence first``: what ``recommend`` once ranked by without a trained model:
   the index's cosine with ``0.6 × the own sentence's vector + 0.4 × the
-  context's`` (:class:`openmsd.search.recommend.RankWeights`), which orders candidates as
+  context's`` (:class:`openmsd.rank.RankWeights`), which orders candidates as
   ``0.6 × cos(sentence) + 0.4 × cos(context)`` of the unit vectors;
 * ``prefetch``: the fused ranker (:data:`openmsd.eval.PREFETCH`: RRF of BM25 and e5) on the
   fundamental context;
 * ``prefetch + dense, own sentence first``: the prefetch's top 200 reranked by the equal-weight
   reciprocal-rank fusion of the prefetch's rank and the sentence-first dense rank
-  (:func:`openmsd.search.recommend.two_stage_hits` with weight 0.5);
+  (:func:`openmsd.rank.two_stage_hits` with weight 0.5);
 * ``fused, own sentence first``: the prefetch fusion's scores of the own sentence and of the
   fundamental context, ``0.6 × sentence + 0.4 × context`` (the same weights): BM25 and e5 on
   both, the sentence first.
@@ -39,7 +39,8 @@ import numpy as np
 from openmsd.corpus import Corpus
 from openmsd.eval import PREFETCH, Queries, location_ranks, metric_values, score_rows, summarise
 from openmsd.io import write_json
-from openmsd.models import DEFAULT_MODEL, PREFETCH_DEPTH
+from openmsd.models import DEFAULT_MODEL
+from openmsd.rank import PREFETCH_DEPTH
 from openmsd.search import RankWeights
 from openmsd.train import candidate_mask, load, split_locations, two_stage
 

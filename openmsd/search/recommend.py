@@ -12,16 +12,17 @@
    spread evenly over the text before it (MP-BERT4CR's dynamic context, deterministic here);
 4. each location is ranked by its own sentence first and its wider context second: the query
    vector is ``sentence_weight`` × the sentence's vector + ``context_weight`` × the context's
-   (weights from the model's config, :class:`RankWeights` by default), searched in the
-   corpus index; the manuscript itself (its DOI, id or normalised title) is never a result.
-   With a trained MP-BERT4CR model (its ``citrec.json`` has the ``fusion_weight`` that
-   ``train citrec`` chose on dev) the default is **two stages** (:func:`two_stage_hits`, the
-   default ranking path): the fused ranker (:data:`openmsd.rank.HYBRID`, BM25 + dense) prefetches
-   :data:`PREFETCH_DEPTH` candidates for the fundamental context, and they are reranked by the
-   weighted RRF of the model's cosine (its index's vectors) and the prefetch's rank. Without a
-   trained model the default is the **fused ranker** (:func:`fused_hits`: BM25 and the
-   dense model fused, :func:`fused_ranker`), scoring the own sentence and the context with the
-   same weights: on the citation locations of TALN and the unarXive sample it finds more cited
+   (weights from the model's config, :class:`openmsd.rank.RankWeights` by default), searched
+   in the corpus index; the manuscript itself (its DOI, id or normalised title) is never a
+   result. With a trained MP-BERT4CR model (its ``citrec.json`` has the ``fusion_weight``
+   that ``train citrec`` chose on dev) the default is **two stages**
+   (:func:`openmsd.rank.two_stage_hits`): the fused ranker (:data:`openmsd.rank.HYBRID`,
+   BM25 + dense) prefetches :data:`openmsd.rank.PREFETCH_DEPTH` candidates for the
+   fundamental context, and they are reranked by the weighted RRF of the model's cosine (its
+   index's vectors) and the prefetch's rank. Without a trained model the default is the
+   **fused ranker** (:func:`fused_hits`: BM25 and the dense model fused,
+   :func:`openmsd.rank.fused_ranker`), scoring the own sentence and the context with the same
+   weights: on the citation locations of TALN and the unarXive sample it finds more cited
    papers than the dense model alone (``benchmarks/recommend_untrained.py``, docs/citrec.md);
 5. each result names the sentences of *that location's* context that point to it most (each
    sentence embedded alone, compared with the paper's vector; the location's own sentence
@@ -29,7 +30,9 @@
    citing several papers (``[3, 5-7]``, two markers) also gets ``cocited_set``: that many
    results, the best one and those most co-cited with it (MP-BERT4CR's multi-positive point).
 
-Reading files (LaTeX, Markdown, JATS, unarXive) is :mod:`openmsd.ingest.manuscript`'s job.
+Reading files (LaTeX, Markdown, JATS, unarXive) is :mod:`openmsd.ingest.manuscript`'s job; every
+ranking decision (the first stage, the two stages, the learned rerank, the graph signals) is
+:mod:`openmsd.rank.citrec`'s: this module gives it the corpus's scorers, index and graph.
 
 >>> [s for s, _ in citation_markers("As shown in [12] and by (Smith et al., 2020).")]
 ['[12]', '(Smith et al., 2020)']
@@ -51,32 +54,44 @@ from openmsd.identifiers import normalize_title
 from openmsd.index import VectorIndex, load_index
 from openmsd.ingest import MARKER, citation_markers, paragraphs_of, without_markers
 from openmsd.models import (
-    GRAPH_FEATURES,
-    PREFETCH_DEPTH,
     DenseEncoder,
     RerankFusion,
     alike_groups,
-    candidate_features,
     finished_content,
     fundamental,
-    graph_signals,
     pick,
     split_sentences,
 )
 from openmsd.rank import (
     CONTEXT_SIGNALS,
+    GRAPH_FEATURES,
     HYBRID,
     NON_PAPER_SLACK,
+    PREFETCH_DEPTH,
     SENTENCE_SIGNALS,
+    Filters,
+    PrefetchHead,
     Queries,
-    RankerSpec,
+    RankWeights,
     Scorer,
+    dense_hits,
     dense_members,
-    leaves,
+    fused_ranker,
+    graph_rows,
+    index_cosines,
+    learned_rerank,
+    mixed_vectors,
     papers_first,
+    prefetch_ids,
+    rank_weights,
+    read_prefetch_head,
     score_pools,
+    two_stage_hits,
+    two_stage_weight,
 )
-from openmsd.search.citation_graph import CitationGraph, load_citation_graph
+from openmsd.rank import fused_hits as rank_fused_hits
+from openmsd.rank import rerank_hits as rank_rerank_hits
+from openmsd.search.citation_graph import load_citation_graph
 from openmsd.search.paper_records import load_paper_records
 from openmsd.search.ranking import allowed
 from openmsd.search.related import (
@@ -100,16 +115,12 @@ __all__ = [
     "citation_markers",
     "cited_count",
     "fused_hits",
-    "fused_ranker",
     "language_warning",
     "locations",
     "manuscript_papers",
-    "rank_weights",
     "recommend_citations",
     "rerank_hits",
     "split_sentences",
-    "two_stage_hits",
-    "two_stage_weight",
 ]
 
 MAX_LOCATIONS = 50
@@ -125,24 +136,6 @@ log = logging.getLogger("openmsd.recommend")
 T = TypeVar("T")
 TITLE_MAX = 300
 """A first paragraph this short, without a marker, is taken as the manuscript's title."""
-
-
-@dataclass(frozen=True)
-class RankWeights:
-    """How a location's query mixes its own sentence and its wider context (its fundamental
-    context and, for MP-BERT4CR, the macro context): ``sentence`` first, ``context`` second.
-    A citrec model's ``citrec.json`` may set ``sentence_weight`` / ``context_weight``."""
-
-    sentence: float = 0.6
-    context: float = 0.4
-
-
-def rank_weights(encoder: DenseEncoder) -> RankWeights:
-    """The weights of ``encoder``'s config (a citrec model's settings), else the defaults."""
-    settings = getattr(encoder, "settings", None)
-    default = RankWeights()
-    return RankWeights(float(getattr(settings, "sentence_weight", default.sentence)),
-                       float(getattr(settings, "context_weight", default.context)))
 
 
 XLMR_LANGUAGES = frozenset([
@@ -335,27 +328,6 @@ def _paper_vectors(index: VectorIndex, papers: list[str]) -> dict[str, np.ndarra
     return out
 
 
-def _learned_fusion(encoder: DenseEncoder) -> RerankFusion | None:
-    """The learned rerank fusion of a trained MP-BERT4CR ``encoder`` (``rerank`` in its
-    ``citrec.json``), else None."""
-    chosen = getattr(getattr(encoder, "settings", None), "rerank", None)
-    return RerankFusion.of(chosen) if chosen and hasattr(encoder, "encode_profiles") else None
-
-
-def two_stage_weight(encoder: DenseEncoder) -> float | None:
-    """The fusion weight of a trained MP-BERT4CR ``encoder`` (chosen on dev), else None (no
-    two-stage ranking by default)."""
-    return getattr(getattr(encoder, "settings", None), "fusion_weight", None)
-
-
-def fused_ranker(corpus: Corpus, model: str) -> str:
-    """The fused ranker ``recommend`` ranks with when no trained citation model is given: the
-    corpus's :data:`openmsd.rank.HYBRID` where it holds ``model`` (a vector key), else the
-    reciprocal-rank fusion of ``bm25@same`` and ``model``: the words and the model asked for."""
-    held = {leaf.stored_model for leaf in leaves(HYBRID, corpus)}
-    return HYBRID if RankerSpec.parse(model).stored_model in held else f"bm25@same+{model}"
-
-
 def _ranked_by(corpus: Corpus, ranker: str, rank: Callable[[Scorer], T]) -> T:
     """``rank(scorer)`` with ``ranker`` over ``corpus``; with ``bm25@same`` where its dense
     member cannot encode queries here (logged)."""
@@ -367,97 +339,34 @@ def _ranked_by(corpus: Corpus, ranker: str, rank: Callable[[Scorer], T]) -> T:
         return rank(resources.scorer("bm25@same"))
 
 
-def _prefetch(corpus: Corpus, texts: list[str], depth: int, languages: list[str] | None,
-              years: tuple[int | None, int | None] | None) -> list[list[str]]:
-    """The fused ranker's (:data:`openmsd.rank.HYBRID`; ``bm25@same`` when its dense member
-    cannot encode queries here, logged) top ``depth`` paper ids for each text, best first."""
-    def rank(scorer: Scorer) -> list[list[str]]:
-        rows, _ = scorer.top_k(Queries.of_texts(texts), depth,
-                               allowed(corpus, scorer.papers, languages, years))
-        return [[scorer.papers.ids[r] for r in found if r >= 0] for found in rows]
+def _filters(corpus: Corpus, languages: list[str] | None,
+             years: tuple[int | None, int | None] | None) -> Filters:
+    """The rows of a scorer's papers in ``languages`` and the year range."""
+    return lambda papers: allowed(corpus, papers, languages, years)
 
-    return _ranked_by(corpus, HYBRID, rank)
+
+def _prefetch(corpus: Corpus, texts: list[str], depth: int, languages: list[str] | None,
+              years: tuple[int | None, int | None] | None, head: PrefetchHead | None = None
+              ) -> list[list[str]]:
+    """The fused ranker's (:data:`openmsd.rank.HYBRID`; ``bm25@same`` when its dense member
+    cannot encode queries here, logged) top ``depth`` paper ids for each text, best first
+    (:func:`openmsd.rank.prefetch_ids`; ``head``: the corpus's learned query head)."""
+    filters = _filters(corpus, languages, years)
+    return _ranked_by(corpus, HYBRID, lambda scorer: prefetch_ids(scorer, texts, depth, filters,
+                                                                  head))
 
 
 def fused_hits(corpus: Corpus, own: list[str], texts: list[str], ranker: str,
                weights: RankWeights, k: int, languages: list[str] | None = None,
                years: tuple[int | None, int | None] | None = None,
-               depth: int = PREFETCH_DEPTH) -> list[list[tuple[str, float]]]:
-    """``recommend``'s ranking without a trained citation model: for each location, the fused
-    ``ranker``'s top ``depth`` papers for its own sentence (``own``) and for its fundamental
-    context (``texts``), both scored over that union by the ranker, ordered by
-    ``weights.sentence × the sentence's score + weights.context × the context's`` (its own
-    sentence first, as the dense path weighs its vectors); the best ``k`` as (paper id, score)."""
-    def rank(scorer: Scorer) -> list[list[tuple[str, float]]]:
-        filters = allowed(corpus, scorer.papers, languages, years)
-        sentences, contexts = Queries.of_texts(own), Queries.of_texts(texts)
-        first, _ = scorer.top_k(sentences, depth, filters)
-        second, _ = scorer.top_k(contexts, depth, filters)
-        out = []
-        for i, (a, b) in enumerate(zip(first, second, strict=True)):
-            pool = np.array(list(dict.fromkeys(int(r) for r in (*a, *b) if r >= 0)), np.int64)
-            fused = (weights.sentence * np.asarray(scorer.score(sentences.subset([i]), pool))[0]
-                     + weights.context * np.asarray(scorer.score(contexts.subset([i]), pool))[0]
-                     ) if len(pool) else np.zeros(0)
-            order = np.argsort(-fused, kind="stable")[:k]
-            out.append([(scorer.papers.ids[pool[j]], float(fused[j])) for j in order])
-        return out
-
-    return _ranked_by(corpus, ranker, rank)
-
-
-def _index_cosines(index: VectorIndex, query: np.ndarray, ids: list[str]) -> np.ndarray:
-    """The cosine of ``query`` with each paper's vector in ``index`` (−inf: none there)."""
-    cosine = np.full(len(ids), -np.inf)
-    for j, paper_id in enumerate(ids):
-        with contextlib.suppress(ValueError, RuntimeError):
-            cosine[j] = float(index.index.reconstruct(index.row(paper_id)) @ query)
-    return cosine
-
-
-def two_stage_hits(corpus: Corpus, texts: list[str], vectors: np.ndarray, index: VectorIndex,
-                   weight: float, k: int, languages: list[str] | None = None,
-                   years: tuple[int | None, int | None] | None = None,
-                   depth: int = PREFETCH_DEPTH) -> list[list[tuple[str, float]]]:
-    """``recommend``'s two-stage ranking: for each query (its fundamental-context text and
-    its model vector), the fused ranker's top ``depth`` papers, reranked by
-    ``weight / (60 + model rank) + (1 − weight) / (60 + prefetch rank)`` (the model's cosine
-    with each candidate's vector in ``index``; candidates without one keep only the prefetch
-    term); the best ``k`` as (paper id, fused score)."""
-    out = []
-    for query, ids in zip(vectors, _prefetch(corpus, texts, depth, languages, years),
-                          strict=True):
-        cosine = _index_cosines(index, query, ids)
-        model_rank = np.empty(len(ids))
-        model_rank[np.argsort(-cosine, kind="stable")] = np.arange(1, len(ids) + 1)
-        fused = (1 - weight) / (60 + np.arange(1, len(ids) + 1)) + np.where(
-            np.isfinite(cosine), weight / (60 + model_rank), 0.0)
-        order = np.argsort(-fused, kind="stable")[:k]
-        out.append([(ids[j], float(fused[j])) for j in order])
-    return out
-
-
-def _graph_rows(graph: CitationGraph | None, ids: list[str], exclude: Collection[str],
-                similarity: Callable[[list[str]], np.ndarray] | None = None
-                ) -> dict[str, np.ndarray]:
-    """The citation-graph features (:mod:`openmsd.models.citrec.graph`) of one location's
-    prefetched ``ids`` (in the prefetch's order) from the corpus's ``graph``, the links of the
-    papers of ``exclude`` (the manuscript itself) not read; zeros without a graph or links.
-    ``similarity``: the manuscript's similarity to given citing papers (``neighbours``)."""
-    if graph is None:
-        return {f: np.zeros((1, len(ids))) for f in GRAPH_FEATURES}
-    left_out = {graph.nodes[p] for p in exclude if p in graph.nodes}
-    citing = [graph.citing(p) for p in ids]
-    nodes = sorted({int(n) for found in citing for n in found} - left_out)
-    row = {n: r for r, n in enumerate(nodes)}
-    links = np.zeros((len(nodes), len(ids)), np.float32)
-    for j, found in enumerate(citing):
-        links[[row[int(n)] for n in found if int(n) in row], j] = 1.0
-    names = list(graph.nodes) if similarity is not None and nodes else []
-    return graph_signals(links, np.ones((1, len(nodes)), bool),
-                         -np.arange(len(ids), dtype=np.float64)[None, :],
-                         similarity([names[n] for n in nodes])[None, :]
-                         if similarity is not None else None)
+               depth: int = PREFETCH_DEPTH, head: PrefetchHead | None = None
+               ) -> list[list[tuple[str, float]]]:
+    """``recommend``'s ranking without a trained citation model: :func:`openmsd.rank.fused_hits`
+    with the corpus's fused ``ranker`` (its own sentence first, then its fundamental context;
+    ``head``: the corpus's learned query head); the best ``k`` as (paper id, score)."""
+    filters = _filters(corpus, languages, years)
+    return _ranked_by(corpus, ranker, lambda scorer: rank_fused_hits(
+        scorer, own, texts, weights, k, filters, depth, head))
 
 
 def _pool_scores(scorer: Scorer, queries: Queries, prefetched: list[list[str]]
@@ -484,20 +393,20 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
                 index: VectorIndex, fusion: RerankFusion, k: int,
                 languages: list[str] | None = None,
                 years: tuple[int | None, int | None] | None = None,
-                depth: int = PREFETCH_DEPTH, exclude: Collection[str] = ()
-                ) -> list[list[tuple[str, float]]]:
+                depth: int = PREFETCH_DEPTH, exclude: Collection[str] = (),
+                head: PrefetchHead | None = None) -> list[list[tuple[str, float]]]:
     """``recommend``'s two stages with a trained model's learned fusion
-    (:mod:`openmsd.models.citrec.rerank`): the fused ranker's top ``depth`` papers for each
-    fundamental-context text, ordered by ``fusion`` over the prefetch's rank, the cosine of the
-    manuscript's whole finished content (``profiles``, the model's manuscript encoder) with
-    each candidate's vector in ``index``, and the BM25 and dense scores of the location's own
-    sentence (``own``) and the English-only model's on it and on the fundamental context
-    (:data:`~openmsd.rank.CONTEXT_SIGNALS`; a ranker the corpus cannot run, e.g. a corpus
-    without minilm-en vectors, gives no evidence: zeros, logged once) and,
-    when the fusion weighs them, the corpus's citation graph (:func:`_graph_rows`, the papers of
-    ``exclude`` not read); the best ``k`` as (paper id, fused score)."""
+    (:func:`openmsd.rank.rerank_hits`), given the corpus's rankers: the fused ranker's top
+    ``depth`` papers for each fundamental-context text, the cosine of the manuscript's whole
+    finished content (``profiles``) with each candidate's vector in ``index``, the BM25 and
+    dense scores of the location's own sentence (``own``) and the English-only model's on it
+    and on the fundamental context (:data:`~openmsd.rank.CONTEXT_SIGNALS`; a ranker the corpus
+    cannot run, e.g. a corpus without minilm-en vectors, gives no evidence: zeros, logged
+    once) and, when the fusion weighs them, the corpus's citation graph (the papers of
+    ``exclude`` not read; ``head``: the corpus's learned query head for the prefetch); the best
+    ``k`` as (paper id, fused score)."""
     resources = resources_of(corpus)
-    prefetched = _prefetch(corpus, texts, depth, languages, years)
+    prefetched = _prefetch(corpus, texts, depth, languages, years, head)
     graph = None
     wants_graph = bool(set(GRAPH_FEATURES) & set(fusion.features))
     if wants_graph:
@@ -520,21 +429,12 @@ def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.n
     scores = {feature: _pool_scores(scorer, contexts if feature in CONTEXT_SIGNALS
                                     else sentences, prefetched)
               for feature, scorer in scorers.items()}
-    out = []
-    for i, ids in enumerate(prefetched):
-        signals = {"manuscript": _index_cosines(index, profiles[i], ids)[None, :]}
-        for feature in rankers:
-            row = scores[feature][i] if feature in scores else np.zeros(len(ids))
-            signals[feature] = np.asarray(row, float)[None, :]
-        if wants_graph:
-            signals.update(_graph_rows(graph, ids, exclude, (
-                lambda papers, q=profiles[i]: _index_cosines(index, q, papers))
-                if "neighbours" in fusion.features else None))
-        features = candidate_features(fusion.features, 0, np.arange(len(ids)), signals)
-        fused = fusion.score(features)
-        order = np.argsort(-fused, kind="stable")[:k]
-        out.append([(ids[j], float(fused[j])) for j in order])
-    return out
+    return rank_rerank_hits(
+        prefetched, {feature: scores.get(feature) for feature in rankers},
+        lambda i, ids: index_cosines(index, profiles[i], ids), fusion, k,
+        (lambda i, ids: graph_rows(graph, ids, exclude, (
+            lambda papers, q=profiles[i]: index_cosines(index, q, papers))
+            if "neighbours" in fusion.features else None)) if wants_graph else None)
 
 
 def _cocitations(corpus: Corpus, ids: list[str]) -> dict[str, dict[str, int]]:
@@ -714,7 +614,7 @@ def citation_locations(corpus: Corpus, request: CitationRequest, encoder: DenseE
         fusion = 0.5
     if two_stage is False:
         fusion = None
-    learned = _learned_fusion(encoder) if fusion is not None else None
+    learned = learned_rerank(encoder) if fusion is not None else None
     fused = fused_ranker(corpus, model) if fusion is None and two_stage is None else None
     index = index or load_index(corpus, model)
     # records that are not papers are ranked, then left out: ranked deeper for them
@@ -723,7 +623,7 @@ def citation_locations(corpus: Corpus, request: CitationRequest, encoder: DenseE
     del paragraphs
     return _ranked_locations(corpus, request, encoder, index, _Plan(
         sentences, starts, where, marked, extra, itself, weights, fusion, learned, fused, kinds,
-        depth))
+        depth, read_prefetch_head(corpus)))
 
 
 @dataclass(frozen=True)
@@ -743,6 +643,8 @@ class _Plan:
     fused: str | None
     kinds: dict[str, str]
     depth: int
+    head: PrefetchHead | None = None
+    """The corpus's learned first-stage query head (``openmsd train citrec-prefetch``)."""
 
 
 def _macro(sentences: list[str], i: int, extra: int) -> list[str]:
@@ -759,7 +661,7 @@ def _ranked_locations(corpus: Corpus, request: CitationRequest, encoder: DenseEn
                                                plan.marked, plan.extra)
     itself, weights, fusion, learned, fused = (plan.itself, plan.weights, plan.fusion,
                                                plan.learned, plan.fused)
-    kinds, depth = plan.kinds, plan.depth
+    kinds, depth, head = plan.kinds, plan.depth, plan.head
     clean = [without_markers(x) or x for x in sentences] if learned is not None else []
     for start in range(0, len(where), MAX_LOCATIONS):
         chunk = where[start:start + MAX_LOCATIONS]
@@ -777,21 +679,22 @@ def _ranked_locations(corpus: Corpus, request: CitationRequest, encoder: DenseEn
         texts = [" ".join(without_markers(x) for x in context) for context in contexts]
         if fused is not None:
             found_lists = fused_hits(corpus, own, texts, fused, weights, depth,
-                                     languages, years)
+                                     languages, years, head=head)
         elif learned is not None:
             found_lists = rerank_hits(
                 corpus, texts, own, encoder.encode_profiles(  # type: ignore[attr-defined]
                     [finished_content(clean, i) for i in chunk]),
-                index, learned, depth, languages, years, exclude=itself)
+                index, learned, depth, languages, years, exclude=itself, head=head)
         else:
-            vectors = (weights.sentence * np.stack([sentence_vectors[s] for s in own])
-                       + weights.context * np.asarray(encoder.encode(queries, "query"),
-                                                      np.float32))
-            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-            found_lists = (index.search(vectors, depth, languages, years)
+            first = head if fusion is None and head is not None and head.maps(
+                request.model) else None  # the dense index is the first stage
+            vectors = mixed_vectors(np.stack([sentence_vectors[s] for s in own]),
+                                    np.asarray(encoder.encode(queries, "query"), np.float32),
+                                    weights, first)
+            found_lists = (dense_hits(index, vectors, depth, languages, years)
                            if fusion is None else two_stage_hits(
-                               corpus, texts, vectors, index, fusion, depth,
-                               languages, years))
+                               _prefetch(corpus, texts, PREFETCH_DEPTH, languages, years, head),
+                               vectors, index, fusion, depth))
         kept = [papers_first(lambda n, f=found: [h for h in f if h[0] not in itself][:n], k,
                              kinds, lambda hit: hit[0]) for found in found_lists]
         hits = [found for found, _ in kept]

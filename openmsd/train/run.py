@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from openmsd.corpus import CorpusError
+from openmsd.rank import CitrecDataError
 from openmsd.train import recipes
 from openmsd.train.citrec import train as citrec
-from openmsd.train.citrec.data import CitrecDataError
 from openmsd.train.config import ConfigError, TrainConfig, config_from
 from openmsd.train.data import TrainingDataError
 

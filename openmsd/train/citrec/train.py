@@ -49,23 +49,32 @@ from openmsd.models import (
     CITATION_FUNDAMENTAL,
     CITATION_SUPPLEMENTAL,
     MANUSCRIPT_SUPPLEMENTAL,
-    PREFETCH_DEPTH,
     CitrecModel,
     CitrecSettings,
     RerankFusion,
     cache_key,
     finished_content,
-    fit_fusion,
-    graph_signals,
-    link_matrix,
     manuscript_context,
-    paper_context,
     prompts,
-    rerank_rows,
-    split_sentences,
-    visible_citing,
 )
-from openmsd.train.citrec.data import SPLITS, CitrecData, Location, held_out, load
+from openmsd.rank import (
+    FUSION_WEIGHTS,
+    PREFETCH_DEPTH,
+    SPLITS,
+    TRAIN_MANIFEST,
+    CitrecData,
+    Location,
+    PaperContexts,
+    candidate_mask,
+    choose_fusion_weight,
+    fit_fusion,
+    graph_scores,
+    profile_scores,
+    recall_at,
+    rerank_rows,
+    split_locations,
+)
+from openmsd.rank import load_citrec as load
 from openmsd.train.citrec.losses import LOSSES, ContrastiveLoss
 from openmsd.train.citrec.samplers import (
     NEGATIVES,
@@ -79,7 +88,6 @@ from openmsd.train.citrec.samplers import (
 from openmsd.train.config import ConfigError, config_from
 from openmsd.train.recipes import base_path
 
-TRAIN_MANIFEST = "citrec_train.json"
 CONTRASTIVE = "contrastive"
 """The loss name of the in-batch InfoNCE alone (no hinge loss)."""
 HEAD_LEARNING_RATE = 1e-3
@@ -160,7 +168,7 @@ class CitrecConfig:
     ranker (``fusion_weight`` in ``citrec.json``)."""
     rerank: bool = True
     """Fit the learned fusion of the two-stage ranker (``rerank`` in ``citrec.json``:
-    :mod:`openmsd.models.citrec.rerank`) on the training locations, with the untrained start's
+    :mod:`openmsd.rank.citrec.rerank`) on the training locations, with the untrained start's
     whole-manuscript cosine (labels it has not learnt) and the caller's own-sentence scores;
     needs the caller's :data:`Signals`."""
     outside_references: bool = False
@@ -238,72 +246,6 @@ def load_citrec_config(path: Path | None = None, **overrides: Any) -> CitrecConf
     return config_from(CitrecConfig, path, ("corpus", "out"), ("recipe",), **overrides)
 
 
-class PaperContexts:
-    """Each candidate's (title + abstract sentences, body sentences), split once."""
-
-    def __init__(self, papers: dict[str, tuple[str, str | None]]):
-        self.papers = papers
-        self.cache: dict[str, tuple[list[str], list[str]]] = {}
-
-    def sentences(self, paper_id: str) -> tuple[list[str], list[str]]:
-        if paper_id not in self.cache:
-            head, body = self.papers[paper_id]
-            self.cache[paper_id] = (split_sentences(head) or [head],
-                                    split_sentences(body) if body else [])
-        return self.cache[paper_id]
-
-    def drawable(self, paper_id: str, fundamental: int, supplemental: int) -> list[str]:
-        """Every sentence a context of the paper can hold."""
-        head, body = self.sentences(paper_id)
-        return head[:fundamental] + (body if supplemental else [])
-
-    def context(self, paper_id: str, fundamental: int, supplemental: int,
-                rng: random.Random | None = None) -> list[str]:
-        head, body = self.sentences(paper_id)
-        return paper_context(head, body, fundamental, supplemental, rng)
-
-
-def split_locations(data: CitrecData, fraction: float, seed: int, split: str = "random",
-                    locations: list[Location] | None = None
-                    ) -> tuple[list[Location], list[Location], set[str]]:
-    """(train locations, test locations, held-out citing papers) of ``locations`` (default:
-    all of ``data``'s)."""
-    locations = data.locations if locations is None else locations
-    test = held_out({loc.citing_id for loc in locations}, fraction, seed, split,
-                    data.time_keys)
-    return ([loc for loc in locations if loc.citing_id not in test],
-            [loc for loc in locations if loc.citing_id in test], test)
-
-
-def candidate_mask(data: CitrecData, locations: list[Location], candidates: list[str],
-                   split: str) -> np.ndarray:
-    """(queries, candidates) True where a candidate may be ranked for a location: never its
-    citing paper; with ``split="time"`` only candidates published no later than the citing
-    paper (a candidate without a year is kept)."""
-    column = {p: i for i, p in enumerate(candidates)}
-    mask = np.ones((len(locations), len(candidates)), bool)
-    year = np.array([data.years.get(p, -1) for p in candidates])
-    for i, loc in enumerate(locations):
-        if loc.citing_id in column:
-            mask[i, column[loc.citing_id]] = False
-        citing_year = data.years.get(loc.citing_id)
-        if split == "time" and citing_year is not None:
-            mask[i] &= year <= citing_year
-    return mask
-
-
-def recall_at(scores: np.ndarray, locations: list[Location], candidates: list[str],
-              k: int = 10) -> float:
-    """Mean Recall@k of ``scores`` (queries × candidates, masked ones −inf) over locations."""
-    column = {p: i for i, p in enumerate(candidates)}
-    values = []
-    for row, loc in zip(scores, locations, strict=True):
-        relevant = [column[c] for c in loc.cited]
-        top = set(np.argpartition(-row, min(k, len(row) - 1))[:k].tolist())
-        values.append(sum(r in top for r in relevant) / len(relevant))
-    return float(np.mean(values)) if values else 0.0
-
-
 def seen_share(scores: np.ndarray, seen: np.ndarray, k: int = 10) -> float:
     """The share of the top-``k`` slots of ``scores`` (queries × candidates) taken by the
     candidates ``seen`` marks (bool per candidate), e.g. the papers training cited: near the
@@ -345,103 +287,8 @@ def citrec_scores(model: CitrecModel, locations: list[Location], candidates: lis
     return scores
 
 
-def profile_scores(model: CitrecModel, locations: list[Location], candidates: list[str],
-                   contexts: PaperContexts, mask: np.ndarray | None = None,
-                   batch_size: int = 16) -> np.ndarray:
-    """Cosine scores (queries × candidates) of each location's whole finished manuscript
-    (:func:`~openmsd.models.citrec.context.finished_content`, the manuscript encoder's
-    :meth:`~openmsd.models.citrec.model.HierarchicalEncoder.profile`) with each candidate's
-    citation vector: the rerank stage's ``manuscript`` feature; masked pairs −inf."""
-    import torch
-
-    settings = model.settings
-    texts = [finished_content(loc.sentences, loc.at) for loc in locations]
-    documents = [contexts.context(p, settings.citation_fundamental,
-                                  settings.citation_supplemental) for p in candidates]
-    was_training = model.training
-    model.eval()
-    with torch.inference_mode():
-        q = torch.cat([model.manuscript.profile(texts[i:i + batch_size])
-                       for i in range(0, len(texts), batch_size)]) if texts else None
-        d = torch.cat([model.citation(documents[i:i + 64])
-                       for i in range(0, len(documents), 64)])
-        scores = (np.zeros((0, len(candidates))) if q is None else
-                  (torch.nn.functional.normalize(q, dim=-1)
-                   @ torch.nn.functional.normalize(d, dim=-1).T).cpu().numpy())
-    model.train(was_training)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    return scores
-
-
-def graph_scores(data: CitrecData, locations: list[Location], candidates: list[str],
-                 prefetch: np.ndarray, manuscript: np.ndarray, hidden: set[str],
-                 split: str) -> dict[str, np.ndarray]:
-    """The rerank stage's citation-graph features (:mod:`openmsd.models.citrec.graph`) of
-    ``locations`` (queries × candidates) from ``data.reference_lists``: only the lists of
-    citing papers other than a location's own, none of ``hidden`` (held-out citing papers)
-    and, with ``split="time"``, none newer than its paper (``data.time_keys``); the
-    ``neighbours`` are the citing papers most like the manuscript by ``manuscript`` (the
-    whole-manuscript cosine with each candidate, queries × candidates), among those that are
-    candidates. ``prefetch``: the locations' prefetch scores (the ``cocited`` feedback)."""
-    citing = sorted(data.reference_lists)
-    column = {p: i for i, p in enumerate(candidates)}
-    pairs = [(j, column[p]) for j, p in enumerate(citing) if p in column]
-    similarity = np.full((len(locations), len(citing)), -np.inf)
-    if pairs:
-        similarity[:, [j for j, _ in pairs]] = manuscript[:, [c for _, c in pairs]]
-    visible = visible_citing(citing, [loc.citing_id for loc in locations], hidden,
-                             data.time_keys if split == "time" else None)
-    return graph_signals(link_matrix(data.reference_lists, citing, candidates), visible,
-                         prefetch, similarity)
-
-
 def _digest(ids: set[str]) -> str:
     return hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:16]
-
-
-FUSION_WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
-"""The weights of the model's rank tried on dev for the two-stage ranker."""
-
-
-def weighted_rrf(model: np.ndarray, prefetch: np.ndarray, weight: float, k: int = 60
-                 ) -> np.ndarray:
-    """``weight / (k + model rank) + (1 − weight) / (k + prefetch rank)`` of two (queries ×
-    candidates) score matrices; −inf scores of ``prefetch`` (masked candidates) stay −inf.
-
-    >>> int(weighted_rrf(np.array([[3.0, 2.0, 1.0]]), np.array([[1.0, 2.0, 3.0]]), 0.9).argmax())
-    0
-    """
-    fused = np.zeros(model.shape, np.float64)
-    for scores, w in ((model, weight), (prefetch, 1.0 - weight)):
-        order = np.argsort(-scores, axis=1, kind="stable")
-        ranks = np.empty_like(order)
-        np.put_along_axis(ranks, order, np.arange(1, scores.shape[1] + 1)[None, :], axis=1)
-        fused += w / (k + ranks)
-    return np.where(np.isneginf(prefetch), -np.inf, fused)
-
-
-def two_stage(model: np.ndarray, prefetch: np.ndarray, weight: float,
-              depth: int = PREFETCH_DEPTH) -> np.ndarray:
-    """The two-stage ranking: the prefetch's top ``depth`` candidates of each query reranked
-    by :func:`weighted_rrf` (weight 1: the model alone), above all others, which keep the
-    prefetch's order."""
-    keep = np.zeros(prefetch.shape, bool)
-    np.put_along_axis(keep, np.argsort(-prefetch, axis=1, kind="stable")[:, :depth], True,
-                      axis=1)
-    keep &= ~np.isneginf(prefetch)
-    return np.where(keep, 1e6 + weighted_rrf(model, prefetch, weight), prefetch)
-
-
-def choose_fusion_weight(model: np.ndarray, prefetch: np.ndarray, locations: list[Location],
-                         candidates: list[str]) -> tuple[float, dict[float, float]]:
-    """The weight of :data:`FUSION_WEIGHTS` whose two-stage ranking has the best Recall@10 on
-    ``locations`` (ties: the smaller weight, nearer the prefetch), and every weight's
-    recall."""
-    recalls = {w: recall_at(two_stage(model, prefetch, w), locations, candidates)
-               for w in FUSION_WEIGHTS}
-    best = max(FUSION_WEIGHTS, key=lambda w: (recalls[w], -w))
-    return best, recalls
 
 
 Prefetch = Callable[[CitrecData, list[str], str], np.ndarray]
@@ -561,7 +408,7 @@ def train(config: CitrecConfig, prefetch: Prefetch | CitrecRankers | None = None
     :class:`CitrecRankers` (the prefetch and the own-sentence :data:`Signals` the learned
     rerank fusion needs; without them ``rerank`` is not fitted); ``data`` (and
     ``also_data``, one per ``config.also``): the corpora's locations and candidates when already
-    loaded (:func:`openmsd.train.citrec.data.load` with ``config``'s ``outside_references``).
+    loaded (:func:`openmsd.rank.load_citrec` with ``config``'s ``outside_references``).
 
     ``config.also``: more corpora whose training locations join the training set and whose dev
     locations join model selection and the fusion weight (pooled: each ranked among its own

@@ -1,4 +1,4 @@
-"""The rerank stage's citation-graph signals (:mod:`openmsd.models.citrec.graph`), their
+"""The rerank stage's citation-graph signals (:mod:`openmsd.rank.citrec.graph`), their
 label-safe visibility, and the fusion's rule that they only raise a candidate."""
 
 from __future__ import annotations
@@ -6,16 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from openmsd.models import (
+from openmsd.rank import (
     NONNEGATIVE,
+    CitrecData,
+    Location,
     fit_fusion,
+    graph_rows,
+    graph_scores,
     graph_signals,
     link_matrix,
     visible_citing,
 )
 from openmsd.search.citation_graph import CitationGraph
-from openmsd.search.recommend import _graph_rows
-from openmsd.train import CitrecData, Location, graph_scores
 
 REFERENCES = {"old": {"a", "b"}, "mid": {"a", "c"}, "new": {"a", "b", "c"}, "me": {"b"}}
 CANDIDATES = ["a", "b", "c", "d"]
@@ -60,15 +62,15 @@ def test_a_corpus_without_links_gives_zeros() -> None:
                            set(), "time")
     assert all(not values.any() for values in signals.values())
     # recommend: no graph, or no link among the prefetched, is no evidence either
-    assert not any(v.any() for v in _graph_rows(None, ["a", "b"], ()).values())
+    assert not any(v.any() for v in graph_rows(None, ["a", "b"], ()).values())
     graph = CitationGraph.from_table(pa.table({"citing_id": ["x"], "cited_id": ["z"]}))
-    assert not any(v.any() for v in _graph_rows(graph, ["a", "b"], ()).values())
+    assert not any(v.any() for v in graph_rows(graph, ["a", "b"], ()).values())
 
 
 def test_recommend_reads_the_corpus_graph_but_not_the_manuscript_itself() -> None:
     graph = CitationGraph.from_table(pa.table({"citing_id": ["x", "x", "y", "me"],
                                                "cited_id": ["a", "b", "a", "b"]}))
-    rows = _graph_rows(graph, ["a", "b", "c"], exclude={"me"},
+    rows = graph_rows(graph, ["a", "b", "c"], exclude={"me"},
                        similarity=lambda papers: np.array([{"x": 0.2, "y": 0.8}[p]
                                                            for p in papers]))
     assert np.expm1(rows["popularity"][0]).round(6).tolist() == [2.0, 1.0, 0.0]

@@ -125,7 +125,7 @@ def test_two_stage_reranks_only_the_prefetched_candidates() -> None:
     import numpy as np
 
     from openmsd.eval.citrec import stage_scores
-    from openmsd.train.citrec.train import weighted_rrf
+    from openmsd.rank import weighted_rrf
 
     prefetch = np.array([[0.9, 0.8, 0.7, 0.1, -np.inf]])
     rerank = np.array([[0.1, 0.2, 0.9, 0.95, 0.99]])
@@ -163,8 +163,8 @@ def test_eval_citrec_time_split_and_stages(citrec_model, unarxive_corpus) -> Non
 def test_fusion_weight_is_chosen_on_dev() -> None:
     import numpy as np
 
+    from openmsd.rank import choose_fusion_weight
     from openmsd.train import Location
-    from openmsd.train.citrec.train import choose_fusion_weight
 
     candidates = [f"c{i}" for i in range(30)]
     locations = [Location("p", ["s"], 0, [f"c{i}"]) for i in range(20)]

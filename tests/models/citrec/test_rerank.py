@@ -1,17 +1,12 @@
-"""The rerank stage's learned fusion (:mod:`openmsd.models.citrec.rerank`)."""
+"""The rerank stage's learned fusion (:mod:`openmsd.rank.citrec.rerank`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from openmsd.models import (
-    RerankFusion,
-    candidate_features,
-    finished_content,
-    fit_fusion,
-    rerank_rows,
-)
+from openmsd.models import RerankFusion, finished_content
+from openmsd.rank import candidate_features, fit_fusion, rerank_rows
 
 
 def _task(seed: int, queries: int = 60, candidates: int = 80

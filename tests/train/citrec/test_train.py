@@ -13,8 +13,8 @@ import torch
 from openmsd.corpus import Corpus
 from openmsd.ingest import ingest
 from openmsd.models import load_model, load_splits, save_splits, split_sentences
+from openmsd.rank import held_out_citing as held_out
 from openmsd.train import CitrecConfig, load
-from openmsd.train.citrec.data import held_out
 from openmsd.train.citrec.train import CitrecConfigError
 from tests.conftest import SHARED_DATA
 

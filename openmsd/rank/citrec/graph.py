@@ -23,12 +23,15 @@ zero where the corpus has no links:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["GRAPH_FEATURES", "graph_signals", "link_matrix", "visible_citing"]
+from openmsd.rank.citrec.data import CitrecData, Location
+
+__all__ = ["GRAPH_FEATURES", "graph_rows", "graph_scores", "graph_signals", "link_matrix",
+           "visible_citing"]
 
 GRAPH_FEATURES = ("popularity", "neighbours", "cocited")
 """The signals :func:`graph_signals` gives."""
@@ -108,3 +111,49 @@ def graph_signals(links: np.ndarray, visible: np.ndarray, prefetch: np.ndarray,
         np.put_along_axis(chosen, nearest, np.where(np.isfinite(values), values, 0.0), axis=1)
         vote = chosen @ links
     return {"popularity": np.log1p(indegree), "neighbours": vote, "cocited": cocited}
+
+
+def graph_scores(data: CitrecData, locations: list[Location], candidates: list[str],
+                 prefetch: np.ndarray, manuscript: np.ndarray, hidden: set[str],
+                 split: str) -> dict[str, np.ndarray]:
+    """The rerank stage's citation-graph features (:func:`graph_signals`) of
+    ``locations`` (queries × candidates) from ``data.reference_lists``: only the lists of
+    citing papers other than a location's own, none of ``hidden`` (held-out citing papers)
+    and, with ``split="time"``, none newer than its paper (``data.time_keys``); the
+    ``neighbours`` are the citing papers most like the manuscript by ``manuscript`` (the
+    whole-manuscript cosine with each candidate, queries × candidates), among those that are
+    candidates. ``prefetch``: the locations' prefetch scores (the ``cocited`` feedback)."""
+    citing = sorted(data.reference_lists)
+    column = {p: i for i, p in enumerate(candidates)}
+    pairs = [(j, column[p]) for j, p in enumerate(citing) if p in column]
+    similarity = np.full((len(locations), len(citing)), -np.inf)
+    if pairs:
+        similarity[:, [j for j, _ in pairs]] = manuscript[:, [c for _, c in pairs]]
+    visible = visible_citing(citing, [loc.citing_id for loc in locations], hidden,
+                             data.time_keys if split == "time" else None)
+    return graph_signals(link_matrix(data.reference_lists, citing, candidates), visible,
+                         prefetch, similarity)
+
+
+def graph_rows(graph: Any, ids: list[str], exclude: Collection[str],
+               similarity: Callable[[list[str]], np.ndarray] | None = None
+               ) -> dict[str, np.ndarray]:
+    """The citation-graph features of one location's prefetched ``ids`` (in the prefetch's
+    order) from a corpus's citation ``graph`` (``nodes``: paper id → node, ``citing(paper)``:
+    the nodes citing it; None: no graph), the links of the papers of ``exclude`` (the
+    manuscript itself) not read; zeros without a graph or links. ``similarity``: the
+    manuscript's similarity to given citing papers (``neighbours``)."""
+    if graph is None:
+        return {f: np.zeros((1, len(ids))) for f in GRAPH_FEATURES}
+    left_out = {graph.nodes[p] for p in exclude if p in graph.nodes}
+    citing = [graph.citing(p) for p in ids]
+    nodes = sorted({int(n) for found in citing for n in found} - left_out)
+    row = {n: r for r, n in enumerate(nodes)}
+    links = np.zeros((len(nodes), len(ids)), np.float32)
+    for j, found in enumerate(citing):
+        links[[row[int(n)] for n in found if int(n) in row], j] = 1.0
+    names = list(graph.nodes) if similarity is not None and nodes else []
+    return graph_signals(links, np.ones((1, len(nodes)), bool),
+                         -np.arange(len(ids), dtype=np.float64)[None, :],
+                         similarity([names[n] for n in nodes])[None, :]
+                         if similarity is not None else None)

@@ -26,12 +26,17 @@ import random
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from openmsd.corpus import Corpus
 from openmsd.identifiers import normalize_title
 from openmsd.ingest import without_markers
 from openmsd.io import arrow_table
 from openmsd.models import paper_input, split_sentences
 
+TRAIN_MANIFEST = "citrec_train.json"
+"""The manifest ``train citrec`` writes beside a model: its config and the citing papers it held
+out (``data.held_out_citing_papers``), which an evaluation must hold out too."""
 #: Sources whose context ``position`` is the marker's offset in the context text.
 OFFSET_SOURCES = ("jats", "unarxive")
 #: A normalised reference title shorter than this names no work ("Introduction"): such a
@@ -279,3 +284,32 @@ def held_out(citing_ids: Collection[str], fraction: float, seed: int, split: str
         ids.sort(key=lambda i: (time_keys or {}).get(i, (-10**6, "")), reverse=True)
     n = max(1, round(fraction * len(ids))) if len(ids) > 1 else 0
     return set(ids[:n])
+
+
+def split_locations(data: CitrecData, fraction: float, seed: int, split: str = "random",
+                    locations: list[Location] | None = None
+                    ) -> tuple[list[Location], list[Location], set[str]]:
+    """(train locations, test locations, held-out citing papers) of ``locations`` (default:
+    all of ``data``'s)."""
+    locations = data.locations if locations is None else locations
+    test = held_out({loc.citing_id for loc in locations}, fraction, seed, split,
+                    data.time_keys)
+    return ([loc for loc in locations if loc.citing_id not in test],
+            [loc for loc in locations if loc.citing_id in test], test)
+
+
+def candidate_mask(data: CitrecData, locations: list[Location], candidates: list[str],
+                   split: str) -> np.ndarray:
+    """(queries, candidates) True where a candidate may be ranked for a location: never its
+    citing paper; with ``split="time"`` only candidates published no later than the citing
+    paper (a candidate without a year is kept)."""
+    column = {p: i for i, p in enumerate(candidates)}
+    mask = np.ones((len(locations), len(candidates)), bool)
+    year = np.array([data.years.get(p, -1) for p in candidates])
+    for i, loc in enumerate(locations):
+        if loc.citing_id in column:
+            mask[i, column[loc.citing_id]] = False
+        citing_year = data.years.get(loc.citing_id)
+        if split == "time" and citing_year is not None:
+            mask[i] &= year <= citing_year
+    return mask

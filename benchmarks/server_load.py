@@ -54,13 +54,13 @@ import aiohttp
 import httpx
 import numpy as np
 import psutil
-import pyarrow as pa
 
 from openmsd.corpus import Corpus
 from openmsd.index import build_index, index_kind, load_index
 from openmsd.ingest import ingest
-from openmsd.io import ParquetSink, arrow_reader
-from openmsd.models import paper_input, text_hash, vector_key, vector_schema, vectors_dir
+from openmsd.io import arrow_reader
+from openmsd.models import paper_input, text_hash, vector_key, vectors_dir, write_part
+from openmsd.models.embed import CHUNK as EMBED_CHUNK
 from openmsd.rank import HYBRID_GRAPH
 from openmsd.search import is_current, lists_path
 from openmsd.server import BATCH_ENV, THREADS_ENV
@@ -117,14 +117,18 @@ def store_vectors(corpus: Corpus, key: str, dim: int | None = None) -> None:
                 ids.append(paper_id)
                 hashes.append(text_hash(text))
     vectors = generate_vectors(len(ids), dim, clusters=2000, groups=50, noise=0.9, seed=0)
-    schema = vector_schema(dim)
-    table = pa.table({"paper_id": ids, "text_hash": hashes,
-                      "vector": pa.FixedSizeListArray.from_arrays(vectors.reshape(-1), dim)},
-                     schema=schema)
-    directory = vectors_dir(corpus, key)
+    write_parts(vectors_dir(corpus, key), ids, hashes, vectors)
+
+
+def write_parts(directory: Path, ids: list[str], hashes: list[str], vectors: np.ndarray
+                ) -> None:
+    """The vectors as ``openmsd embed`` stores them: one part per :data:`EMBED_CHUNK`
+    papers."""
     directory.mkdir(parents=True, exist_ok=True)
-    with ParquetSink(directory / "part-00000.parquet", schema) as sink:
-        sink.write(table)
+    for n, start in enumerate(range(0, len(ids), EMBED_CHUNK)):
+        end = start + EMBED_CHUNK
+        write_part(directory / f"part-{n:05d}.parquet", ids[start:end], hashes[start:end],
+                   vectors[start:end])
 
 
 def related_lists(corpus_dir: Path, wanted: bool, ranker: str = HYBRID_GRAPH

@@ -362,7 +362,8 @@ def _build(spec: RankerSpec, papers: Papers, load: Any, backend: str, seed: int,
     if name == "random":
         return RandomScorer(papers, seed)
     if name in VIEWS:
-        return LexicalScorer(papers, VIEWS[name], name)
+        return LexicalScorer(papers, VIEWS[name], name, like=next(
+            (s for s in cache.values() if isinstance(s, LexicalScorer)), None))
     if name in METADATA_SCORERS:
         return metadata_scorer(papers, name)
     if name in GRAPH_SCORERS:

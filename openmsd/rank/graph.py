@@ -84,7 +84,8 @@ def _codes(values: list[pa.Array], known: dict[str, int]) -> list[np.ndarray]:
     numbers_of = np.array(list(known.values()), np.int64)
     found = [numbers(pc.fill_null(pc.index_in(v, value_set=keys), -1)).astype(np.int64)
              for v in values]
-    out = [np.where(f >= 0, numbers_of[np.maximum(f, 0)], -1) for f in found]
+    out = [np.where(f >= 0, numbers_of[np.maximum(f, 0)], -1) if len(numbers_of)
+           else np.full(len(f), -1, np.int64) for f in found]
     # the unknown ids, in the order they are met, numbered after the known ones
     where = np.concatenate([np.flatnonzero(f < 0) * len(values) + i
                             for i, f in enumerate(found)])

@@ -54,13 +54,13 @@ import aiohttp
 import httpx
 import numpy as np
 import psutil
-import pyarrow as pa
 
 from openmsd.corpus import Corpus
 from openmsd.index import build_index, index_kind, load_index
 from openmsd.ingest import ingest
-from openmsd.io import ParquetSink, arrow_reader
-from openmsd.models import paper_input, text_hash, vector_key, vector_schema, vectors_dir
+from openmsd.io import arrow_reader
+from openmsd.models import paper_input, text_hash, vector_key, vectors_dir, write_part
+from openmsd.models.embed import CHUNK as EMBED_CHUNK
 from openmsd.rank import HYBRID_GRAPH
 from openmsd.search import is_current, lists_path
 from openmsd.server import BATCH_ENV, THREADS_ENV
@@ -117,14 +117,18 @@ def store_vectors(corpus: Corpus, key: str, dim: int | None = None) -> None:
                 ids.append(paper_id)
                 hashes.append(text_hash(text))
     vectors = generate_vectors(len(ids), dim, clusters=2000, groups=50, noise=0.9, seed=0)
-    schema = vector_schema(dim)
-    table = pa.table({"paper_id": ids, "text_hash": hashes,
-                      "vector": pa.FixedSizeListArray.from_arrays(vectors.reshape(-1), dim)},
-                     schema=schema)
-    directory = vectors_dir(corpus, key)
+    write_parts(vectors_dir(corpus, key), ids, hashes, vectors)
+
+
+def write_parts(directory: Path, ids: list[str], hashes: list[str], vectors: np.ndarray
+                ) -> None:
+    """The vectors as ``openmsd embed`` stores them: one part per :data:`EMBED_CHUNK`
+    papers."""
     directory.mkdir(parents=True, exist_ok=True)
-    with ParquetSink(directory / "part-00000.parquet", schema) as sink:
-        sink.write(table)
+    for n, start in enumerate(range(0, len(ids), EMBED_CHUNK)):
+        end = start + EMBED_CHUNK
+        write_part(directory / f"part-{n:05d}.parquet", ids[start:end], hashes[start:end],
+                   vectors[start:end])
 
 
 def related_lists(corpus_dir: Path, wanted: bool, ranker: str = HYBRID_GRAPH
@@ -327,8 +331,10 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/server-load"))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--record", action="store_true",
-                        help="write benchmarks/results/server_load.json: each phase's p95 and "
-                             "errors, the machine's load during it")
+                        help="write benchmarks/results/NAME.json (--name): each phase's p95 "
+                             "and errors, the machine's load during it")
+    parser.add_argument("--name", default="server_load",
+                        help="the record's name (server_load_1m for the 1,000,000-paper run)")
     parser.add_argument("--ranker", default=None,
                         help="what related and search rank with: the served model (dense only, "
                              "its FAISS index), or a ranker such as hybrid-graph (text, words "
@@ -396,12 +402,23 @@ def write(args: argparse.Namespace, result: dict[str, Any], load_before: float) 
 
     phases = result.get("by_phase") or {result["ranker"]: result}
     summary = {name: {"p95_ms": p["latency_ms"]["p95"], "errors": p["errors"],
-                      "requests": p["requests"], "load_average_1m": p["load_average_1m"]}
+                      "requests": p["requests"], "load_average_1m": p["load_average_1m"],
+                      "by_endpoint": {e: {**v["latency_ms"], "requests": v["requests"]}
+                                      for e, v in p["by_endpoint"].items()},
+                      "requests_per_s": p["requests_per_s"],
+                      "server_start_s": p["server_start_s"],
+                      "server_rss_gib_at_start": p["server_rss_gib_at_start"],
+                      "server_peak_rss_gib": p["server_peak_rss_gib"]}
                for name, p in phases.items()}
-    headline = "; ".join(f"{name} p95 {s['p95_ms']:,.0f} ms, {s['errors']} errors"
-                         for name, s in summary.items())
+    headline = "; ".join(
+        f"{name}: " + ", ".join(f"{e} p95 {v['p95']:,.0f} ms"
+                                for e, v in s["by_endpoint"].items())
+        + f", {s['errors']} errors; server resident {s['server_rss_gib_at_start']:.1f} GiB "
+          f"after a {s['server_start_s'] / 60:.0f} min start, "
+          f"peak {s['server_peak_rss_gib']:.1f} GiB"
+        for name, s in summary.items())
     print(write_record(
-        "server_load",
+        args.name,
         {"headline": headline,
          "headline_means": f"{args.clients} clients for {args.seconds:g} s on loopback against "
                            f"openmsd serve over {args.papers:,} papers with generated vectors "
@@ -448,10 +465,13 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
             raise SystemExit(f"the server did not answer within {args.start_timeout:.0f} s")
         ready_workers(base, args.workers, started + args.start_timeout)
         start_s = round(time.perf_counter() - started, 1)
-        print(f"server answering after {start_s} s", flush=True)
+        resident = server_memory(server.pid)
+        print(f"server answering after {start_s} s, resident {resident[0]:.2f} GiB", flush=True)
         for name, (asked, ranker) in plan.items():
             phases[name] = {**phase(args, base, server, corpus_dir, papers, asked, ranker),
-                            "server_start_s": start_s, "server_env": env}
+                            "server_start_s": start_s, "server_env": env,
+                            "server_rss_gib_at_start": round(resident[0], 2),
+                            "server_peak_rss_gib": round(server_memory(server.pid)[1], 2)}
             print(name, json.dumps(phases[name]), flush=True)
     finally:
         server.terminate()
@@ -472,6 +492,20 @@ def measure(args: argparse.Namespace, corpus_dir: Path, papers: list[tuple[str, 
            for name, p in phases.items() if peers[name] != name}
     return {"by_phase": phases, "peers": peers, "p95_ratio_to_peer": ratio,
             "server_cpu_ratio_to_peer": cpu}
+
+
+def server_memory(pid: int) -> tuple[float, float]:
+    """The resident memory of a server's process tree now and the largest of its processes'
+    peaks (``VmHWM``), in GiB."""
+    root = psutil.Process(pid)
+    tree = [root, *root.children(recursive=True)]
+    now = sum(p.memory_info().rss for p in tree)
+    peak = 0
+    for process in tree:
+        for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                peak = max(peak, int(line.split()[1]) * 1024)
+    return now / 2**30, peak / 2**30
 
 
 def ready_workers(base: str, workers: int, deadline: float, patience: float = 60) -> None:

@@ -37,6 +37,7 @@ TITLES = {
     "embed_memory": "Peak memory of openmsd embed",
     "recommend_memory": "Peak memory of openmsd recommend on long manuscripts",
     "server_load": "The web server under load: 20 clients on related and fused search",
+    "server_load_1m": "The web server under load at 1,000,000 papers",
     "embedding_sdsm_dev": "Embedding quality: the CPU builds against PyTorch on TALN dev",
     "embedding_candidates": "int8 builds against float32 on TALN dev",
     "adapter_samples": "Adapters on the unarXive and S2ORC samples: contexts and citrec",

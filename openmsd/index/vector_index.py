@@ -356,8 +356,11 @@ def _crc32(path: Path) -> int:
     return crc
 
 
-def load_index(corpus: Corpus, model: str) -> VectorIndex:
-    """The saved index of ``model``; FileNotFoundError naming the command to run."""
+def load_index(corpus: Corpus, model: str, mapped: bool = False) -> VectorIndex:
+    """The saved index of ``model``; FileNotFoundError naming the command to run. ``mapped``:
+    a flat or HNSW index's vectors memory-mapped from its file (read-only: for searching, as a
+    server does; the pages are the file's, shared and given back under memory pressure), not
+    copied into the process."""
     link = index_dir(corpus, model)
     directory = link.resolve()  # one build, even if a new one is swapped in meanwhile
     rebuild = f"run 'openmsd index build {corpus.root} --model {model}'"
@@ -373,7 +376,8 @@ def load_index(corpus: Corpus, model: str) -> VectorIndex:
                                 f"written with (a damaged build?); {rebuild} again")
     factory = (papers.schema.metadata or {}).get(FACTORY_KEY)
     if factory is None:
-        return VectorIndex(faiss.read_index(str(directory / "index.faiss")), papers)
+        flags = faiss.IO_FLAG_MMAP_IFC if mapped else 0
+        return VectorIndex(faiss.read_index(str(directory / "index.faiss"), flags), papers)
     index = read_ondisk(directory / "index.faiss")
     vectors = open_vectors(directory, index.d)
     if len(vectors) != index.ntotal:

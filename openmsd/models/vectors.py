@@ -146,27 +146,44 @@ def known(directory: Path) -> set[tuple[str, str]]:
 def read_current(directory: Path, current: Mapping[str, str]
                  ) -> tuple[list[str], list[str], np.ndarray]:
     """The vector of each paper whose ``current`` text hash a part of ``directory`` holds
-    (the newest part first): ids (sorted), hashes, float32 matrix."""
+    (the newest part first): ids (sorted), hashes, float32 matrix. The ids and hashes are read
+    first; the vectors then go straight to their row of the matrix, a batch at a time (one
+    copy of the vectors in memory, not one per step)."""
     ids: list[str] = []
     hashes: list[str] = []
-    rows: list[np.ndarray] = []
+    taken: list[np.ndarray] = []  # per part, the rows whose vector is kept
     seen: set[str] = set()
-    for part in sorted(directory.glob(PARTS), reverse=True):
-        table = pq.ParquetFile(part).read()  # read_table would import pyarrow.dataset
-        matrix = numbers(table["vector"].combine_chunks().flatten()).reshape(
-            table.num_rows, -1)
+    parts = sorted(directory.glob(PARTS), reverse=True)
+    for part in parts:
+        table = pq.ParquetFile(part).read(columns=["paper_id", "text_hash"])
+        rows = []
         for i, (paper_id, digest) in enumerate(zip(table["paper_id"].to_pylist(),
                                                    table["text_hash"].to_pylist(), strict=True)):
             if paper_id not in seen and current.get(paper_id) == digest:
                 seen.add(paper_id)
                 ids.append(paper_id)
                 hashes.append(digest)
-                rows.append(matrix[i])
-    if not rows:
+                rows.append(i)
+        taken.append(np.array(rows, np.int64))
+    if not ids:
         return [], [], np.zeros((0, 0), np.float32)
     order = np.argsort(ids)
-    return ([ids[i] for i in order], [hashes[i] for i in order],
-            np.vstack(rows)[order].astype(np.float32))
+    place = np.empty(len(ids), np.int64)  # each kept vector's row in the id order
+    place[order] = np.arange(len(ids))
+    matrix: np.ndarray | None = None
+    done = 0
+    for part, rows in zip(parts, taken, strict=True):
+        start = 0
+        for batch in pq.ParquetFile(part).iter_batches(columns=["vector"]):
+            vectors = numbers(batch.column(0).flatten()).reshape(batch.num_rows, -1)
+            if matrix is None:
+                matrix = np.empty((len(ids), vectors.shape[1]), np.float32)
+            low, high = np.searchsorted(rows, [start, start + batch.num_rows])
+            matrix[place[done + low:done + high]] = vectors[rows[low:high] - start]
+            start += batch.num_rows
+        done += len(rows)
+    assert matrix is not None
+    return [ids[i] for i in order], [hashes[i] for i in order], matrix
 
 
 def missing_vectors(corpus: Corpus, key: str) -> str:

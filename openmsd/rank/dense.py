@@ -72,13 +72,10 @@ class DenseScorer(ExactScorer):
         if papers.corpus is None:
             raise ValueError("from_corpus: the papers have no corpus")
         ids, matrix = load_vectors(papers.corpus, name)
-        dim = matrix.shape[1] if matrix.size else 1
-        vectors = np.zeros((len(papers), dim), np.float32)
-        present = np.zeros(len(papers), bool)
-        for paper_id, row in zip(ids, matrix, strict=True):
-            i = papers.position.get(paper_id)
-            if i is not None:
-                vectors[i], present[i] = row, True
+        if ids and ids == papers.ids:  # a vector for every paper, in the papers' order
+            vectors, present = matrix, np.ones(len(papers), bool)
+        else:
+            vectors, present = _aligned(papers, ids, matrix)
         return cls(papers, name, vectors, present,
                    encoder or (lambda: load_encoder(name, backend)),
                    _stored_index(papers, name) if len(papers) >= INDEXED_FROM else None)
@@ -204,6 +201,22 @@ class DenseScorer(ExactScorer):
             known = (index, np.array([where.get(i, -1) for i in index.ids], np.int64))
             self._positions = known
         return known[1]
+
+
+def _aligned(papers: Papers, ids: list[str], matrix: np.ndarray,
+             chunk: int = 65_536) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of ``matrix`` (the vectors of ``ids``) at their papers' rows, zeros for a
+    paper without one, and which papers have one; copied a chunk at a time."""
+    dim = matrix.shape[1] if matrix.size else 1
+    vectors = np.zeros((len(papers), dim), np.float32)
+    present = np.zeros(len(papers), bool)
+    where = np.array([papers.position.get(paper_id, -1) for paper_id in ids], np.int64)
+    for start in range(0, len(ids), chunk):
+        rows = where[start:start + chunk]
+        known = rows >= 0
+        vectors[rows[known]] = matrix[start:start + chunk][known]
+        present[rows[known]] = True
+    return vectors, present
 
 
 def _stored_index(papers: Papers, name: str) -> Callable[[], VectorIndex | None]:

@@ -28,9 +28,11 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from scipy import sparse
 
 from openmsd.identifiers import normalize_title
+from openmsd.io import numbers
 from openmsd.rank.scorer import ExactScorer, Papers, Queries, best_of
 
 GRAPH_SCORERS = ("citation", "co-citation", "coupling", "adamic-adar", "ppr", "scincl-graph",
@@ -54,24 +56,70 @@ def corpus_citations(papers: Papers) -> pa.Table:
                        "AND citing_id <> cited_id ORDER BY ALL")
 
 
+def _strings(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """A column as one string array (a column of nulls only, typed ``null``, as strings)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = (column.combine_chunks() if column.num_chunks
+                  else pa.array([], column.type))  # type: ignore[assignment]
+    return column.cast(pa.string())
+
+
+def _not_hidden(citing: pa.Array, cited: pa.Array, hidden: Collection[tuple[str, str]]
+                ) -> np.ndarray:
+    """Per row, whether the pair ``(citing, cited)`` is none of the ``hidden`` pairs (either
+    direction); a row without a cited paper is never hidden."""
+    secret = {frozenset(pair) for pair in hidden}
+    return np.array([b is None or frozenset((a, b)) not in secret
+                     for a, b in zip(citing.to_pylist(), cited.to_pylist(), strict=True)],
+                    bool)
+
+
+def _codes(values: list[pa.Array], known: dict[str, int]) -> list[np.ndarray]:
+    """Node numbers of the ids in ``values`` (arrays read in turn, element by element across
+    them: ``values[0][0], values[1][0], values[0][1], ...``): an id of ``known`` its number
+    there, any other the next number after them in the order first seen (a null is one id too),
+    as ``dict.setdefault(id, len(dict))`` over that sequence numbers them, without a Python
+    object per id."""
+    keys = pa.array(list(known), pa.string())
+    numbers_of = np.array(list(known.values()), np.int64)
+    found = [numbers(pc.fill_null(pc.index_in(v, value_set=keys), -1)).astype(np.int64)
+             for v in values]
+    out = [np.where(f >= 0, numbers_of[np.maximum(f, 0)], -1) if len(numbers_of)
+           else np.full(len(f), -1, np.int64) for f in found]
+    # the unknown ids, in the order they are met, numbered after the known ones
+    where = np.concatenate([np.flatnonzero(f < 0) * len(values) + i
+                            for i, f in enumerate(found)])
+    if len(where):
+        order = np.argsort(where, kind="stable")
+        met = pa.concat_arrays([v.filter(pa.array(f < 0)) for v, f in zip(values, found,
+                                                                           strict=True)])
+        first = pc.dictionary_encode(met.take(pa.array(order)), null_encoding="encode")
+        new = np.empty(len(where), np.int64)
+        new[order] = len(known) + numbers(first.indices).astype(np.int64)
+        start = 0
+        for i, f in enumerate(found):
+            unknown = np.flatnonzero(f < 0)
+            out[i][unknown] = new[start:start + len(unknown)]
+            start += len(unknown)
+    return out
+
+
 def adjacency(papers: Papers, citations: pa.Table,
               hidden: Collection[tuple[str, str]] = (),
               others: Sequence[str] = ()) -> tuple[sparse.csr_matrix, int]:
     """The citing → cited 0/1 matrix over the collection's papers first (rows 0..n-1), then
     ``others`` (more node ids, in order: linked or not) and the other papers of the citations
-    after them; hidden pairs (either direction) left out."""
+    after them; hidden pairs (either direction) left out. The ids are numbered with Arrow, not
+    as Python strings (a million-paper corpus has tens of millions of citations)."""
     nodes = dict(papers.position)
     for paper in others:
         nodes.setdefault(paper, len(nodes))
-    citing, cited = citations["citing_id"].to_pylist(), citations["cited_id"].to_pylist()
-    secret = {frozenset(pair) for pair in hidden}
-    src, dst = [], []
-    for a, b in zip(citing, cited, strict=True):
-        if secret and frozenset((a, b)) in secret:
-            continue
-        src.append(nodes.setdefault(a, len(nodes)))
-        dst.append(nodes.setdefault(b, len(nodes)))
-    n = len(nodes)
+    citing, cited = _strings(citations["citing_id"]), _strings(citations["cited_id"])
+    if hidden:
+        keep = pa.array(_not_hidden(citing, cited, hidden))
+        citing, cited = citing.filter(keep), cited.filter(keep)
+    src, dst = _codes([citing, cited], nodes)
+    n = max(len(nodes), int(max(src.max(initial=-1), dst.max(initial=-1))) + 1)
     matrix = sparse.csr_matrix((np.ones(len(src), np.float32), (src, dst)), shape=(n, n))
     matrix.data[:] = 1.0  # repeated rows count once
     return matrix, n
@@ -119,6 +167,26 @@ def corpus_references(papers: Papers) -> pa.Table:
                             'FROM "references" WHERE citing_id IS NOT NULL ORDER BY ALL')
 
 
+def _work_keys(cited: pa.Array, titles: pa.Array, targets: pa.Array) -> pa.Array:
+    """:func:`work_key` of each reference: the corpus paper's and the identifier's with
+    Arrow, a title folded in Python only where the reference has neither."""
+    resolved = pc.fill_null(pc.not_equal(cited, ""), False)
+    named = pc.and_(pc.invert(resolved), pc.fill_null(pc.not_equal(targets, ""), False))
+    keys = pc.if_else(resolved, pc.binary_join_element_wise("p:", cited, ""),
+                      pc.if_else(named, pc.binary_join_element_wise("i:", targets, ""),
+                                 pa.scalar(None, pa.string())))
+    by_title = np.flatnonzero(numbers(pc.and_(pc.invert(resolved), pc.invert(named))
+                                      .cast(pa.uint8())).astype(bool))
+    if not len(by_title):
+        return keys
+    folded = [work_key(None, title) for title in titles.take(pa.array(by_title)).to_pylist()]
+    replace = np.zeros(len(keys), bool)
+    replace[by_title] = True
+    values = np.empty(len(keys), object)
+    values[by_title] = folded
+    return pc.if_else(pa.array(replace), pa.array(values, pa.string(), from_pandas=True), keys)
+
+
 def reference_works(papers: Papers, references: pa.Table,
                     hidden: Collection[tuple[str, str]] = ()
                     ) -> tuple[sparse.csr_matrix, np.ndarray]:
@@ -127,33 +195,40 @@ def reference_works(papers: Papers, references: pa.Table,
     outside the corpus (named by an identifier or its title: no reference to it resolved to a
     corpus paper); a
     reference whose (citing, cited) pair is hidden (either direction) is left out, before the
-    weights are counted."""
-    secret = {frozenset(pair) for pair in hidden}
-    works: dict[str, int] = {}
-    citing: dict[str, int] = {}
-    pairs: set[tuple[int, int]] = set()
-    targets = (references["target"].to_pylist() if "target" in references.column_names
-               else [None] * references.num_rows)
-    for a, b, title, target in zip(*(references[c].to_pylist()
-                                     for c in ("citing_id", "cited_id", "title")), targets,
-                                   strict=True):
-        if b is not None and secret and frozenset((a, b)) in secret:
-            continue
-        key = work_key(b, title, target)
-        if key is None or b == a:
-            continue
-        pairs.add((citing.setdefault(a, len(citing)), works.setdefault(key, len(works))))
-    if not pairs:
+    weights are counted. Works and citing papers are numbered in the order the references
+    first name them, with Arrow (tens of millions of references at a million papers)."""
+    citing, cited = _strings(references["citing_id"]), _strings(references["cited_id"])
+    titles = _strings(references["title"])
+    targets = (_strings(references["target"]) if "target" in references.column_names
+               else pa.nulls(references.num_rows, pa.string()))
+    keys = _work_keys(cited, titles, targets)
+    keep = pc.and_(keys.is_valid(), pc.invert(pc.fill_null(pc.equal(citing, cited), False)))
+    keep = pc.and_(keep, pc.invert(pc.and_(citing.is_null(), cited.is_null())))
+    if hidden:
+        keep = pc.and_(keep, pa.array(_not_hidden(citing, cited, hidden)))
+    citing, keys = citing.filter(keep), keys.filter(keep)
+    if len(keys) == 0:
         return sparse.csr_matrix((len(papers), 1), dtype=np.float32), np.zeros(1, bool)
-    rows, columns = (np.array(x, np.int64) for x in zip(*sorted(pairs), strict=True))
-    df = np.bincount(columns, minlength=len(works)).astype(np.float32)
+    # each citing paper and each work numbered in the order first met
+    by_paper = pc.dictionary_encode(citing, null_encoding="encode")
+    by_work = pc.dictionary_encode(keys)
+    works = len(by_work.dictionary)
+    pairs = np.sort(numbers(by_paper.indices).astype(np.int64) * works
+                    + numbers(by_work.indices).astype(np.int64))
+    pairs = pairs[np.r_[True, pairs[1:] != pairs[:-1]]]  # sorted, once each
+    rows, columns = pairs // works, pairs % works
+    df = np.bincount(columns, minlength=works).astype(np.float32)
     weight = (1 / np.log1p(df)).astype(np.float32)
     # re-index the citing papers to the collection's rows (others count only in the weights)
-    row_of = np.array([papers.position.get(paper, -1) for paper in citing], np.int64)
-    keep = row_of[rows] >= 0
-    outside = np.array([not key.startswith("p:") for key in works], bool)
-    return sparse.csr_matrix((weight[columns[keep]], (row_of[rows[keep]], columns[keep])),
-                             shape=(len(papers), len(works))), outside
+    position = papers.position
+    row_of = np.array([position.get(paper, -1) for paper in by_paper.dictionary.to_pylist()],
+                      np.int64)
+    keep_rows = row_of[rows] >= 0
+    outside = numbers(pc.invert(pc.starts_with(by_work.dictionary, "p:")).cast(pa.uint8())
+                      ).astype(bool)
+    return sparse.csr_matrix((weight[columns[keep_rows]],
+                              (row_of[rows[keep_rows]], columns[keep_rows])),
+                             shape=(len(papers), works)), outside
 
 
 def describe_shared(count: int, outside: int) -> str:

@@ -32,11 +32,19 @@ class LexicalScorer(ExactScorer):
     signal = "text"
     positive_only = True
 
-    def __init__(self, papers: Papers, view: str = "original", name: str | None = None):
+    def __init__(self, papers: Papers, view: str = "original", name: str | None = None,
+                 like: LexicalScorer | None = None):
+        """``like``: another BM25 scorer of the same papers, whose index this one shares
+        when both views read the same texts (no paper has an English text of its own: the
+        English view is the original one)."""
         if view not in VIEWS.values():
             raise ValueError(f"view must be one of {', '.join(VIEWS.values())}, not {view!r}")
         self.papers, self.view = papers, view
         self.name = name or next(n for n, v in VIEWS.items() if v == view)
+        if like is not None and like.papers is papers and (
+                like.view == view or not any(papers.english)):
+            self.model = like.model
+            return
         texts, languages = _view(papers.texts, papers.languages, papers.english, view)
         self.model = BM25().fit(texts, languages)
 

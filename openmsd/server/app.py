@@ -11,6 +11,7 @@ errors are answered without stack traces (they go to the server log).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -184,6 +185,7 @@ def create_app(corpus: str | Path, models: list[str], watch_s: float | None = 2.
     for model in resources.models:
         resources.encoder(model)  # loaded now: the first request should not wait for it
     resources.warm()  # and the per-build structures the requests read
+    gc.collect()  # what loading left in reference cycles (a large corpus: gigabytes)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -99,7 +99,7 @@ class LiveIndex:
         self.reloads = 0
 
     def _load(self) -> VectorIndex:
-        loaded = load_index(self.corpus, self.model)
+        loaded = load_index(self.corpus, self.model, mapped=True)
         loaded.rows, loaded.filter_columns  # listed now, not by the first request  # noqa: B018
         return loaded
 

@@ -279,3 +279,26 @@ def test_untuned_hybrid_compares_words_across_languages_in_a_multilingual_corpus
     assert "pt1" not in found("bm25@same")  # an English query: Portuguese words not heard
     assert found("bm25-en@cross") == ["pt1"]  # its English title; English pairs are @same's
     assert "pt1" in found("bm25@same+bm25-en@cross")[:2]  # first of its member, like en0
+
+
+def test_graph_nodes_and_works_are_numbered_in_the_order_first_met():
+    from openmsd.rank.graph import adjacency, reference_works
+
+    papers = Papers(["p0", "p1"], ["", ""], ["en", "en"])
+    citations = pa.table({"citing_id": ["x", "p1", "y", "x"], "cited_id": ["p0", "z", "x", "p0"]})
+    matrix, n = adjacency(papers, citations, others=["o", "p1"])
+    # p0, p1, then the other ids ("o", then x, z, y as the rows name them, citing first)
+    assert n == 6
+    assert sorted(zip(*matrix.nonzero(), strict=True)) == [(1, 4), (3, 0), (5, 3)]
+    assert matrix.max() == 1  # a repeated citation counts once
+    hidden, _ = adjacency(papers, citations, hidden=[("p0", "x")])
+    assert sorted(zip(*hidden.nonzero(), strict=True)) == [(1, 2), (3, 4)]
+    references = pa.table({
+        "citing_id": ["p1", "p0", "p1", "p0", "p1"],
+        "cited_id": [None, "p1", None, "p0", None],
+        "title": ["A long title of some work", None, "Another long title of a work", None,
+                  "Short"]})
+    works, outside = reference_works(papers, references)
+    assert works.shape == (2, 3)  # "Short" names no work, p0 citing itself is left out
+    assert works[1].indices.tolist() == [0, 2] and works[0].indices.tolist() == [1]
+    assert outside.tolist() == [True, False, True]

@@ -95,6 +95,8 @@ def train_command(
     if recipe == "ranker":
         _train_ranker(corpus, seed, folds, json, adapters)
         return
+    if base is not None and len(base) > 1 and recipe != "adapter":
+        fail(f"train {recipe}: one --base only (several concatenate only for 'train adapter')")
     if recipe == "citrec-prefetch":
         _train_citrec_prefetch(corpus, base, folds, seed, json)
         return
@@ -104,8 +106,6 @@ def train_command(
         return
     if out_dir is None:
         fail(f"train {recipe}: --out DIR is required")
-    if base is not None and len(base) > 1:
-        fail(f"train {recipe}: one --base only (several concatenate only for 'train adapter')")
     options = {"recipe": recipe, "corpus": str(corpus), "out": str(out_dir),
                "base": base[0] if base else None,
                "positives": positives, "loss": loss, "max_steps": steps,
@@ -196,8 +196,6 @@ def _train_citrec_prefetch(corpus: Path, base: list[str] | None, folds: int | No
     from openmsd.models import UnknownModelError
     from openmsd.train import PrefetchConfig, train_prefetch_head
 
-    if base is not None and len(base) > 1:
-        fail("train citrec-prefetch: one --base only")
     config = PrefetchConfig(model=base[0] if base else None, folds=folds or 5, seed=seed or 0)
     try:
         target = Corpus(corpus)

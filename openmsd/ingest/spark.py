@@ -431,6 +431,7 @@ def _extend_on_spark(corpus: Corpus, files: list[tuple[int, str]], fmt: str | No
             result.staged.append(file)
         entries.sort(key=lambda e: e["ordinal"])
     shutil.rmtree(staged, ignore_errors=True)
+    crash_point("ingest.parts_in_place")  # the new parts in place; tables, manifest the old
     if not sum(e["records"].get("papers", 0) for e in entries):
         raise IngestError(f"no papers read from {', '.join(result.staged) or 'the inputs'}; "
                           "nothing written")

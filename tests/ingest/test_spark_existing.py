@@ -99,23 +99,28 @@ def test_a_changed_input_replaces_its_part_in_place_on_spark(tmp_path: Path, spa
     assert sorted(p.name[:4] for p in (root / "staged").iterdir()) == ["0000", "0001"]
 
 
-def test_a_spark_ingest_killed_before_its_swap_leaves_the_old_corpus(tmp_path: Path) -> None:
+@pytest.mark.parametrize("point", ["ingest.parts_in_place", "ingest.before_swap",
+                                   "ingest.before_manifest"])
+def test_a_spark_ingest_killed_anywhere_leaves_a_readable_corpus(tmp_path: Path,
+                                                                 point: str) -> None:
     a = _papers(tmp_path / "a.jsonl", range(20))
     b = _papers(tmp_path / "b.jsonl", range(100, 105), cites=3)
     root = tmp_path / "corpus"
     ingest([a], root)
     before = _papers_of(root)
+    ingest([a, b], tmp_path / "single")
+    after = _papers_of(tmp_path / "single")
     command = [sys.executable, "-m", "openmsd", "ingest", str(b), "--out", str(root),
                "--engine", "spark"]
-    killed = subprocess.run(command, env={**os.environ, ENV: "ingest.before_swap"},
+    killed = subprocess.run(command, env={**os.environ, ENV: point},
                             capture_output=True, timeout=600)
     assert killed.returncode == -9, killed.stderr[-2000:]
     Corpus(root).check()
-    assert _papers_of(root) == before  # the old corpus, readable
+    # the old corpus before the tables are swapped in, the new one after: never neither
+    assert _papers_of(root) == (after if point == "ingest.before_manifest" else before)
     done = subprocess.run(command, capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    ingest([a, b], tmp_path / "single")
-    assert _papers_of(root) == _papers_of(tmp_path / "single")
+    assert _papers_of(root) == after
     assert not list(root.glob(".build-*")) and not (root / "_staged").exists()
 
 

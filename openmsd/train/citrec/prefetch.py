@@ -163,8 +163,9 @@ def _fit(task: PrefetchTask, rows: np.ndarray, pull: float, config: PrefetchConf
     import torch
 
     column = {p: j for j, p in enumerate(task.ids)}
-    examples = np.array([(int(i), column[c]) for i in rows
-                         for c in task.data.locations[i].cited], np.int64).reshape(-1, 2)
+    cited = [[column[c] for c in location.cited] for location in task.data.locations]
+    examples = np.array([(int(i), j) for i in rows for j in cited[i]],
+                        np.int64).reshape(-1, 2)
     torch.manual_seed(config.seed)
     head = LinearHead(task.queries.shape[1])
     optimiser = torch.optim.Adam(head.parameters(), lr=config.learning_rate)
@@ -176,7 +177,7 @@ def _fit(task: PrefetchTask, rows: np.ndarray, pull: float, config: PrefetchConf
         for start in range(0, len(shuffled), config.batch_size):
             chunk = shuffled[start:start + config.batch_size]
             logits = head(queries[chunk[:, 0]]) @ candidates.T / config.temperature
-            blocked = torch.from_numpy(_blocked(task, chunk))
+            blocked = torch.from_numpy(_blocked(task, chunk, cited))
             logits = logits.masked_fill(blocked, float("-inf"))
             loss = torch.nn.functional.cross_entropy(logits, torch.from_numpy(chunk[:, 1]))
             if pull:
@@ -188,15 +189,15 @@ def _fit(task: PrefetchTask, rows: np.ndarray, pull: float, config: PrefetchConf
             + head.residual.detach().numpy().astype(np.float32))
 
 
-def _blocked(task: PrefetchTask, chunk: np.ndarray) -> np.ndarray:
+def _blocked(task: PrefetchTask, chunk: np.ndarray, cited: list[list[int]]) -> np.ndarray:
     """(examples × candidates) True where a candidate is left out of an example's softmax:
-    its location's own paper and the other papers the location cites."""
-    column = {p: j for j, p in enumerate(task.ids)}
+    its location's own paper and the other papers the location cites (``cited``: each
+    location's cited papers as candidate columns)."""
     blocked = ~task.mask[chunk[:, 0]]
     for r, (i, target) in enumerate(chunk):
-        for c in task.data.locations[i].cited:
-            if column[c] != target:
-                blocked[r, column[c]] = True
+        for j in cited[i]:
+            if j != target:
+                blocked[r, j] = True
     return blocked
 
 

@@ -68,6 +68,10 @@ class PrefetchConfig:
     temperature: float = 0.05
     learning_rate: float = 1e-3
     ks: tuple[int, ...] = (10, 50)
+    negatives: int = 2048
+    """Candidates a step's softmax reads at most: every candidate when the corpus has no
+    more, else the batch's cited papers and a fresh random draw of the others (a sampled
+    softmax: a step costs the same at 5,000 candidates as at 5 million)."""
     threads: int = 1
     """Torch threads while a head is fitted (its steps are small)."""
 
@@ -145,8 +149,9 @@ def prefetch_task(corpus: Corpus, model: str | None = None, progress: Progress |
 def fit_head(task: PrefetchTask, rows: np.ndarray, pull: float, config: PrefetchConfig
              ) -> np.ndarray:
     """The head's matrix fitted on the locations at ``rows``: each (location, cited paper)
-    an example, the cross-entropy of its cosine / temperature among every candidate (its
-    own paper and its other cited papers left out), plus ``pull`` × ‖W − I‖²; Adam."""
+    an example, the cross-entropy of its cosine / temperature among the candidates (every
+    one, or at most ``config.negatives`` drawn a step; its own paper and its other cited
+    papers left out), plus ``pull`` × ‖W − I‖²; Adam."""
     import torch
 
     threads = torch.get_num_threads()
@@ -172,14 +177,17 @@ def _fit(task: PrefetchTask, rows: np.ndarray, pull: float, config: PrefetchConf
     queries = torch.from_numpy(task.queries)
     candidates = torch.from_numpy(task.candidates)
     order = np.random.default_rng(config.seed)
+    total = len(task.ids)
     for _ in range(config.epochs):
         shuffled = examples[order.permutation(len(examples))]
         for start in range(0, len(shuffled), config.batch_size):
             chunk = shuffled[start:start + config.batch_size]
-            logits = head(queries[chunk[:, 0]]) @ candidates.T / config.temperature
-            blocked = torch.from_numpy(_blocked(task, chunk, cited))
+            columns = _columns(chunk, total, config.negatives, order)
+            targets = np.searchsorted(columns, chunk[:, 1])
+            logits = head(queries[chunk[:, 0]]) @ candidates[columns].T / config.temperature
+            blocked = torch.from_numpy(_blocked(task, chunk, cited, columns))
             logits = logits.masked_fill(blocked, float("-inf"))
-            loss = torch.nn.functional.cross_entropy(logits, torch.from_numpy(chunk[:, 1]))
+            loss = torch.nn.functional.cross_entropy(logits, torch.from_numpy(targets))
             if pull:
                 loss = loss + pull * head.pull()
             optimiser.zero_grad()
@@ -189,15 +197,27 @@ def _fit(task: PrefetchTask, rows: np.ndarray, pull: float, config: PrefetchConf
             + head.residual.detach().numpy().astype(np.float32))
 
 
-def _blocked(task: PrefetchTask, chunk: np.ndarray, cited: list[list[int]]) -> np.ndarray:
-    """(examples × candidates) True where a candidate is left out of an example's softmax:
+def _columns(chunk: np.ndarray, total: int, negatives: int, rng: np.random.Generator
+             ) -> np.ndarray:
+    """The candidate columns a step's softmax reads, sorted: all ``total`` when there are
+    no more than ``negatives``, else the chunk's targets and random others up to it."""
+    if total <= negatives:
+        return np.arange(total)
+    drawn = rng.choice(total, size=negatives, replace=False)
+    return np.union1d(chunk[:, 1], drawn)
+
+
+def _blocked(task: PrefetchTask, chunk: np.ndarray, cited: list[list[int]],
+             columns: np.ndarray) -> np.ndarray:
+    """(examples × ``columns``) True where a candidate is left out of an example's softmax:
     its location's own paper and the other papers the location cites (``cited``: each
     location's cited papers as candidate columns)."""
-    blocked = ~task.mask[chunk[:, 0]]
+    blocked = ~task.mask[np.ix_(chunk[:, 0], columns)]
     for r, (i, target) in enumerate(chunk):
         for j in cited[i]:
-            if j != target:
-                blocked[r, j] = True
+            at = np.searchsorted(columns, j)
+            if j != target and at < len(columns) and columns[at] == j:
+                blocked[r, at] = True
     return blocked
 
 

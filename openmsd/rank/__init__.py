@@ -11,7 +11,6 @@ from openmsd.artifact import ArtifactError
 from openmsd.rank.authorship import AUTHOR_SCORERS
 from openmsd.rank.calibration import Calibration
 from openmsd.rank.citation_signals import CONTEXT_SIGNALS, ENGLISH_PAIRS, SENTENCE_SIGNALS
-from openmsd.rank.citrec import FEATURES as RERANK_FEATURES
 from openmsd.rank.citrec import (
     FUSION_WEIGHTS,
     GRAPH_FEATURES,
@@ -19,6 +18,7 @@ from openmsd.rank.citrec import (
     NONNEGATIVE,
     PREFETCH_DEPTH,
     PREFETCH_HEAD_FILE,
+    RERANK_FEATURES,
     SPLITS,
     TRAIN_MANIFEST,
     CitrecData,
@@ -39,9 +39,11 @@ from openmsd.rank.citrec import (
     graph_rows,
     graph_scores,
     graph_signals,
+    held_out_citing,
     index_cosines,
     learned_rerank,
     link_matrix,
+    load_citrec,
     mixed_vectors,
     prefetch_head_path,
     prefetch_ids,
@@ -61,8 +63,6 @@ from openmsd.rank.citrec import (
     weighted_rrf,
     write_prefetch_head,
 )
-from openmsd.rank.citrec import held_out as held_out_citing
-from openmsd.rank.citrec import load as load_citrec
 from openmsd.rank.dense import DenseScorer, load_encoder
 from openmsd.rank.explain import (
     SIGNAL_WORDS,

@@ -14,7 +14,7 @@ references that resolve to no corpus paper (keyed on their first identifier, ``d
 by several papers is one candidate, else ``ref:CITING#REF``; text: the reference's title or raw
 string), for corpora such as the unarXive sample whose references lie outside them.
 
-Held-out citing papers (:func:`held_out`) are drawn by seed: their locations are the test
+Held-out citing papers (:func:`held_out_citing`) are drawn by seed: their locations are the test
 queries, and training never sees them (nor their citations in the co-citation counts).
 """
 
@@ -179,7 +179,7 @@ def _context_rows(corpus: Corpus, outside: bool) -> Iterator[dict]:
         ORDER BY c.citing_id, c.text, c.position""").to_pylist()
 
 
-def load(corpus: Corpus, outside: bool = False,
+def load_citrec(corpus: Corpus, outside: bool = False,
          progress: Callable[[int], None] | None = None) -> CitrecData:
     """The locations and candidates of ``corpus`` (see the module docstring)."""
     papers = _candidates(corpus, outside)
@@ -262,7 +262,7 @@ def _years(corpus: Corpus, outside: bool) -> dict[str, int]:
 SPLITS = ("random", "time")
 
 
-def held_out(citing_ids: Collection[str], fraction: float, seed: int, split: str = "random",
+def held_out_citing(citing_ids: Collection[str], fraction: float, seed: int, split: str = "random",
              time_keys: dict[str, tuple[int, str]] | None = None) -> set[str]:
     """The citing papers whose locations are test queries: ``fraction`` of them (at least one
     when there are two or more), drawn by ``seed`` (``split="random"``) or the newest ones
@@ -270,7 +270,7 @@ def held_out(citing_ids: Collection[str], fraction: float, seed: int, split: str
     papers without one count as oldest).
 
     >>> keys = {"a": (2001, ""), "b": (2010, ""), "c": (2005, ""), "d": (2005, "0501.1")}
-    >>> sorted(held_out(["a", "b", "c", "d"], 0.5, 0, "time", keys))
+    >>> sorted(held_out_citing(["a", "b", "c", "d"], 0.5, 0, "time", keys))
     ['b', 'd']
     """
     if not 0 < fraction < 1:
@@ -292,7 +292,7 @@ def split_locations(data: CitrecData, fraction: float, seed: int, split: str = "
     """(train locations, test locations, held-out citing papers) of ``locations`` (default:
     all of ``data``'s)."""
     locations = data.locations if locations is None else locations
-    test = held_out({loc.citing_id for loc in locations}, fraction, seed, split,
+    test = held_out_citing({loc.citing_id for loc in locations}, fraction, seed, split,
                     data.time_keys)
     return ([loc for loc in locations if loc.citing_id not in test],
             [loc for loc in locations if loc.citing_id in test], test)

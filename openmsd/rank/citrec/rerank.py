@@ -31,13 +31,23 @@ from openmsd.rank.citrec.data import Location
 if TYPE_CHECKING:
     from openmsd.models import CitrecModel
 
-__all__ = ["FEATURES", "LANGUAGE_PAIR", "NONNEGATIVE", "PREFETCH_DEPTH", "candidate_features",
-           "fit_fusion", "profile_scores", "rerank_hits", "rerank_rows", "top_candidates"]
+__all__ = [
+    "LANGUAGE_PAIR",
+    "NONNEGATIVE",
+    "PREFETCH_DEPTH",
+    "RERANK_FEATURES",
+    "candidate_features",
+    "fit_fusion",
+    "profile_scores",
+    "rerank_hits",
+    "rerank_rows",
+    "top_candidates",
+]
 
 PREFETCH_DEPTH = 200
 """How many of the prefetch's candidates the second stage reorders (training, `eval citrec`,
 `recommend`)."""
-FEATURES = (PREFETCH, "manuscript", "sentence_bm25", "sentence_dense", "popularity",
+RERANK_FEATURES = (PREFETCH, "manuscript", "sentence_bm25", "sentence_dense", "popularity",
             "sentence_en", "fundamental_en")
 """The features of the shipped fusion (chosen by grouped cross-validation on the training and
 dev citing papers, ``benchmarks/citrec_rerank_cv.py``, docs/citrec.md):
@@ -112,7 +122,7 @@ def rerank_rows(prefetch: np.ndarray, signals: Mapping[str, np.ndarray], fusion:
 
 
 def fit_fusion(prefetch: np.ndarray, signals: Mapping[str, np.ndarray],
-               relevant: Sequence[Sequence[int]], names: Sequence[str] = FEATURES,
+               relevant: Sequence[Sequence[int]], names: Sequence[str] = RERANK_FEATURES,
                depth: int = PREFETCH_DEPTH, regularisation: float = 1.0,
                nonnegative: Sequence[str] = NONNEGATIVE) -> RerankFusion:
     """Fit the weights on training queries: ``relevant`` holds each query's relevant columns;

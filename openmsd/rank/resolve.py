@@ -69,9 +69,7 @@ def question_ranker(corpus: Corpus, question: str, model: str | None = None,
     spec = RankerSpec.parse(model, typed=True)
     if is_builtin(spec) or spec.language or not is_dense(spec, corpus):
         return str(spec)
-    if spec.backend:
-        return spec.vector_key
-    return vector_key(model, index_backend(corpus, model, backend))
+    return dense_key(corpus, model, backend)
 
 
 def dense_key(corpus: Corpus, model: str | None = None, backend: str | None = None) -> str:

@@ -247,6 +247,7 @@ class Resources:
                                                    DEFAULT_RANKERS["search"])
         #: each served model's vector key: the ranker a question naming it is answered with
         self.keys = {m: vector_key(m, self.backends[m]) for m in self.models}
+        self._models_of = {key: m for m, key in self.keys.items()}  # a vector key's model
         #: every answer's one way through, the command line's: the served models read their
         #: live indexes and batching encoders
         self.search = SearchService(self.corpus)
@@ -319,10 +320,9 @@ class Resources:
         """``text``'s query vector for each dense member of ``ranker`` (a scorer of
         :meth:`openmsd.search.SearchService.scorer`) that is a served model, from its
         batching encoder (by member name, as the ranker's members read them)."""
-        served = {key: m for m, key in self.keys.items()}
         out = {}
         for member in dense_members(ranker):
-            model = served.get(member.name)
+            model = self._models_of.get(member.name)
             if model is not None and member.name not in out:
                 vector = await self.encoder(model).encode_async([text], "query")
                 out[member.name] = np.asarray(vector, np.float32)

@@ -25,7 +25,8 @@ import orjson
 from record import write_record
 
 from openmsd.corpus import Corpus
-from openmsd.models import current_hashes, vectors_dir, write_part
+from openmsd.models import current_hashes
+from openmsd.vectors import vectors_dir, write_part
 
 KEY = "e5-small-multilingual@onnx"
 DIM, SIGNAL, TOPICS, CITES, WINDOW = 384, 32, 500, 5, 20

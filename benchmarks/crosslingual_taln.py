@@ -28,8 +28,9 @@ import numpy as np
 from record import write_record
 
 from openmsd.eval import evaluate_retrieval, text_papers
-from openmsd.models import BACKENDS, DenseEncoder
+from openmsd.models import DenseEncoder
 from openmsd.rank import DenseScorer, Papers, Scorer, is_dense, load_encoder, load_scorer
+from openmsd.vectors import BACKENDS
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "taln" / "papers.jsonl"
 

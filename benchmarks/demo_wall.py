@@ -28,7 +28,7 @@ from pathlib import Path
 from record import write_record
 
 from openmsd.corpus import Corpus
-from openmsd.models import stored_backends
+from openmsd.vectors import stored_backends
 
 MODEL = "e5-small-multilingual"
 ROOT = Path(__file__).resolve().parents[1]

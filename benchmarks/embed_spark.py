@@ -125,7 +125,8 @@ def main() -> None:
         return
     one, many = (json.loads(found[e].read_text()) for e in ENGINES)
     from openmsd.corpus import Corpus
-    from openmsd.models import load_vectors, vector_key
+    from openmsd.models import load_vectors
+    from openmsd.vectors import vector_key
 
     key = vector_key(args.model, args.backend)
     ids_a, a = load_vectors(Corpus(args.work / "single"), key)

@@ -35,7 +35,7 @@ from openmsd.corpus import Corpus
 from openmsd.index import build_index, load_index
 from openmsd.ingest import ingest
 from openmsd.io import ParquetSink, arrow_reader, write_json
-from openmsd.models import paper_input, text_hash, vector_key, vector_schema, vectors_dir
+from openmsd.models import paper_input
 from openmsd.present import atom, build_neighbourhood, digest_html, draw, save, svg
 from openmsd.rank import default_dense
 from openmsd.search import (
@@ -45,6 +45,7 @@ from openmsd.search import (
     seed_set_name,
     watch_library,
 )
+from openmsd.vectors import text_hash, vector_key, vector_schema, vectors_dir
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ingest_throughput import generate as generate_works

@@ -25,9 +25,10 @@ from openmsd.corpus import Corpus
 from openmsd.demo import SAMPLE
 from openmsd.index import build_index
 from openmsd.ingest import ingest
-from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
+from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model
 from openmsd.rank import HYBRID_GRAPH
 from openmsd.search import SearchService, relevances
+from openmsd.vectors import vector_key
 
 K = 10
 #: The paper page the demo corpus showed "Errata", "Adendo" and a book review on, ranked

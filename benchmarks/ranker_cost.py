@@ -30,8 +30,9 @@ from openmsd.corpus import Corpus
 from openmsd.experiment import train_ranker
 from openmsd.experiment.pools import MAX_QUERIES
 from openmsd.index import index_dir
-from openmsd.models import corpus_adapters, vectors_dir
+from openmsd.models import corpus_adapters
 from openmsd.rank import dense_models
+from openmsd.vectors import vectors_dir
 
 
 def remove_adapters(corpus: Corpus) -> list[str]:

@@ -67,10 +67,11 @@ import faiss
 
 from openmsd.corpus import Corpus
 from openmsd.index import VectorIndex, load_index
-from openmsd.models import load_model, vectors_dir
+from openmsd.models import load_model
 from openmsd.rank import dense_members
 from openmsd.search import corpus_scorer
 from openmsd.search import recommend as recommend_module
+from openmsd.vectors import vectors_dir
 
 sys.path.insert(0, str(Path(__file__).parent))
 from search_index import generate as generate_vectors

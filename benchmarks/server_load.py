@@ -59,11 +59,12 @@ from openmsd.corpus import Corpus
 from openmsd.index import build_index, index_kind, load_index
 from openmsd.ingest import ingest
 from openmsd.io import arrow_reader
-from openmsd.models import paper_input, text_hash, vector_key, vectors_dir, write_part
+from openmsd.models import paper_input
 from openmsd.models.embed import CHUNK as EMBED_CHUNK
 from openmsd.rank import HYBRID_GRAPH
 from openmsd.search import is_current, lists_path
 from openmsd.server import BATCH_ENV, THREADS_ENV
+from openmsd.vectors import text_hash, vector_key, vectors_dir, write_part
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ingest_spark import tree_cpu

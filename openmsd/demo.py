@@ -21,7 +21,7 @@ from rich.markup import escape
 from openmsd.corpus import Corpus
 from openmsd.index import build_index
 from openmsd.ingest import ingest, read_manuscript
-from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model, vector_key
+from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model
 from openmsd.present import (
     ranked_locations,
     recommendations_table,
@@ -32,6 +32,7 @@ from openmsd.present import (
 )
 from openmsd.rank import HYBRID, HYBRID_GRAPH, left_out_line
 from openmsd.search import CitationRequest, Result, SearchService
+from openmsd.vectors import vector_key
 
 __all__ = ["PARAGRAPH", "QUERIES", "RELATED", "SAMPLE", "run", "shorten"]
 

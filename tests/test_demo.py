@@ -20,8 +20,9 @@ from openmsd.cli import app
 from openmsd.cli.output import SafeConsole
 from openmsd.corpus import Corpus
 from openmsd.demo import PARAGRAPH, QUERIES, RELATED, run
-from openmsd.models import default_backend, vector_key
+from openmsd.models import default_backend
 from openmsd.search import rank_related
+from openmsd.vectors import vector_key
 
 runner = CliRunner()
 

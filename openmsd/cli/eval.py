@@ -30,7 +30,7 @@ def _print_problems(problems: list, limit: int = 10, more: bool = False) -> None
 
 def _stored_key(corpus: Corpus, model: str) -> str:
     """``model``, or its vector key of another backend when the corpus has only that one."""
-    from openmsd.models import stored_backends, vector_key
+    from openmsd.vectors import stored_backends, vector_key
 
     stored = stored_backends(corpus, model)
     return vector_key(model, stored[0]) if stored and "torch" not in stored else model

@@ -69,10 +69,10 @@ def embed(
         UnsupportedBackendError,
         choose_backend,
         find_adapter,
-        vector_key,
     )
     from openmsd.rank import is_builtin
     from openmsd.relations import RelationsError, split_papers
+    from openmsd.vectors import vector_key
 
     target = Corpus(corpus)
     if find_adapter(model, target) is not None:
@@ -162,7 +162,8 @@ def index_build(
     """Build the FAISS index of a model's vectors, or add the papers embedded since."""
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.index import FactoryParams, build_factory_index, build_index
-    from openmsd.models import choose_backend, vector_key
+    from openmsd.models import choose_backend
+    from openmsd.vectors import vector_key
 
     try:
         target = Corpus(corpus)

@@ -166,10 +166,11 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
     from openmsd.fetch import FetchError, OpenAlex, Polite, crawl
     from openmsd.index import build_index
     from openmsd.ingest import ingest
-    from openmsd.models import embed_corpus, find_adapter, load_model, stored_backends, vector_key
+    from openmsd.models import embed_corpus, find_adapter, load_model
     from openmsd.report import IngestError
     from openmsd.server import indexed_models
     from openmsd.train import refresh_adapters
+    from openmsd.vectors import stored_backends, vector_key
 
     try:
         previous, sidecar = _last_fetch(corpus)

@@ -19,7 +19,7 @@ hold, and the life of what is built beside the tables (vectors, indexes, the tun
     index/ranker.json           the trained rankers (``openmsd train ranker``)
     index/.related/KEY.parquet  the stored related lists of a ranker
 
-``KEY`` is a model's directory name (:func:`openmsd.models.model_slug` of its vector key):
+``KEY`` is a model's directory name (:func:`openmsd.vectors.model_slug` of its vector key):
 this module knows where keys live, not how models are named.
 
 >>> layout = Layout("corpus")

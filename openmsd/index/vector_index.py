@@ -55,7 +55,8 @@ from openmsd.index.factory_index import (
     search_factory,
 )
 from openmsd.io import ParquetSink, atomic_path, refused_errno
-from openmsd.models import current_hashes, load_vector_table, model_slug, vectors_dir
+from openmsd.models import current_hashes, load_vector_table
+from openmsd.vectors import model_slug, vectors_dir
 
 HNSW_THRESHOLD = 50_000
 """Above this many vectors ``auto`` builds HNSW: exact search costs ~8 ms a query at 50,000

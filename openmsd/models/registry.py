@@ -11,17 +11,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from openmsd.corpus import Corpus
 from openmsd.io import cache_root
-from openmsd.models.adapter import ADAPTER_FILE, AdapterEncoder, read_adapter
+from openmsd.models.adapter import AdapterEncoder, read_adapter
 from openmsd.models.backends.e5_rebuild import E5_ONCE, ensure_e5_small
 from openmsd.models.backends.onnx import OnnxEncoder, Precision
 from openmsd.models.bm25 import BM25
 from openmsd.models.encoder import DenseEncoder, SentenceTransformerEncoder, USEEncoder
+from openmsd.vectors import ADAPTER_FILE, BACKENDS, stored_backends
 
 DEFAULT_MODEL = "e5-small-multilingual"
 #: ONNX Runtime backends and the build each runs (:mod:`openmsd.models.backends.onnx`). A backend
 #: names one build for good: vectors are stored under ``MODEL@BACKEND``
-#: (:func:`openmsd.models.vectors.vector_key`), and a corpus's queries are encoded with the backend
+#: (:func:`openmsd.vectors.vector_key`), and a corpus's queries are encoded with the backend
 #: of its stored vectors, so a new default leaves the vectors of existing corpora matched.
 ONNX_BACKENDS: dict[str, Precision] = {"onnx": "qint8", "onnx-q4": "q4", "onnx-sq8": "sq8",
                                        "onnx-fp32": "fp32"}
@@ -30,7 +32,8 @@ ONNX_BACKENDS: dict[str, Precision] = {"onnx": "qint8", "onnx-q4": "q4", "onnx-s
 #: one the same path runs in float32 on the CPU, so a corpus embedded on a GPU is still queried
 #: with its own build.
 GPU_BACKEND = "cuda-fp16"
-BACKENDS = ("torch", *ONNX_BACKENDS, GPU_BACKEND)
+if ("torch", *ONNX_BACKENDS, GPU_BACKEND) != BACKENDS:  # the names a vector key can carry
+    raise ImportError("openmsd.vectors.BACKENDS does not name the registry's backends")
 #: The ONNX backend of a model with an ONNX path that names none (:attr:`ModelEntry.onnx_backend`).
 DEFAULT_ONNX_BACKEND = "onnx"
 
@@ -247,3 +250,13 @@ def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncode
                                     f"{', '.join(MODELS)}") from error
     raise UnknownModelError(f"unknown model {name!r}: expected one of {', '.join(MODELS)}, a "
                             "SentenceTransformer directory, or a Hugging Face model name")
+
+
+def choose_backend(corpus: Corpus, model: str, backend: str | None = None,
+                   what: str = "vectors") -> str:
+    """``backend`` when given; else the backend of the vectors (or index) ``corpus`` already
+    has for ``model`` (the newest), else the model's default backend."""
+    if backend is not None:
+        return backend
+    stored = stored_backends(corpus, model, what)
+    return stored[0] if stored else default_backend(model)

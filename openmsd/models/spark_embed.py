@@ -30,7 +30,7 @@ import pyarrow as pa
 from openmsd.io import ParquetSink
 from openmsd.models.embed import embed_text
 from openmsd.models.registry import default_backend
-from openmsd.models.vectors import model_slug, text_hash, vector_key, vector_schema
+from openmsd.vectors import model_slug, text_hash, vector_key, vector_schema
 
 __all__ = ["ROWS_PER_PARTITION", "SparkEmbedResult", "embed_on_spark", "worker_encoder"]
 

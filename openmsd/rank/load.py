@@ -40,7 +40,7 @@ import pyarrow as pa
 
 from openmsd.artifact import ArtifactError
 from openmsd.corpus import UND, Corpus, corpus_languages
-from openmsd.models import ADAPTER_FILE, Adapter, model_slug
+from openmsd.models import Adapter
 from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer
 from openmsd.rank.calibration import Calibration
 from openmsd.rank.dense import DenseScorer
@@ -53,6 +53,7 @@ from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
 from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError, parse
 from openmsd.rank.tuned_file import read_tuned, write_tuned
+from openmsd.vectors import ADAPTER_FILE, model_slug
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
 FUSIONS = (HYBRID, HYBRID_GRAPH)
@@ -247,7 +248,8 @@ def adapters_of(corpus: Corpus | None) -> list[Adapter]:
     adapter``), the most recently trained first. An adapter that cannot be read, or one a
     killed swap left beside its place (``.NAME.old`` without ``NAME``), is an
     :class:`~openmsd.models.AdapterError` naming it: never passed over in silence."""
-    from openmsd.models import AdapterError, corpus_adapters, model_slug, read_adapter
+    from openmsd.models import AdapterError, corpus_adapters, read_adapter
+    from openmsd.vectors import model_slug
 
     if corpus is None or not corpus_adapters(corpus).is_dir():
         return []

@@ -15,17 +15,10 @@ The CLI, the server, the watch and the evaluation call these; nothing else picks
 from __future__ import annotations
 
 from openmsd.corpus import Corpus
-from openmsd.models import (
-    DenseEncoder,
-    UnknownModelError,
-    choose_backend,
-    find_adapter,
-    load_model,
-    stored_backends,
-    vector_key,
-)
+from openmsd.models import DenseEncoder, UnknownModelError, choose_backend, find_adapter, load_model
 from openmsd.rank.load import HYBRID, HYBRID_GRAPH, default_dense, is_builtin, is_dense
 from openmsd.rank.spec import RankerSpec
+from openmsd.vectors import stored_backends, vector_key
 
 __all__ = ["DEFAULT_RANKERS", "RankerChoiceError", "UnknownModelError", "dense_key",
            "index_backend", "manuscript_model", "question_ranker", "served_backend"]

@@ -8,7 +8,7 @@ The grammar (``[...]``: optional, ``{...}``: repeated)::
     model    := a name (registered, a directory, a Hugging Face name, a scorer such as
                 bm25 or hybrid), with an enrichment "+" variant (e5-small-multilingual+llm64)
     backend  := torch | onnx | onnx-q4 | onnx-sq8 | onnx-fp32 | cuda-fp16
-                (openmsd.models.BACKENDS)
+                (openmsd.vectors.BACKENDS)
     language := same | cross | a language code (en, pt, ...)
     modifier := prf | links
 
@@ -16,7 +16,7 @@ The grammar (``[...]``: optional, ``{...}``: repeated)::
 * ``MODEL+llm64`` (``author``, ``topn`` or ``llm`` and a length): ``MODEL`` over texts enriched
   with summaries (:func:`openmsd.corpus.parse_enriched`): one member, not a fusion;
 * ``NAME:onnx``: the vectors ``onnx`` made; stored as ``vectors/NAME@onnx``
-  (:func:`openmsd.models.vector_key`: the on-disk name, :attr:`RankerSpec.vector_key`). A tail is
+  (:func:`openmsd.vectors.vector_key`: the on-disk name, :attr:`RankerSpec.vector_key`). A tail is
   a backend only when it is one, so ``two-stage:MODEL`` and paths keep their colon;
 * ``NAME@LANG``: heard only for pairs in ``LANG`` (``same``: one language, ``cross``: two);
 * ``NAME~prf``, ``NAME~links``: pseudo-relevance feedback, scores carried over the citation
@@ -32,7 +32,7 @@ import re
 import sys
 from dataclasses import dataclass, replace
 
-from openmsd.models import BACKENDS, vector_key
+from openmsd.vectors import BACKENDS, vector_key
 
 __all__ = ["LANGUAGES", "MODIFIERS", "RankerSpec", "RankerSpecError", "UnknownScorerError",
            "parse"]
@@ -95,7 +95,7 @@ class RankerSpec:
     @property
     def vector_key(self) -> str:
         """The on-disk name of this member's vectors and index (``NAME@onnx``; without a
-        backend, the model's own name: :func:`openmsd.models.vector_key`).
+        backend, the model's own name: :func:`openmsd.vectors.vector_key`).
 
         >>> parse("e5-small-multilingual+llm64:onnx@same").vector_key
         'e5-small-multilingual+llm64@onnx'

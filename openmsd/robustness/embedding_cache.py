@@ -24,7 +24,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from openmsd.io import ParquetSink
-from openmsd.models import DenseEncoder, Kind, text_hash
+from openmsd.models import DenseEncoder, Kind
+from openmsd.vectors import text_hash
 
 CHUNK = 1024  # texts per part file
 

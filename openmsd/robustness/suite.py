@@ -22,17 +22,12 @@ import numpy as np
 import pandas as pd
 
 from openmsd.eval import hit_rate
-from openmsd.models import (
-    DenseEncoder,
-    UnsupportedBackendError,
-    load_model,
-    model_slug,
-    paper_input,
-)
+from openmsd.models import DenseEncoder, UnsupportedBackendError, load_model, paper_input
 from openmsd.robustness import experiments as ex
 from openmsd.robustness.embedding_cache import EmbeddingCache
 from openmsd.robustness.neighbours import CATEGORIES, NEIGHBOURS, neighbour_table
 from openmsd.robustness.papers import load_papers, sample
+from openmsd.vectors import model_slug
 
 
 class RobustnessError(ValueError):

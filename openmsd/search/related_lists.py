@@ -36,7 +36,6 @@ import pyarrow.parquet as pq
 from openmsd import __version__
 from openmsd.corpus import Corpus
 from openmsd.io import ParquetSink, numbers
-from openmsd.models import model_slug
 from openmsd.rank import (
     Fusion,
     Queries,
@@ -49,6 +48,7 @@ from openmsd.rank import (
     tuned,
 )
 from openmsd.search.resources import SearchResources, resources_of
+from openmsd.vectors import model_slug
 
 __all__ = ["DEPTH", "RelatedLists", "compute_related_lists", "is_current", "kept_lists",
            "lists_key", "lists_path", "stored_related"]

@@ -33,7 +33,6 @@ import pyarrow.parquet as pq
 
 from openmsd.corpus import MANIFEST, Corpus, CorpusError
 from openmsd.index import index_dir
-from openmsd.models import vectors_dir
 from openmsd.rank import (
     DenseScorer,
     Papers,
@@ -43,6 +42,7 @@ from openmsd.rank import (
     load_scorer,
     ranker_path,
 )
+from openmsd.vectors import vectors_dir
 
 __all__ = ["FileStamp", "SearchResources", "resources_of"]
 

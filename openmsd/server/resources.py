@@ -33,14 +33,7 @@ import numpy as np
 from openmsd.artifact import ArtifactError
 from openmsd.corpus import MANIFEST, Corpus, CorpusError, corpus_stats
 from openmsd.index import VectorIndex, index_dir, load_index
-from openmsd.models import (
-    DenseEncoder,
-    Kind,
-    find_adapter,
-    load_model,
-    stored_backends,
-    vector_key,
-)
+from openmsd.models import DenseEncoder, Kind, find_adapter, load_model
 from openmsd.rank import (
     DEFAULT_RANKERS,
     HYBRID,
@@ -61,6 +54,7 @@ from openmsd.search import (
     read_graph,
     read_records,
 )
+from openmsd.vectors import stored_backends, vector_key
 
 log = logging.getLogger("openmsd.server")
 MAX_BATCH = 64

@@ -12,11 +12,12 @@ import pytest
 
 from openmsd.corpus import Corpus, Layout, corpus_lock, summaries_dir
 from openmsd.index import index_dir
-from openmsd.models import corpus_adapters, model_slug, vector_key, vectors_dir
+from openmsd.models import corpus_adapters
 from openmsd.rank import ranker_path
 from openmsd.relations import relations_dir
 from openmsd.report import IngestError
 from openmsd.search import lists_path
+from openmsd.vectors import model_slug, vector_key, vectors_dir
 
 
 def test_every_package_finds_the_files_where_the_layout_puts_them(tmp_path):

@@ -17,16 +17,10 @@ from openmsd.cli import app
 from openmsd.corpus import Corpus
 from openmsd.eval import TASKS, SDSMError, evaluate_sdsm, load_pool, markdown, write_report
 from openmsd.io import ParquetSink
-from openmsd.models import (
-    embed_corpus,
-    load_model,
-    paper_input,
-    text_hash,
-    vector_schema,
-    vectors_dir,
-)
+from openmsd.models import embed_corpus, load_model, paper_input
 from openmsd.rank import UnknownScorerError
 from openmsd.relations import connect, derive
+from openmsd.vectors import text_hash, vector_schema, vectors_dir
 from tests.conftest import SMALL
 
 MODEL = "muse-v3"

@@ -32,8 +32,9 @@ from openmsd.index.factory_index import (
 )
 from openmsd.index.vector_index import FACTORY_KEY
 from openmsd.ingest import ingest
-from openmsd.models import current_hashes, vector_schema, vectors_dir
+from openmsd.models import current_hashes
 from openmsd.search import related_papers
+from openmsd.vectors import vector_schema, vectors_dir
 
 MODEL = "muse-v3"
 N, DIM = 1200, 32

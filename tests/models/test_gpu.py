@@ -37,14 +37,9 @@ def test_bucketed_encoder_gives_the_sentence_transformer_vectors(tiny_model):
 
 def test_the_gpu_backend_loads_the_bucketed_encoder_and_keeps_its_own_vectors(tiny_model):
     pytest.importorskip("sentence_transformers")
-    from openmsd.models import (
-        GPU_BACKEND,
-        UnsupportedBackendError,
-        load_model,
-        split_vector_key,
-        vector_key,
-    )
+    from openmsd.models import GPU_BACKEND, UnsupportedBackendError, load_model
     from openmsd.models.encoder import SentenceTransformerEncoder
+    from openmsd.vectors import split_vector_key, vector_key
 
     encoder = load_model(str(tiny_model), GPU_BACKEND)
     assert isinstance(encoder, BucketedTorchEncoder)

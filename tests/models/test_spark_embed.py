@@ -11,7 +11,8 @@ import pytest
 
 from openmsd.corpus import Corpus
 from openmsd.ingest import ingest
-from openmsd.models import embed_corpus, embed_on_spark, load_model, load_vectors, vector_key
+from openmsd.models import embed_corpus, embed_on_spark, load_model, load_vectors
+from openmsd.vectors import vector_key
 
 pytest.importorskip("onnxruntime")
 

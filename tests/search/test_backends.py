@@ -12,14 +12,9 @@ from typer.testing import CliRunner
 from openmsd.cli import SAMPLE, app
 from openmsd.corpus import Corpus
 from openmsd.ingest import ingest
-from openmsd.models import (
-    choose_backend,
-    default_backend,
-    load_model,
-    stored_backends,
-    vector_key,
-)
+from openmsd.models import choose_backend, default_backend, load_model
 from openmsd.rank import load_encoder
+from openmsd.vectors import stored_backends, vector_key
 
 runner = CliRunner()
 MODEL = "minilm-en"  # small, and it has both backends

@@ -15,7 +15,6 @@ from openmsd.cli import SAMPLE, app
 from openmsd.corpus import Corpus
 from openmsd.index import build_index, load_index
 from openmsd.ingest import ingest
-from openmsd.models import vectors_dir
 from openmsd.rank import ranker_path
 from openmsd.search import (
     CitationRequest,
@@ -28,6 +27,7 @@ from openmsd.search import (
     rank_related,
     resources_of,
 )
+from openmsd.vectors import vectors_dir
 
 MODEL = "muse-v3"
 ARTICLE = "10.1590/0101-3173.2022.v45n1.p139"

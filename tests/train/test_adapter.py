@@ -33,12 +33,11 @@ from openmsd.models import (
     load_vectors,
     paper_input,
     read_adapter,
-    vectors_dir,
-    write_part,
 )
 from openmsd.rank import corpus_papers, fusion_spec, load_scorer
 from openmsd.relations import RelationsConfig, SplitConfig, connect, derive
 from openmsd.train import AdapterConfig, AdapterDataError, adapter_name, train_adapter
+from openmsd.vectors import vectors_dir, write_part
 
 BASE = "minilm-en@onnx"
 ADAPTER = "adapter-minilm-en"
@@ -189,7 +188,8 @@ def test_the_english_model_joins_hybrid_whichever_backend_embedded_it(corpus):
 def test_a_free_text_is_encoded_by_the_bases_then_mapped(corpus, tiny_model):
     """An adapter over a SentenceTransformer directory: the same vector for a paper's text
     encoded now as the stored one, and ``search`` works with the adapter."""
-    from openmsd.models import embed_corpus, model_slug
+    from openmsd.models import embed_corpus
+    from openmsd.vectors import model_slug
 
     base = str(tiny_model)
     embed_corpus(corpus, load_model(base), base)

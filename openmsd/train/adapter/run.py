@@ -37,11 +37,7 @@ from openmsd.models import (
     corpus_adapters,
     load_vector_table,
     map_corpus,
-    model_slug,
     read_adapter,
-    split_vector_key,
-    stored_backends,
-    vector_key,
     write_adapter,
 )
 from openmsd.relations import RelationsError, parse, read_manifest
@@ -56,6 +52,7 @@ from openmsd.train.adapter.examples import (
 from openmsd.train.adapter.fit import FitSettings, fit
 from openmsd.train.adapter.head import HEADS
 from openmsd.train.adapter.selection import Candidate, Evaluator, Judged, cross_validate
+from openmsd.vectors import model_slug, split_vector_key, stored_backends, vector_key
 
 __all__ = ["AdapterConfig", "adapter_name", "train_adapter"]
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus import Corpus
-from openmsd.models import DEFAULT_MODEL, choose_backend, fundamental, load_model, vector_key
+from openmsd.models import DEFAULT_MODEL, choose_backend, fundamental, load_model
 from openmsd.rank import (
     CitrecData,
     CitrecDataError,
@@ -45,6 +45,7 @@ from openmsd.rank import (
 from openmsd.rank import load_citrec as load
 from openmsd.train.adapter.folds import fold_of
 from openmsd.train.adapter.head import LinearHead
+from openmsd.vectors import vector_key
 
 __all__ = ["PrefetchConfig", "PrefetchTask", "fit_head", "out_of_fold", "prefetch_task",
            "select_head", "train_prefetch_head"]

@@ -2,18 +2,16 @@
 
 ``CORPUS/vectors/<key>/part-NNNNN.parquet`` (``paper_id``, ``text_hash``, ``vector``: a
 fixed-size list of float32), one part per chunk of papers, each written atomically; ``<key>``
-is the model's :func:`vector_key` (model and backend) made a directory name by
-:func:`model_slug`. A vector is current while its ``text_hash`` is that of the paper's text
-now (:func:`text_hash`); :func:`read_current` reads the current vector of each paper, the
-newest part winning. What is embedded, and which texts are current, is
+is the model's :func:`~openmsd.vectors.vector_key` (model and backend) made a directory name by
+:func:`~openmsd.vectors.model_slug`. A vector is current while its ``text_hash`` is that of the
+paper's text now (:func:`text_hash`); :func:`read_current` reads the current vector of each
+paper, the newest part winning. What is embedded, and which texts are current, is
 :mod:`openmsd.models.embed`'s.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,62 +22,10 @@ import pyarrow.parquet as pq
 
 from openmsd.corpus import PARTS, Corpus
 from openmsd.io import ParquetSink, numbers, parquet_list
-from openmsd.models.adapter import ADAPTER_FILE
-from openmsd.models.registry import BACKENDS, default_backend
+from openmsd.vectors.keys import BACKENDS, model_slug, split_vector_key, vector_key
 
-__all__ = ["choose_backend", "known", "model_name", "model_slug", "read_current",
-           "split_vector_key", "stored_backends", "text_hash", "vector_key", "vector_schema",
-           "vectors_dir", "write_part"]
-
-
-def model_slug(name: str) -> str:
-    """A directory name for a model: its registry name, an adapter directory's name (the
-    ``name`` in its ``adapter.json``: the same vectors however the directory is written), or a
-    readable hash of a path or hub name."""
-    if "/" in name or "\\" in name:
-        adapter = Path(name) / ADAPTER_FILE
-        if adapter.is_file():
-            try:
-                named = json.loads(adapter.read_text(encoding="utf-8")).get("name")
-            except (ValueError, OSError, AttributeError):
-                named = None
-            if isinstance(named, str) and re.fullmatch(r"[A-Za-z0-9._-]+", named):
-                return named
-    if re.fullmatch(r"[A-Za-z0-9._+@-]+", name):  # '+': enriched, MODEL+llm64; '@': backend
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
-    tail = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(name).name or name).strip("-")
-    return f"{tail}-{digest}"
-
-
-def vector_key(model: str, backend: str = "torch") -> str:
-    """The name a model's vectors and index are stored under for a backend.
-
-    >>> vector_key("e5-small-multilingual"), vector_key("e5-small-multilingual", "onnx")
-    ('e5-small-multilingual', 'e5-small-multilingual@onnx')
-    """
-    return model if backend == "torch" else f"{model}@{backend}"
-
-
-def split_vector_key(key: str) -> tuple[str, str | None]:
-    """``(model, backend)`` of a :func:`vector_key` (``MODEL@onnx``, or ``MODEL:onnx`` as a
-    ranker name writes it); the backend is None where the key names none.
-
-    >>> split_vector_key("minilm-en@onnx"), split_vector_key("minilm-en:torch")
-    (('minilm-en', 'onnx'), ('minilm-en', 'torch'))
-    >>> split_vector_key("e5-small-multilingual+llm64")
-    ('e5-small-multilingual+llm64', None)
-    """
-    for mark in ("@", ":"):
-        model, sep, backend = key.rpartition(mark)
-        if sep and model and backend in BACKENDS:
-            return model, backend
-    return key, None
-
-
-def model_name(key: str) -> str:
-    """The model of a :func:`vector_key` (the key without its backend)."""
-    return split_vector_key(key)[0]
+__all__ = ["known", "missing_vectors", "read_current", "stored_backends", "text_hash",
+           "vector_schema", "vectors_dir", "write_part"]
 
 
 def stored_backends(corpus: Corpus, model: str, what: str = "vectors") -> list[str]:
@@ -95,16 +41,6 @@ def stored_backends(corpus: Corpus, model: str, what: str = "vectors") -> list[s
         if files:
             found.append((max(f.stat().st_mtime_ns for f in files), backend))
     return [backend for _, backend in sorted(found, reverse=True)]
-
-
-def choose_backend(corpus: Corpus, model: str, backend: str | None = None,
-                   what: str = "vectors") -> str:
-    """``backend`` when given; else the backend of the vectors (or index) ``corpus`` already
-    has for ``model`` (the newest), else the model's default backend."""
-    if backend is not None:
-        return backend
-    stored = stored_backends(corpus, model, what)
-    return stored[0] if stored else default_backend(model)
 
 
 def text_hash(text: str) -> str:
@@ -199,4 +135,3 @@ def missing_vectors(corpus: Corpus, key: str) -> str:
         message += (f" (or rank with the vectors it has: {model}:{other[0]}, from the "
                     f"{', '.join(other)} backend)")
     return message
-

@@ -40,8 +40,7 @@ from openmsd.corpus import Corpus
 from openmsd.eval import PREFETCH, Queries, location_ranks, metric_values, score_rows, summarise
 from openmsd.io import write_json
 from openmsd.models import DEFAULT_MODEL
-from openmsd.rank import PREFETCH_DEPTH
-from openmsd.search import RankWeights
+from openmsd.rank import PREFETCH_DEPTH, RankWeights
 from openmsd.train import candidate_mask, load, split_locations, two_stage
 
 TODAY = "dense, own sentence first"

@@ -58,13 +58,13 @@ def recommend(
         RankerChoiceError,
         UnknownModelError,
         UnknownScorerError,
+        language_warning,
         manuscript_model,
     )
     from openmsd.search import (
         MAX_LOCATIONS,
         CitationRequest,
         SearchService,
-        language_warning,
         papers_by_id,
     )
 

@@ -21,6 +21,9 @@ from openmsd.rank.spec import parse
 if TYPE_CHECKING:
     from openmsd.index import VectorIndex
 
+QueryEncoder = DenseEncoder
+"""What a dense scorer encodes free-text queries with (a model's :class:`~openmsd.models.
+DenseEncoder`): the type the layers above ranking hand an encoder on as."""
 
 #: From this many papers, ``top_k`` searches the corpus's FAISS index for the model (when it
 #: has one) instead of a dot product with every vector (~15 ms a query at 100,000 512-d

@@ -26,9 +26,7 @@ if TYPE_CHECKING:
         MAX_LOCATIONS,
         CitationRequest,
         Location,
-        RankWeights,
         Recommendation,
-        language_warning,
         recommend_citations,
     )
     from openmsd.search.related import (
@@ -72,7 +70,6 @@ __all__ = [
     "LibraryResult",
     "Location",
     "PaperNotFoundError",
-    "RankWeights",
     "Ranking",
     "Recommendation",
     "Result",
@@ -87,7 +84,6 @@ __all__ = [
     "find_paper",
     "is_current",
     "language_problem",
-    "language_warning",
     "library_seeds",
     "lists_path",
     "load_citation_graph",

@@ -42,10 +42,9 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -53,44 +52,26 @@ from openmsd.corpus import Corpus, identify
 from openmsd.identifiers import normalize_title
 from openmsd.index import VectorIndex, load_index
 from openmsd.ingest import MARKER, citation_markers, paragraphs_of, without_markers
-from openmsd.models import (
-    DenseEncoder,
-    RerankFusion,
-    alike_groups,
-    finished_content,
-    fundamental,
-    pick,
-    split_sentences,
-)
 from openmsd.rank import (
-    CONTEXT_SIGNALS,
-    GRAPH_FEATURES,
-    HYBRID,
     NON_PAPER_SLACK,
-    PREFETCH_DEPTH,
-    SENTENCE_SIGNALS,
-    Filters,
-    PrefetchHead,
-    Queries,
-    RankWeights,
-    Scorer,
-    dense_hits,
-    dense_members,
-    fused_ranker,
-    graph_rows,
-    index_cosines,
-    learned_rerank,
-    mixed_vectors,
+    CorpusSignals,
+    Driver,
+    LocationRanking,
+    QueryEncoder,
+    cited_count,
+    cocitations,
+    cocited_set,
+    language_warning,
+    location_context,
+    location_drivers,
+    location_hits,
+    location_ranking,
+    locations,
+    macro_context,
+    manuscript_sentences,
+    paper_vectors,
     papers_first,
-    prefetch_ids,
-    rank_weights,
-    read_prefetch_head,
-    score_pools,
-    two_stage_hits,
-    two_stage_weight,
 )
-from openmsd.rank import fused_hits as rank_fused_hits
-from openmsd.rank import rerank_hits as rank_rerank_hits
 from openmsd.search.citation_graph import load_citation_graph
 from openmsd.search.paper_records import load_paper_records
 from openmsd.search.ranking import allowed
@@ -107,99 +88,22 @@ __all__ = [
     "MARKER",
     "MAX_LOCATIONS",
     "CitationRequest",
-    "Driver",
     "Location",
-    "RankWeights",
     "Recommendation",
     "citation_locations",
     "citation_markers",
-    "cited_count",
-    "fused_hits",
+    "corpus_signals",
     "language_warning",
-    "locations",
     "manuscript_papers",
     "recommend_citations",
-    "rerank_hits",
-    "split_sentences",
 ]
 
 MAX_LOCATIONS = 50
 """Locations embedded and searched at once; by default :func:`recommend` answers only the
 first this many (the HTTP API's bound), ``max_locations=None`` all of them in such batches."""
-MAX_PARAGRAPH_CONTEXT = 10
-"""A marker-less paragraph's context: at most its first this many sentences."""
-MAX_PARAGRAPH_CHARS = 10_000
-"""A paragraph longer than this is split into sentences this many characters at a time."""
-DRIVERS = 2
-"""Context sentences named per result."""
 log = logging.getLogger("openmsd.recommend")
-T = TypeVar("T")
 TITLE_MAX = 300
 """A first paragraph this short, without a marker, is taken as the manuscript's title."""
-
-
-XLMR_LANGUAGES = frozenset([
-    "af", "am", "ar", "as", "az", "be", "bg", "bn", "br", "bs", "ca", "cs", "cy", "da", "de",
-    "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "fy", "ga", "gd", "gl", "gu", "ha",
-    "he", "hi", "hr", "hu", "hy", "id", "is", "it", "ja", "jv", "ka", "kk", "km", "kn", "ko",
-    "ku", "ky", "la", "lo", "lt", "lv", "mg", "mk", "ml", "mn", "mr", "ms", "my", "ne", "nl",
-    "no", "om", "or", "pa", "pl", "ps", "pt", "ro", "ru", "sa", "sd", "si", "sk", "sl", "so",
-    "sq", "sr", "su", "sv", "sw", "ta", "te", "th", "tl", "tr", "ug", "uk", "ur", "uz", "vi",
-    "xh", "yi", "zh"])
-"""The languages of XLM-R's pre-training data, which multilingual e5 inherits."""
-MODEL_LANGUAGES = {
-    "e5-small-multilingual": XLMR_LANGUAGES,
-    "muse-v3": frozenset(["ar", "de", "en", "es", "fr", "it", "ja", "ko", "nl", "pl", "pt", "ru",
-                          "th", "tr", "zh"]),
-    "minilm-en": frozenset({"en"}),
-}
-"""The languages each bundled model was trained on (a trained model: its base's)."""
-
-
-def language_warning(language: str | None, encoder: DenseEncoder) -> str | None:
-    """A warning when the manuscript's ``language`` (ISO 639-1) is none that ``encoder``'s
-    model covers (:data:`MODEL_LANGUAGES`; a model not listed there: no warning).
-
-    >>> from types import SimpleNamespace
-    >>> language_warning("el", SimpleNamespace(name="minilm-en"))[:40]
-    "the manuscript's language (el) is not on"
-    """
-    from openmsd.rank import RankerSpec
-
-    settings = getattr(encoder, "settings", None)
-    name = getattr(settings, "base", None) or getattr(encoder, "name", "")
-    name = RankerSpec.parse(name).stored_model if name else name
-    covered = MODEL_LANGUAGES.get(name)
-    if covered is None or not language or language in covered:
-        return None
-    return (f"the manuscript's language ({language}) is not one that {name} was trained on "
-            f"({', '.join(sorted(covered)) if len(covered) < 20 else f'{len(covered)} languages'}"
-            "): its recommendations may be poor; choose a model that covers it (--model)")
-
-
-_RANGE = re.compile(r"(\d+)\s*[–-]\s*(\d+)")
-
-
-def cited_count(sentence: str) -> int:
-    """How many works the markers of a sentence cite: ``[3, 5-7]`` 4, ``{{cite:a,b}}`` 2,
-    ``(Smith 2020; Doe 2019)`` 2, two markers at least 2.
-
-    >>> cited_count("As in [3, 5-7] and (Doe, 2019).")
-    5
-    """
-    total = 0
-    for marker, _ in citation_markers(sentence):
-        if marker.startswith("["):
-            ranges = _RANGE.findall(marker)
-            singles = re.findall(r"\d+", _RANGE.sub(" ", marker))
-            n = len(singles) + sum(max(1, int(b) - int(a) + 1) for a, b in ranges
-                                   if int(b) - int(a) < 50)
-            total += max(1, n or marker.count("@"))
-        elif marker.startswith("{{") or marker.startswith("\\"):
-            total += max(1, marker.count(",") + 1)
-        else:
-            total += max(1, marker.count(";") + 1)
-    return total
 
 
 def _title_index(corpus: Corpus) -> dict[str, list[str]]:
@@ -235,206 +139,13 @@ def manuscript_papers(corpus: Corpus, ids: Sequence[str] = (), title: str | None
     return found
 
 
-def locations(sentences: list[str], at: str | None = None,
-              paragraph_starts: list[int] | None = None) -> list[int]:
-    """Indexes of the sentences to recommend for: those with a citation marker, or the first
-    sentence of every paragraph (``paragraph_starts``; default: every sentence) when none has
-    one; only those containing ``at`` when it is given."""
-    if at is not None:
-        return [i for i, s in enumerate(sentences) if at in s]
-    marked = [i for i, s in enumerate(sentences) if citation_markers(s)]
-    if marked:
-        return marked
-    return list(paragraph_starts) if paragraph_starts is not None else list(range(len(sentences)))
-
-
-def _pieces(paragraph: str, size: int) -> Iterator[str]:
-    """``paragraph`` in pieces of at most ``size`` characters, each cut after the last
-    sentence end (``. ``, ``? ``, ``! ``) in its second half, else at its last space: pySBD's
-    time grows faster than a paragraph's length, so a very long one is split piece by piece.
-    A paragraph of at most ``size`` characters is one piece.
-
-    >>> list(_pieces("Alpha beta gamma. Delta epsilon. Zeta.", 24))
-    ['Alpha beta gamma.', 'Delta epsilon. Zeta.']
-    """
-    while len(paragraph) > size:
-        window = paragraph[:size + 1]
-        cut = max(window.rfind(". "), window.rfind("? "), window.rfind("! "))
-        cut = cut + 1 if cut >= size // 2 else window.rfind(" ")
-        cut = cut if cut > 0 else size
-        yield paragraph[:cut].strip()
-        paragraph = paragraph[cut:].lstrip()
-    if paragraph:
-        yield paragraph
-
-
-def _paragraph_sentences(paragraphs: list[str], language: str | None
-                         ) -> tuple[list[str], list[int]]:
-    """All sentences of the paragraphs and the index of each paragraph's first sentence (a
-    paragraph over :data:`MAX_PARAGRAPH_CHARS` split in pieces of that size, :func:`_pieces`)."""
-    sentences: list[str] = []
-    starts = []
-    for paragraph in paragraphs:
-        found = [s for piece in _pieces(paragraph, MAX_PARAGRAPH_CHARS)
-                 for s in split_sentences(piece, language)]
-        if found:
-            starts.append(len(sentences))
-            sentences.extend(found)
-    return sentences, starts
-
-
-def _context(sentences: list[str], i: int, marked: bool, starts: list[int]) -> list[str]:
-    if marked:
-        return fundamental(sentences, i)
-    end = next((s for s in starts if s > i), len(sentences))
-    return sentences[i:min(end, i + MAX_PARAGRAPH_CONTEXT)]
-
-
-def _drivers(sentence_vectors: dict[str, np.ndarray], paper_vectors: dict[str, np.ndarray],
-             context: list[str], own: str, found: list[tuple[str, float]],
-             weights: RankWeights) -> dict[str, list[Driver]]:
-    """Per result paper: the sentences of this location's ``context`` most similar to it,
-    best first by similarity × weight (``own``, the location's sentence: ``weights.sentence``,
-    its neighbours: ``weights.context``, scaled so the larger weight is 1)."""
-    mine = [(s, c) for s in context if (c := without_markers(s)) in sentence_vectors]
-    if not mine or not found:
-        return {}
-    top = max(weights.sentence, weights.context) or 1.0
-    factor = np.array([(weights.sentence if s == own else weights.context) / top
-                       for s, _ in mine], np.float32)
-    matrix = np.stack([sentence_vectors[c] for _, c in mine])
-    drivers = {}
-    for paper_id, _ in found:
-        vector = paper_vectors.get(paper_id)
-        if vector is None:
-            continue
-        scores = matrix @ vector
-        order = np.argsort(-(scores * factor), kind="stable")[:DRIVERS]
-        drivers[paper_id] = [Driver(mine[j][0], round(float(scores[j]), 4), mine[j][0] == own)
-                             for j in order]
-    return drivers
-
-
-def _paper_vectors(index: VectorIndex, papers: list[str]) -> dict[str, np.ndarray]:
-    """The index's vectors of ``papers`` (those it can give back)."""
-    out = {}
-    for paper_id in papers:
-        try:
-            out[paper_id] = index.vector(index.row(paper_id))
-        except (ValueError, RuntimeError) as error:  # no row, or an index without its vectors
-            log.warning("recommend: driver sentences left out: the index cannot give back the "
-                        "vectors of the papers found (%s: %s)", type(error).__name__, error)
-            return {}
-    return out
-
-
-def _ranked_by(corpus: Corpus, ranker: str, rank: Callable[[Scorer], T]) -> T:
-    """``rank(scorer)`` with ``ranker`` over ``corpus``; with ``bm25@same`` where its dense
-    member cannot encode queries here (logged)."""
-    resources = resources_of(corpus)
-    try:
-        return rank(resources.scorer(ranker))
-    except (ValueError, FileNotFoundError) as error:  # its dense member cannot encode
-        log.warning("recommend: bm25@same alone: %s cannot rank here (%s)", ranker, error)
-        return rank(resources.scorer("bm25@same"))
-
-
-def _filters(corpus: Corpus, languages: list[str] | None,
-             years: tuple[int | None, int | None] | None) -> Filters:
-    """The rows of a scorer's papers in ``languages`` and the year range."""
-    return lambda papers: allowed(corpus, papers, languages, years)
-
-
-def _prefetch(corpus: Corpus, texts: list[str], depth: int, languages: list[str] | None,
-              years: tuple[int | None, int | None] | None, head: PrefetchHead | None = None
-              ) -> list[list[str]]:
-    """The fused ranker's (:data:`openmsd.rank.HYBRID`; ``bm25@same`` when its dense member
-    cannot encode queries here, logged) top ``depth`` paper ids for each text, best first
-    (:func:`openmsd.rank.prefetch_ids`; ``head``: the corpus's learned query head)."""
-    filters = _filters(corpus, languages, years)
-    return _ranked_by(corpus, HYBRID, lambda scorer: prefetch_ids(scorer, texts, depth, filters,
-                                                                  head))
-
-
-def fused_hits(corpus: Corpus, own: list[str], texts: list[str], ranker: str,
-               weights: RankWeights, k: int, languages: list[str] | None = None,
-               years: tuple[int | None, int | None] | None = None,
-               depth: int = PREFETCH_DEPTH, head: PrefetchHead | None = None
-               ) -> list[list[tuple[str, float]]]:
-    """``recommend``'s ranking without a trained citation model: :func:`openmsd.rank.fused_hits`
-    with the corpus's fused ``ranker`` (its own sentence first, then its fundamental context;
-    ``head``: the corpus's learned query head); the best ``k`` as (paper id, score)."""
-    filters = _filters(corpus, languages, years)
-    return _ranked_by(corpus, ranker, lambda scorer: rank_fused_hits(
-        scorer, own, texts, weights, k, filters, depth, head))
-
-
-def _pool_scores(scorer: Scorer, queries: Queries, prefetched: list[list[str]]
-                 ) -> list[np.ndarray]:
-    """Each location's query (row ``i`` of ``queries``: its own sentence, or its fundamental
-    context) scored by ``scorer`` against its prefetched papers (``prefetched[i]``): the same
-    values as one ``score`` call per query, with fewer encoder calls. A dense member encodes
-    the queries of one token count together (:func:`openmsd.models.alike_groups`: no padding,
-    so each vector is the one the query alone gets, bit for bit on one thread), then every
-    pool is scored from those vectors (:func:`openmsd.rank.score_pools`: BM25 analyses every
-    query in one call)."""
-    for dense in dense_members(scorer):
-        if dense.name in queries.vectors or not len(queries):
-            continue
-        vectors = np.zeros((len(queries), dense.vectors.shape[1]), np.float32)
-        for group in alike_groups(dense.encoder(), queries.texts, "query"):
-            vectors[group] = dense.query_vectors(queries.subset(group))
-        queries.vectors[dense.name] = vectors
-    return score_pools(scorer, queries, [np.array([scorer.papers.position[p] for p in ids],
-                                                  np.int64) for ids in prefetched])
-
-
-def rerank_hits(corpus: Corpus, texts: list[str], own: list[str], profiles: np.ndarray,
-                index: VectorIndex, fusion: RerankFusion, k: int,
-                languages: list[str] | None = None,
-                years: tuple[int | None, int | None] | None = None,
-                depth: int = PREFETCH_DEPTH, exclude: Collection[str] = (),
-                head: PrefetchHead | None = None) -> list[list[tuple[str, float]]]:
-    """``recommend``'s two stages with a trained model's learned fusion
-    (:func:`openmsd.rank.rerank_hits`), given the corpus's rankers: the fused ranker's top
-    ``depth`` papers for each fundamental-context text, the cosine of the manuscript's whole
-    finished content (``profiles``) with each candidate's vector in ``index``, the BM25 and
-    dense scores of the location's own sentence (``own``) and the English-only model's on it
-    and on the fundamental context (:data:`~openmsd.rank.CONTEXT_SIGNALS`; a ranker the corpus
-    cannot run, e.g. a corpus without minilm-en vectors, gives no evidence: zeros, logged
-    once) and, when the fusion weighs them, the corpus's citation graph (the papers of
-    ``exclude`` not read; ``head``: the corpus's learned query head for the prefetch); the best
-    ``k`` as (paper id, fused score)."""
-    resources = resources_of(corpus)
-    prefetched = _prefetch(corpus, texts, depth, languages, years, head)
-    graph = None
-    wants_graph = bool(set(GRAPH_FEATURES) & set(fusion.features))
-    if wants_graph:
-        with contextlib.suppress(FileNotFoundError, OSError):
-            graph = load_citation_graph(corpus)
-    scorers = {}
-    rankers = {**SENTENCE_SIGNALS, **CONTEXT_SIGNALS}
-    missing: dict[str, list[str]] = {}
-    for feature, name in rankers.items():
-        if feature in fusion.features:
-            try:
-                scorers[feature] = resources.scorer(name)
-            except (ValueError, FileNotFoundError) as error:
-                missing.setdefault(f"{name} ({error})", []).append(feature)
-    for why, features in missing.items():  # once per ranker the corpus cannot run
-        log.warning("recommend: rerank feature%s %s left out (0): %s",
-                    "s" * (len(features) > 1), ", ".join(features), why)
-    sentences = Queries.of_texts(own)  # each one's language identified once for all
-    contexts = Queries.of_texts(texts) if set(CONTEXT_SIGNALS) & set(scorers) else None
-    scores = {feature: _pool_scores(scorer, contexts if feature in CONTEXT_SIGNALS
-                                    else sentences, prefetched)
-              for feature, scorer in scorers.items()}
-    return rank_rerank_hits(
-        prefetched, {feature: scores.get(feature) for feature in rankers},
-        lambda i, ids: index_cosines(index, profiles[i], ids), fusion, k,
-        (lambda i, ids: graph_rows(graph, ids, exclude, (
-            lambda papers, q=profiles[i]: index_cosines(index, q, papers))
-            if "neighbours" in fusion.features else None)) if wants_graph else None)
+def corpus_signals(corpus: Corpus, languages: list[str] | None = None,
+                   years: tuple[int | None, int | None] | None = None) -> CorpusSignals:
+    """What ranking a location reads of ``corpus``: its kept rankers, its citation graph and
+    the rows of a scorer's papers in ``languages`` and the year range."""
+    return CorpusSignals(resources_of(corpus).scorer, lambda: load_citation_graph(corpus),
+                         lambda papers: allowed(corpus, papers, languages, years),
+                         languages, years)
 
 
 def _cocitations(corpus: Corpus, ids: list[str]) -> dict[str, dict[str, int]]:
@@ -443,28 +154,7 @@ def _cocitations(corpus: Corpus, ids: list[str]) -> dict[str, dict[str, int]]:
         graph = load_citation_graph(corpus)
     except (FileNotFoundError, OSError):
         return {}
-    out: dict[str, dict[str, int]] = {}
-    for paper_id in ids:
-        others = [p for p in ids if p != paper_id]
-        counts = {p: link.co_cited for p, link in zip(others, graph.links(paper_id, others),
-                                                      strict=True) if link.co_cited}
-        if counts:
-            out[paper_id] = counts
-    return out
-
-
-def _cocited_set(results: list[Recommendation], cocited: dict[str, dict[str, int]], n: int
-                 ) -> list[str]:
-    """``n`` results to cite together: the best, then those most co-cited with the chosen
-    ones (ties and papers co-cited with none by rank)."""
-    chosen = [results[0].paper_id] if results else []
-    rest = [r.paper_id for r in results[1:]]
-    while rest and len(chosen) < n:
-        best = max(rest, key=lambda p: (sum(cocited.get(c, {}).get(p, 0) for c in chosen),
-                                        -rest.index(p)))
-        chosen.append(best)
-        rest.remove(best)
-    return chosen
+    return cocitations(graph, ids)
 
 
 @dataclass(frozen=True)
@@ -498,19 +188,6 @@ class CitationRequest:
     manuscript_title: str | None = None
     two_stage: bool | None = None
     include_non_papers: bool = False
-
-
-@dataclass(frozen=True)
-class Driver:
-    """A sentence of a location's context that points to a recommended paper."""
-
-    sentence: str
-    score: float
-    own_sentence: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"sentence": self.sentence, "score": self.score,
-                "own_sentence": self.own_sentence}
 
 
 @dataclass
@@ -567,7 +244,7 @@ class Location:
         return out
 
 
-def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: DenseEncoder,
+def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: QueryEncoder,
                         index: VectorIndex | None = None) -> list[Location]:
     """Papers to cite at each citation location of ``request.text``, best first, found with
     ``encoder`` (the query encoder of ``request.model``) in ``index`` (default: the corpus's
@@ -577,7 +254,7 @@ def recommend_citations(corpus: Corpus, request: CitationRequest, encoder: Dense
     return list(citation_locations(corpus, request, encoder, index))
 
 
-def citation_locations(corpus: Corpus, request: CitationRequest, encoder: DenseEncoder,
+def citation_locations(corpus: Corpus, request: CitationRequest, encoder: QueryEncoder,
                        index: VectorIndex | None = None) -> Iterator[Location]:
     """:func:`recommend_citations`'s locations one by one, in the text's order, ranked
     :data:`MAX_LOCATIONS` at a time: what it holds beside the text and its sentences is one
@@ -591,7 +268,7 @@ def citation_locations(corpus: Corpus, request: CitationRequest, encoder: DenseE
     if warning:
         log.warning("recommend: %s", warning)
     paragraphs = paragraphs_of(text)
-    sentences, starts = _paragraph_sentences(paragraphs, language)
+    sentences, starts = manuscript_sentences(paragraphs, language)
     if not sentences:
         raise ValueError("recommend: the manuscript has no sentence")
     where = locations(sentences, at, starts)
@@ -607,23 +284,14 @@ def citation_locations(corpus: Corpus, request: CitationRequest, encoder: DenseE
         manuscript_title = (first if len(first) <= TITLE_MAX and not citation_markers(first)
                             else None)
     itself = manuscript_papers(corpus, request.manuscript_ids, manuscript_title)
-    weights = rank_weights(encoder)
-    fusion = two_stage_weight(encoder)
-    two_stage = request.two_stage
-    if two_stage and fusion is None:
-        fusion = 0.5
-    if two_stage is False:
-        fusion = None
-    learned = learned_rerank(encoder) if fusion is not None else None
-    fused = fused_ranker(corpus, model) if fusion is None and two_stage is None else None
+    ranking = location_ranking(corpus, model, encoder, request.two_stage)
     index = index or load_index(corpus, model)
     # records that are not papers are ranked, then left out: ranked deeper for them
     kinds = {} if request.include_non_papers else non_paper_kinds(corpus)
     depth = k + len(itself) + min(len(kinds), max(k, NON_PAPER_SLACK))
     del paragraphs
     return _ranked_locations(corpus, request, encoder, index, _Plan(
-        sentences, starts, where, marked, extra, itself, weights, fusion, learned, fused, kinds,
-        depth, read_prefetch_head(corpus)))
+        sentences, starts, where, marked, extra, itself, ranking, kinds, depth))
 
 
 @dataclass(frozen=True)
@@ -637,74 +305,46 @@ class _Plan:
     marked: bool
     extra: int
     itself: set[str]
-    weights: RankWeights
-    fusion: float | None
-    learned: RerankFusion | None
-    fused: str | None
+    ranking: LocationRanking
     kinds: dict[str, str]
     depth: int
-    head: PrefetchHead | None = None
-    """The corpus's learned first-stage query head (``openmsd train citrec-prefetch``)."""
 
 
-def _macro(sentences: list[str], i: int, extra: int) -> list[str]:
-    """The ``extra`` macro-context sentences of the location at sentence ``i``: :func:`pick`
-    of the sentences before its fundamental context (without copying them)."""
-    return [sentences[j] for j in pick(range(max(0, i - 1)), extra)]  # type: ignore[arg-type]
-
-
-def _ranked_locations(corpus: Corpus, request: CitationRequest, encoder: DenseEncoder,
+def _ranked_locations(corpus: Corpus, request: CitationRequest, encoder: QueryEncoder,
                       index: VectorIndex, plan: _Plan) -> Iterator[Location]:
     """The locations of ``plan`` ranked :data:`MAX_LOCATIONS` at a time, yielded in order."""
-    k, languages, years, explain = request.k, request.languages, request.years, request.explain
+    k, explain = request.k, request.explain
     sentences, starts, where, marked, extra = (plan.sentences, plan.starts, plan.where,
                                                plan.marked, plan.extra)
-    itself, weights, fusion, learned, fused = (plan.itself, plan.weights, plan.fusion,
-                                               plan.learned, plan.fused)
-    kinds, depth, head = plan.kinds, plan.depth, plan.head
-    clean = [without_markers(x) or x for x in sentences] if learned is not None else []
+    itself, ranking, kinds, depth = plan.itself, plan.ranking, plan.kinds, plan.depth
+    signals = corpus_signals(corpus, request.languages, request.years)
+    clean = [without_markers(x) or x for x in sentences] if ranking.learned is not None else []
     for start in range(0, len(where), MAX_LOCATIONS):
         chunk = where[start:start + MAX_LOCATIONS]
-        contexts = [_context(sentences, i, marked, starts) for i in chunk]
-        macros = [_macro(sentences, i, extra) for i in chunk]
+        contexts = [location_context(sentences, i, marked, starts) for i in chunk]
+        macros = [macro_context(sentences, i, extra) for i in chunk]
         queries = [("\n" if extra else " ").join(
                        s for s in (without_markers(x) for x in macro + context) if s)
                    for macro, context in zip(macros, contexts, strict=True)]
         own = [without_markers(sentences[i]) or sentences[i] for i in chunk]
-        dense = own if fused is None and learned is None else []  # the index's query vectors
+        dense = own if ranking.reads_index_queries else []  # the index's query vectors
         unique = list(dict.fromkeys(dense + ([c for ctx in contexts for s in ctx
                                               if (c := without_markers(s))] if explain else [])))
         sentence_vectors = dict(zip(unique, np.asarray(encoder.encode(unique, "query"),
                                                        np.float32), strict=True)) if unique else {}
         texts = [" ".join(without_markers(x) for x in context) for context in contexts]
-        if fused is not None:
-            found_lists = fused_hits(corpus, own, texts, fused, weights, depth,
-                                     languages, years, head=head)
-        elif learned is not None:
-            found_lists = rerank_hits(
-                corpus, texts, own, encoder.encode_profiles(  # type: ignore[attr-defined]
-                    [finished_content(clean, i) for i in chunk]),
-                index, learned, depth, languages, years, exclude=itself, head=head)
-        else:
-            first = head if fusion is None and head is not None and head.maps(
-                request.model) else None  # the dense index is the first stage
-            vectors = mixed_vectors(np.stack([sentence_vectors[s] for s in own]),
-                                    np.asarray(encoder.encode(queries, "query"), np.float32),
-                                    weights, first)
-            found_lists = (dense_hits(index, vectors, depth, languages, years)
-                           if fusion is None else two_stage_hits(
-                               _prefetch(corpus, texts, PREFETCH_DEPTH, languages, years, head),
-                               vectors, index, fusion, depth))
+        found_lists = location_hits(ranking, signals, encoder, index, own, texts, queries,
+                                    sentence_vectors, depth, itself, clean, chunk)
         kept = [papers_first(lambda n, f=found: [h for h in f if h[0] not in itself][:n], k,
                              kinds, lambda hit: hit[0]) for found in found_lists]
         hits = [found for found, _ in kept]
         papers = list(dict.fromkeys(p for found in hits for p, _ in found))
-        paper_vectors = _paper_vectors(index, papers) if explain else {}
+        vectors = paper_vectors(index, papers) if explain else {}
         for i, context, macro, found, (_, left) in zip(chunk, contexts, macros, hits, kept,
                                                        strict=True):
             results = [Recommendation(**vars(r)) for r in related_results(corpus, found)]
-            drivers = _drivers(sentence_vectors, paper_vectors, context, sentences[i], found,
-                               weights) if explain else {}
+            drivers = location_drivers(sentence_vectors, vectors, context, sentences[i], found,
+                                       ranking.weights) if explain else {}
             cocited = _cocitations(corpus, [r.paper_id for r in results])
             for row in results:
                 row.drivers = drivers.get(row.paper_id, [])
@@ -716,9 +356,7 @@ def _ranked_locations(corpus: Corpus, request: CitationRequest, encoder: DenseEn
             yield Location(
                 location=i, sentence_number=i + 1, sentence=sentences[i],
                 markers=[m for m, _ in citation_markers(sentences[i])], cites=cites,
-                context=context, supplemental=macro,
-                ranking=("fused" if fused is not None else "dense"
-                         if fusion is None else "two-stage"),
-                results=results,
-                cocited_set=_cocited_set(results, cocited, cites) if cites >= 2 else None,
+                context=context, supplemental=macro, ranking=ranking.label, results=results,
+                cocited_set=(cocited_set([r.paper_id for r in results], cocited, cites)
+                             if cites >= 2 else None),
                 left_out=dict(left))

@@ -25,8 +25,15 @@ import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.index import VectorIndex, load_index
-from openmsd.models import DenseEncoder
-from openmsd.rank import HYBRID, HYBRID_GRAPH, Scorer, dense_members, papers_first, why
+from openmsd.rank import (
+    HYBRID,
+    HYBRID_GRAPH,
+    QueryEncoder,
+    Scorer,
+    dense_members,
+    papers_first,
+    why,
+)
 from openmsd.search.library import LibraryResult, related_to_library
 from openmsd.search.ranking import Hit, Ranking, ScorerRanking, Years
 from openmsd.search.recommend import CitationRequest, Location, citation_locations
@@ -52,10 +59,10 @@ class SearchService:
     def __init__(self, corpus: Corpus, resources: SearchResources | None = None):
         self.corpus = corpus
         self.resources = resources if resources is not None else resources_of(corpus)
-        self._served: dict[str, tuple[Callable[[], VectorIndex], Callable[[], DenseEncoder]]] = {}
+        self._served: dict[str, tuple[Callable[[], VectorIndex], Callable[[], QueryEncoder]]] = {}
 
     def serve_model(self, key: str, index: Callable[[], VectorIndex],
-                    encoder: Callable[[], DenseEncoder]) -> None:
+                    encoder: Callable[[], QueryEncoder]) -> None:
         """From now on, the dense model of vector key ``key`` (a server's served model), alone
         or as a ranker's member, encodes free text with ``encoder()`` and searches the index
         ``index()`` gives (the current one; :meth:`openmsd.rank.DenseScorer.serve`)."""
@@ -148,14 +155,14 @@ class SearchService:
                                   index=self.index(model), among=among,
                                   include_non_papers=include_non_papers)
 
-    def recommend(self, request: CitationRequest, encoder: DenseEncoder | None = None
+    def recommend(self, request: CitationRequest, encoder: QueryEncoder | None = None
                   ) -> list[Location]:
         """Papers to cite at each citation location of a manuscript
         (:func:`openmsd.search.recommend.recommend_citations`), searched in the index of
         ``request.model`` with its query ``encoder`` (default: the served one)."""
         return list(self.recommend_each(request, encoder))
 
-    def recommend_each(self, request: CitationRequest, encoder: DenseEncoder | None = None
+    def recommend_each(self, request: CitationRequest, encoder: QueryEncoder | None = None
                        ) -> Iterator[Location]:
         """:meth:`recommend`'s locations as they are ranked
         (:func:`openmsd.search.recommend.citation_locations`): memory of one batch of
@@ -198,7 +205,7 @@ def related_papers(corpus: Corpus, key: str, model: str, k: int = 10,
     return SearchService(corpus).related(key, model, k, languages, years)
 
 
-def search(corpus: Corpus, text: str, encoder: DenseEncoder, model: str, k: int = 10,
+def search(corpus: Corpus, text: str, encoder: QueryEncoder, model: str, k: int = 10,
            languages: list[str] | None = None, years: Years = None) -> list[Result]:
     """The ``k`` papers nearest to free ``text`` (a title, an abstract, a query) by
     ``model``'s vectors (a vector key), the text encoded by ``encoder``."""

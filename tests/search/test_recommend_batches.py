@@ -17,15 +17,11 @@ from openmsd.cli import app
 from openmsd.cli.output import json_text
 from openmsd.corpus import Corpus
 from openmsd.ingest import read_manuscript
-from openmsd.models import load_model
+from openmsd.models import load_model, split_sentences
 from openmsd.present import ranked_locations
+from openmsd.rank import MAX_PARAGRAPH_CHARS, manuscript_sentences
 from openmsd.search import MAX_LOCATIONS, CitationRequest, recommend_citations
-from openmsd.search.recommend import (
-    MAX_PARAGRAPH_CHARS,
-    _paragraph_sentences,
-    citation_locations,
-    split_sentences,
-)
+from openmsd.search.recommend import citation_locations
 
 MODEL = "muse-v3"
 LOCATIONS = 2 * MAX_LOCATIONS + 30
@@ -150,8 +146,8 @@ def test_locations_are_held_a_batch_at_a_time(manuscript) -> None:
 def test_a_very_long_paragraph_is_split_piece_by_piece() -> None:
     sentence = "Secondary forests recover their species within decades of abandonment. "
     paragraph = (sentence * (3 * MAX_PARAGRAPH_CHARS // len(sentence))).strip()
-    sentences, starts = _paragraph_sentences([paragraph], "en")
+    sentences, starts = manuscript_sentences([paragraph], "en")
     assert starts == [0] and len(sentences) == paragraph.count(".")
     assert " ".join(sentences) == paragraph  # nothing lost or doubled at the cuts
     short = paragraph[:MAX_PARAGRAPH_CHARS]
-    assert _paragraph_sentences([short], "en")[0] == split_sentences(short, "en")
+    assert manuscript_sentences([short], "en")[0] == split_sentences(short, "en")

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from openmsd.index import META, VectorIndex
 from openmsd.models import load_model
-from openmsd.search.recommend import _paper_vectors
+from openmsd.rank import paper_vectors
 
 
 def test_an_index_without_its_vectors_is_reported(caplog) -> None:
@@ -23,6 +23,6 @@ def test_an_index_without_its_vectors_is_reported(caplog) -> None:
     papers = pa.table({"paper_id": ["a", "b"], "text_hash": ["x", "y"], "language": ["en", "en"],
                        "year": [2000, 2001]}, schema=META)
     with caplog.at_level(logging.WARNING, "openmsd.recommend"):
-        vectors = _paper_vectors(VectorIndex(ivf, papers), ["a"])
+        vectors = paper_vectors(VectorIndex(ivf, papers), ["a"])
     assert vectors == {}
     assert "driver sentences left out" in caplog.text and "RuntimeError" in caplog.text

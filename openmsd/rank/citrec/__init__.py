@@ -1,8 +1,9 @@
 """Citation recommendation's ranking (MP-BERT4CR, Zhang & Ma 2021): a corpus's citation
 locations and their held-out split (:mod:`.data`), the candidates' contexts (:mod:`.contexts`),
 the first stage (:mod:`.first_stage`) and its learned query head (:mod:`.prefetch_head`), the
-two-stage reciprocal-rank fusion (:mod:`.two_stage`), the learned rerank (:mod:`.rerank`) and
-the citation-graph signals (:mod:`.graph`). Each stage takes the scorers, indexes and graphs it
+two-stage reciprocal-rank fusion (:mod:`.two_stage`), the learned rerank (:mod:`.rerank`), the
+citation-graph signals (:mod:`.graph`), and a manuscript's locations (:mod:`.manuscript`) ranked
+by those stages (:mod:`.locations`). Each stage takes the scorers, indexes and graphs it
 ranks with as parameters: ``recommend`` (:mod:`openmsd.search.recommend`), ``eval citrec`` and
 ``train citrec`` give them theirs."""
 
@@ -30,11 +31,36 @@ from openmsd.rank.citrec.first_stage import (
 )
 from openmsd.rank.citrec.graph import (
     GRAPH_FEATURES,
+    cocitations,
+    cocited_set,
     graph_rows,
     graph_scores,
     graph_signals,
     link_matrix,
     visible_citing,
+)
+from openmsd.rank.citrec.locations import (
+    DRIVERS,
+    CorpusSignals,
+    Driver,
+    LocationRanking,
+    location_drivers,
+    location_hits,
+    location_ranking,
+    paper_vectors,
+    pool_scores,
+    rerank_locations,
+)
+from openmsd.rank.citrec.manuscript import (
+    MAX_PARAGRAPH_CHARS,
+    MAX_PARAGRAPH_CONTEXT,
+    MODEL_LANGUAGES,
+    cited_count,
+    language_warning,
+    location_context,
+    locations,
+    macro_context,
+    manuscript_sentences,
 )
 from openmsd.rank.citrec.prefetch_head import (
     PREFETCH_HEAD_FILE,
@@ -70,9 +96,13 @@ from openmsd.rank.citrec.two_stage import (
 )
 
 __all__ = [
+    "DRIVERS",
     "FUSION_WEIGHTS",
     "GRAPH_FEATURES",
     "LANGUAGE_PAIR",
+    "MAX_PARAGRAPH_CHARS",
+    "MAX_PARAGRAPH_CONTEXT",
+    "MODEL_LANGUAGES",
     "NONNEGATIVE",
     "PREFETCH_DEPTH",
     "PREFETCH_HEAD_FILE",
@@ -81,8 +111,11 @@ __all__ = [
     "TRAIN_MANIFEST",
     "CitrecData",
     "CitrecDataError",
+    "CorpusSignals",
+    "Driver",
     "Filters",
     "Location",
+    "LocationRanking",
     "PaperContexts",
     "PrefetchHead",
     "RankWeights",
@@ -90,6 +123,9 @@ __all__ = [
     "candidate_features",
     "candidate_mask",
     "choose_fusion_weight",
+    "cited_count",
+    "cocitations",
+    "cocited_set",
     "dense_hits",
     "fit_fusion",
     "fused_hits",
@@ -99,10 +135,20 @@ __all__ = [
     "graph_signals",
     "held_out_citing",
     "index_cosines",
+    "language_warning",
     "learned_rerank",
     "link_matrix",
     "load_citrec",
+    "location_context",
+    "location_drivers",
+    "location_hits",
+    "location_ranking",
+    "locations",
+    "macro_context",
+    "manuscript_sentences",
     "mixed_vectors",
+    "paper_vectors",
+    "pool_scores",
     "prefetch_head_path",
     "prefetch_ids",
     "profile_scores",
@@ -111,6 +157,7 @@ __all__ = [
     "recall_at",
     "remove_prefetch_head",
     "rerank_hits",
+    "rerank_locations",
     "rerank_rows",
     "split_locations",
     "top_candidates",

@@ -30,8 +30,8 @@ import numpy as np
 
 from openmsd.rank.citrec.data import CitrecData, Location
 
-__all__ = ["GRAPH_FEATURES", "graph_rows", "graph_scores", "graph_signals", "link_matrix",
-           "visible_citing"]
+__all__ = ["GRAPH_FEATURES", "cocitations", "cocited_set", "graph_rows", "graph_scores",
+           "graph_signals", "link_matrix", "visible_citing"]
 
 GRAPH_FEATURES = ("popularity", "neighbours", "cocited")
 """The signals :func:`graph_signals` gives."""
@@ -157,3 +157,34 @@ def graph_rows(graph: Any, ids: list[str], exclude: Collection[str],
                          -np.arange(len(ids), dtype=np.float64)[None, :],
                          similarity([names[n] for n in nodes])[None, :]
                          if similarity is not None else None)
+
+
+def cocitations(graph: Any, ids: list[str]) -> dict[str, dict[str, int]]:
+    """For each of ``ids``, the others it is co-cited with in ``graph`` (``links(paper,
+    others)``: each link's ``co_cited`` count) and how often."""
+    out: dict[str, dict[str, int]] = {}
+    for paper_id in ids:
+        others = [p for p in ids if p != paper_id]
+        counts = {p: link.co_cited for p, link in zip(others, graph.links(paper_id, others),
+                                                      strict=True) if link.co_cited}
+        if counts:
+            out[paper_id] = counts
+    return out
+
+
+def cocited_set(ids: list[str], cocited: Mapping[str, Mapping[str, int]], n: int
+                ) -> list[str]:
+    """``n`` of the ranked ``ids`` to cite together: the best, then those most co-cited
+    (:func:`cocitations`) with the chosen ones (ties and papers co-cited with none by rank).
+
+    >>> cocited_set(["a", "b", "c"], {"a": {"c": 2}}, 2)
+    ['a', 'c']
+    """
+    chosen = ids[:1]
+    rest = ids[1:]
+    while rest and len(chosen) < n:
+        best = max(rest, key=lambda p: (sum(cocited.get(c, {}).get(p, 0) for c in chosen),
+                                        -rest.index(p)))
+        chosen.append(best)
+        rest.remove(best)
+    return chosen

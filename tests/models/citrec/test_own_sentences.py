@@ -17,8 +17,7 @@ import torch
 from openmsd.corpus import identify
 from openmsd.models import alike_groups
 from openmsd.models.encoder import SentenceTransformerEncoder
-from openmsd.rank import DenseScorer, Papers, Queries, load_scorer
-from openmsd.search.recommend import _pool_scores
+from openmsd.rank import DenseScorer, Papers, Queries, load_scorer, pool_scores
 from tests.conftest import SHARED_DATA
 
 
@@ -88,7 +87,7 @@ def test_pool_scores_are_one_score_call_a_sentence(tiny_model) -> None:
     prefetched[3] = []  # a location nothing was prefetched for
     for scorer in (dense, bm25):
         encoder.calls = 0
-        found = _pool_scores(scorer, Queries.of_texts(sentences), prefetched)
+        found = pool_scores(scorer, Queries.of_texts(sentences), prefetched)
         calls = encoder.calls
         for i, (sentence, ids) in enumerate(zip(sentences, prefetched, strict=True)):
             pool = np.array([papers.position[p] for p in ids], np.int64)

@@ -84,7 +84,8 @@ def test_recommend_computes_the_english_features(citrec_model, unarxive_corpus, 
 
     from openmsd.models import RerankFusion, read_settings
     from openmsd.models.registry import MODELS
-    from openmsd.search.recommend import rerank_hits
+    from openmsd.rank import rerank_locations
+    from openmsd.search.recommend import corpus_signals
 
     model, _ = citrec_model
     assert {"sentence_en", "fundamental_en"} <= set(read_settings(model).rerank["features"])
@@ -102,16 +103,17 @@ def test_recommend_computes_the_english_features(citrec_model, unarxive_corpus, 
     english = RerankFusion(("prefetch", "sentence_en", "fundamental_en"), (0.01, 1.0, 1.0))
     plain = RerankFusion(("prefetch",), (1.0,))
     with caplog.at_level(logging.WARNING):
-        without = rerank_hits(corpus, texts, own, profiles, index, english, 5)
+        without = rerank_locations(corpus_signals(corpus), texts, own, profiles, index, english, 5)
     left_out = [r for r in caplog.records if "left out" in r.getMessage()]
     assert len(left_out) == 1 and "minilm-en" in left_out[0].getMessage()  # said once
     # no vectors: no evidence, the prefetch's order
     assert [[p for p, _ in hits] for hits in without] == [
-        [p for p, _ in hits] for hits in rerank_hits(corpus, texts, own, profiles, index, plain, 5)]
+        [p for p, _ in hits]
+        for hits in rerank_locations(corpus_signals(corpus), texts, own, profiles, index, plain, 5)]
     embed_corpus(corpus, MODELS["minilm-en"].load(), "minilm-en")
     caplog.clear()
     with caplog.at_level(logging.WARNING):
-        heard = rerank_hits(corpus, texts, own, profiles, index, english, 5)
+        heard = rerank_locations(corpus_signals(corpus), texts, own, profiles, index, english, 5)
     assert not [r for r in caplog.records if "left out" in r.getMessage()]
     # the English model now scores the English pairs: the fused scores are no longer the
     # prefetch's alone (same candidates)

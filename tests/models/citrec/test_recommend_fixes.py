@@ -12,8 +12,9 @@ from openmsd.corpus import Corpus
 from openmsd.index import build_index
 from openmsd.ingest import read_manuscript
 from openmsd.models import embed_corpus, load_model
+from openmsd.rank import LocationRanking, RankWeights, cited_count, location_hits
 from openmsd.search import CitationRequest, recommend_citations
-from openmsd.search.recommend import RankWeights, cited_count, fused_hits, manuscript_papers
+from openmsd.search.recommend import corpus_signals, manuscript_papers
 
 SAMPLE_JATS = Path(__file__).resolve().parents[3] / "openmsd" / "data" / "sample" / "scielo-jats"
 
@@ -142,7 +143,8 @@ def test_without_a_trained_model_locations_rank_by_the_fused_ranker_own_sentence
     # three sentences, each a paper's title: the middle location's context holds all three
     own = [title.rstrip(".") for _, title in rows]
     contexts = [" ".join(own[max(0, i - 1):i + 2]) for i in range(3)]
-    found = fused_hits(corpus, own, contexts, "bm25@same", RankWeights(), 3)
+    fused = LocationRanking(model, RankWeights(), None, None, "bm25@same")
+    found = location_hits(fused, corpus_signals(corpus), encoder, None, own, contexts, [], {}, 3)
     assert [hits[0][0] for hits in found] == [p for p, _ in rows]
     assert all(a[1] >= b[1] for hits in found for a, b in pairwise(hits))
     text = " ".join(f"{title} [{i}]." for i, title in enumerate(own, 1))

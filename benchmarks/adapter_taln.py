@@ -97,9 +97,9 @@ def main() -> None:
     corpus = Corpus(args.corpus)
     adapter = manifest["name"]
     base = manifest["bases"][0]["key"]
-    with_adapter = fusion_spec("hybrid", corpus)
+    with_adapter = fusion_spec("hybrid", corpus).as_json()
     assert with_adapter.get("adapter", {}).get("name") == adapter, with_adapter
-    without = fusion_spec("hybrid", corpus, dense=base)
+    without = fusion_spec("hybrid", corpus, dense=base).as_json()
     names = {"base": base, "adapter": adapter,
              "hybrid_base": "+".join(without["members"]),
              "hybrid_with_adapter": "hybrid"}

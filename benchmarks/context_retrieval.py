@@ -90,7 +90,8 @@ def main() -> None:
                         "rankers": evaluate(corpus, args.targets, args.rankers, queries, docs,
                                             qrels, cache)}
     # what the tuned hybrid's free-text fallback was chosen by (train + dev, out of fold)
-    fallbacks = tuned(corpus).get(HYBRID, {}).get("fallbacks", [])
+    rankers = {name: entry.as_json() for name, entry in tuned(corpus).items()}
+    fallbacks = rankers.get(HYBRID, {}).get("fallbacks", [])
     chosen = {k: fallbacks[0][k] for k in ("chosen", "members", "weights", "method",
                                            "cross_validation") if k in fallbacks[0]} \
         if fallbacks else None

@@ -56,7 +56,7 @@ def taln(corpus: Corpus) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, hidden, task in ((HYBRID, False, None), (HYBRID_GRAPH, True, "citation")):
         pools, links = tuning_pools(corpus, 0, hidden=hidden, limit=10**9)
-        members = default_spec(name, corpus)["members"]
+        members = list(default_spec(name, corpus).members)
         parts = [pool_matrices(corpus, p, members, lk) for p, lk in zip(pools, links,
                                                                          strict=True)]
         sizes = np.array([queries_of(p) for p in pools], float)
@@ -86,7 +86,7 @@ def demo(corpus: Corpus) -> dict[str, Any]:
     papers = corpus_papers(corpus)
     cache: dict = {}
     members = [make_scorer(m, papers, cache=cache)
-               for m in default_spec(HYBRID, corpus)["members"]]
+               for m in list(default_spec(HYBRID, corpus).members)]
     titles = dict(corpus.connect().execute("SELECT paper_id, title FROM papers").fetchall())
     out: dict[str, Any] = {"members": [m.name for m in members]}
     for method in METHODS:

@@ -28,7 +28,7 @@ def crosslingual(corpus: Corpus, backend: str) -> dict[str, Any]:
     its best single member, over TALN's papers that have both abstracts."""
     queries, documents = read_task(DATA)
     papers = text_papers(list(documents), list(documents.values()))
-    spec = tuned(corpus)[HYBRID]
+    spec = tuned(corpus)[HYBRID].as_json()
     head = spec.get("free_text", spec.get("paper"))
     if head is None:  # the untuned fusion won: it ranks free text too
         head = {"members": spec["members"], "model": None, "method": spec["method"],

@@ -53,6 +53,12 @@ def pooled_t_test(a: Any, b: Any) -> dict[str, float]:
             "mean_difference": round(100 * (sum(x) - sum(y)) / len(x), 3)}
 
 
+def _saved(corpus: Corpus, name: str) -> dict:
+    """The stored entry of ranker ``name`` as the rankers file writes it ({} without one)."""
+    entry = tuned(corpus).get(name)
+    return entry.as_json() if entry else {}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("corpus", type=Path)
@@ -79,7 +85,7 @@ def main() -> None:
     figures: dict[str, Any] = {"dense": dense, "splits": {}}
     kept = ("members", "weights", "method", "split", "queries", "tuned", "objective_value",
             "cross_validation", "free_text")
-    figures["hybrid"] = {k: v for k, v in tuned(corpus).get(HYBRID, {}).items() if k in kept}
+    figures["hybrid"] = {k: v for k, v in _saved(corpus, HYBRID).items() if k in kept}
     figures["tune_seconds"] = tune_seconds
     tables = []
     for split in ("idt", "odt", "test") if "text-only" in args.protocols else ():
@@ -109,7 +115,7 @@ def main() -> None:
     hidden = evaluate_sdsm(corpus, ["bm25", HYBRID, *GRAPH, HYBRID_GRAPH], "test",
                            protocol="hidden-links")
     models = hidden.summary["models"]
-    figures["hybrid_graph"] = {k: v for k, v in tuned(corpus).get(HYBRID_GRAPH, {}).items()
+    figures["hybrid_graph"] = {k: v for k, v in _saved(corpus, HYBRID_GRAPH).items()
                                if k in kept}
     figures["hidden_links"] = {
         "hidden_links": hidden.summary["hidden_links"],

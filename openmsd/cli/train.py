@@ -210,7 +210,7 @@ def _train_citrec_prefetch(corpus: Path, base: list[str] | None, folds: int | No
 def _ranker_lines(found: dict[str, Any]) -> str:
     """Per ranker: the out-of-fold table (each candidate's MAP), what was kept and why, and
     what a tree model weighs."""
-    from openmsd.rank import weighs
+    from openmsd.rank import RankerEntry, weighs
 
     lines = [f"{run['base']}: no adapter: {run['skipped']}" if "skipped" in run
              else _adapter_line(run) for run in found.get("adapters", [])]
@@ -236,7 +236,8 @@ def _ranker_lines(found: dict[str, Any]) -> str:
                 + (f", p = {p:.3f}" if p is not None else "") + ")")
             lines.append("    " + "; ".join(f"{k} {v:.2f}" for k, v in sorted(
                 table.items(), key=lambda item: -item[1])))
-            weights = weighs(found.get(name) or {}, head)
+            weights = weighs(RankerEntry.from_json(found[name]) if name in found else None,
+                             head)
             if weights:
                 lines.append("    the trees weigh: " + ", ".join(
                     f"{k} {v:.0%}" for k, v in list(weights.items())[:6]))

@@ -232,7 +232,7 @@ def _retrain_ranker(corpus: Any, json: bool) -> dict[str, Any] | None:
     from openmsd.experiment import TuneError, train_ranker
     from openmsd.rank import tuned
 
-    if not any("selection" in entry for entry in tuned(corpus).values()):
+    if not any("selection" in entry.record for entry in tuned(corpus).values()):
         return None
     try:
         with bars() as start:

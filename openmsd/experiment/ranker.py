@@ -445,18 +445,19 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
     metadata = list(METADATA_SCORERS)
     spec: dict[str, Any] = {}  # both rankers anew (a damaged file is replaced)
     report: dict[str, Any] = {}
+    untuned = default_spec(HYBRID, corpus).as_json()
     fitted = _fit_variant(corpus, False, [*text, *metadata],
-                          {"paper": [*text, *metadata], "free_text": text},
-                          default_spec(HYBRID, corpus), None, folds, seed, kinds, progress,
-                          HYBRID, stand_ins, pooled[False])
-    spec[HYBRID] = _spec(HYBRID, fitted, default_spec(HYBRID, corpus))
+                          {"paper": [*text, *metadata], "free_text": text}, untuned, None,
+                          folds, seed, kinds, progress, HYBRID, stand_ins, pooled[False])
+    spec[HYBRID] = _spec(HYBRID, fitted, untuned)
     report[HYBRID] = fitted
     graph_members = [*text, *metadata, *GRAPH_SIGNALS]
     try:
-        fitted = _fit_variant(corpus, True, graph_members, {"paper": graph_members},
-                              default_spec(HYBRID_GRAPH, corpus), "citation", folds, seed,
-                              kinds, progress, HYBRID_GRAPH, stand_ins, pooled[True])
-        spec[HYBRID_GRAPH] = _spec(HYBRID_GRAPH, fitted, default_spec(HYBRID_GRAPH, corpus))
+        untuned = default_spec(HYBRID_GRAPH, corpus).as_json()
+        fitted = _fit_variant(corpus, True, graph_members, {"paper": graph_members}, untuned,
+                              "citation", folds, seed, kinds, progress, HYBRID_GRAPH,
+                              stand_ins, pooled[True])
+        spec[HYBRID_GRAPH] = _spec(HYBRID_GRAPH, fitted, untuned)
         report[HYBRID_GRAPH] = fitted
     except TooFewLinks as error:
         spec.pop(HYBRID_GRAPH, None)

@@ -479,7 +479,7 @@ def tune_fusion(corpus: Corpus, step: float = 0.1, seed: int = 0,
     if HYBRID in only or HYBRID_GRAPH in only:
         check_dev(corpus)
     try:
-        spec = tuned(corpus)
+        spec = {name: entry.as_json() for name, entry in tuned(corpus).items()}
     except ArtifactError:  # a damaged ranker.json: rebuilt whole (the command it names)
         spec = {}
     if HYBRID not in only and HYBRID not in spec:
@@ -537,7 +537,7 @@ def _fit_hybrid_graph(corpus: Corpus, hybrid: dict[str, Any], step: float, seed:
     members = [HYBRID, *[m for m in METADATA_SCORERS if m not in hybrid["members"]],
                *GRAPH_MEMBERS]
     sets = {"text, metadata and graph": members}
-    untuned, label = default_spec(HYBRID_GRAPH, corpus), "hybrid-graph (hidden links)"
+    untuned, label = default_spec(HYBRID_GRAPH, corpus).as_json(), "hybrid-graph (hidden links)"
     stores: list[dict[str, np.ndarray]] = [{} for _ in graph_pools]
     graph_pools = score_members(corpus, graph_pools, members_of(sets, untuned),
                                 graph_hidden, stores, progress, label)
@@ -583,7 +583,7 @@ def _fit_hybrid(corpus: Corpus, text: list[str], metadata: bool, step: float, se
     sets = {"words and vectors": words}
     if extra:
         sets["and metadata"] = [*words, *extra]
-    untuned, label = default_spec(HYBRID, corpus), "hybrid (text-only)"
+    untuned, label = default_spec(HYBRID, corpus).as_json(), "hybrid (text-only)"
     hidden = [[] for _ in pools]
     pools = score_members(corpus, pools, members_of(sets, untuned), hidden, stores, progress,
                           label)

@@ -159,6 +159,7 @@ from openmsd.rank.resolve import (
 from openmsd.rank.scorer import Papers, Queries, Scorer, score_pools
 from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError
 from openmsd.rank.topk import top_k, top_k_of_scores
+from openmsd.rank.tuned_file import FallbackEntry, RankerEntry
 
 __all__ = [
     "AUTHOR_SCORERS",
@@ -202,6 +203,7 @@ __all__ = [
     "DenseScorer",
     "Driver",
     "Fallback",
+    "FallbackEntry",
     "Filters",
     "Fusion",
     "HeldOutDense",
@@ -218,6 +220,7 @@ __all__ = [
     "QueryEncoder",
     "RankWeights",
     "RankerChoiceError",
+    "RankerEntry",
     "RankerSpec",
     "RankerSpecError",
     "Scorer",

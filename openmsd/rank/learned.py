@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from openmsd.artifact import ArtifactError
 from openmsd.rank.calibration import Calibration, checked_numbers
 from openmsd.rank.fusion import METHODS, Fusion, fuse, heard
 from openmsd.rank.scorer import Queries, Scorer
+
+if TYPE_CHECKING:
+    from openmsd.rank.tuned_file import RankerEntry
 
 __all__ = [
     "KINDS",
@@ -293,23 +296,23 @@ def head_of(found: Any, members: Sequence[str], what: str) -> Head:
                 fused, weights)
 
 
-def weighs(spec: dict[str, Any], head: str = "paper") -> dict[str, float] | None:
+def weighs(spec: RankerEntry | None, head: str = "paper") -> dict[str, float] | None:
     """What the learned ranker ``spec`` (a stored ``ranker.json`` entry) weighs in its ``head``
     (``paper`` or ``free_text``): :func:`evidence_weights` of its trees' importances; ``None``
-    when that head is not a tree model."""
-    model = (spec.get(head) or {}).get("model") or {}
+    when that head is not a tree model, or without an entry."""
+    model = ((getattr(spec, head) if spec is not None else None) or {}).get("model") or {}
     importance = model.get("importance") if model.get("kind") == "lightgbm" else None
     return evidence_weights(importance) if isinstance(importance, dict) else None
 
 
-def learned_fusion(name: str, members: Sequence[Scorer], spec: dict[str, Any]) -> LearnedFusion:
+def learned_fusion(name: str, members: Sequence[Scorer], spec: RankerEntry) -> LearnedFusion:
     """The :class:`LearnedFusion` a stored spec (``method: "model"``: ``members``, ``paper``
     and optionally ``free_text`` heads) stands for, over the member scorers ``members`` (in the
     spec's order); :class:`ArtifactError` when the spec is not one."""
-    names = [str(m) for m in spec.get("members", [])]
+    names = [str(m) for m in spec.members]
     if len(names) != len(members):
         raise ArtifactError(f"{name}: {len(names)} members named for {len(members)} scorers")
-    paper = head_of(spec.get("paper"), names, f"{name} paper model")
-    free = (head_of(spec["free_text"], names, f"{name} free-text model")
-            if spec.get("free_text") is not None else None)
+    paper = head_of(spec.paper, names, f"{name} paper model")
+    free = (head_of(spec.free_text, names, f"{name} free-text model")
+            if spec.free_text is not None else None)
     return LearnedFusion(name, members, paper, free)

@@ -31,7 +31,7 @@ nothing is a :class:`UnknownScorerError` listing the scorers this collection can
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,7 @@ from openmsd.rank.lexical import VIEWS, LexicalScorer
 from openmsd.rank.metadata import METADATA_SCORERS, metadata_scorer
 from openmsd.rank.scorer import LanguagePairScorer, Papers, RandomScorer, Scorer
 from openmsd.rank.spec import RankerSpec, RankerSpecError, UnknownScorerError, parse
-from openmsd.rank.tuned_file import read_tuned, write_tuned
+from openmsd.rank.tuned_file import RankerEntry, read_tuned, write_tuned
 from openmsd.vectors import ADAPTER_FILE, model_slug
 
 HYBRID, HYBRID_GRAPH = "hybrid", "hybrid-graph"
@@ -95,8 +95,8 @@ def ranker_path(corpus: Corpus) -> Path:
     return corpus.layout.ranker
 
 
-def tuned(corpus: Corpus | None) -> dict[str, Any]:
-    """The tuned fusions of a corpus (``{name: {"members", "weights", "method", ...}}``);
+def tuned(corpus: Corpus | None) -> dict[str, RankerEntry]:
+    """The trained rankers of a corpus, name → :class:`~openmsd.rank.tuned_file.RankerEntry`;
     :class:`~openmsd.artifact.ArtifactError` when its file is damaged
     (:func:`~openmsd.rank.tuned_file.read_tuned`)."""
     if corpus is None or not ranker_path(corpus).exists():
@@ -104,7 +104,7 @@ def tuned(corpus: Corpus | None) -> dict[str, Any]:
     return read_tuned(ranker_path(corpus), corpus.root)
 
 
-def save_tuned(corpus: Corpus, specs: dict[str, Any]) -> None:
+def save_tuned(corpus: Corpus, specs: Mapping[str, RankerEntry | dict[str, Any]]) -> None:
     """Write the rankers ``specs`` to the corpus's :func:`ranker_path`, with the corpus build
     they were fitted on (:func:`~openmsd.rank.tuned_file.write_tuned`)."""
     build = corpus.manifest().get("build", {}).get("id")
@@ -179,17 +179,17 @@ def _is_dense(spec: RankerSpec) -> bool:
     return spec.model in MODELS or Path(spec.model).is_dir() or "/" in spec.model
 
 
-def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
+def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> RankerEntry:
     """What ``hybrid`` / ``hybrid-graph`` stand for here: the tuned spec, else
     :func:`default_spec` (also where ``openmsd tune`` kept the untuned fusion because the tuned
     one did not win out of fold: its record says ``"tuned": false``)."""
     spec = tuned(corpus).get(name)
-    if spec and spec.get("tuned", True):
+    if spec and spec.tuned:
         return spec
     return default_spec(name, corpus, dense)
 
 
-def default_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> dict[str, Any]:
+def default_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> RankerEntry:
     """The untuned ``hybrid`` / ``hybrid-graph``, fused as :data:`UNTUNED_METHODS` says:
     ``hybrid``: ``bm25@same``, the dense model (the corpus's adapter where it has one:
     :func:`corpus_adapter`), ``bm25-en@cross`` in a corpus of several languages and
@@ -218,12 +218,11 @@ def default_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> 
     members = [str(parse(member)) for member in members]  # the canonical spelling
     weights = [GRAPH_WEIGHT if name == HYBRID_GRAPH and member in DEFAULT_GRAPH_MEMBERS
                else 1.0 for member in members]
-    out: dict[str, Any] = {"members": members, "weights": weights,
-                           "method": UNTUNED_METHODS[name], "tuned": False}
-    if adapter is not None:
-        out["adapter"] = {"name": adapter.name, "path": str(adapter.path),
-                          "bases": [b["key"] for b in adapter.bases]}
-    return out
+    record = {} if adapter is None else {"adapter": {
+        "name": adapter.name, "path": str(adapter.path),
+        "bases": [b["key"] for b in adapter.bases]}}
+    return RankerEntry(tuple(members), UNTUNED_METHODS[name], tuple(weights), tuned=False,
+                       record=record)
 
 
 def english_key(corpus: Corpus | None) -> str | None:
@@ -267,24 +266,23 @@ def adapters_of(corpus: Corpus | None) -> list[Adapter]:
     return [f[2] for f in sorted(found, key=lambda f: f[:2], reverse=True)]
 
 
-def fallbacks(name: str, spec: dict[str, Any]) -> list[Fallback]:
-    """A tuned spec's ``fallbacks`` (``{"silent", "members", "weights", "method"}``, members
-    by name) as :class:`Fallback` over the spec's members.
+def fallbacks(name: str, spec: RankerEntry) -> list[Fallback]:
+    """A ranker's fallbacks (members by name) as :class:`Fallback` over its members.
 
-    >>> fallbacks("hybrid", {"members": ["bm25", "authors"], "fallbacks": [
-    ...     {"silent": ["authors"], "members": ["bm25"], "weights": [1.0], "method": "rrf"}]})
+    >>> fallbacks("hybrid", RankerEntry.from_json({"members": ["bm25", "authors"], "fallbacks": [
+    ...     {"silent": ["authors"], "members": ["bm25"], "weights": [1.0], "method": "rrf"}]}))
     [Fallback(silent=(1,), members=(0,), weights=(1.0,), method='rrf')]
     """
-    where = {member: i for i, member in enumerate(spec["members"])}
+    where = {member: i for i, member in enumerate(spec.members)}
     out = []
-    for entry in spec.get("fallbacks", []):
-        unknown = [m for m in (*entry["silent"], *entry["members"]) if m not in where]
+    for entry in spec.fallbacks:
+        unknown = [m for m in (*entry.silent, *entry.members) if m not in where]
         if unknown:
             raise ValueError(f"{name}: a fallback names {', '.join(unknown)}, which "
-                             f"{name} does not hold ({', '.join(spec['members'])})")
-        out.append(Fallback(tuple(where[m] for m in entry["silent"]),
-                            tuple(where[m] for m in entry["members"]),
-                            tuple(entry["weights"]), entry.get("method", "weighted")))
+                             f"{name} does not hold ({', '.join(spec.members)})")
+        out.append(Fallback(tuple(where[m] for m in entry.silent),
+                            tuple(where[m] for m in entry.members), entry.weights,
+                            entry.method))
     return out
 
 
@@ -423,16 +421,17 @@ def _fusion(spec: RankerSpec, corpus: Corpus | None, load: Any) -> Scorer:
     """A fusion: ``hybrid`` / ``hybrid-graph`` as :func:`fusion_spec` says, or ``A+B``
     (reciprocal-rank fusion, weighted where the name gives weights)."""
     if spec.is_fusion:
-        members, weights, method, found = list(spec.members), spec.weights, "rrf", {}
+        members, weights, method = list(spec.members), spec.weights, "rrf"
+        found: RankerEntry | None = None
     else:
         found = fusion_spec(spec.model, corpus)
-        members = [parse(m) for m in found["members"]]
-        weights, method = found.get("weights"), found.get("method", "rrf")
+        members = [parse(m) for m in found.members]
+        weights, method = found.weights, found.method
     try:
-        if method == LEARNED:
+        if method == LEARNED and found is not None:
             return learned_fusion(str(spec), [load(m) for m in members], found)
-        calibration = (Calibration.from_dict(found["calibration"])
-                       if found.get("calibration") is not None else None)
+        calibration = (Calibration.from_dict(found.calibration)
+                       if found and found.calibration is not None else None)
     except ArtifactError as error:
         raise ArtifactError.damaged(ranker_path(corpus) if corpus else "ranker", str(error),
                                     f"openmsd train ranker {corpus.root if corpus else 'CORPUS'}"
@@ -520,7 +519,7 @@ def leaves(name: Name, corpus: Corpus | None) -> list[RankerSpec]:
     if spec.is_fusion:
         parts = list(spec.members)
     elif spec.model in FUSIONS and str(spec) == spec.model:
-        parts = [parse(m) for m in fusion_spec(spec.model, corpus)["members"]]
+        parts = [parse(m) for m in fusion_spec(spec.model, corpus).members]
     else:
         return [spec]
     return list(dict.fromkeys(leaf for part in parts for leaf in leaves(part, corpus)))

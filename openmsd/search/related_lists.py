@@ -104,7 +104,7 @@ def lists_key(resources: SearchResources, ranker: str, dense: list[str] | None =
     build, spec = resources.current_build(), tuned(corpus).get(ranker)
 
     def digest() -> str:
-        what = {"build": build, "ranker": ranker, "spec": spec,
+        what = {"build": build, "ranker": ranker, "spec": spec and spec.as_json(),
                 "dense": [list(m) for m in models], "version": [__version__, FORMAT]}
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:24]
 

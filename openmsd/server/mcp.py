@@ -307,7 +307,7 @@ class McpTools:
             evidence=evidence or ["no citation link, and not among the first "
                                   f"{EXPLAIN_DEPTH} related papers"],
             related_paper=match,
-            ranker_weighs=weighs(tuned(self.resources.corpus).get(ranker) or {}))
+            ranker_weighs=weighs(tuned(self.resources.corpus).get(ranker)))
 
     def paper(self, id: str) -> Record:
         """A paper's record, with its English abstract or summary where there is one."""

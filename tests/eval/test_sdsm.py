@@ -184,7 +184,7 @@ def test_fusions_and_the_two_protocols(corpus):
     # model, the same members as the RRF fusion named, fused on their scores
     from openmsd.rank.load import fusion_spec
 
-    spec = fusion_spec("hybrid", corpus)
+    spec = fusion_spec("hybrid", corpus).as_json()
     assert spec["members"][:2] == ["bm25@same", MODEL] and spec["method"] == "zscore"
     assert not spec["tuned"] and spec["weights"] == [1.0] * len(spec["members"])
     rrf = text["models"][f"bm25@same+{MODEL}"]["average"]["MAP"]

@@ -23,6 +23,7 @@ from openmsd.rank.learned import (
     weighs,
 )
 from openmsd.rank.scorer import ExactScorer
+from openmsd.rank.tuned_file import RankerEntry
 
 
 def synthetic(queries: int, papers: int, seed: int, languages: list[str] | None = None
@@ -108,12 +109,13 @@ def test_a_tree_model_says_what_it_weighs():
     found = _select([grid], list(members), "citation", 5, 0, ("lightgbm",), lambda: None,
                     plain(["signal", "noise"]))
     assert found["chosen"] == "learned (lightgbm)"
-    weights = weighs({"paper": found["head"]})
+    weights = weighs(RankerEntry(tuple(members), "model", paper=found["head"]))
     assert weights is not None and sum(weights.values()) == pytest.approx(1.0, abs=0.01)
     assert set(weights) <= {*members, *PAIR_FEATURES}
     assert next(iter(weights)) in ("signal", "cross")
     assert weights["noise"] < min(weights["signal"], weights["cross"])
-    assert weighs({"paper": {"model": {"kind": "linear", "coef": [1.0]}}}) is None
+    linear = {"model": {"kind": "linear", "coef": [1.0]}}
+    assert weighs(RankerEntry(tuple(members), "model", paper=linear)) is None
 
 
 def test_never_below_the_best_single_member_out_of_fold():
@@ -148,7 +150,7 @@ def test_a_stored_learned_fusion_ranks_and_rates_like_its_model():
     papers = Papers(pool.ids, ["x" * 99] * len(pool.ids), list(languages))
     scorers = [Fixed(m, papers, v) for m, v in members.items()]
     spec = {"members": list(members), "method": "model", "paper": found["head"]}
-    fusion = learned_fusion("hybrid", scorers, spec)
+    fusion = learned_fusion("hybrid", scorers, RankerEntry.from_json(spec))
     assert isinstance(fusion, LearnedFusion) and isinstance(fusion, Fusion)
     queries = Queries.of_rows(papers, [0, 5])
     rows, scores = fusion.top_k(queries, 5)
@@ -187,7 +189,8 @@ def test_a_damaged_learned_ranker_is_refused_with_what_is_wrong(damage, said):
     damage(spec)
     papers = Papers(pool.ids, ["x"] * len(pool.ids), list(languages))
     with pytest.raises(ArtifactError, match=said):
-        learned_fusion("hybrid", [Fixed(m, papers, v) for m, v in members.items()], spec)
+        learned_fusion("hybrid", [Fixed(m, papers, v) for m, v in members.items()],
+                       RankerEntry.from_json(spec))
 
 
 def test_the_untuned_fusion_ships_as_a_head_where_nothing_learned_is_surely_better():
@@ -196,8 +199,7 @@ def test_the_untuned_fusion_ships_as_a_head_where_nothing_learned_is_surely_bett
     scorers = [Fixed(m, papers, v) for m, v in members.items()]
     head = {"members": ["signal", "cross"], "model": None, "method": "zscore",
             "weights": [1.0, 1.0], "calibration": {"x": [-3.0, 3.0], "y": [0.0, 0.5]}}
-    fusion = learned_fusion("hybrid", scorers, {"members": list(members), "method": "model",
-                                                "paper": head})
+    fusion = learned_fusion("hybrid", scorers, RankerEntry(tuple(members), "model", paper=head))
     queries = Queries.of_rows(papers, [0])
     candidates = np.arange(1, len(pool.ids))
     expected = fuse([members["signal"][[0]][:, candidates], members["cross"][[0]][:, candidates]],

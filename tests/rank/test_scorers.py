@@ -233,18 +233,18 @@ def test_untuned_hybrid_adds_the_english_model_where_it_can_be_had(tmp_path):
     from openmsd.corpus import Corpus
     from openmsd.rank.load import fusion_spec
 
-    assert fusion_spec("hybrid", None)["members"] == [
+    assert list(fusion_spec("hybrid", None).members) == [
         "bm25@same", "e5-small-multilingual", "minilm-en@en"]
     for model in ("muse-v3", "minilm-en"):
         (tmp_path / "vectors" / model).mkdir(parents=True)
         (tmp_path / "vectors" / model / "part-0.parquet").write_bytes(b"x")
-    assert fusion_spec("hybrid", Corpus(tmp_path), "muse-v3")["members"] == [
+    assert list(fusion_spec("hybrid", Corpus(tmp_path), "muse-v3").members) == [
         "bm25@same", "muse-v3", "minilm-en@en"]
-    assert fusion_spec("hybrid", Corpus(tmp_path), "minilm-en")["members"] == [
+    assert list(fusion_spec("hybrid", Corpus(tmp_path), "minilm-en").members) == [
         "bm25@same", "minilm-en"]
     (tmp_path / "vectors" / "minilm-en" / "part-0.parquet").unlink()
-    assert fusion_spec("hybrid", Corpus(tmp_path))["members"] == ["bm25@same", "muse-v3"]
-    assert "minilm-en@en" not in fusion_spec("hybrid-graph", None)["members"]
+    assert list(fusion_spec("hybrid", Corpus(tmp_path)).members) == ["bm25@same", "muse-v3"]
+    assert "minilm-en@en" not in list(fusion_spec("hybrid-graph", None).members)
 
 
 def test_untuned_hybrid_compares_words_across_languages_in_a_multilingual_corpus(tmp_path):
@@ -267,7 +267,7 @@ def test_untuned_hybrid_compares_words_across_languages_in_a_multilingual_corpus
         for i, lang, title, en in rows))
     corpus = Corpus(tmp_path / "corpus")
     ingest([works], corpus.root, None, False)
-    assert fusion_spec("hybrid", corpus, "bm25")["members"] == ["bm25@same", "bm25",
+    assert list(fusion_spec("hybrid", corpus, "bm25").members) == ["bm25@same", "bm25",
                                                                 "bm25-en@cross"]
     papers = corpus_papers(corpus)
     query = Queries.of_texts(["Severe acute respiratory syndrome by COVID-19 in older people "

@@ -43,7 +43,7 @@ def corpus(served_corpus: Path, tmp_path: Path) -> Corpus:
 
 def test_a_sound_ranker_file_is_read(corpus: Corpus) -> None:
     corpus.layout.ranker.write_text(json.dumps(GOOD))
-    assert fusion_spec("hybrid", corpus)["weights"] == [1.0, 2.0]
+    assert list(fusion_spec("hybrid", corpus).weights) == [1.0, 2.0]
 
 
 @pytest.mark.parametrize("what", list(DAMAGED))

@@ -157,11 +157,11 @@ def test_embed_maps_the_stored_vectors_by_name_or_by_directory(trained, tmp_path
 
 
 def test_hybrid_uses_the_corpus_adapter_and_says_so(trained):
-    spec = fusion_spec("hybrid", trained)
+    spec = fusion_spec("hybrid", trained).as_json()
     assert ADAPTER in spec["members"] and spec["adapter"]["name"] == ADAPTER
     # the adapter holds the English model: it is not heard twice
     assert not any(m.startswith("minilm-en") for m in spec["members"])
-    assert fusion_spec("hybrid-graph", trained)["members"][0] == ADAPTER
+    assert fusion_spec("hybrid-graph", trained).members[0] == ADAPTER
     scorer = load_scorer("hybrid", corpus_papers(trained))
     adapted = [m for m in scorer.members if m.name == ADAPTER]
     assert adapted and "trained on this corpus's citations" in adapted[0].words
@@ -177,7 +177,7 @@ def test_hybrid_uses_the_corpus_adapter_and_says_so(trained):
 def test_the_english_model_joins_hybrid_whichever_backend_embedded_it(corpus):
     """``embed --model minilm-en`` stores ``minilm-en@onnx``: the untuned hybrid must find it."""
     write_vectors(corpus, "e5-small-multilingual@onnx", dim=DIM, seed=2)
-    spec = fusion_spec("hybrid", corpus)
+    spec = fusion_spec("hybrid", corpus).as_json()
     assert "minilm-en:onnx@en" in spec["members"]  # the canonical spelling
     assert spec["members"][1] == "e5-small-multilingual:onnx"
     assert "adapter" not in spec

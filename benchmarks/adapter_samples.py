@@ -55,7 +55,7 @@ from openmsd.corpus import Corpus
 from openmsd.eval import PREFETCH, CitrecEvalError, location_ranks, metric_values
 from openmsd.eval import evaluate as evaluate_citrec
 from openmsd.models import read_adapter
-from openmsd.train import CitrecData, CitrecDataError, load, split_locations
+from openmsd.rank import CitrecData, CitrecDataError, load_citrec, split_locations
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -245,7 +245,7 @@ def main() -> None:
                               "identity": meta["selection"]["identity_map"],
                               "chosen": meta["selection"]["chosen_map"]}}
         try:
-            locations: CitrecData | str = load(corpus, outside)
+            locations: CitrecData | str = load_citrec(corpus, outside)
         except CitrecDataError as error:
             locations = str(error)
         held_out = (split_locations(locations, HELD_OUT, SEED)[2]

@@ -30,14 +30,27 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ranking_taln import pooled_t_test
+import duckdb
 from record import write_record
+from scipy import stats
 
 from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_sdsm
 from openmsd.rank import fusion_spec
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pooled_t_test(a: Any, b: Any) -> dict[str, float]:
+    """Paired t-test of AP over every (task, query) both per-query tables have."""
+    con = duckdb.connect()
+    con.register("a", a)
+    con.register("b", b)
+    x, y = zip(*con.execute('SELECT a."AP", b."AP" FROM a JOIN b USING (task, query)')
+               .fetchall(), strict=True)
+    test = stats.ttest_rel(x, y)
+    return {"n": len(x), "t": round(float(test.statistic), 3), "p": float(test.pvalue),
+            "mean_difference": round(100 * (sum(x) - sum(y)) / len(x), 3)}
 
 
 def train(corpus: Path, bases: list[str]) -> tuple[dict[str, Any], float]:

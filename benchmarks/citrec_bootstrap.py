@@ -27,8 +27,7 @@ from scipy.stats import binomtest
 
 from openmsd.eval import PREFETCH, location_ranks
 from openmsd.models import RerankFusion, read_settings
-from openmsd.rank import PREFETCH_DEPTH, rerank_rows
-from openmsd.train import split_locations
+from openmsd.rank import PREFETCH_DEPTH, rerank_rows, split_locations
 
 
 def row_scores(name: str, kept: dict[str, np.ndarray], directory: Path, seed: int

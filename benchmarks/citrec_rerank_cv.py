@@ -10,7 +10,7 @@ tested on one paper); ``cv`` is Recall@10 out of fold over all train + dev locat
 training locations and evaluated on the official dev papers (the seed's split).
 
 Signals: ``manuscript`` (the untrained start's whole-manuscript cosine,
-:func:`openmsd.train.profile_scores`), ``sentence_bm25`` / ``sentence_dense`` (the location's
+:func:`openmsd.rank.profile_scores`), ``sentence_bm25`` / ``sentence_dense`` (the location's
 own sentence), ``fundamental_bm25`` / ``fundamental_dense`` (the fundamental context, with
 ``--fundamental``), ``sentence_en`` / ``fundamental_en`` (the English-only ``minilm-en`` on
 English-English pairs only, own sentence / fundamental context; with ``--english``),
@@ -41,15 +41,19 @@ import numpy as np
 
 from openmsd.eval import Queries, score_rows
 from openmsd.models import load_model, load_sentence_caches, load_splits
-from openmsd.rank import GRAPH_FEATURES, NONNEGATIVE, PREFETCH_DEPTH, fit_fusion, rerank_rows
-from openmsd.train import (
-    CitrecConfig,
+from openmsd.rank import (
+    GRAPH_FEATURES,
+    NONNEGATIVE,
+    PREFETCH_DEPTH,
     PaperContexts,
+    fit_fusion,
     graph_scores,
     profile_scores,
     recall_at,
+    rerank_rows,
     split_locations,
 )
+from openmsd.train import CitrecConfig
 
 SHIPPED = ("manuscript", "sentence_bm25", "sentence_dense")
 """The manuscript and own-sentence set (with the prefetch)."""

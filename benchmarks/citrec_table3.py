@@ -44,7 +44,8 @@ from openmsd.corpus import Corpus
 from openmsd.eval import CONTEXT_SIGNALS, GROUPS, PREFETCH, SENTENCE_SIGNALS, evaluate
 from openmsd.experiment import all_locations_signals, prefetch_matrix
 from openmsd.models import load_sentence_caches, load_splits, save_sentence_caches, save_splits
-from openmsd.train import CitrecConfig, CitrecData, CitrecRankers, load, train
+from openmsd.rank import CitrecData, load_citrec
+from openmsd.train import CitrecConfig, CitrecRankers, train
 
 BASELINES = ("bm25", "e5-small-multilingual", "prefetch")
 """The rankers each seed's table starts with (``--baselines``)."""
@@ -81,7 +82,7 @@ def prepared(corpus: Path, out: Path, split: str, outside: bool, ranker: str = P
     if data_file.is_file():
         data = pickle.loads(data_file.read_bytes())
     else:
-        data = load(Corpus(corpus), outside)
+        data = load_citrec(Corpus(corpus), outside)
         data_file.write_bytes(pickle.dumps(data))
     prefetch_file = out / "prefetch.npy"
     if prefetch_file.is_file():

@@ -9,7 +9,7 @@ fitted, so every train and dev query is held out; the test splits are not read.
 1. TALN (``openmsd ingest``, ``openmsd relations --top-languages 2 --idt 0.15 --odt 0.15 --dev
    0.1``, ``openmsd embed``): the average MAP of the three SDSM tasks (text-only, ``hybrid``'s
    members) and the citation MAP of hidden links (``hybrid-graph``'s members), train and dev
-   pools, their figures weighted by their queries (as ``openmsd tune`` scores);
+   pools, their figures weighted by their queries (as ``openmsd train ranker`` scores);
 2. the demo corpus (``openmsd demo``): the first results of the searches a new user tried.
 
     python benchmarks/fusion_evidence.py TALN_CORPUS DEMO_CORPUS
@@ -29,8 +29,7 @@ from record import write_record
 
 from openmsd.corpus import Corpus
 from openmsd.experiment.pools import pool_matrices, queries_of, tuning_pools
-from openmsd.experiment.tune import held_out_ap
-from openmsd.experiment.weights import Judged, pooled
+from openmsd.experiment.weights import Judged, held_out_ap, pooled
 from openmsd.rank import (
     HYBRID,
     HYBRID_GRAPH,
@@ -114,7 +113,7 @@ def main() -> None:
         load_before=load_before,
         notes="Nothing fitted: every train and dev query is held out; no test split read. "
               "MAP in % (text-only: the mean over the three SDSM tasks; hidden links: "
-              "citation), pools weighted by their queries as openmsd tune scores.")
+              "citation), pools weighted by their queries as openmsd train ranker scores.")
     print(f"wrote {path}")
 
 

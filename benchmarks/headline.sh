@@ -30,15 +30,13 @@ python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --work "$WORK/embed" --p
     --backend onnx-fp32
 python benchmarks/embed_spark.py --texts "$EMBED_TEXTS" --cores 2 --work "$WORK/embed" \
     --backend onnx-fp32
-# TALN with relations and the dense model's vectors (the float32 build the ranking record was
-# made with), then tune (train + dev) and the ranking figures on IDT, ODT and test (each run
-# reads TALN's test split once more).
+# TALN with relations and the dense model's float32 vectors, then the int8 builds and the
+# CPU builds against PyTorch on its dev split.
 rm -rf "$WORK/taln"
 openmsd ingest ../shared/data/taln/papers.jsonl ../shared/data/taln/parscit --out "$WORK/taln"
 openmsd relations "$WORK/taln" --top-languages 2 --idt 0.15 --odt 0.15 --dev 0.1
 openmsd embed "$WORK/taln" --backend onnx-fp32
 python benchmarks/embedding_candidates.py "$WORK/taln" --record
-python benchmarks/ranking_taln.py "$WORK/taln" --record ranking_taln
 python benchmarks/embedding_sdsm_dev.py "$WORK/taln" --record
 # The untuned fusions on TALN's train and dev pools (no test split read) and the demo's searches;
 # then the adapter, trained into the TALN corpus over the int8 vectors its record was made with
@@ -75,20 +73,16 @@ python benchmarks/citrec_table3.py "$WORK/ux" --outside-references --split time 
     --baselines bm25 e5-small-multilingual prefetch --steps 100 --out "$WORK/citrec-ux-time" \
     --config '{"citation_fundamental": 4, "eval_every": 20, "learning_rate": 1e-4}' \
     --record citrec_time
-# Synthetic corpora (seeded): what an adapter costs at 100,000 papers, what tune costs at 3,000,
-# 30,000 and 100,000, what train ranker costs at 3,000, and the picture and watch at 100,000
-# (beside the demo corpus's).
+# Synthetic corpora (seeded): what an adapter costs at 100,000 papers, what train ranker costs
+# at 3,000 and 30,000, and the picture and watch at 100,000 (beside the demo corpus's).
 python benchmarks/adapter_scale.py "$WORK/adapter-scale" --positives dc-or-cc-or-bc
 python benchmarks/graph_watch.py --demo demo-corpus --root "$WORK/graph-watch"
 python benchmarks/mcp_latency.py --rounds 20
 python benchmarks/cli_answer_time.py --corpus demo-corpus --repeats 5
 python benchmarks/non_papers.py
-for size in 3000 30000 100000; do
-    python benchmarks/tune_cost.py --sizes "$size" --work "$WORK/tune" --append
-done
 # train ranker at 3,000 then 30,000 papers (the sizes the README quotes), each its own run
-python benchmarks/ranker_cost.py --sizes 3000 --work "$WORK/tune"
-python benchmarks/ranker_cost.py --sizes 30000 --append --work "$WORK/tune" --reuse
+python benchmarks/ranker_cost.py --sizes 3000 --work "$WORK/ranker-cost"
+python benchmarks/ranker_cost.py --sizes 30000 --append --work "$WORK/ranker-cost" --reuse
 # Synthetic vectors (seeded, clustered): generated, built, searched exactly and measured.
 python benchmarks/index_scale.py --vectors "$VECTORS" --compare 200000 --queries 500 \
     --factory IVF4096_HNSW32,PQ48 --train 160000 --calibration 300 --work "$WORK/index"

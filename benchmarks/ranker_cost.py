@@ -1,7 +1,7 @@
 """What ``openmsd train ranker`` costs as a corpus grows: the generated corpora of
-:mod:`tune_cost` (topics, authors, references by preferential attachment, a stand-in dense
-model), built by the commands a user runs, then :func:`openmsd.experiment.train_ranker` timed
-in this process, by step, with its CPU seconds and peak memory. The training is a corpus's
+:mod:`generated_corpus` (topics, authors, references by preferential attachment, a stand-in
+dense model), built by the commands a user runs, then :func:`openmsd.experiment.train_ranker`
+timed in this process, by step, with its CPU seconds and peak memory. The training is a corpus's
 first: the adapter of its dense model is trained too (an adapter already there is removed
 first, unless ``--keep-adapters``). Run one size a process (``--append``) so that the peak
 memory is that size's:
@@ -18,13 +18,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
+import subprocess
+import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from record import write_record
-from tune_cost import Steps, build, peak_rss_gib, runs
+from generated_corpus import build
+from record import read_record, write_record
 
 from openmsd.corpus import Corpus
 from openmsd.experiment import train_ranker
@@ -33,6 +37,75 @@ from openmsd.index import index_dir
 from openmsd.models import corpus_adapters
 from openmsd.rank import dense_models
 from openmsd.vectors import vectors_dir
+
+
+class Steps:
+    """A ``progress(label, total)`` for :func:`openmsd.experiment.train_ranker` that times each
+    labelled step."""
+
+    def __init__(self) -> None:
+        self.started: dict[str, float] = {}
+        self.totals: dict[str, int] = {}
+        self.done: dict[str, int] = {}
+        self.last: dict[str, float] = {}
+        self.cpu: dict[str, list[float]] = {}
+        self.peak: dict[str, float] = {}
+
+    def __call__(self, label: str, total: int | None) -> Callable[[int], None]:
+        self.started[label] = time.perf_counter()
+        self.totals[label] = total or 0
+        self.done[label] = 0
+        self.last[label] = self.started[label]
+        self.cpu[label] = [time.process_time()] * 2
+        self.peak[label] = peak_rss_gib()
+        print(f"  {label}: {total} steps", flush=True)
+
+        def advance(n: int) -> None:
+            self.done[label] += n
+            self.last[label] = time.perf_counter()
+            self.cpu[label][1] = time.process_time()
+            self.peak[label] = peak_rss_gib()
+
+        return advance
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        """Per step: steps done and planned, wall and CPU seconds from its start to its last
+        step, and the process's peak memory (GiB) by then."""
+        return {label: {"steps": self.done[label], "planned": self.totals[label],
+                        "seconds": round(self.last[label] - self.started[label], 2),
+                        "cpu_s": round(self.cpu[label][1] - self.cpu[label][0], 2),
+                        "peak_rss_gib": self.peak[label]}
+                for label in self.started}
+
+
+def peak_rss_gib() -> float:
+    """This process's peak resident memory so far (GiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
+
+
+def runs(name: str, sizes: Sequence[int], work: Path | None, append: bool,
+         measure: Callable[[int, Path], dict[str, Any]], load_before: float
+         ) -> list[dict[str, Any]]:
+    """One row per size of ``measure(size, work)`` (``work``: a temporary folder when None),
+    each with the load and the commit; with ``append``, record ``name``'s rows of other
+    sizes too, by size."""
+    rows = []
+    with tempfile.TemporaryDirectory() as temporary:
+        work = work or Path(temporary)
+        work.mkdir(parents=True, exist_ok=True)
+        for size in sizes:
+            rows.append({**measure(size, work), "load_before": load_before,
+                         "load_after": round(os.getloadavg()[0], 2),
+                         "commit": subprocess.run(["git", "rev-parse", "HEAD"],
+                                                  capture_output=True, text=True).stdout.strip()})
+    if append:
+        try:
+            kept = read_record(name)["numbers"]["runs"]
+        except FileNotFoundError:
+            kept = []
+        rows = sorted([r for r in kept if r["papers"] not in sizes] + rows,
+                      key=lambda r: r["papers"])
+    return rows
 
 
 def remove_adapters(corpus: Corpus) -> list[str]:
@@ -102,9 +175,9 @@ def main() -> None:
                                                                            "relations")}
                           for r in rows]},
         load_before=load_before, synthetic=True,
-        notes="Generated corpora and a stand-in dense model (benchmarks/tune_cost.py); the "
-              "training timed in this process, a corpus's first (its adapter trained too), "
-              "by step: wall and CPU seconds from a step's start to its last tick, and the "
+        notes="Generated corpora and a stand-in dense model (benchmarks/generated_corpus.py); "
+              "the training timed in this process, a corpus's first (its adapter trained "
+              "too), by step: wall and CPU seconds from a step's start to its last tick, and the "
               "process's peak memory by then (peak_rss_gib: its peak, one size a process). "
               "The machine's 2 cores were shared with other work: see the load averages and "
               "compare the CPU seconds.")

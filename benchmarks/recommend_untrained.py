@@ -40,8 +40,14 @@ from openmsd.corpus import Corpus
 from openmsd.eval import PREFETCH, Queries, location_ranks, metric_values, score_rows, summarise
 from openmsd.io import write_json
 from openmsd.models import DEFAULT_MODEL
-from openmsd.rank import PREFETCH_DEPTH, RankWeights
-from openmsd.train import candidate_mask, load, split_locations, two_stage
+from openmsd.rank import (
+    PREFETCH_DEPTH,
+    RankWeights,
+    candidate_mask,
+    load_citrec,
+    split_locations,
+    two_stage,
+)
 
 TODAY = "dense, own sentence first"
 FUSED = "fused, own sentence first"
@@ -103,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--outside-references", action="store_true")
     parser.add_argument("--out", type=Path, help="write OUT.json and OUT.md")
     args = parser.parse_args(argv)
-    data = load(Corpus(args.corpus), args.outside_references)
+    data = load_citrec(Corpus(args.corpus), args.outside_references)
     choose, test, held = split_locations(data, args.test_fraction, args.seed, args.split)
     candidates = sorted(data.papers)
     result: dict[str, Any] = {

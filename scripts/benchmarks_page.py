@@ -27,12 +27,10 @@ TITLES = {
     "sdsm_scoring": "SDSM evaluation speed against trec_eval",
     "embed_spark": "Embedding on Spark against one process",
     "index_scale": "Approximate vector index at scale (IVF-PQ)",
-    "ranking_taln": "Ranking on TALN: the tuned fusion against BM25",
     "adapter_taln": "Adapters: a head over e5 trained on TALN's own citations",
     "fusion_evidence": "Fusion that weighs the evidence: z-scores against reciprocal ranks",
     "fetch_cost": "What an OpenAlex crawl costs under the 2026 prices",
     "graph_watch": "The neighbourhood picture and the watch feed",
-    "tune_cost": "What tune costs",
     "adapter_crosslingual": "Adapters across languages: French abstracts find their English",
     "embed_memory": "Peak memory of openmsd embed",
     "recommend_memory": "Peak memory of openmsd recommend on long manuscripts",
@@ -67,11 +65,6 @@ def _graph(record: dict[str, Any]) -> str:
     return f"{record['numbers']['demo']['n30']['svg_total_ms']:.0f} ms"
 
 
-def _ranking(record: dict[str, Any]) -> str:
-    test = record["numbers"]["splits"]["test"]
-    return f"{test['hybrid'] / test['bm25']:.2f}×"
-
-
 def _embed_memory(record: dict[str, Any]) -> str:
     return f"{max(row['peak_rss_mib'] for row in record['numbers']['rows']):,.0f} MiB"
 
@@ -83,13 +76,6 @@ def _embedding_dev(record: dict[str, Any]) -> str:
     return (f"{default.split()[0]} {numbers[default]['average_map']:.2f} against "
             f"{numbers['torch (sentence-transformers)']['average_map']:.2f} "
             f"(int8 per batch {numbers['onnx']['average_map']:.2f})")
-
-
-def _tune(record: dict[str, Any]) -> str:
-    """The wall time of the tune at 30,000 papers (else at the first size run)."""
-    runs = record["numbers"]["runs"]
-    run = next((r for r in runs if r["papers"] == 30000), runs[0])
-    return f"{run['tune_s'] / 60:.1f} min at {run['papers']:,} papers"
 
 
 def _candidates(record: dict[str, Any]) -> str:
@@ -152,7 +138,6 @@ FALLBACK: dict[str, Any] = {"adapter_scale": _adapter_scale, "ranker_cost": _ran
                             "embedding_candidates": _candidates, "adapter_taln": _adapter,
                             "fusion_evidence": _fusion,
                             "fetch_cost": _fetch, "graph_watch": _graph,
-                            "ranking_taln": _ranking, "tune_cost": _tune,
                             "embed_memory": _embed_memory, "embedding_sdsm_dev": _embedding_dev}
 """Headline formatters for records whose numbers carry no ``headline`` string:
 record name -> function(record) -> the text the README quotes."""
@@ -277,9 +262,9 @@ def benchmarks_page(results: Path = RESULTS) -> str:
              "to compare against), and most of the others; each record's command reruns it "
              "alone.", "",
              "**Test splits read before.** TALN's test splits (IDT, ODT and their union) had "
-             "been read eight or nine times during development, each time after a design "
-             "change, before the `ranking_taln` record read them once more; `training_taln` "
-             "(OpenMSD's Tables 5/6) has read them once since. The "
+             "been read many times during development, each time after a design change, "
+             "before the records here that report figures on them (`adapter_taln`, "
+             "`ranker_taln`, `training_taln`) read them once more each. The "
              "unarXive sample's held-out citing papers have been read several times too. A "
              "figure on them is not a clean held-out figure, and a record on one of them says "
              "so in its notes. The figures here are on "

@@ -181,7 +181,7 @@ def eval_citrec(
     from openmsd.eval import CitrecEvalError, evaluate, table3
     from openmsd.eval import write_citrec_report as write_report
     from openmsd.models import UnknownModelError
-    from openmsd.train import CitrecDataError
+    from openmsd.rank import CitrecDataError
 
     try:
         result = evaluate(Corpus(corpus), model, test_fraction, seed, outside_references,

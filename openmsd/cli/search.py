@@ -226,8 +226,9 @@ def search_command(
     corpus: CorpusArg,
     text: Annotated[str, typer.Argument(help="A title, an abstract or a query, any language.")],
     model: Annotated[str | None, typer.Option(
-        help="The ranker: 'hybrid' (default: BM25 and the corpus's dense model, as 'openmsd "
-             "tune' weighed them), 'bm25', a dense model, or a fusion A+B.")] = None,
+        help="The ranker: 'hybrid' (default: what 'openmsd train ranker' learned, else BM25 "
+             "and the corpus's dense model fused), 'bm25', a dense model, or a fusion "
+             "A+B.")] = None,
     k: K = 10,
     lang: LangOpt = None,
     year: YearOpt = None,

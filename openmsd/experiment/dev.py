@@ -28,14 +28,12 @@ from openmsd.eval import (
     load_pool,
     score_rows,
 )
+from openmsd.rank import CitrecData, Location, candidate_mask
 from openmsd.train import (
     CitrecConfig,
-    CitrecData,
     CitrecRankers,
     ConfigError,
-    Location,
     TrainConfig,
-    candidate_mask,
     run_recipe,
     summaries,
 )

@@ -1,7 +1,7 @@
-"""The pools ``openmsd tune`` fits on: the train and dev splits' SDSM pools (never test), each
-sampled to at most :data:`MAX_QUERIES` queries (:class:`TuningPool`), and every member's
-score matrix of them, computed once (:func:`pool_matrices`; a large pool's rows restricted to
-their candidates: :func:`candidates`).
+"""The pools ``openmsd train ranker`` fits on: the train and dev splits' SDSM pools (never
+test), each sampled to at most :data:`MAX_QUERIES` queries (:class:`TuningPool`), and every
+member's score matrix of them, computed once (:func:`pool_matrices`; a large pool's rows
+restricted to their candidates: :func:`candidates`).
 """
 
 from __future__ import annotations
@@ -18,9 +18,8 @@ from openmsd.eval import SDSMError, check_protocol, common_pool, hide_links, loa
 from openmsd.experiment.weights import TuneError
 from openmsd.rank import Papers, Queries, Scorer, default_dense, load_scorer
 
-__all__ = ["DEPTH", "FULL_POOL", "MAX_QUERIES", "TuningPool", "candidates", "check_dev",
-           "pool_matrices", "queries_of", "score_members", "tuning_pool", "tuning_pools",
-           "with_queries"]
+__all__ = ["DEPTH", "FULL_POOL", "MAX_QUERIES", "TuningPool", "candidates", "pool_matrices",
+           "queries_of", "score_members", "tuning_pool", "tuning_pools", "with_queries"]
 
 #: The most queries of one split a fit reads (a seeded sample beyond): the members' score
 #: matrices are queries × pool, so this bounds the memory and the time of every grid point.
@@ -198,27 +197,3 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool, limit: int = MAX_QUERI
             pools.append(tuning_pool(pool, limit, seed))
             links.append(hide)
     return pools, links
-
-
-def _no_dev(corpus: Corpus, error: Exception) -> str:
-    """Why tuning cannot start without a dev split, and what to do."""
-    return (f"{corpus.root}: cannot tune: {error}. Tuning fits on the train and dev splits and "
-            f"never on test: rebuild the relations with a dev share ('openmsd relations "
-            f"{corpus.root} --dev 0.1'; a small corpus may need 0.2), then tune again")
-
-
-def check_dev(corpus: Corpus) -> None:
-    """:class:`TuneError` when the dev split has no query the SDSM fits can use."""
-    try:
-        dev = load_pool(corpus, "dev")
-    except SDSMError as error:
-        raise TuneError(_no_dev(corpus, error)) from None
-    dev, _ = common_pool(corpus, dev, [default_dense(corpus)])
-    if dev.judgements.num_rows == 0 and dev.left_out.get("missing_vectors"):
-        raise TuneError(f"{corpus.root}: {dev.left_out['missing_vectors']} dev papers have no "
-                        f"vectors of {default_dense(corpus)}: run 'openmsd embed {corpus.root} "
-                        f"--model {default_dense(corpus)} --split dev' first")
-    if dev.judgements.num_rows == 0:
-        raise TuneError(f"{corpus.root}: the dev split has no query (no paper with a link to "
-                        "another dev paper): nothing to tune on; rebuild the relations with a "
-                        "larger --dev fraction")

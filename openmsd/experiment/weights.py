@@ -1,7 +1,9 @@
-"""The weight search of ``openmsd tune``: a fusion's weights over a grid of the simplex, then
-refined one weight at a time (:func:`search`), scored by the MAP of judged pairs
-(:class:`Judged`). Shared by the fits on paper queries (:mod:`openmsd.experiment.tune`) and on
-citation contexts (:mod:`openmsd.experiment.contexts`).
+"""Fusions scored on judged pairs: the MAP and per-query AP of a pool ranked by score
+matrices (:class:`Judged`), pooled over pools by their queries (:func:`pooled`; what
+``openmsd train ranker`` scores its candidates by), a fusion's AP per query over several pools
+(:func:`held_out_ap`), and a weight search over a grid of the simplex, then refined one weight
+at a time (:func:`search`), which the free-text fallback on citation contexts is chosen with
+(:mod:`openmsd.experiment.contexts`).
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
-from openmsd.rank import blend, heard, transformed
+from openmsd.rank import blend, fuse, heard, transformed
 
 __all__ = ["LADDER", "MAX_GRID", "ROUNDS", "SEARCHED", "STARTS", "Judged", "TuneError", "ascend",
-           "ascending_keys", "ascent_steps", "grid_step", "pooled", "search", "search_steps",
-           "simplex"]
+           "ascending_keys", "ascent_steps", "grid_step", "held_out_ap", "pooled", "search",
+           "search_steps", "simplex"]
 
 #: The fusion methods a grid of weights is searched with (the learned one is fitted apart).
 SEARCHED = ("zscore", "weighted", "rrf")
@@ -247,6 +249,18 @@ def ascending_keys(scores: np.ndarray, ids: np.ndarray) -> np.ndarray:
 def pooled(found: Sequence[float], sizes: np.ndarray) -> float:
     """The mean of per-set objectives weighted by the sets' query counts (0 with no query)."""
     return float(np.average(found, weights=sizes)) if sizes.sum() else 0.0
+
+
+def held_out_ap(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
+                weights: Sequence[float], method: str, task: str | None,
+                fallback: Sequence[Any] = ()) -> np.ndarray:
+    """The AP (a fraction) of every (task, query) group of ``pools`` (in pool, then group
+    order) ranked by the fusion (:func:`openmsd.rank.fuse`) of ``parts``, one list of members'
+    score matrices a pool (``fallback``: the fusion's fallbacks); a pool without judgements
+    adds nothing."""
+    found = [Judged(pool, task).average_precision(fuse(rows, weights, method, fallback))
+             for pool, rows in zip(pools, parts, strict=True) if pool.judgements.num_rows]
+    return np.concatenate(found) if found else np.zeros(0)
 
 
 #: The starts of :func:`search`'s coordinate ascent: the grid's best and the best member alone.

@@ -20,8 +20,8 @@ only those candidates), and the members' scores are combined:
   (no score: no contribution);
 * ``learned``: a linear model over :func:`features` (per member: its min–max score, 60 times
   its reciprocal rank, whether it has a score), its coefficients fitted by logistic regression
-  on relevant and other candidates of tuning queries (:mod:`openmsd.experiment.tune`); three weights
-  per member.
+  on relevant and other candidates of tuning queries; three weights per member (``openmsd
+  train ranker`` writes models of its own instead: :mod:`openmsd.rank.learned`).
 
 A fusion may hold **fallbacks** (:class:`Fallback`): another weighting of some of its members,
 used for a query for which given members are silent (no score for any candidate), e.g. the

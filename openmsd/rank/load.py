@@ -181,8 +181,8 @@ def _is_dense(spec: RankerSpec) -> bool:
 
 def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> RankerEntry:
     """What ``hybrid`` / ``hybrid-graph`` stand for here: the tuned spec, else
-    :func:`default_spec` (also where ``openmsd tune`` kept the untuned fusion because the tuned
-    one did not win out of fold: its record says ``"tuned": false``)."""
+    :func:`default_spec` (also where ``openmsd train ranker`` kept the untuned fusion because no
+    learned one won out of fold: its record says ``"tuned": false``)."""
     spec = tuned(corpus).get(name)
     if spec and spec.tuned:
         return spec

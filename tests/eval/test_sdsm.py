@@ -277,45 +277,18 @@ def test_a_tuned_fallback_ranks_free_text_by_the_weights_fitted_without_metadata
         load_scorer("hybrid", corpus_papers(copy))  # a fallback of strangers: the file named
 
 
-def test_the_free_text_fallback_is_fitted_on_train_and_dev_citation_contexts(corpus, tmp_path):
-    from openmsd.experiment import TuneError, citation_contexts, tune_fusion
+def test_the_citation_contexts_of_train_and_dev_are_those_their_papers_cite_from(corpus):
+    from openmsd.experiment import citation_contexts
     from openmsd.rank import corpus_papers
     from openmsd.relations import read_split
 
-    copy = Corpus(shutil.copytree(corpus.root, tmp_path / "c"))
-    (copy.root / "index").mkdir(exist_ok=True)
-    saved = {"members": ["bm25", "bm25-en", "authors", "year"], "weights": [0.2, 0.2, 0.4, 0.2],
-             "method": "weighted", "tuned": True,
-             "fallbacks": [{"silent": ["authors", "year"], "members": ["bm25-en"],
-                            "weights": [1.0], "method": "weighted"}]}
-    (copy.root / "index" / "ranker.json").write_text(json.dumps({"hybrid": saved}))
-    papers = corpus_papers(copy)
-    contexts = citation_contexts(copy, papers, ("train", "dev"))
+    papers = corpus_papers(corpus)
+    contexts = citation_contexts(corpus, papers, ("train", "dev"))
     texts, cited = contexts["text"].to_pylist(), contexts["cited_id"].to_pylist()
-    everything = citation_contexts(copy, papers)["text"].to_pylist()
-    citing = {p for s in ("train", "dev") for p in read_split(copy, s)["paper_id"].to_pylist()}
-    expected = copy.connect().execute(
+    everything = citation_contexts(corpus, papers)["text"].to_pylist()
+    citing = {p for s in ("train", "dev") for p in read_split(corpus, s)["paper_id"].to_pylist()}
+    expected = corpus.connect().execute(
         "SELECT count(*) FROM contexts WHERE cited_id IS NOT NULL AND text IS NOT NULL "
         "AND citing_id IN (SELECT unnest(?))", [sorted(citing)]).fetchone()[0]
     assert 20 <= len(texts) == expected < len(everything) and set(cited) <= set(papers.ids)
     assert set(contexts["citing_id"].to_pylist()) <= citing
-    spec = tune_fusion(copy, step=0.5, members=["bm25", "bm25-en"], only=["contexts"])
-    hybrid = spec["hybrid"]
-    # the main weights are kept; the fallback for free text is fitted on the contexts
-    assert hybrid["weights"][:4] == saved["weights"] and len(hybrid["fallbacks"]) == 1
-    fallback = hybrid["fallbacks"][0]
-    assert fallback["silent"] == ["authors", "year"] and "citation contexts" in \
-        fallback["fitted_on"]
-    # chosen by cross-validation among each member alone (no dense member here), the fallback
-    # fitted on paper queries, and a weighting fitted on the contexts; the former kept for later
-    cv = fallback["cross_validation"]
-    assert cv["contexts"] == len(texts) and cv["folds"] == 5
-    assert set(cv["out_of_fold_map"]) == {"bm25", "bm25-en", "paper queries",
-                                          "all members, fitted"}
-    assert fallback["chosen"] in cv["out_of_fold_map"]
-    assert fallback["paper_query_fit"] == {"members": ["bm25-en"], "weights": [1.0],
-                                           "method": "weighted"}
-    assert fallback["objective_value"] >= max(fallback["single_values"].values()) - 1e-6
-    assert json.loads((copy.root / "index" / "ranker.json").read_text())["hybrid"] == hybrid
-    with pytest.raises(TuneError, match="expected some of hybrid, contexts, hybrid-graph"):
-        tune_fusion(copy, only=["graph"])

@@ -3,14 +3,12 @@ matrices, seconds), and the under-sized case on the shipped sample."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from openmsd.corpus import Corpus
-from openmsd.experiment import tune_fusion
 from openmsd.experiment.contexts import (
     MIN_DENSE,
     TooFewContexts,
@@ -105,19 +103,12 @@ def test_too_few_contexts_is_an_error_that_says_the_count(tmp_path):
     with pytest.raises(TooFewContexts, match=r"0 citation contexts of the train and dev "
                                              r"papers.*20 or more"):
         fit_contexts(corpus, ["bm25@same"], 0.5)
-    saved = {"hybrid": {"members": ["bm25@same", "year"], "weights": [1.0, 1.0],
-                        "method": "rrf", "tuned": True}}
-    (corpus.root / "index").mkdir(exist_ok=True)
-    (corpus.root / "index" / "ranker.json").write_text(json.dumps(saved))
-    with pytest.raises(TooFewContexts, match="0 citation contexts"):
-        tune_fusion(corpus, members=["bm25@same"], only=["contexts"])
-    assert json.loads((corpus.root / "index" / "ranker.json").read_text()) == saved
 
 
 def test_module_examples():
     import doctest
 
-    from openmsd.experiment import contexts, pools, tune, weights
+    from openmsd.experiment import contexts, pools, weights
 
-    for module in (contexts, pools, tune, weights):
+    for module in (contexts, pools, weights):
         assert doctest.testmod(module).failed == 0, module.__name__

@@ -9,9 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from openmsd.experiment.tune import learn
 from openmsd.experiment.weights import Judged
-from openmsd.rank import Fusion, Papers, Queries, UnknownScorerError, load_scorer
+from openmsd.rank import Fusion, Papers, Queries, UnknownScorerError, features, load_scorer
 from openmsd.rank.metadata import AuthorScorer
 
 from .test_scorers import CITATIONS, PAPERS
@@ -31,6 +30,23 @@ def planted() -> tuple[Papers, list[list[str]]]:
     return Papers(ids, texts, ["en"] * len(ids)), authors
 
 
+def logistic_weights(parts: list[np.ndarray], queries: list[int], relevant: list[int]
+                     ) -> list[float]:
+    """The ``learned`` method's weights: a logistic regression of "relevant to the query" on
+    the members' :func:`openmsd.rank.features` over every other paper of ``queries`` (classes
+    balanced), as a fusion of that method reads them."""
+    from sklearn.linear_model import LogisticRegression
+
+    found = features([p[queries] for p in parts])
+    labels = np.zeros(found[0].shape, bool)
+    labels[np.arange(len(queries)), relevant] = True
+    other = np.ones(labels.shape, bool)
+    other[np.arange(len(queries)), queries] = False  # never the query paper itself
+    model = LogisticRegression(class_weight="balanced", max_iter=2000, random_state=0)
+    model.fit(np.stack([f[other] for f in found], axis=1), labels[other])
+    return [float(w) for w in model.coef_[0]]
+
+
 def test_learned_fusion_puts_the_planted_paper_above_bm25s_choice():
     papers, authors = planted()
     members = [load_scorer("bm25", papers), AuthorScorer(papers, authors)]
@@ -45,7 +61,8 @@ def test_learned_fusion_puts_the_planted_paper_above_bm25s_choice():
     pool = SimpleNamespace(ids=papers.ids, judgements=pa.table(
         {"task": ["citation"] * len(train), "query": train,
          "doc": [q.replace("q", "r") for q in train]}))
-    weights = learn([pool], [parts], None)
+    weights = logistic_weights(parts, [papers.position[q] for q in train],
+                               [papers.position[q.replace("q", "r")] for q in train])
     assert len(weights) == 3 * len(members)
     fused = Fusion("learned", members, weights, "learned")
     held_out = Queries.of_rows(papers, [papers.position[f"q{i}"] for i in (5, 6, 7)])

@@ -165,8 +165,7 @@ def test_eval_citrec_time_split_and_stages(citrec_model, unarxive_corpus) -> Non
 def test_fusion_weight_is_chosen_on_dev() -> None:
     import numpy as np
 
-    from openmsd.rank import choose_fusion_weight
-    from openmsd.train import Location
+    from openmsd.rank import Location, choose_fusion_weight
 
     candidates = [f"c{i}" for i in range(30)]
     locations = [Location("p", ["s"], 0, [f"c{i}"]) for i in range(20)]

@@ -130,8 +130,9 @@ def test_a_few_hundred_steps_on_unarxive_do_not_lower_dev_recall(tiny_model, una
     from openmsd.corpus import Corpus
     from openmsd.experiment import train_model
     from openmsd.models import CitrecModel
-    from openmsd.train import CitrecConfig, PaperContexts, candidate_mask, load, split_locations
-    from openmsd.train.citrec.train import citrec_scores, recall_at
+    from openmsd.rank import PaperContexts, candidate_mask, load_citrec, recall_at, split_locations
+    from openmsd.train import CitrecConfig
+    from openmsd.train.citrec.train import citrec_scores
 
     config = CitrecConfig(corpus=str(unarxive_corpus), out=str(tmp_path / "m"),
                           base=str(tiny_model), outside_references=True, max_steps=300,
@@ -142,7 +143,7 @@ def test_a_few_hundred_steps_on_unarxive_do_not_lower_dev_recall(tiny_model, una
     assert len(history) == 7  # the start, then every 50 steps
     best = manifest["metrics"]["best_dev_recall@10"]
     assert best == max(history) >= history[0]
-    data = load(Corpus(unarxive_corpus), outside=True)
+    data = load_citrec(Corpus(unarxive_corpus), outside=True)
     learn, _, _ = split_locations(data, config.test_fraction, config.seed)
     _, dev, _ = split_locations(data, config.dev_fraction, config.seed, locations=learn)
     candidates = sorted(data.papers)

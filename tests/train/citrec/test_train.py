@@ -14,13 +14,14 @@ from openmsd.corpus import Corpus
 from openmsd.ingest import ingest
 from openmsd.models import load_model, load_splits, save_splits, split_sentences
 from openmsd.rank import held_out_citing as held_out
-from openmsd.train import CitrecConfig, load
+from openmsd.rank import load_citrec
+from openmsd.train import CitrecConfig
 from openmsd.train.citrec.train import CitrecConfigError
 from tests.conftest import SHARED_DATA
 
 
 def test_locations_of_real_unarxive_papers(unarxive_corpus) -> None:
-    data = load(Corpus(unarxive_corpus), outside=True)
+    data = load_citrec(Corpus(unarxive_corpus), outside=True)
     assert len(data.locations) > 50
     assert any(len(loc.cited) >= 2 for loc in data.locations)  # co-citations merged
     deep = max(data.locations, key=lambda loc: loc.at)
@@ -29,7 +30,7 @@ def test_locations_of_real_unarxive_papers(unarxive_corpus) -> None:
                for s in loc.sentences)
     assert all(c in data.papers for loc in data.locations for c in loc.cited)
     with pytest.raises(ValueError, match="no citation context"):
-        load(Corpus(unarxive_corpus), outside=False)  # no reference resolves inside it
+        load_citrec(Corpus(unarxive_corpus), outside=False)  # no reference resolves inside it
 
 
 def test_a_work_cited_by_two_papers_outside_the_corpus_is_one_candidate(tmp_path) -> None:
@@ -47,7 +48,7 @@ def test_a_work_cited_by_two_papers_outside_the_corpus_is_one_candidate(tmp_path
         line for line in (taln / "papers.jsonl").read_text().splitlines(keepends=True)
         if any(f'"id": "{name}"' in line for name in citing)))
     ingest([tmp_path / "papers.jsonl", tmp_path / "parscit"], tmp_path / "corpus")
-    data = load(Corpus(tmp_path / "corpus"), outside=True)
+    data = load_citrec(Corpus(tmp_path / "corpus"), outside=True)
     wordnet = "title:wordnet an electronic lexical database"
     assert wordnet in data.papers
     assert {c for c in citing if wordnet in data.reference_lists.get(c, set())} == set(citing)
@@ -174,9 +175,9 @@ def test_also_pools_training_and_dev_locations(tiny_model, unarxive_corpus, tmp_
 
 def test_time_split_holds_out_the_newest_papers(unarxive_corpus) -> None:
     from openmsd.corpus import Corpus
-    from openmsd.train import load, split_locations
+    from openmsd.rank import split_locations
 
-    data = load(Corpus(unarxive_corpus), outside=True)
+    data = load_citrec(Corpus(unarxive_corpus), outside=True)
     train_locations, _, test = split_locations(data, 0.3, 0, "time")
     newest = max(data.time_keys[loc.citing_id] for loc in data.locations)
     assert {data.time_keys[p] for p in test} == {newest}

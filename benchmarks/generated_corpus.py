@@ -1,4 +1,5 @@
-"""What ``openmsd tune`` costs as a corpus grows: generated corpora of 3K, 30K and 100K papers.
+"""Generated corpora of any size, built by the commands a user runs: what
+``benchmarks/ranker_cost.py`` measures ``openmsd train ranker`` on.
 
 Each corpus is **synthetic** (seeded): papers on topics (about 50 papers a topic), each with a
 title and abstract drawn from its topic's words and from words common to all (English words of
@@ -7,50 +8,32 @@ authors from its topic's authors, a year, and 4 to 11 references to earlier pape
 them on its topic, drawn by preferential attachment (a paper already cited often is cited more:
 citation counts follow a power law, the top 1% of papers receiving about a sixth of the
 citations, as in real data). It is written as S2ORC metadata lines and goes through the
-commands a user runs: ``openmsd ingest``, ``openmsd relations`` (train / dev / test split),
-vectors of a stand-in dense model (a seeded random projection of each paper's word counts, 64
-dimensions, stored as ``openmsd embed`` stores a model's: ``synthetic-bow``; no transformer
-runs), then :func:`openmsd.experiment.tune_fusion` with the members ``openmsd tune`` weighs (BM25
-views, the dense model, their feedback, the metadata and graph members).
-
-Each command runs at ``nice 10`` under ``prlimit --as`` (8 GiB) and is measured from its own
-``wait4`` usage: wall and CPU seconds, peak resident memory. The tune is timed in this process,
-as a whole and by step (``hybrid``: members scored, grid and ascent by fold; ``hybrid-graph``
-likewise), with the CPU seconds of the process (on a shared machine the wall time mostly
-measures the others' work), its peak memory, and how many queries each fit read out of how
-many it had (at most ``openmsd.experiment.tune.MAX_QUERIES`` a split). Run one size a process
-(``--append``) so that the peak memory is that size's:
-
-    nice -n 10 prlimit --as=8589934592 python benchmarks/tune_cost.py --sizes 3000
-    nice -n 10 prlimit --as=8589934592 python benchmarks/tune_cost.py --sizes 30000 --append
-
-Writes ``benchmarks/results/tune_cost.json`` (:mod:`record`).
+commands a user runs (:func:`build`): ``openmsd ingest``, ``openmsd relations`` (train / dev /
+test split), then vectors of a stand-in dense model (a seeded random projection of each paper's
+word counts, 64 dimensions, stored as ``openmsd embed`` stores a model's: ``synthetic-bow``; no
+transformer runs). Each command runs at ``nice 10`` under ``prlimit --as`` (8 GiB) and is
+measured from its own ``wait4`` usage: wall and CPU seconds, peak resident memory.
 """
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
-from record import read_record, write_record
 
 from openmsd.corpus import Corpus
-from openmsd.experiment import tune_fusion
-from openmsd.experiment.pools import MAX_QUERIES
 from openmsd.models import embed_corpus
 
 #: Papers a topic holds, on average.
@@ -205,133 +188,3 @@ def build(papers: int, work: Path, reuse: bool = False) -> tuple[Corpus, dict[st
                  "splits": dict(Counter(pq.read_table(root / "relations" / "splits.parquet",
                                                       columns=["split"])["split"].to_pylist()))}
     return corpus, {**counts, "relations": relations, "steps": steps}
-
-
-class Steps:
-    """A ``progress(label, total)`` for :func:`tune_fusion` that times each labelled step."""
-
-    def __init__(self) -> None:
-        self.started: dict[str, float] = {}
-        self.totals: dict[str, int] = {}
-        self.done: dict[str, int] = {}
-        self.last: dict[str, float] = {}
-        self.cpu: dict[str, list[float]] = {}
-        self.peak: dict[str, float] = {}
-
-    def __call__(self, label: str, total: int | None) -> Callable[[int], None]:
-        self.started[label] = time.perf_counter()
-        self.totals[label] = total or 0
-        self.done[label] = 0
-        self.last[label] = self.started[label]
-        self.cpu[label] = [time.process_time()] * 2
-        self.peak[label] = peak_rss_gib()
-        print(f"  {label}: {total} steps", flush=True)
-
-        def advance(n: int) -> None:
-            self.done[label] += n
-            self.last[label] = time.perf_counter()
-            self.cpu[label][1] = time.process_time()
-            self.peak[label] = peak_rss_gib()
-
-        return advance
-
-    def summary(self) -> dict[str, dict[str, float]]:
-        """Per step: steps done and planned, wall and CPU seconds from its start to its last
-        step, and the process's peak memory (GiB) by then."""
-        return {label: {"steps": self.done[label], "planned": self.totals[label],
-                        "seconds": round(self.last[label] - self.started[label], 2),
-                        "cpu_s": round(self.cpu[label][1] - self.cpu[label][0], 2),
-                        "peak_rss_gib": self.peak[label]}
-                for label in self.started}
-
-
-def peak_rss_gib() -> float:
-    """This process's peak resident memory so far (GiB)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
-
-
-def measure(papers: int, work: Path, reuse: bool = False, tune: bool = True
-            ) -> dict[str, Any]:
-    corpus, built = build(papers, work, reuse)
-    print(f"{papers:,} papers built: {json.dumps(built)}", flush=True)
-    if not tune:
-        return {"papers": papers, "build": built, "tune_s": None, "tune_cpu_s": None,
-                "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                                      / 2**20, 2)}
-    steps = Steps()
-    started, cpu = time.perf_counter(), time.process_time()
-    spec = tune_fusion(corpus, progress=steps)
-    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
-    fits = {name: {"kept": "tuned" if entry.get("tuned") else "untuned",
-                   "method": entry["method"], "queries": entry.get("queries"),
-                   "queries_available": entry.get("queries_available"),
-                   "out_of_fold_map": entry.get("cross_validation", {}).get("out_of_fold_map"),
-                   "free_text": entry.get("free_text")}
-            for name, entry in spec.items()}
-    row = {"papers": papers, "build": built, "tune_s": round(seconds, 1),
-           "tune_cpu_s": round(cpu, 1), "steps":
-           steps.summary(), "fits": fits,
-           "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
-           "load_after_tune": round(os.getloadavg()[0], 2)}
-    print(json.dumps(row, indent=1), flush=True)
-    return row
-
-
-def runs(name: str, sizes: Sequence[int], work: Path | None, append: bool,
-         measure: Callable[[int, Path], dict[str, Any]], load_before: float
-         ) -> list[dict[str, Any]]:
-    """One row per size of ``measure(size, work)`` (``work``: a temporary folder when None),
-    each with the load and the commit; with ``append``, record ``name``'s rows of other
-    sizes too, by size."""
-    rows = []
-    with tempfile.TemporaryDirectory() as temporary:
-        work = work or Path(temporary)
-        work.mkdir(parents=True, exist_ok=True)
-        for size in sizes:
-            rows.append({**measure(size, work), "load_before": load_before,
-                         "load_after": round(os.getloadavg()[0], 2),
-                         "commit": subprocess.run(["git", "rev-parse", "HEAD"],
-                                                  capture_output=True, text=True).stdout.strip()})
-    if append:
-        try:
-            kept = read_record(name)["numbers"]["runs"]
-        except FileNotFoundError:
-            kept = []
-        rows = sorted([r for r in kept if r["papers"] not in sizes] + rows,
-                      key=lambda r: r["papers"])
-    return rows
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[3000, 30000, 100000])
-    parser.add_argument("--work", type=Path, default=None, help="where the corpora go "
-                        "(default: a temporary folder, removed)")
-    parser.add_argument("--reuse", action="store_true", help="keep a corpus of the same "
-                        "size already built in --work (its build times are then null)")
-    parser.add_argument("--no-tune", action="store_true", help="build the corpora only "
-                        "(ingest, relations, vectors): their costs, the tune's null")
-    parser.add_argument("--append", action="store_true", help="keep the record's runs of "
-                        "other sizes (each run says its commit and load)")
-    args = parser.parse_args()
-    load_before = os.getloadavg()[0]
-    rows = runs("tune_cost", args.sizes, args.work, args.append,
-                lambda size, work: measure(size, work, args.reuse, not args.no_tune),
-                load_before)
-    path = write_record(
-        "tune_cost", {"runs": rows, "max_queries_per_split": MAX_QUERIES},
-        data={"corpora": [{k: v for k, v in r["build"].items() if k not in ("steps",
-                                                                           "relations")}
-                          for r in rows]},
-        load_before=load_before, synthetic=True,
-        notes="Generated corpora (S2ORC lines of English words, topics of about 50 papers, "
-              "references by preferential attachment) and a stand-in dense model (random "
-              "projection of word counts). ingest and relations: each command's own wait4 "
-              "usage, at nice 10 under prlimit --as 8 GiB; vectors and tune: the benchmark's "
-              "process (peak_rss_gib: its peak, one size a process). The machine's 2 cores "
-              "were shared with other work: see the load averages.")
-    print(f"wrote {path}")
-
-
-if __name__ == "__main__":
-    main()

@@ -124,6 +124,7 @@ def _embed(corpus: Corpus, model: str, console: Console, progress: Progress) -> 
 def _quiet_loading() -> None:
     """transformers' own "Loading weights" bar would print between the demo's steps."""
     try:
+        # optional: the models extra; transformers takes ~1.0 s to import
         from transformers.utils import logging
     except ImportError:  # the ONNX path without transformers: nothing to quiet
         return

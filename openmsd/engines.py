@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from openmsd.corpus import Corpus, corpus_lock
-from openmsd.ingest import IngestResult
+from openmsd.ingest import IngestResult, ingest, ingest_on_spark
 
 __all__ = ["ENGINES", "Embedded", "Engine", "EngineError", "engine"]
 
@@ -62,15 +62,13 @@ class Local:
 
     def ingest(self, inputs: list[str], out: str, fmt: str | None, strict: bool,
                since: str | None, progress: Progress) -> IngestResult:
-        from openmsd.ingest import ingest
-
         return ingest([Path(i) for i in inputs], Path(out), fmt, strict, progress=progress,
                       since=since)
 
     def embed(self, corpus: Corpus, model: str, backend: str, stored_as: str,
               batch_size: int, paper_ids: Collection[str] | None, enriched: bool,
               progress: Progress) -> Embedded:
-        from openmsd.models import embed_corpus, load_model
+        from openmsd.models import embed_corpus, load_model  # lazy: loads scipy (~0.2 s)
 
         corpus.check()
         encoder = load_model(model, backend)  # weights load once the corpus checked out
@@ -92,14 +90,12 @@ class Spark:
 
     def ingest(self, inputs: list[str], out: str, fmt: str | None, strict: bool,
                since: str | None, progress: Progress) -> IngestResult:
-        from openmsd.ingest import ingest_on_spark
-
         return ingest_on_spark(inputs, out, fmt, strict, since=since)
 
     def embed(self, corpus: Corpus, model: str, backend: str, stored_as: str,
               batch_size: int, paper_ids: Collection[str] | None, enriched: bool,
               progress: Progress) -> Embedded:
-        from openmsd.models import embed_on_spark
+        from openmsd.models import embed_on_spark  # lazy: loads scipy (~0.2 s)
 
         if enriched or paper_ids is not None:
             raise EngineError("--engine spark embeds whole corpora: --enrich and --split run "

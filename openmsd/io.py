@@ -15,10 +15,12 @@ its target and switched in with one rename (:func:`building_dir`).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -253,9 +255,6 @@ _AT_FDCWD = -100
 def _exchange(a: Path, b: Path) -> bool:
     """Swap the paths ``a`` and ``b`` atomically (Linux ``renameat2``); False where the
     system or the file system cannot."""
-    import ctypes
-    import sys
-
     if not sys.platform.startswith("linux"):
         return False
     try:

@@ -63,13 +63,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _ingest(args: argparse.Namespace, spark: Any) -> dict[str, Any]:
-    from openmsd.ingest import ingest_on_spark
+    from openmsd.ingest import ingest_on_spark  # lazy: adds ~0.2 s to this module's import
 
     return ingest_on_spark(args.inputs, args.out, args.format, args.strict, spark=spark,
                            since=args.since).report
 
 
 def _relations(args: argparse.Namespace, spark: Any) -> dict[str, Any]:
+    # lazy: loads pandas (~1.4 s)
     from openmsd.relations import (
         DEFAULT_MAX_GROUP,
         RelationsConfig,
@@ -87,7 +88,7 @@ def _relations(args: argparse.Namespace, spark: Any) -> dict[str, Any]:
 
 
 def _embed(args: argparse.Namespace, spark: Any) -> dict[str, Any]:
-    from openmsd.models import embed_on_spark
+    from openmsd.models import embed_on_spark  # lazy: loads scipy (~0.2 s)
 
     return asdict(embed_on_spark(args.papers, args.vectors, args.model, args.backend,
                                  spark=spark, batch_size=args.batch_size))
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Run the job ``argv`` names on the active SparkSession (or a new one); print and return
     its report as JSON."""
     args = parser().parse_args(argv)
+    # optional: the spark extra; pyspark takes ~0.3 s to import
     from pyspark.sql import SparkSession
 
     spark = SparkSession.builder.appName(f"openmsd-{args.command}").getOrCreate()

@@ -7,8 +7,11 @@ code, never from here."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
+import logging
+import os
 import re
 import sys
 from pathlib import Path
@@ -96,6 +99,7 @@ class _MainGroup(TyperGroup):
         except typer.Exit:  # a command's --help, or a command that ended itself
             raise
         except Exception as error:
+            # lazy: a command loads its own code only (openmsd --help start time)
             from openmsd.artifact import ArtifactError
             from openmsd.io import refusal
 
@@ -153,10 +157,7 @@ def main() -> None:
     exception" (exit 134) after printing its results. So once the command is done, output is
     flushed, Python's exit handlers run, and the process ends with ``os._exit``, before any
     static destructor."""
-    import atexit
-    import logging
-    import os
-
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.cli.output import build_notice
     from openmsd.models import announcing_builds
 

@@ -23,6 +23,7 @@ def demo(
 ) -> None:
     """Start here: build a corpus from the sample shipped with openmsd and show related papers
     across languages, a search in three languages and citation recommendations."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import CorpusError
     from openmsd.demo import run as run_demo
     from openmsd.models import UnknownModelError, UnsupportedBackendError

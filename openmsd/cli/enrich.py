@@ -39,6 +39,7 @@ def enrich_command(
 ) -> None:
     """English summaries of the non-English papers (OpenMSD §7), cached per paper, method and
     length: a rerun only does what is missing. Embed them with 'openmsd embed --enrich'."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.enrich import EnrichError, GeneratorError, enrich, load_backend
     from openmsd.relations import split_papers

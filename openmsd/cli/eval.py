@@ -30,6 +30,7 @@ def _print_problems(problems: list, limit: int = 10, more: bool = False) -> None
 
 def _stored_key(corpus: Corpus, model: str) -> str:
     """``model``, or its vector key of another backend when the corpus has only that one."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.vectors import stored_backends, vector_key
 
     stored = stored_backends(corpus, model)
@@ -63,6 +64,7 @@ def eval_retrieval(
     batch_size: Annotated[int, typer.Option(help="Texts per encoder batch.")] = 32,
 ) -> None:
     """Retrieval metrics of a model on queries, a corpus and qrels (fractions in [0, 1])."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.eval import evaluate_files
     from openmsd.ingest import RetrievalEvalError
     from openmsd.io import write_json
@@ -111,6 +113,7 @@ def eval_sdsm(
     """OpenMSD's SDSM tasks: for each query paper of the split, rank the whole split's pool;
     MAP and nDCG@10 (%) for citation, co-citation and bib-coupling prediction, with
     breakdowns by query language, direction and resource level, and paired t-tests."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import SDSMError, evaluate_sdsm, sdsm_view, write_report
     from openmsd.models import UnknownModelError
@@ -177,6 +180,7 @@ def eval_citrec(
     dense scores; a model without one: the rank fusion weighted on dev). The prefetch with
     another dense member, an adapter say, is the fusion 'bm25@same+MODEL' (MODEL: a name or
     an adapter directory), compared beside 'prefetch'."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import CitrecEvalError, evaluate, table3
     from openmsd.eval import write_citrec_report as write_report
@@ -216,6 +220,7 @@ def eval_pools(
 ) -> None:
     """OpenMSD's merged-pool protocol (Appendix A) on any tasks with labels: every task's
     papers in one pool, clusters ignored; beside SciDocs' clustered protocol."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.eval import evaluate_pool_files, pools_view
     from openmsd.ingest import RetrievalEvalError
     from openmsd.models import UnknownModelError

@@ -3,6 +3,7 @@ when ``openmsd`` starts)."""
 
 from __future__ import annotations
 
+import importlib.util
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated
@@ -26,8 +27,6 @@ fetch_app = typer.Typer(help="Fetch works from the open scholarly APIs (OpenAlex
 
 def need_clients() -> None:
     """Fail with the install command when the API clients (the ``fetch`` extra) are absent."""
-    import importlib.util
-
     missing = [name for name in ("pyalex", "pyzotero", "requests")
                if importlib.util.find_spec(name) is None]
     if missing:
@@ -97,6 +96,7 @@ def print_report(report: dict, as_json: bool) -> None:
 
 
 def _print_estimate(estimate: dict, as_json: bool) -> None:
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.fetch import estimate_view
 
     emit(estimate, as_json, estimate_view)
@@ -158,6 +158,7 @@ def fetch_openalex(
     """Fetch OpenAlex works around seed papers: their references, with --citing their citers,
     --depth steps away; resumable (run it again after an interruption or a spent budget)."""
     need_clients()
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.fetch import FetchError, FetchPlan, OpenAlex, Polite, check_out, crawl, estimate
 
     mailto_note(mailto)
@@ -189,6 +190,7 @@ def fetch_openalex(
 def _fit_search(text: str | None) -> str | None:
     """``text`` within OpenAlex's search length for a free key, cut at a word boundary (with a
     note saying so)."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.fetch import SEARCH_MAX, fit_search
 
     if text is None:
@@ -218,6 +220,7 @@ def check_timeout(seconds: float) -> None:
 
 def _seeds(ids: list[str] | None, files: list[Path] | None, zotero: str | None,
            collection: str | None, key: str | None, url: str | None) -> list:
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.fetch import read_seeds, seeds_from_ids, seeds_from_zotero
 
     seeds = seeds_from_ids(ids or [], "cli")
@@ -252,6 +255,7 @@ def fetch_crossref_command(
 ) -> None:
     """Fetch Crossref works for DOIs: the reference lists and abstracts OpenAlex lacks."""
     need_clients()
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.fetch import (
         FetchError,
         Polite,

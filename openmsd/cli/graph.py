@@ -35,6 +35,7 @@ SimilarEdgesOpt = Annotated[bool, typer.Option(
 
 def check_graph_target(target: Path | None, by: str) -> None:
     """Fail before any work for an unknown extension or layout."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.present import FORMATS, LAYOUTS
 
     if target is None:
@@ -56,6 +57,7 @@ def check_graph_target(target: Path | None, by: str) -> None:
 
 def _dense_index(corpus: Corpus, model: str | None) -> Any:
     """The dense index whose vectors place the nodes (None when the corpus has none)."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.rank import RankerSpec, dense_key, is_builtin, is_dense
     from openmsd.search import SearchService
 
@@ -71,6 +73,7 @@ def _dense_index(corpus: Corpus, model: str | None) -> Any:
 def write_graph(target: Path, corpus: Corpus, query_ids: list[str], results: list[Any],
                 model: str | None, by: str, similar_edges: bool) -> None:
     """Draw ``query_ids`` and ``results`` and write the picture to ``target``."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.present import STRONG_SIMILARITY, build_neighbourhood, draw, save
 
     hood = build_neighbourhood(corpus, query_ids, results, _dense_index(corpus, model),

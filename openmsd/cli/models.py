@@ -3,6 +3,7 @@ vectors they make and the index over them."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Annotated
@@ -35,6 +36,7 @@ index_app = typer.Typer(help="The vector index of a corpus.", no_args_is_help=Tr
 def models_list(json: JsonOpt = False) -> None:
     """The registered models (all load offline); any SentenceTransformer directory or Hugging
     Face model name is accepted too."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.models import model_rows, models_table
 
     emit(model_rows(), json, models_table)
@@ -61,6 +63,7 @@ def embed(
                                              "over partitions; see docs/scale.md).")] = "local",
 ) -> None:
     """Embed every paper whose text has no vector yet (resumable; never twice)."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError, enriched_name, parse_variant
     from openmsd.engines import EngineError
     from openmsd.engines import engine as engine_named
@@ -104,8 +107,7 @@ def embed(
 def _map_adapter(target: Corpus, model: str, backend: str | None, enrich: str | None,
                  split: str | None, engine: str, json: bool) -> None:
     """``embed --model ADAPTER``: the stored base vectors through the adapter's head."""
-    import time
-
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import CorpusError
     from openmsd.models import (
         AdapterError,
@@ -160,6 +162,7 @@ def index_build(
     json: JsonOpt = False,
 ) -> None:
     """Build the FAISS index of a model's vectors, or add the papers embedded since."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.index import FactoryParams, build_factory_index, build_index
     from openmsd.models import choose_backend
@@ -207,8 +210,7 @@ def index_related(
     """Rank every paper's related papers once for this corpus build and store them beside the
     index: ``openmsd serve`` then answers a paper's related papers by lookup (unfiltered, up to
     50 results; anything else, and a corpus, vectors or index changed since, is ranked live)."""
-    import time
-
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.search import compute_related_lists
 

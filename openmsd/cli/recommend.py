@@ -51,6 +51,7 @@ def recommend(
 ) -> None:
     """Papers to cite at each citation location of a manuscript, with the sentences that
     point to them."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError, identify
     from openmsd.ingest import ManuscriptError, read_manuscript
     from openmsd.present import ranked_locations, recommendations_table, recommendations_view
@@ -127,6 +128,7 @@ def recommend(
         err.print(f"[yellow]note[/]: {manuscript} has no citation marker: one location per "
                   f"paragraph ({seen['locations']})", highlight=False)
     if bibtex_file:
+        # lazy: a command loads its own code only (openmsd --help start time)
         from openmsd.export import save  # BibTeX and CSL libraries: only for --bibtex
 
         save(papers_by_id(target, list(cited)), "bib", bibtex_file)

@@ -53,6 +53,7 @@ def relations_build(
     """Derive related pairs (DC: direct citation, CC: co-citation, BC: bibliographic coupling),
     the train / dev / IDT / ODT split (in- and out-of-distribution test sets) and Specter
     triples of a corpus."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.memory import chosen_limit
     from openmsd.relations import RelationsConfig, RelationsError, SplitConfig
@@ -108,6 +109,7 @@ def capped_lines(capped: dict[str, dict[str, int]], max_group: int | None) -> li
 @relations_app.command("stats")
 def relations_stats_command(corpus: CorpusArg, json: JsonOpt = False) -> None:
     """OpenMSD's Table 3 for a corpus: pairs per relation, split and language direction."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.relations import RelationsError, relations_stats, stats_view
 

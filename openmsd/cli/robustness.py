@@ -46,6 +46,7 @@ def robustness_command(
     """The robustness suite (Singh & Singh): short-query alternative-self retrieval (Tasks I,
     II), the 32 textual neighbours (NN1_Ret, NN10_Ret, AOP-10/20, similarity distributions,
     the Table 5 capability matrix), t-SNE; writes DIR/report.json and DIR/report.html."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.models import UnknownModelError, UnsupportedBackendError
     from openmsd.robustness import RobustnessError, run_suite
 

@@ -68,6 +68,7 @@ def year_range(year: str | None) -> Years:
 
 def check_languages(corpus: Corpus, languages: list[str] | None) -> None:
     """Exit 2 when no paper of the corpus is in any of ``--lang`` (the API's 422)."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.search import language_problem
 
     if languages:
@@ -81,6 +82,7 @@ def say_why_empty(corpus: Corpus, languages: list[str] | None, years: Years,
                    otherwise: str) -> None:
     """Say on stderr why a search found nothing: an empty corpus, the filters (with what the
     corpus has), or ``otherwise``."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.search import no_results_reason
 
     reason = no_results_reason(corpus, languages, years, otherwise)
@@ -91,9 +93,11 @@ def _show(results: list[Result], corpus: Corpus, as_json: bool, export: str | No
           languages: list[str] | None, years: Years, otherwise: str) -> None:
     """Print ``results`` as a table, JSON or an ``--export`` format; when there are none, say
     why on stderr; then, on stderr, the records that are not papers left out of them."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.present import ranked, results_table, results_view
 
     if export:
+        # lazy: a command loads its own code only (openmsd --help start time)
         from openmsd.export import EXPORTS
         from openmsd.export import export as export_records
         from openmsd.search import papers_by_id
@@ -149,6 +153,7 @@ def related(
     """The papers most related to a paper, or to a whole library (--seeds), in any language,
     with why; --graph draws them as a picture; --to-zotero writes them into a Zotero
     collection."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.fetch import FetchError, read_seeds
     from openmsd.rank import (
@@ -213,6 +218,7 @@ def related(
 
 def _about(corpus: Corpus, queries: list[str], seeds: list[Path] | None) -> str:
     """What results are related to, in words: the query paper's title, or the library."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.search import papers_by_id
 
     if seeds:
@@ -238,6 +244,7 @@ def search_command(
     include_non_papers: IncludeNonPapersOpt = False,
 ) -> None:
     """The papers nearest to a free text, in any language."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.rank import UnknownModelError, question_ranker
     from openmsd.search import SearchService

@@ -4,6 +4,7 @@ server for AI assistants over a corpus."""
 from __future__ import annotations
 
 import errno
+import importlib.util
 import socket
 from typing import Annotated
 
@@ -44,6 +45,7 @@ def serve(
              "http://HOST:PORT (with --host 0.0.0.0: relative links and DOIs).")] = None,
 ) -> None:
     """The web page and the JSON API over a corpus: http://HOST:PORT/ and /openapi.json."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import CorpusError
     from openmsd.models import DEFAULT_MODEL, UnknownModelError
     from openmsd.server import indexed_models
@@ -76,13 +78,13 @@ def mcp(
     """The MCP server for AI assistants over a corpus (stdio by default): tools related,
     search, recommend_citations, explain, paper and whats_new, read only; one process keeps
     the models and index loaded."""
-    import importlib.util
-
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.models import DEFAULT_MODEL, UnknownModelError
 
     if importlib.util.find_spec("mcp") is None:
         fail("openmsd mcp needs the MCP SDK: pip install 'openmsd[mcp]'")
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.server import indexed_models, run_mcp
 
     if not 1 <= port <= 65535:

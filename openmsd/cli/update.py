@@ -31,6 +31,7 @@ app = typer.Typer()
 
 def _last_fetch(corpus: Path) -> tuple[Path, dict]:
     """The newest fetch sidecar among the inputs of ``corpus``'s manifest."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import MANIFEST, Layout
     from openmsd.fetch import FetchError, sidecar_path
 
@@ -50,6 +51,7 @@ def _last_fetch(corpus: Path) -> tuple[Path, dict]:
 
 def _corpus_works(corpus: Path) -> list[str]:
     """The OpenAlex work ids (``W...``) of the papers of ``corpus``, sorted."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus
 
     table = Corpus(corpus).read("papers", ["paper_id", "aliases"])
@@ -134,6 +136,7 @@ def _update_plan(client: Any, corpus: Path, sidecar: dict[str, Any], overlap: in
                  json: bool) -> tuple[Any, frozenset[str], str]:
     """The plan of an update (see :func:`update`), the corpus's works (left out of what is
     written) and the way new works are found (``updated`` or ``published``)."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.fetch import PER_PAGE, FetchPlan
 
     base = FetchPlan.from_dict(sidecar.get("base_plan") or sidecar["plan"])
@@ -160,6 +163,7 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
     """Fetch, ingest, embed and index what is new since the last fetch of ``corpus``, and
     train its adapters again; the fetch's report, since when, the papers embedded per vector
     key and the adapters trained again."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.cli.output import progress as bars
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import sdsm_per_query
@@ -228,6 +232,7 @@ def _update(corpus: Path, api_key: str | None, max_cost: float | None, timeout: 
 def _retrain_ranker(corpus: Any, json: bool) -> dict[str, Any] | None:
     """Train the corpus's ranker again on the grown graph, where one was trained
     ('openmsd train ranker'); what it keeps and gains out of fold (None: none to retrain)."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.cli.output import progress as bars
     from openmsd.experiment import TuneError, train_ranker
     from openmsd.rank import tuned

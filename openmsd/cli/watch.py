@@ -4,6 +4,7 @@ table, an Atom feed and an HTML digest (:mod:`openmsd.search.watch`,
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -43,8 +44,6 @@ def _since(value: str | None) -> datetime | None:
 def _check_target(option: str, target: Path | None) -> None:
     """Fail before any work when ``target`` cannot be written (a directory, a missing or
     read-only folder)."""
-    import os
-
     if target is None:
         return
     folder = target.parent if str(target.parent) else Path(".")
@@ -57,6 +56,7 @@ def _check_target(option: str, target: Path | None) -> None:
 def check_outputs(seeds: list[Path], atom_file: Path | None, html_file: Path | None) -> None:
     """Fail before any work for a seed file that is not there or an output that cannot be
     written (``update --watch`` checks them before it fetches)."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.fetch import is_zotero_local
 
     for path in seeds:
@@ -67,6 +67,7 @@ def check_outputs(seeds: list[Path], atom_file: Path | None, html_file: Path | N
 
 
 def _write(option: str, target: Path, data: bytes) -> None:
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.io import atomic_path
 
     try:
@@ -85,6 +86,7 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
     since DATE"), write the feed files, write them into a Zotero collection (``zotero``:
     :func:`openmsd.cli.zotero.send_to_zotero`'s ``name``, ``library``, ``key``, ``url``,
     ``dry_run``), then store the watch (not on a dry run)."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.fetch import FetchError, read_seeds
     from openmsd.present import atom, digest_html, nothing_new, results_table, results_view

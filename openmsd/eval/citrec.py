@@ -22,6 +22,7 @@ two (``positive>=2``) relevant papers. Models:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,12 +33,15 @@ import numpy as np
 from openmsd.corpus import Corpus
 from openmsd.eval.metrics import average_precision, ndcg, rank_rows, recall, reciprocal_rank
 from openmsd.eval.ranks import DenseScorer, PrecomputedRows, QueryRows, Scorer, relevant_ranks
+from openmsd.eval.retrieval import text_papers
 from openmsd.io import atomic_path, write_json
 from openmsd.models import (
     DEFAULT_MODEL,
     RerankFusion,
+    default_backend,
     fundamental,
     is_citrec_model,
+    load_model,
     manuscript_context,
     read_settings,
 )
@@ -53,6 +57,8 @@ from openmsd.rank import (
     PaperContexts,
     candidate_mask,
     graph_scores,
+    leaves,
+    load_scorer,
     profile_scores,
     rerank_rows,
     split_locations,
@@ -120,10 +126,6 @@ def score_rows(name: str, data: CitrecData, queries: Queries, batch_size: int = 
     once per process and shared, e.g. by the prefetch and its dense member's own row.
     ``texts``: other query texts than the fundamental contexts (one per location, e.g. the
     citing sentence alone)."""
-    from openmsd.eval.retrieval import text_papers
-    from openmsd.models import default_backend
-    from openmsd.rank import leaves, load_scorer
-
     if is_citrec_model(name):
         scorer: Scorer = _citrec_scorer(name, data, queries, batch_size)
     else:
@@ -148,8 +150,6 @@ _SCORERS: dict[tuple[int, tuple[str, ...]], tuple[Any, dict[str, Any]]] = {}
 
 def _citrec_scorer(name: str, data: CitrecData, queries: Queries, batch_size: int) -> Scorer:
     """MP-BERT4CR with its own deterministic dynamic contexts."""
-    from openmsd.models import load_model
-
     encoder = load_model(name)
     settings = encoder.settings
     contexts = PaperContexts(data.papers)
@@ -164,8 +164,6 @@ def _citrec_scorer(name: str, data: CitrecData, queries: Queries, batch_size: in
 def _profile_rows(name: str, data: CitrecData, queries: Queries) -> np.ndarray:
     """The whole-manuscript cosine of a citrec model (the rerank stage's ``manuscript``
     feature, :func:`openmsd.rank.profile_scores`)."""
-    from openmsd.models import load_model
-
     encoder = load_model(name)
     return profile_scores(encoder.model, queries.locations, queries.candidates,
                           PaperContexts(data.papers))
@@ -173,8 +171,6 @@ def _profile_rows(name: str, data: CitrecData, queries: Queries) -> np.ndarray:
 
 def _check_split(name: str, test: set[str], fraction: float, seed: int) -> None:
     """A trained citrec model must have held out exactly these citing papers."""
-    import json
-
     manifest = Path(name) / TRAIN_MANIFEST
     if not (is_citrec_model(name) and manifest.is_file()):
         return
@@ -366,10 +362,10 @@ def table3(result: dict[str, Any]) -> str:
 
 def plot_table3(result: dict[str, Any], path: Path, title: str = "") -> None:
     """Recall@10 and MAP@10 per model and group as grouped bars (PNG)."""
-    import matplotlib
+    import matplotlib  # optional: the eval extra; matplotlib takes ~0.5 s to import
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional: the eval extra; matplotlib takes ~0.5 s to import
 
     groups = [g for g in GROUPS if any(s[g]["n"] for s in result["models"].values())]
     names = list(result["models"])

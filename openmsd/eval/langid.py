@@ -20,8 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
+from lxml import etree
 
 from openmsd.corpus import LanguageIdentifier, identify, paper_text
+from openmsd.ingest import get_reader
+from openmsd.report import Report
 
 __all__ = ["Labelled", "accuracy", "bioc_rows", "scielo_rows", "taln_rows"]
 
@@ -53,9 +56,6 @@ def taln_rows(papers: Path) -> Iterator[Labelled]:
 
 def scielo_rows(folder: Path) -> Iterator[Labelled]:
     """SciELO JATS articles that declare their language, read by openmsd's JATS reader."""
-    from openmsd.ingest import get_reader
-    from openmsd.report import Report
-
     for path in sorted(folder.glob("*.xml*")):
         for kind, record in get_reader("jats").read(path, Report()):
             declared = record.get("declared_language") if kind == "paper" else None
@@ -69,8 +69,6 @@ def scielo_rows(folder: Path) -> Iterator[Labelled]:
 def bioc_rows(path: Path) -> Iterator[Labelled]:
     """The documents of a BioC collection whose passages all carry one ``language`` infon,
     their title and abstract passages joined."""
-    from lxml import etree
-
     for _, document in etree.iterparse(str(path), tag="document"):
         paper_id = document.findtext("id") or ""
         parts: dict[str, list[str]] = {}

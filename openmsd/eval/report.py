@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from rich.console import Group
@@ -109,11 +110,10 @@ def markdown(summary: dict[str, Any]) -> str:
 
 def plot_tasks(summary: dict[str, Any], path: Path) -> None:
     """Grouped bars: per task (and average), each model's MAP and nDCG@10 with 95 % CIs."""
-    import matplotlib
+    import matplotlib  # optional: the eval extra; matplotlib takes ~0.5 s to import
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
+    import matplotlib.pyplot as plt  # optional: the eval extra; matplotlib takes ~0.5 s to import
 
     models = [m for m, f in summary["models"].items() if "error" not in f]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
@@ -140,11 +140,10 @@ def plot_tasks(summary: dict[str, Any], path: Path) -> None:
 def plot_languages(summary: dict[str, Any], path: Path) -> None:
     """Heat maps of average MAP per model × query language and model × language direction,
     each cell with its number of queries."""
-    import matplotlib
+    import matplotlib  # optional: the eval extra; matplotlib takes ~0.5 s to import
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
+    import matplotlib.pyplot as plt  # optional: the eval extra; matplotlib takes ~0.5 s to import
 
     fig, axes = plt.subplots(1, 2, figsize=(13, 1.6 + 0.5 * len(summary["models"])),
                              gridspec_kw={"width_ratios": [3, 2]})
@@ -177,7 +176,7 @@ def plot_languages(summary: dict[str, Any], path: Path) -> None:
 
 
 def _save(fig: Any, path: Path) -> None:
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # optional: the eval extra; matplotlib takes ~0.5 s to import
 
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")

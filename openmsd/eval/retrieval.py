@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from openmsd.corpus import identify
 from openmsd.eval.metrics import (
     average_precision,
     ndcg,
@@ -29,7 +30,7 @@ from openmsd.eval.metrics import (
 from openmsd.eval.ranks import listed_ranks
 from openmsd.ingest import TEXT_FIELDS, RetrievalEvalError, as_str, read_qrels, read_records
 from openmsd.models import paper_input
-from openmsd.rank import Papers, Queries, Scorer
+from openmsd.rank import Papers, Queries, Scorer, load_scorer
 from openmsd.report import Report
 
 #: The contract's metric names and ranx's names for them (ranx: the tests' oracle).
@@ -50,8 +51,6 @@ def record_text(record: Mapping[str, Any]) -> str:
 
 def text_papers(ids: Sequence[str], texts: Sequence[str]) -> Papers:
     """A collection of texts that is not a corpus (languages identified here)."""
-    from openmsd.corpus import identify
-
     languages = [language or "und" for language, _ in identify(list(texts))]
     return Papers(list(ids), list(texts), languages)
 
@@ -126,8 +125,6 @@ def evaluate_files(queries: Path, corpus: Path, qrels: Path, model: str,
     ``n_queries``, ``n_docs``, ``metrics``, plus ``skipped_queries``, ``cutoff``,
     ``metric_scale``, ``problems``, ``problems_by_reason``) and the report of input problems.
     With ``strict``, the first problem raises :class:`openmsd.report.IngestError`."""
-    from openmsd.rank import load_scorer
-
     report = Report(strict=strict)
     query_texts = read_records(queries, report, record_text)
     doc_texts = read_records(corpus, report, record_text)

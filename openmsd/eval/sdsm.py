@@ -39,7 +39,7 @@ from openmsd.eval.metrics import paired_t_test as t_test
 from openmsd.eval.ranks import Scorer as RowScorer
 from openmsd.eval.ranks import ScorerRows, relevant_ranks
 from openmsd.io import arrow_table
-from openmsd.models import paper_input
+from openmsd.models import embed_corpus, find_adapter, load_vectors, paper_input
 from openmsd.rank import (
     PAPERS_SQL,
     Papers,
@@ -47,6 +47,7 @@ from openmsd.rank import (
     english_texts,
     is_dense,
     leaves,
+    load_encoder,
     load_scorer,
 )
 from openmsd.relations import RelationsError, read_split, relations_dir
@@ -315,9 +316,6 @@ def dense_leaves(corpus: Corpus, models: Sequence[str]) -> list[str]:
 def embed_pool(corpus: Corpus, pool: Pool, models: Sequence[str]) -> None:
     """Store vectors of the pool's papers for each dense model behind ``models`` (resumable:
     papers already embedded are skipped)."""
-    from openmsd.models import embed_corpus, find_adapter
-    from openmsd.rank import load_encoder
-
     for name in dense_leaves(corpus, models):
         if find_adapter(name, corpus) is None:  # an adapter's vectors are mapped, not encoded
             embed_corpus(corpus, load_encoder(name), name, paper_ids=pool.ids)
@@ -328,8 +326,6 @@ def common_pool(corpus: Corpus, pool: Pool, models: Sequence[str]
     """``pool`` restricted to papers every dense model behind ``models`` has a vector for, and
     per name its vector coverage: ``{"missing_vectors": n}``; :class:`SDSMError` naming the
     command to run when a dense model has no vectors at all."""
-    from openmsd.models import load_vectors
-
     coverage: dict[str, np.ndarray] = {}
     ids = pool.ids
     for name in dense_leaves(corpus, models):

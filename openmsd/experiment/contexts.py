@@ -39,6 +39,7 @@ from openmsd.rank import (
     Papers,
     Queries,
     RankerSpec,
+    corpus_papers,
     default_dense,
     fuse,
     load_scorer,
@@ -70,7 +71,7 @@ def citation_contexts(corpus: Corpus, papers: Papers, splits: Sequence[str] | No
     collection ``papers``: a table of ``citing_id``, ``text``, ``cited_id`` in a stable order;
     with ``splits``, only those of the citing papers of these relation splits (empty when the
     corpus has no contexts)."""
-    from openmsd.relations import RelationsError, read_split
+    from openmsd.relations import RelationsError, read_split  # lazy: loads pandas (~1.4 s)
 
     schema = pa.schema([("citing_id", pa.string()), ("text", pa.string()),
                         ("cited_id", pa.string())])
@@ -237,7 +238,7 @@ def choose(rows: dict[str, np.ndarray], cited: Sequence[int], groups: Sequence[s
     chosen = best_simple or best_fitted
     comparison: dict[str, Any] = {}
     if best_simple and best_fitted:
-        from scipy import stats
+        from scipy import stats  # lazy: scipy takes ~0.2 s to import
 
         gain = mean[best_fitted.name] - mean[best_simple.name]
         test = stats.ttest_rel(out_of_fold[best_fitted.name], out_of_fold[best_simple.name])
@@ -268,8 +269,6 @@ def fit_contexts(corpus: Corpus, members: Sequence[str], step: float, seed: int 
     corpus paper with text (MAP of the cited paper); ``paper_fit``: the fallback fitted on
     paper queries, one of the candidates. :class:`TooFewContexts` under
     :data:`MIN_CONTEXTS` contexts."""
-    from openmsd.rank import corpus_papers
-
     every = corpus_papers(corpus)
     papers = corpus_papers(corpus, [i for i, t in zip(every.ids, every.texts, strict=True) if t])
     contexts = citation_contexts(corpus, papers, ("train", "dev"))

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -246,8 +247,6 @@ def _mean_per_query(tables: list[pa.Table]) -> pa.Table | None:
     """Per (task, query), AP and nDCG@10 averaged over the tables."""
     if not tables:
         return None
-    import duckdb
-
     con = duckdb.connect()
     for i, table in enumerate(tables):
         con.register(f"t{i}", table)

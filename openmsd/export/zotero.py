@@ -158,6 +158,7 @@ class _Writer:
     def call(self, what: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``method(*args, **kwargs)`` with 429s waited out (pyzotero records the
         ``Backoff``/``Retry-After`` and waits before its next request)."""
+        # optional: the fetch extra; pyzotero takes ~0.2 s to import
         from pyzotero import errors as zotero_errors
 
         for _ in range(ATTEMPTS):
@@ -282,6 +283,7 @@ def write_to_zotero(papers: list[ZoteroPaper], collection: str, library: str,
     ``api_key`` through the web API (``api_url``, default api.zotero.org); each item's note
     says ``why_for`` and the paper's evidence. ``dry_run``: read, list, write nothing.
     ``tell`` hears about waits and retries."""
+    # optional: the fetch extra; pyzotero takes ~0.2 s to import
     from pyzotero import errors as zotero_errors
     from pyzotero import zotero
 
@@ -339,6 +341,7 @@ def write_to_zotero(papers: list[ZoteroPaper], collection: str, library: str,
 
 def _create_collection(writer: _Writer, name: str, version: int) -> tuple[str, int]:
     """Create the collection ``name``; its key and the library version after."""
+    # optional: the fetch extra; pyzotero takes ~0.2 s to import
     from pyzotero import errors as zotero_errors
 
     for _ in range(ATTEMPTS):
@@ -367,6 +370,7 @@ def _write_items(writer: _Writer, papers: list[ZoteroPaper], collection: str, wh
                  skipped: list[tuple[ZoteroPaper, str]]) -> list[ZoteroPaper]:
     """Write each paper's item and note, :data:`MAX_WRITE` objects a batch; the papers
     written. Keys written are appended to ``created`` as they are."""
+    # optional: the fetch extra; pyzotero takes ~0.2 s to import
     from pyzotero import errors as zotero_errors
 
     template = writer.call("reading the item template", writer.client.item_template,

@@ -14,6 +14,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from rich.table import Table
+
 from openmsd.fetch.budget import FREE_KEY_USD, KEYLESS_USD, PRICES
 from openmsd.fetch.crawler import BATCH, SINGLETONS_BELOW, FetchPlan, check_plan
 from openmsd.fetch.ids import work_id
@@ -123,8 +125,6 @@ def estimate(client: OpenAlex, plan: FetchPlan) -> Estimate:
 def estimate_view(data: dict[str, Any]) -> Any:
     """A dry run's estimate (:func:`estimate` as a dict) as a Rich table: the calls by kind,
     their price and cost, and in the caption the works, the cost in all and the budget left."""
-    from rich.table import Table
-
     table = Table(title="dry run: the calls this fetch would make (only free calls were made)",
                   title_justify="left")
     for name in ("calls", "kind", "price each", "cost"):

@@ -125,7 +125,7 @@ def read_text(text: str, kind: str = "text", path: Path | str = "<text>") -> Man
 
 
 def _markdown_paragraphs(text: str) -> list[str]:
-    from markdown_it import MarkdownIt
+    from markdown_it import MarkdownIt  # lazy: markdown_it takes ~0.1 s to import
 
     out = []
     for token in MarkdownIt("commonmark").parse(text):
@@ -145,10 +145,12 @@ def _markdown_paragraphs(text: str) -> list[str]:
 
 def _latex(text: str, path: Path | str) -> Manuscript:
     try:
+        # optional: the serve extra
         import pylatexenc  # noqa: F401
     except ModuleNotFoundError:
         raise ManuscriptError(f"{path}: reading LaTeX needs pylatexenc: pip install "
                               "'openmsd[serve]' (or pylatexenc)") from None
+    # optional: the serve extra
     from pylatexenc import macrospec
     from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec
     from pylatexenc.latex2text import get_default_latex_context_db as text_db

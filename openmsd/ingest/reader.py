@@ -27,6 +27,7 @@ from typing import IO, Any
 
 import orjson
 from isal import isal_zlib
+from lxml import etree
 
 from openmsd.corpus import Record
 from openmsd.report import Report
@@ -257,8 +258,6 @@ def parse_xml(path: Path, report: Report, recover: bool = False) -> Any:
     """The root element of an XML file (gzip allowed; no DTD, no network); None after
     reporting an unreadable or malformed file with lxml's line number. With ``recover``,
     a malformed file is parsed as far as lxml can and reported as a warning."""
-    from lxml import etree
-
     data = read_document(path, report)
     if data is None:
         return None
@@ -287,8 +286,6 @@ def parse_xml(path: Path, report: Report, recover: bool = False) -> Any:
 def _failing_line(data: bytes) -> int | None:
     """The line of the document at which lxml fails, found by feeding it line by line (an
     error inside an entity's expansion, such as an entity bomb, says line 1 of the entity)."""
-    from lxml import etree
-
     parser = etree.XMLParser(**_XML_OPTIONS)
     for number, line in enumerate(data.splitlines(keepends=True), 1):
         try:

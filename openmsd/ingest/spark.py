@@ -44,10 +44,12 @@ from __future__ import annotations
 import shutil
 import tempfile
 from dataclasses import dataclass
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
 import orjson
+from pyarrow import fs
 
 from openmsd.corpus import (
     BATCH,
@@ -72,6 +74,7 @@ from openmsd.ingest.formats import get_reader
 from openmsd.ingest.inputs import list_files
 from openmsd.ingest.run import IngestResult, _write_report, digest, stage
 from openmsd.ingest.snapshot import LAYOUTS, deleted_works, find_snapshot
+from openmsd.io import write_json
 from openmsd.report import IngestError, Problem, Report
 
 __all__ = ["StagedFile", "deleted_aliases", "ingest_on_spark", "input_files", "stage_file"]
@@ -86,8 +89,6 @@ def _is_uri(path: str | Path) -> bool:
 
 
 def _filesystem(uri: str) -> tuple[Any, str]:
-    from pyarrow import fs
-
     return fs.FileSystem.from_uri(uri)
 
 
@@ -106,8 +107,6 @@ def input_files(inputs: list[str | Path], since: str | None = None) -> list[tupl
     files: list[tuple[int, str]] = []
     for ordinal, raw in enumerate(inputs):
         if _is_uri(raw):
-            from pyarrow import fs
-
             if since:
                 raise IngestError(f"{raw}: --since {since} reads a local OpenAlex snapshot "
                                   "folder by its manifest; copy the snapshot to a local disk, "
@@ -146,8 +145,6 @@ def deleted_aliases(inputs: list[str | Path]) -> list[str]:
             if snapshot is not None:
                 found.update(deleted_works(snapshot.works))
             continue
-        from pyarrow import fs
-
         filesystem, path = _filesystem(str(raw))
         if filesystem.get_file_info(path).type != fs.FileType.Directory:
             continue
@@ -188,14 +185,10 @@ def stage_file(ordinal: int, path: str, staged: str, fmt: str | None, strict: bo
     with tempfile.TemporaryDirectory(prefix="openmsd-stage-") as tmp:
         local = Path(path)
         if _is_uri(path):
-            from pyarrow import fs
-
             filesystem, remote = _filesystem(path)
             local = Path(tmp) / Path(remote).name
             fs.copy_files(remote, str(local), source_filesystem=filesystem)
         if _is_uri(staged):
-            from pyarrow import fs
-
             target = Path(tmp) / name
             records = stage(local, target, fmt, report)
             filesystem, root = _filesystem(staged)
@@ -268,8 +261,6 @@ def _refuse_a_corpus(root: str, exists: bool) -> None:
 
 
 def _uri_has_manifest(root: str) -> bool:
-    from pyarrow import fs
-
     filesystem, path = _filesystem(root)
     return filesystem.get_file_info(f"{path}/{MANIFEST}").type == fs.FileType.File
 
@@ -328,6 +319,7 @@ def _leave_out(spark: Any, frames: dict[str, Any], deleted: list[str], report: R
     """The staged ``frames`` without the papers having an alias in ``deleted``, nor the
     references and contexts of those papers (as :func:`openmsd.corpus.build.build_corpus`
     leaves them out); their number counted as ``papers.deleted_left_out``."""
+    # optional: the spark extra; pyspark takes ~0.3 s to import
     from pyspark.sql import functions as F
 
     aliases = spark.createDataFrame([(a,) for a in deleted], "alias string")
@@ -364,8 +356,6 @@ def _finish(root: str, result: IngestResult, done: list[StagedFile], fmt: str | 
         with filesystem.open_output_stream(f"{path}/{MANIFEST}") as handle:
             handle.write(orjson.dumps(manifest, option=option))
         return
-    from openmsd.io import write_json
-
     local = Path(root.removeprefix("file://"))
     (local / f".{PROBLEMS}.tmp").write_bytes(rows)
     (local / f".{PROBLEMS}.tmp").replace(local / PROBLEMS)
@@ -446,11 +436,8 @@ def _rebuild_on_spark(corpus: Corpus, entries: list[dict[str, Any]], manifest: d
     ``part``, ``input`` and ``precedence``: the ordinal, as the DuckDB build reads them) into
     a ``.build-*`` folder of the corpus; the manifest to come recorded, the tables swapped in,
     then the manifest written."""
-    from functools import reduce
-
+    # optional: the spark extra; pyspark takes ~0.3 s to import
     from pyspark.sql import functions as F
-
-    from openmsd.io import write_json
 
     with tempfile.TemporaryDirectory(dir=corpus.root, prefix=".build-") as tmp:
         for kind in ("papers", "references", "contexts"):

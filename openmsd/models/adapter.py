@@ -158,6 +158,7 @@ def read_adapter(path: str | Path) -> Adapter:
     dim = sum(int(b["dim"]) for b in meta["bases"])
     tensors: dict[str, np.ndarray] = {}
     if kind != "identity":
+        # optional: the models extra; safetensors takes ~0.3 s to import
         from safetensors import SafetensorError
         from safetensors.numpy import load_file
 
@@ -222,6 +223,7 @@ def write_adapter(path: str | Path, meta: dict[str, Any], head: Head,
     """Write an adapter directory atomically (a temporary sibling, then a rename; an existing
     adapter there is replaced); ``folds``: the chosen head fitted without each fold's links
     (:data:`FOLDS_FILE`)."""
+    # optional: the models extra; safetensors takes ~0.3 s to import
     from safetensors.numpy import save_file
 
     path = Path(path)
@@ -247,6 +249,7 @@ def read_fold_heads(adapter: Adapter) -> dict[int, Head]:
     where = adapter.path / FOLDS_FILE
     if adapter.head.kind == "identity" or not where.is_file():
         return {}
+    # optional: the models extra; safetensors takes ~0.3 s to import
     from safetensors import SafetensorError
     from safetensors.numpy import load_file
 

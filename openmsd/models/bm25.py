@@ -15,11 +15,13 @@ documents; a language without a Snowball stemmer (or ``und``) is only lower-case
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
 import numpy as np
+import Stemmer
 from scipy import sparse
 
 #: ISO 639-1 code → Snowball stemmer name (PyStemmer).
@@ -42,8 +44,6 @@ STOPWORDS: dict[str, str] = {"en": "en", "fr": "fr", "es": "es", "pt": "pt", "de
 
 @cache
 def _stemmer(language: str) -> Any:
-    import Stemmer
-
     name = SNOWBALL.get(language)
     return Stemmer.Stemmer(name) if name else None
 
@@ -66,7 +66,7 @@ TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
 @cache
 def _stopwords(language: str) -> frozenset[str]:
-    import bm25s.stopwords
+    import bm25s.stopwords  # lazy: bm25s takes ~1.5 s to import
 
     code = STOPWORDS.get(language)
     return frozenset(getattr(bm25s.stopwords, STOPWORD_LISTS[code])) if code else frozenset()
@@ -95,15 +95,13 @@ def analyse_many(texts: Sequence[str], languages: Sequence[str | None]) -> list[
 def _bm25s() -> Any:
     """The ``bm25s`` module, imported without numba: openmsd scores with its NumPy path, and
     numba would add half a second to every command that ranks with BM25."""
-    import sys
-
     if "bm25s" in sys.modules or "numba" in sys.modules:
-        import bm25s
+        import bm25s  # lazy: bm25s takes ~1.5 s to import
 
         return bm25s
     sys.modules["numba"] = None  # type: ignore[assignment]  # import numba -> ImportError
     try:
-        import bm25s
+        import bm25s  # lazy: bm25s takes ~1.5 s to import
     finally:
         del sys.modules["numba"]
     return bm25s

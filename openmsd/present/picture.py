@@ -141,7 +141,7 @@ def _colours(nodes: list[Node]) -> dict[str, str]:
 def _force(hood: Neighbourhood, seed: int) -> np.ndarray:
     """Fruchterman-Reingold positions (n x 2, in [-1, 1]) over the similarities: a pair
     pulls harder the more similar it is; citations pull too."""
-    import networkx as nx
+    import networkx as nx  # lazy: networkx takes ~0.2 s to import
 
     n = len(hood.nodes)
     if n == 1:
@@ -415,6 +415,7 @@ def _axis(root: etree._Element, picture: Picture) -> None:
 
 def _png(picture: Picture, target: Path, scale: float = 1.5) -> None:
     """The picture drawn with matplotlib (the SVG's layout, colours and labels) as PNG."""
+    # optional: the eval extra; matplotlib takes ~0.5 s to import
     from matplotlib.figure import Figure
     from matplotlib.patches import Circle, FancyArrowPatch
 
@@ -453,6 +454,7 @@ def _png(picture: Picture, target: Path, scale: float = 1.5) -> None:
                             facecolor=picture.colours.get(node.language, OTHER),
                             edgecolor="#000000" if node.query else "#ffffff",
                             lw=2 if node.query else 0.7, zorder=2))
+    # optional: the eval extra; matplotlib takes ~0.5 s to import
     import matplotlib.patheffects as effects
 
     halo = [effects.withStroke(linewidth=2.5, foreground="white")]

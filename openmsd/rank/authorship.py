@@ -118,7 +118,7 @@ class AuthorshipScorer(ExactScorer):
         return np.vstack([self._ppr(int(node))[candidates] for node in nodes])
 
     def _ppr(self, node: int) -> np.ndarray:
-        from sknetwork.ranking import PageRank
+        from sknetwork.ranking import PageRank  # lazy: sknetwork takes ~1.1 s to import
 
         offset = self.undirected.shape[0]
         seeds = {node: 1.0, **{offset + int(a): 1.0 for a in self.signed[node].indices}}

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from openmsd.models import DenseEncoder
+from openmsd.index import load_index
+from openmsd.models import DenseEncoder, load_model, load_vectors
 from openmsd.rank.scorer import ExactScorer, Papers, Queries
 from openmsd.rank.spec import parse
 
@@ -70,8 +71,6 @@ class DenseScorer(ExactScorer):
         """The vectors ``openmsd embed`` stored for ``name`` (FileNotFoundError naming the
         command to run when there are none); free texts encoded by ``encoder()`` (default:
         the model ``name`` with ``backend``)."""
-        from openmsd.models import load_vectors
-
         if papers.corpus is None:
             raise ValueError("from_corpus: the papers have no corpus")
         ids, matrix = load_vectors(papers.corpus, name)
@@ -228,8 +227,6 @@ def _stored_index(papers: Papers, name: str) -> Callable[[], VectorIndex | None]
 
     def index() -> VectorIndex | None:
         if not loaded:
-            from openmsd.index import load_index
-
             try:
                 loaded.append(load_index(papers.corpus, name) if papers.corpus else None)
             except (FileNotFoundError, OSError, RuntimeError, ValueError):
@@ -241,8 +238,6 @@ def _stored_index(papers: Papers, name: str) -> Callable[[], VectorIndex | None]
 def load_encoder(name: str, backend: str = "torch") -> DenseEncoder:
     """The encoder of a model name or vector key (``MODEL@onnx``, ``MODEL:onnx``: that
     backend, else ``backend``; ``MODEL+llm64``: ``MODEL``'s)."""
-    from openmsd.models import load_model
-
     spec = parse(name)
     model = load_model(spec.model, spec.backend or backend)
     if not isinstance(model, DenseEncoder):

@@ -32,7 +32,8 @@ import pyarrow.compute as pc
 from scipy import sparse
 
 from openmsd.identifiers import normalize_title
-from openmsd.io import numbers
+from openmsd.io import arrow_table, numbers
+from openmsd.models import normalise
 from openmsd.rank.scorer import ExactScorer, Papers, Queries, best_of
 
 GRAPH_SCORERS = ("citation", "co-citation", "coupling", "adamic-adar", "ppr", "scincl-graph",
@@ -45,8 +46,6 @@ MIN_TITLE = 15
 
 def corpus_citations(papers: Papers) -> pa.Table:
     """``citing_id``, ``cited_id`` of the collection's corpus, both ends corpus papers."""
-    from openmsd.io import arrow_table
-
     if papers.corpus is None:
         return pa.table({"citing_id": pa.array([], pa.string()),
                          "cited_id": pa.array([], pa.string())})
@@ -153,8 +152,6 @@ def corpus_references(papers: Papers) -> pa.Table:
     """``citing_id``, ``cited_id`` (null when unresolved) and ``title`` of every reference of
     the collection's corpus (``shared-references`` over given ``citations`` reads those
     instead, with no title)."""
-    from openmsd.io import arrow_table
-
     empty = pa.table({"citing_id": pa.array([], pa.string()),
                       "cited_id": pa.array([], pa.string()), "title": pa.array([], pa.string()),
                       "target": pa.array([], pa.string())})
@@ -373,8 +370,7 @@ class GraphScorer(ExactScorer):
         return out
 
     def _embed(self, undirected: sparse.csr_matrix) -> np.ndarray:
-        from openmsd.models import normalise
-        from openmsd.relations import RandomProjectionEmbedder
+        from openmsd.relations import RandomProjectionEmbedder  # lazy: loads pandas (~1.4 s)
 
         coo = sparse.triu(undirected).tocoo()
         if coo.nnz == 0:
@@ -387,7 +383,7 @@ class GraphScorer(ExactScorer):
         return normalise(vectors)
 
     def _ppr(self, node: int) -> np.ndarray:
-        from sknetwork.ranking import PageRank
+        from sknetwork.ranking import PageRank  # lazy: sknetwork takes ~1.1 s to import
 
         if self.undirected[node].nnz == 0:
             return np.zeros(self.n_nodes, np.float32)

@@ -40,10 +40,21 @@ import pyarrow as pa
 
 from openmsd.artifact import ArtifactError
 from openmsd.corpus import UND, Corpus, corpus_languages
-from openmsd.models import Adapter
+from openmsd.models import (
+    DEFAULT_MODEL,
+    MODELS,
+    Adapter,
+    AdapterError,
+    check_mapped,
+    corpus_adapters,
+    default_backend,
+    load_model,
+    read_adapter,
+)
+from openmsd.models import find_adapter as find
 from openmsd.rank.authorship import AUTHOR_SCORERS, AuthorshipScorer
 from openmsd.rank.calibration import Calibration
-from openmsd.rank.dense import DenseScorer
+from openmsd.rank.dense import DenseScorer, load_encoder
 from openmsd.rank.feedback import Feedback, Propagated
 from openmsd.rank.fusion import Fallback, Fusion
 from openmsd.rank.graph import GRAPH_SCORERS, GraphScorer
@@ -123,8 +134,6 @@ def default_dense(corpus: Corpus | None) -> str:
     (:func:`corpus_adapter`), else one the corpus has vectors or an index for (the most
     recently built, the English-only :data:`ENGLISH_MODEL` last: it is the English pairs'
     member, never the model of every language), else the registry default."""
-    from openmsd.models import DEFAULT_MODEL
-
     adapter = corpus_adapter(corpus)
     if adapter is not None:
         return adapter.name
@@ -147,8 +156,6 @@ def multilingual(corpus: Corpus) -> bool:
 
 def available(papers: Papers) -> list[str]:
     """The scorer names this collection can have."""
-    from openmsd.models import MODELS
-
     names = ["random", *VIEWS]
     if papers.corpus is not None:
         names += [str(parse(key)) for key in dense_models(papers.corpus)] \
@@ -174,8 +181,6 @@ def split_fusion(name: str) -> list[str]:
 def _is_dense(spec: RankerSpec) -> bool:
     """Whether a bare model spec names a model that encodes: registered, a directory, a hub
     name."""
-    from openmsd.models import MODELS
-
     return spec.model in MODELS or Path(spec.model).is_dir() or "/" in spec.model
 
 
@@ -247,9 +252,6 @@ def adapters_of(corpus: Corpus | None) -> list[Adapter]:
     adapter``), the most recently trained first. An adapter that cannot be read, or one a
     killed swap left beside its place (``.NAME.old`` without ``NAME``), is an
     :class:`~openmsd.models.AdapterError` naming it: never passed over in silence."""
-    from openmsd.models import AdapterError, corpus_adapters, read_adapter
-    from openmsd.vectors import model_slug
-
     if corpus is None or not corpus_adapters(corpus).is_dir():
         return []
     found = []
@@ -450,8 +452,6 @@ def find_adapter(name: Name, corpus: Corpus | None) -> Path | None:
     """The adapter directory ``name`` stands for (a directory, or ``CORPUS/adapters/NAME``),
     or None (:func:`openmsd.models.find_adapter`): a name with a backend, a language or
     modifiers is none."""
-    from openmsd.models import find_adapter as find
-
     spec = as_spec(name)
     plain = not spec.is_fusion and str(spec) == spec.model
     return find(spec.model, corpus) if plain else None
@@ -469,8 +469,6 @@ def _adapted(path: Path, papers: Papers) -> Scorer:
     """An adapter as a dense scorer: over a corpus, the adapted vectors stored under its name
     (``openmsd embed CORPUS --model NAME`` maps them); over files, its bases encode the texts
     and its head maps them. Free texts: encoded by its bases, then mapped."""
-    from openmsd.models import check_mapped, load_model, read_adapter
-
     adapter = read_adapter(path)  # a damaged one: AdapterError, naming its file
     # an identity head changes no vector: its results are the base's, said as such
     words = ("similar text" if adapter.head.kind == "identity" else
@@ -495,8 +493,6 @@ def _adapted(path: Path, papers: Papers) -> Scorer:
 def _dense(name: str, papers: Papers, backend: str | None) -> Scorer:
     """A dense model's scorer: over a corpus its stored vectors (a key without a backend:
     PyTorch's), over files its texts encoded now, with ``backend`` or the model's default."""
-    from openmsd.models import default_backend
-
     if papers.corpus is not None:
         try:
             return DenseScorer.from_corpus(papers, name, backend or "torch")
@@ -504,8 +500,6 @@ def _dense(name: str, papers: Papers, backend: str | None) -> Scorer:
             have = dense_models(papers.corpus)
             raise FileNotFoundError(f"{error}; models with vectors here: "
                                     f"{', '.join(have) or 'none'}") from None
-    from openmsd.rank.dense import load_encoder
-
     return DenseScorer.from_texts(
         papers, load_encoder(name, backend or default_backend(parse(name).model)), name)
 

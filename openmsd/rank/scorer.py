@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from openmsd.corpus import identify_sure
 from openmsd.rank.topk import top_k_of_scores
 
 if TYPE_CHECKING:
@@ -84,8 +85,6 @@ class Queries:
         detector is confident (:data:`CONFIDENT`), else ``und`` (a lexical scorer then reads
         the query in every language of its collection)."""
         if languages is None:
-            from openmsd.corpus import identify_sure
-
             languages = identify_sure(list(texts), CONFIDENT)
         return cls(list(texts), list(languages), [""] * len(texts),
                    np.full(len(texts), -1, np.int64))

@@ -20,6 +20,8 @@ import ibis
 import pyarrow as pa
 import pyarrow.dataset as ds
 
+from openmsd.corpus import local_spark
+
 ENGINES = ("duckdb", "spark")
 
 
@@ -90,8 +92,6 @@ def connect(name: str = "duckdb", *, memory_limit: str | None = None,
         backend.raw_sql("SET preserve_insertion_order = false")
         return Engine(name, backend)
     if name == "spark":
-        from openmsd.corpus import local_spark  # the active session, or a local one
-
         session = spark or local_spark(retries=0)
         return Engine(name, ibis.pyspark.connect(session), session)
     raise ValueError(f"unknown engine {name!r}: expected one of {', '.join(ENGINES)}")

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from rich.progress import Progress
 
 from openmsd.io import ParquetSink
 from openmsd.models import DenseEncoder, Kind
@@ -70,8 +71,6 @@ class EmbeddingCache:
             text_of = dict(zip(keys, texts, strict=True))
             chunks = range(0, len(todo), CHUNK)
             if description:
-                from rich.progress import Progress
-
                 with Progress(*Progress.get_default_columns(), "{task.completed}/{task.total}",
                               transient=False) as bar:
                     task = bar.add_task(description, total=len(todo))

@@ -38,9 +38,10 @@ from math import log2
 
 import numpy as np
 import pandas as pd
+from rich.progress import track
 from spacy.tokens import Doc, Span, Token
 
-from openmsd.robustness.tagging import has_tags
+from openmsd.robustness.tagging import has_tags, tag
 
 CATEGORIES = ("LL-HS", "LO-HS", "LL-PS", "LO-PS", "LO-DS")
 """The five categories, in the paper's order of decreasing semantic similarity."""
@@ -416,10 +417,6 @@ def neighbour_table(papers: pd.DataFrame, seed: int = 0, codes: Sequence[str] | 
     """Every neighbour of every paper (``paper_id``, ``title``, ``abstract``, ``language``
     columns; row position = ``paper``): one row per (paper, code) with its status and text.
     Papers are tagged once per language; the top noun phrases are ranked per language."""
-    from rich.progress import track
-
-    from openmsd.robustness.tagging import tag
-
     chosen = [NEIGHBOURS[c] for c in (codes or NEIGHBOURS)]
     rows: list[tuple[int, str, str, str, str, str]] = []
     languages = papers["language"].fillna("").astype(str)

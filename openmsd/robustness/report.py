@@ -129,7 +129,7 @@ def plot_above_mean(report: Mapping[str, Any], target: Path) -> None:
 
 def tsne_coordinates(titles: np.ndarray, documents: np.ndarray, seed: int = 0) -> np.ndarray:
     """2-D openTSNE embedding of the title rows followed by the T+A rows."""
-    from openTSNE import TSNE
+    from openTSNE import TSNE  # optional: the robustness extra; openTSNE takes ~3.5 s to import
 
     points = np.vstack([titles, documents]).astype(np.float64)
     perplexity = min(30.0, (len(points) - 1) / 3)

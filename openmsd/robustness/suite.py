@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from openmsd.eval import hit_rate
+from openmsd.io import write_json
 from openmsd.models import DenseEncoder, UnsupportedBackendError, load_model, paper_input
 from openmsd.robustness import experiments as ex
 from openmsd.robustness.embedding_cache import EmbeddingCache
@@ -133,7 +134,7 @@ def run_suite(paths: Sequence[str | Path], models: Sequence[str], out: Path,
     """Run the suite on the papers of ``paths`` for each model; write the report into ``out``
     and return it. The report's example texts come from the papers of ``example_sources``
     (some of ``paths``) when named, else from any paper."""
-    from openmsd.robustness.report import write_report
+    from openmsd.robustness.report import write_report  # lazy: loads matplotlib (~0.5 s)
 
     if not models:
         raise RobustnessError("name at least one model (--model)")
@@ -184,7 +185,5 @@ def run_suite(paths: Sequence[str | Path], models: Sequence[str], out: Path,
     timing["report"] = time.perf_counter() - start
     timing["total"] = time.perf_counter() - begin
     report["timing_s"] = {k: round(v, 1) for k, v in timing.items()}
-    from openmsd.io import write_json
-
     write_json(out / "report.json", report)
     return report

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import logging
+import os
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -26,9 +29,10 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from openmsd.artifact import ArtifactError
+from openmsd.corpus import Corpus
 from openmsd.server import api, feeds, pages
 from openmsd.server.connections import uvicorn_options
-from openmsd.server.resources import THREADS_ENV, Resources
+from openmsd.server.resources import THREADS_ENV, Resources, indexed_models
 
 MAX_BODY = 256 * 1024
 #: Open connections whose requests :class:`LimitsAndHeaders` counts at most (then it starts over).
@@ -150,8 +154,6 @@ def check_base_url(base_url: str | None) -> str | None:
     """
     if base_url is None:
         return None
-    from urllib.parse import urlsplit
-
     parts = urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query \
             or parts.fragment:
@@ -254,9 +256,6 @@ WORKER_KEEP_ALIVE_REQUESTS = 1
 
 def app_from_env() -> FastAPI:
     """The app of one worker process of :func:`serve`, from ``$OPENMSD_SERVE``."""
-    import json
-    import os
-
     spec = json.loads(os.environ[SERVE_ENV])
     return create_app(spec["corpus"], spec["models"], backend=spec["backend"],
                       keep_alive_requests=spec.get("keep_alive_requests", 0),
@@ -266,9 +265,6 @@ def app_from_env() -> FastAPI:
 def check_served(corpus: str | Path, models: list[str]) -> None:
     """Raise the errors a worker would meet at start, in the parent: a corpus that is not one
     (:class:`CorpusError`), no model named, or a model without an index (``ValueError``)."""
-    from openmsd.corpus import Corpus
-    from openmsd.server.resources import indexed_models
-
     Corpus(corpus).check()
     if not models:
         raise ValueError("serve: name at least one model")
@@ -301,11 +297,8 @@ def serve(corpus: str | Path, models: list[str], host: str = "127.0.0.1", port: 
     times as long). A new connection goes to the worker whose event loop polls first (not one
     busy with a request), so closing connections balances the requests; it costs a connect
     per request (~1.2 ms of server CPU on loopback, docs/server.md)."""
-    import json
-    import os
-
-    import faiss
-    import uvicorn
+    import faiss  # lazy: faiss takes ~0.3 s to import
+    import uvicorn  # optional: the serve extra
 
     if workers < 1:
         raise ValueError(f"serve: --workers must be at least 1, got {workers}")

@@ -28,12 +28,13 @@ MAX_HEADER_BYTES = 64 * 1024
 
 def _base() -> type[asyncio.Protocol]:
     try:
+        # optional: the serve extra
         import httptools  # noqa: F401
     except ImportError:
-        from uvicorn.protocols.http.h11_impl import H11Protocol
+        from uvicorn.protocols.http.h11_impl import H11Protocol  # optional: the serve extra
 
         return H11Protocol
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # optional: the serve extra
 
     return HttpToolsProtocol
 

@@ -18,6 +18,7 @@ package (the ``mcp`` extra), imported when a server is built.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Annotated, Any
@@ -425,6 +426,7 @@ INSTRUCTIONS = (
 def mcp_server(resources: Resources) -> MCPServer:
     """The MCP server of ``resources``: its six read-only tools, their schemas from the
     arguments' types, each answer a structured result."""
+    # optional: the mcp extra; mcp takes ~1.4 s to import
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
@@ -496,9 +498,7 @@ def run_mcp(corpus: str, models: list[str], http: bool = False, port: int = 8765
     """Load ``corpus`` and ``models`` once (encoders, indexes, the per-build structures) and
     answer MCP requests until the client goes: on stdio, or with ``http`` over streamable
     HTTP at ``http://127.0.0.1:PORT/mcp`` (loopback only)."""
-    import os
-
-    import faiss
+    import faiss  # lazy: faiss takes ~0.3 s to import
 
     faiss.omp_set_num_threads(1)
     os.environ.setdefault("OPENMSD_THREADS", "1")

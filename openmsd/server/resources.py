@@ -33,7 +33,7 @@ import numpy as np
 from openmsd.artifact import ArtifactError
 from openmsd.corpus import MANIFEST, Corpus, CorpusError, corpus_stats
 from openmsd.index import VectorIndex, index_dir, load_index
-from openmsd.models import DenseEncoder, Kind, find_adapter, load_model
+from openmsd.models import DEFAULT_MODEL, MODELS, DenseEncoder, Kind, find_adapter, load_model
 from openmsd.rank import (
     DEFAULT_RANKERS,
     HYBRID,
@@ -358,7 +358,5 @@ class Resources:
 
 def indexed_models(corpus: str | Path) -> list[str]:
     """The registered models that have an index in ``corpus``, the default model first."""
-    from openmsd.models import DEFAULT_MODEL, MODELS
-
     found = [m for m in MODELS if stored_backends(Corpus(corpus), m, "index")]
     return sorted(found, key=lambda m: m != DEFAULT_MODEL)

@@ -123,7 +123,7 @@ def read_file(path: Path) -> dict[str, Any]:
         if path.suffix == ".toml":
             data = tomllib.loads(text)
         elif path.suffix in (".yaml", ".yml"):
-            import yaml
+            import yaml  # optional: the models extra
 
             data = yaml.safe_load(text) or {}
         else:

@@ -52,7 +52,7 @@ class BucketedTorchEncoder:
 
     def __init__(self, encoder: SentenceTransformerEncoder, device: str | None = None,
                  dtype: Any = None, token_budget: int | None = None):
-        import torch
+        import torch  # optional: the models extra; torch takes ~2.8 s to import
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.dtype = dtype or (torch.float16 if self.device.startswith("cuda")
@@ -69,11 +69,11 @@ class BucketedTorchEncoder:
 
     def free_memory(self) -> int:
         """Free bytes on the device (CUDA), or the machine's available memory (CPU)."""
-        import torch
+        import torch  # optional: the models extra; torch takes ~2.8 s to import
 
         if self.device.startswith("cuda"):
             return int(torch.cuda.mem_get_info(torch.device(self.device))[0])
-        import psutil
+        import psutil  # optional: the models extra
 
         return int(psutil.virtual_memory().available)
 
@@ -101,7 +101,7 @@ class BucketedTorchEncoder:
         return normalise(out)
 
     def _run(self, rows: list[list[int]]) -> np.ndarray:
-        import torch
+        import torch  # optional: the models extra; torch takes ~2.8 s to import
 
         try:
             padded = self.tokenizer.pad({"input_ids": rows}, return_tensors="pt")

@@ -38,12 +38,14 @@ export's (same settings, same load).
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
 import logging
 import os
 import platform
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -170,6 +172,7 @@ def is_current(directory: Path, model_dir: Path, precision: Precision) -> bool:
 def _load_sentence_transformer(model_dir: Path) -> Any:
     """The SentenceTransformer at ``model_dir`` (eager attention, traceable), after checking that
     it is a Transformer, a mean Pooling and an optional Normalize; ``ValueError`` otherwise."""
+    # optional: the models extra (sentence_transformers ~14.1 s, transformers ~1.0 s)
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import (
         Normalize,
@@ -200,6 +203,7 @@ def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
 def _export(model: Any, path: Path) -> None:
     """Write the transformer of the SentenceTransformer ``model`` to ``path`` (float32 ONNX:
     ``input_ids``, ``attention_mask`` → ``last_hidden_state``), then check it against PyTorch."""
+    # optional: the models extra (onnxruntime ~0.2 s, torch ~2.8 s)
     import onnxruntime as ort
     import torch
 
@@ -237,6 +241,7 @@ def _export(model: Any, path: Path) -> None:
 def _quantize(source: Path, target: Path, op_types: Sequence[str] | None = None) -> None:
     """Dynamic int8 quantisation of the float32 ONNX model ``source`` into ``target`` (of
     ``op_types``; default: the ``qint8`` settings' ``MatMul`` and ``Gather``)."""
+    # optional: the models extra; onnxruntime takes ~0.2 s to import
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     settings = _settings("qint8")["quantization"]
@@ -258,9 +263,7 @@ def _quantize(source: Path, target: Path, op_types: Sequence[str] | None = None)
 
 def _write_build(model_dir: Path, root: Path, precision: Precision) -> None:
     """Fill the empty directory ``root``: ``model.onnx``, the tokenizer, the stamp."""
-    import importlib.metadata
-
-    import onnx
+    import onnx  # optional: the models extra; onnx takes ~0.3 s to import
 
     build_stage("loading the model")
     model = _load_sentence_transformer(model_dir)
@@ -369,7 +372,7 @@ def session_options(intra_op_threads: int, optimize: bool = False) -> Any:
     """ONNX Runtime session options: ``intra_op_threads`` threads for one run, one for
     independent nodes, graph optimisations when ``optimize`` (a model already optimised by
     :func:`optimized_model` loads without them)."""
-    import onnxruntime as ort
+    import onnxruntime as ort  # optional: the models extra; onnxruntime takes ~0.2 s to import
 
     options = ort.SessionOptions()
     options.intra_op_num_threads = intra_op_threads
@@ -382,7 +385,7 @@ def session_options(intra_op_threads: int, optimize: bool = False) -> Any:
 def _machine_key() -> str:
     """What an optimised graph depends on: ONNX Runtime's version and this CPU's kind and
     instruction sets (its layout transforms are specific to the hardware)."""
-    import onnxruntime as ort
+    import onnxruntime as ort  # optional: the models extra; onnxruntime takes ~0.2 s to import
 
     try:
         cpu = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
@@ -398,7 +401,7 @@ def optimized_model(directory: Path) -> Path:
     it once per runtime version and CPU (``model.optimized-KEY.onnx``): loading it skips the
     optimisation a session would otherwise redo in every process. Falls back to
     ``model.onnx`` where the directory cannot be written."""
-    import onnxruntime as ort
+    import onnxruntime as ort  # optional: the models extra; onnxruntime takes ~0.2 s to import
 
     target = directory / f"model.optimized-{_machine_key()}.onnx"
     if target.is_file():
@@ -441,7 +444,7 @@ class OnnxEncoder:
                  precision: Precision = "qint8", cache_dir: Path | None = None,
                  threads: int | None = None, intra_op_threads: int = 1,
                  announce: str | None = None):
-        import onnxruntime as ort
+        import onnxruntime as ort  # optional: the models extra; onnxruntime takes ~0.2 s to import
 
         self.directory = ensure_onnx(Path(model_dir), precision, cache_dir, announce)
         stamp = _read_stamp(self.directory) or {}
@@ -475,8 +478,6 @@ class OnnxEncoder:
                batch_size: int = 32) -> np.ndarray:
         """One L2-normalised float32 row per text; texts sorted by token count, in batches of
         ``batch_size * TOKENS_PER_ROW`` tokens, :attr:`threads` batches at once."""
-        from concurrent.futures import ThreadPoolExecutor
-
         prefix = self.prefixes[kind]
         out = np.zeros((len(texts), self.dim), np.float32)
         if not len(texts):

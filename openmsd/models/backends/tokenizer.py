@@ -84,7 +84,7 @@ class _Pieces:
     def _tokenizer(self, ids: Sequence[int]) -> Any:
         """The tokenizer restricted to the pieces ``ids`` (ascending) and the kept ones, its ids
         renumbered 0.. in that order (special tokens and the post-processor's ids included)."""
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer  # optional: the models extra
 
         new = {old: new for new, old in enumerate(ids)}
         vocab = [[str(self.by_id[i]), float(self.scores[i])] for i in ids]
@@ -180,7 +180,7 @@ class SavedTokenizer:
     def whole(self) -> Any:
         """The whole ``tokenizers.Tokenizer``, loaded on first use."""
         if self._whole is None:
-            from tokenizers import Tokenizer
+            from tokenizers import Tokenizer  # optional: the models extra
 
             self._whole = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
             self._whole.no_padding()

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import Tensor, nn
+from tqdm.auto import tqdm
 
 from openmsd.models import registry
 from openmsd.models.citrec.context import (
@@ -34,6 +35,7 @@ from openmsd.models.citrec.context import (
     MANUSCRIPT_SUPPLEMENTAL,
     paper_context,
 )
+from openmsd.models.citrec.rerank import RerankFusion
 from openmsd.models.citrec.sentences import document_sentences
 from openmsd.models.encoder import Kind, normalise
 
@@ -96,6 +98,7 @@ class HierarchicalEncoder(nn.Module):
 
     def __init__(self, transformer: nn.Module, prefix: str = "", fundamental: int = 3,
                  fundamental_last: bool = True, supplemental_weight: float = 0.5):
+        # optional: the models extra; sentence_transformers takes ~14.1 s to import
         from sentence_transformers.sentence_transformer.modules import Pooling
 
         super().__init__()
@@ -173,8 +176,6 @@ class HierarchicalEncoder(nn.Module):
         contexts from cached vectors only (seconds per epoch)."""
         if self.cache is None:
             return 0
-        from tqdm.auto import tqdm
-
         missing = list(dict.fromkeys(s for s in sentences if s not in self.cache))
         for i in tqdm(range(0, len(missing), 64), desc="sentence vectors",
                       disable=not progress or not missing):
@@ -251,6 +252,7 @@ class CitrecModel(nn.Module):
     def from_base(cls, path: str, settings: CitrecSettings, device: str | None = None
                   ) -> CitrecModel:
         """Both encoders from the transformer of the SentenceTransformer at ``path``."""
+        # optional: the models extra; sentence_transformers takes ~14.1 s to import
         from sentence_transformers import SentenceTransformer
 
         model = SentenceTransformer(path, device=device or "cpu")
@@ -261,6 +263,7 @@ class CitrecModel(nn.Module):
 
     def save(self, directory: Path) -> None:
         """Write the model into ``directory`` (which must exist and be empty)."""
+        # optional: the models extra (safetensors ~0.3 s, sentence_transformers ~14.1 s)
         from safetensors.torch import save_file
         from sentence_transformers import SentenceTransformer
 
@@ -279,6 +282,7 @@ class CitrecModel(nn.Module):
     @classmethod
     def load(cls, directory: Path, device: str | None = None) -> CitrecModel:
         """A model :meth:`save` wrote."""
+        # optional: the models extra (safetensors ~0.3 s, sentence_transformers ~14.1 s)
         from safetensors.torch import load_file
         from sentence_transformers import SentenceTransformer
 
@@ -314,8 +318,6 @@ def side_encoders(manuscript: nn.Module, citation: nn.Module, settings: CitrecSe
 
 def read_settings(directory: Path) -> CitrecSettings:
     """The settings of a saved model; ValueError naming the file when it is not one."""
-    from openmsd.models.citrec.rerank import RerankFusion
-
     path = Path(directory) / MANIFEST
     try:
         values: dict[str, Any] = json.loads(path.read_text())

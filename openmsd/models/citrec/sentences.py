@@ -20,7 +20,7 @@ REMEMBERED = 200_000
 
 @cache
 def _segmenter(language: str) -> Any:
-    import pysbd
+    import pysbd  # optional: the serve extra
 
     return pysbd.Segmenter(language=language, clean=False)
 
@@ -30,7 +30,7 @@ def split_sentences(text: str, language: str | None = None) -> list[str]:
     English), stripped, empty ones left out. Remembered (the last 200,000 texts): pySBD is
     slow, and every training run of a process splits the same candidates again;
     :func:`save_splits` / :func:`load_splits` carry them to the next process."""
-    from pysbd.languages import LANGUAGE_CODES
+    from pysbd.languages import LANGUAGE_CODES  # optional: the serve extra
 
     key = (text, language if language in LANGUAGE_CODES else "en")
     if key not in _SPLITS:

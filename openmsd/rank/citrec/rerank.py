@@ -130,6 +130,7 @@ def fit_fusion(prefetch: np.ndarray, signals: Mapping[str, np.ndarray],
     of each query's prefetched candidates, refitted without each ``nonnegative`` feature
     whose weight came out negative (it keeps weight 0). ValueError when no relevant candidate
     was prefetched (nothing to learn from)."""
+    # optional: the models extra; sklearn takes ~1.6 s to import
     from sklearn.linear_model import LogisticRegression
 
     rows, labels = [], []
@@ -160,7 +161,7 @@ def profile_scores(model: CitrecModel, locations: list[Location], candidates: li
     (:func:`~openmsd.models.citrec.context.finished_content`, the manuscript encoder's
     :meth:`~openmsd.models.citrec.model.HierarchicalEncoder.profile`) with each candidate's
     citation vector: the rerank stage's ``manuscript`` feature; masked pairs −inf."""
-    import torch
+    import torch  # optional: the models extra; torch takes ~2.8 s to import
 
     settings = model.settings
     texts = [finished_content(loc.sentences, loc.at) for loc in locations]

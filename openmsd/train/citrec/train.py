@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from openmsd.corpus import Corpus
 from openmsd.io import building_dir, write_json
@@ -265,7 +266,7 @@ def citrec_scores(model: CitrecModel, locations: list[Location], candidates: lis
                   batch_size: int = 64) -> np.ndarray:
     """Cosine scores (queries × candidates) of ``model`` with deterministic contexts; masked
     pairs are −inf."""
-    import torch
+    import torch  # optional: the models extra; torch takes ~2.8 s to import
 
     settings = model.settings
     sources = [manuscript_context(loc.sentences, loc.at, settings.manuscript_supplemental)
@@ -517,7 +518,7 @@ def _start_model(config: CitrecConfig, settings: CitrecSettings, parts: list[_Pa
     """The untrained model (seeded), in training mode: with frozen encoders
     (``train_layers = 0``) every sentence training can draw encoded once; the centres fitted
     on the main corpus's sentences (the one the model is for)."""
-    import torch
+    import torch  # optional: the models extra; torch takes ~2.8 s to import
 
     main = parts[0]
     torch.manual_seed(config.seed)
@@ -632,7 +633,7 @@ class _DevSelection:
 
     def restore(self) -> None:
         """Put the best step's parameters back into the model."""
-        import torch
+        import torch  # optional: the models extra; torch takes ~2.8 s to import
 
         with torch.no_grad():
             for name, value in self.best["state"].items():
@@ -646,8 +647,7 @@ def _run_steps(config: CitrecConfig, model: CitrecModel, trainable: dict[str, An
                progress: bool) -> tuple[list[dict[str, float]], float]:
     """The training loop (AdamW, gradients clipped at 1), dev evaluated at the start, every
     ``eval_every`` steps and at the end; the loss of each step and the seconds it took."""
-    import torch
-    from tqdm.auto import tqdm
+    import torch  # optional: the models extra; torch takes ~2.8 s to import
 
     loss_fn = Objective(config)
     optimizer = torch.optim.AdamW(list(trainable.values()), lr=config.learning_rate)
@@ -807,7 +807,7 @@ def _step_loss(model: CitrecModel, loss_fn: Objective, batch: list[tuple[Locatio
                hard: dict[int, list[str]] | None = None) -> Any:
     """The loss of one batch of (location, target) examples; ``hard``: per location
     (``id``), the prefetch's top candidates it does not cite, to draw hard negatives from."""
-    import torch
+    import torch  # optional: the models extra; torch takes ~2.8 s to import
 
     manuscripts, papers, extra, negative = [], [], [], []
     for location, target in batch:

@@ -41,10 +41,10 @@ import numpy as np
 from record import write_record
 
 from openmsd.corpus import Corpus
-from openmsd.eval import CONTEXT_SIGNALS, GROUPS, PREFETCH, SENTENCE_SIGNALS, evaluate
+from openmsd.eval import GROUPS, PREFETCH, evaluate
 from openmsd.experiment import all_locations_signals, prefetch_matrix
 from openmsd.models import load_sentence_caches, load_splits, save_sentence_caches, save_splits
-from openmsd.rank import CitrecData, load_citrec
+from openmsd.rank import CONTEXT_SIGNALS, SENTENCE_SIGNALS, CitrecData, load_citrec
 from openmsd.train import CitrecConfig, CitrecRankers, train
 
 BASELINES = ("bm25", "e5-small-multilingual", "prefetch")

@@ -12,10 +12,8 @@ from openmsd.faces import lazy_face
 if TYPE_CHECKING:
     from openmsd.eval.adapter_evaluator import sdsm_per_query
     from openmsd.eval.citrec import (
-        CONTEXT_SIGNALS,
         GROUPS,
         PREFETCH,
-        SENTENCE_SIGNALS,
         CitrecEvalError,
         Queries,
         evaluate,
@@ -71,8 +69,8 @@ if TYPE_CHECKING:
     from openmsd.eval.sdsm_evaluator import SDSMEvaluator
 
 __all__ = [
-    "COLUMNS", "CONTEXT_SIGNALS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH",
-    "RESOURCE_LEVELS", "SENTENCE_SIGNALS", "TASKS", "CitrecEvalError", "DenseScorer", "Pool",
+    "COLUMNS", "CUTOFF", "DIRECTIONS", "GROUPS", "METRICS", "PREFETCH",
+    "RESOURCE_LEVELS", "TASKS", "CitrecEvalError", "DenseScorer", "Pool",
     "Queries", "RetrievalEvalError", "SDSMError", "SDSMEvaluator", "ScorerRows", "accuracy",
     "bioc_rows", "breakdown_rows", "check_protocol", "common_pool", "evaluate", "evaluate_files",
     "evaluate_pool_files", "evaluate_retrieval", "evaluate_sdsm", "header", "hide_links",

@@ -19,16 +19,20 @@ import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.eval import (
-    CONTEXT_SIGNALS,
     PREFETCH,
-    SENTENCE_SIGNALS,
     Queries,
     SDSMError,
     SDSMEvaluator,
     load_pool,
     score_rows,
 )
-from openmsd.rank import CitrecData, Location, candidate_mask
+from openmsd.rank import (
+    CONTEXT_SIGNALS,
+    SENTENCE_SIGNALS,
+    CitrecData,
+    Location,
+    candidate_mask,
+)
 from openmsd.train import (
     CitrecConfig,
     CitrecRankers,

@@ -1,123 +1,26 @@
 """Fusions scored on judged pairs: the MAP and per-query AP of a pool ranked by score
 matrices (:class:`Judged`), pooled over pools by their queries (:func:`pooled`; what
-``openmsd train ranker`` scores its candidates by), a fusion's AP per query over several pools
-(:func:`held_out_ap`), and a weight search over a grid of the simplex, then refined one weight
-at a time (:func:`search`), which the free-text fallback on citation contexts is chosen with
-(:mod:`openmsd.experiment.contexts`).
+``openmsd train ranker`` scores its candidates by), and a fusion's AP per query over several
+pools (:func:`held_out_ap`).
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow.compute as pc
 
-from openmsd.rank import blend, fuse, heard, transformed
+from openmsd.rank import fuse
 
-__all__ = ["LADDER", "MAX_GRID", "ROUNDS", "SEARCHED", "STARTS", "Judged", "TuneError", "ascend",
-           "ascending_keys", "ascent_steps", "grid_step", "held_out_ap", "pooled", "search",
-           "search_steps", "simplex"]
-
-#: The fusion methods a grid of weights is searched with (the learned one is fitted apart).
-SEARCHED = ("zscore", "weighted", "rrf")
+__all__ = ["Judged", "TuneError", "ascending_keys", "held_out_ap", "pooled"]
 
 
 class TuneError(ValueError):
-    """Nothing to tune on: no dev queries, no relations."""
-
-
-def _compositions(parts: int, total: int) -> list[tuple[int, ...]]:
-    """Every tuple of ``parts`` non-negative integers summing to ``total``, in lexical order."""
-    if parts == 1:
-        return [(total,)]
-    return [(first, *rest) for first in range(total + 1)
-            for rest in _compositions(parts - 1, total - first)]
-
-
-def simplex(members: int, step: float) -> list[tuple[float, ...]]:
-    """Every weighting of ``members`` in multiples of ``step`` summing to 1.
-
-    >>> simplex(2, 0.5)
-    [(0.0, 1.0), (0.5, 0.5), (1.0, 0.0)]
-    """
-    units = round(1 / step)
-    return [tuple(c / units for c in combo) for combo in _compositions(members, units)]
-
-
-#: The values coordinate ascent tries for each weight (:func:`ascend`).
-LADDER = (0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)
-
-
-#: The most rounds of :func:`ascend`.
-ROUNDS = 4
-
-
-def ascent_steps(members: int, ladder: Sequence[float] = LADDER, rounds: int = ROUNDS) -> int:
-    """The progress steps of one :func:`ascend` of ``members`` weights: one a value of
-    ``ladder`` a weight a round (the rounds it stops before are told at its end).
-
-    >>> ascent_steps(3)
-    132
-    """
-    return rounds * members * len(ladder)
-
-
-def ascend(value: Callable[[list[float]], float], start: Sequence[float],
-           ladder: Sequence[float] = LADDER, rounds: int = ROUNDS,
-           progress: Callable[[int], None] | None = None) -> tuple[list[float], float]:
-    """Coordinate ascent: each weight in turn set to the value of ``ladder`` that raises
-    ``value`` most, the others kept, until a round changes nothing (at most ``rounds``).
-    Returns the weights and their value; finer than a grid over many members, which must be
-    coarse (a weight of 0.1 beside 1.0 is not on a grid of fifths).
-
-    >>> ascend(lambda w: -abs(w[0] - 0.3) - abs(w[1] - 0.05), [1.0, 1.0])
-    ([0.3, 0.05], -0.0)
-    """
-    weights = [float(w) for w in start]
-    best = value(weights)
-    told = 0
-    for _ in range(rounds):
-        changed = False
-        for i in range(len(weights)):
-            for candidate in ladder:
-                if progress:
-                    progress(1)
-                    told += 1
-                if candidate == weights[i]:
-                    continue  # the weighting kept: its value is ``best``
-                trial = [*weights[:i], candidate, *weights[i + 1:]]
-                found = value(trial)
-                if found > best + 1e-9:
-                    best, weights, changed = found, trial, True
-        if not changed:
-            break
-    if progress:
-        progress(ascent_steps(len(weights), ladder, rounds) - told)
-    return weights, best
-
-
-#: The most weightings a grid may hold (each is ranked and scored on every tuning query; the
-#: coordinate ascent that follows refines the best).
-MAX_GRID = 400
-
-
-def grid_step(members: int, step: float) -> float:
-    """``step``, or the finest of 1/8, 1/5, 1/4, 1/2 coarser than it whose simplex grid over
-    ``members`` holds at most :data:`MAX_GRID` weightings.
-
-    >>> grid_step(4, 0.1), grid_step(8, 0.1)
-    (0.1, 0.25)
-    """
-    for candidate in (step, 0.125, 0.2, 0.25, 0.5):
-        if candidate >= step and math.comb(round(1 / candidate) + members - 1,
-                                           members - 1) <= MAX_GRID:
-            return candidate
-    return 1.0
+    """Nothing to learn from: no dev queries, no relations."""
 
 
 class Judged:
@@ -261,71 +164,3 @@ def held_out_ap(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
     found = [Judged(pool, task).average_precision(fuse(rows, weights, method, fallback))
              for pool, rows in zip(pools, parts, strict=True) if pool.judgements.num_rows]
     return np.concatenate(found) if found else np.zeros(0)
-
-
-#: The starts of :func:`search`'s coordinate ascent: the grid's best and the best member alone.
-STARTS = 2
-
-
-def search_steps(members: int, step: float, methods: int = len(SEARCHED)) -> int:
-    """The progress steps of one :func:`search`: every grid point and every ascent step, for
-    each method."""
-    return methods * (len(simplex(members, step)) + STARTS * ascent_steps(members))
-
-
-def search(parts: Sequence[Sequence[np.ndarray]], judged: Sequence[Judged],
-           sizes: np.ndarray, members: Sequence[str], step: float,
-           progress: Callable[[int], None] | None = None,
-           allowed: Callable[[Sequence[float]], bool] | None = None,
-           methods: Sequence[str] = SEARCHED) -> dict[str, Any]:
-    """The best weighting of ``members`` over query sets (per set: the members' score
-    matrices ``parts`` and its :class:`Judged`; the objective is the mean over the sets
-    weighted by ``sizes``): every weighting of the grid (step ``step``) by each of ``methods``
-    (z-score, weighted and reciprocal-rank fusion), then :func:`ascend` from each method's
-    best; only weightings ``allowed`` accepts (all by default). Returns ``value``,
-    ``weights``, ``method``, ``singles`` (each member alone), ``by_method`` and
-    ``weights_by_method``."""
-
-    # each method's transformed scores, once per set: a weighting is then a weighted sum
-    terms = {method: [(transformed(rows, method), heard(rows)) for rows in parts]
-             for method in methods}
-
-    seen: dict[tuple[str, tuple[float, ...]], float] = {}  # a weighting is scored once
-
-    def weighted(weights: Sequence[float], method: str) -> float:
-        key = (method, tuple(weights))
-        if key not in seen:
-            seen[key] = -math.inf if allowed is not None and not allowed(weights) else pooled(
-                [j.objective(blend(t, weights, where))
-                 for j, (t, where) in zip(judged, terms[method], strict=True)], sizes)
-        return seen[key]
-
-    singles = {m: pooled([j.objective(rows[i]) for j, rows in zip(judged, parts, strict=True)],
-                         sizes) for i, m in enumerate(members)}
-    best: dict[str, Any] = {"value": -1.0}
-    by_method: dict[str, float] = {}
-    by_weights: dict[str, list[float]] = {}
-    for method in methods:
-        grid_best: tuple[float, list[float]] = (-1.0, [])
-        for weights in simplex(len(members), step):
-            found = weighted(weights, method)
-            if found > grid_best[0] + 1e-9:
-                grid_best = (found, list(weights))
-            if progress:
-                progress(1)
-        # then finer, one weight at a time, from the grid's best and from the best single
-        # member alone (two local optima; the better is kept)
-        alone = [float(m == max(singles, key=singles.__getitem__)) for m in members]
-        starts = [start for start in (grid_best[1], alone) if start]
-        weights, found = max((ascend(lambda w, m=method: weighted(w, m), start,
-                                     progress=progress) for start in starts),
-                             key=lambda wf: wf[1])
-        if progress:
-            progress((STARTS - len(starts)) * ascent_steps(len(members)))
-        total = sum(weights)  # each method ranks the same by weights scaled to sum to 1
-        weights = [w / total for w in weights] if total > 0 else grid_best[1]
-        by_method[method] = found
-        by_weights[method] = weights
-        if found > best["value"] + 1e-9:
-            best = {"value": found, "weights": weights, "method": method}
-    return {**best, "singles": singles, "by_method": by_method, "weights_by_method": by_weights}

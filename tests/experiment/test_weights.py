@@ -10,7 +10,7 @@ import pytest
 
 from openmsd.eval import Pool
 from openmsd.experiment.pools import TuningPool
-from openmsd.experiment.weights import Judged, search
+from openmsd.experiment.weights import Judged
 
 
 def counted_ranks(scores: np.ndarray, ids: np.ndarray, doc: np.ndarray) -> np.ndarray:
@@ -69,24 +69,10 @@ def test_ranks_among_candidates_leave_out_what_a_query_never_retrieves(seed):
     assert found.tolist() == expected
 
 
-class Counting(Judged):
-    """A :class:`Judged` that keeps a digest of every matrix it scores."""
+def test_module_examples():
+    import doctest
 
-    scored: list[int]
+    from openmsd.experiment import contexts, pools, weights
 
-    def objective(self, matrix: np.ndarray) -> float:
-        self.scored.append(hash(matrix.tobytes()))
-        return super().objective(matrix)
-
-
-def test_the_search_scores_each_weighting_once():
-    pool, rng = judged_pool(papers=40, queries=40, seed=5)
-    judged = Counting(pool, None)
-    judged.scored = []
-    parts = [rng.random((40, 40)).astype(np.float32) for _ in range(3)]
-    for matrix in parts:
-        np.fill_diagonal(matrix, -np.inf)
-    found = search([parts], [judged], np.array([40.0]), ["a", "b", "c"], 0.25)
-    singles = 3
-    assert len(judged.scored) - singles == len(set(judged.scored[singles:]))
-    assert found["value"] >= max(found["singles"].values())
+    for module in (contexts, pools, weights):
+        assert doctest.testmod(module).failed == 0, module.__name__

@@ -417,14 +417,15 @@ def _train_queries(pooled: Iterable[tuple[list[Any], list[Any]]]) -> set[str]:
 def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
                  kinds: Sequence[str] = KINDS,
                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
-                 adapters: bool = True) -> dict[str, Any]:
+                 adapters: bool = True, contexts: bool = True) -> dict[str, Any]:
     """Fit ``hybrid`` (with its free-text head) and ``hybrid-graph`` on ``corpus``'s train and
     dev splits (see the module) and save them to ``CORPUS/index/ranker.json``; returns what was
     saved, with ``report``: per ranker what was tried, out of fold, and what was kept, and
     ``adapters``: the adapters trained first (``adapters``: for each dense model without one,
     :func:`openmsd.experiment.adapters.train_adapters`) and ``citrec_prefetch``: recommend's
     first stage learned from the corpus's citation contexts, where it has them
-    (:func:`openmsd.train.train_prefetch_head`)."""
+    (:func:`openmsd.train.train_prefetch_head`; ``contexts`` False: not learned, the stored
+    first stage left as it is)."""
     if not 2 <= folds <= 20:
         raise TuneError(f"--folds {folds}: expected 2 to 20")
     unknown = [k for k in kinds if k not in KINDS]
@@ -467,6 +468,8 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
             entry["trained"] = {"by": "openmsd train ranker", "folds": folds, "seed": seed,
                                 "seconds": seconds}
     save_tuned(corpus, spec)
-    citrec = train_prefetch_head(corpus, PrefetchConfig(folds=folds, seed=seed), progress)
+    citrec = (train_prefetch_head(corpus, PrefetchConfig(folds=folds, seed=seed), progress)
+              if contexts else {"skipped": "recommend's first stage not learned (--no-contexts): "
+                                           "it stays as it was"})
     return {**spec, "report": report, "seconds": seconds, "adapters": trained,
             "citrec_prefetch": citrec}

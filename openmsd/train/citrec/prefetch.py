@@ -122,14 +122,21 @@ class PrefetchTask:
 
 def _encode(encoder: Any, texts: list[str], kind: str, label: str,
             progress: Progress | None, batch: int = 256) -> np.ndarray:
-    """Unit vectors of ``texts`` (``kind``: query or passage), ``batch`` at a time."""
+    """Unit vectors of ``texts`` (``kind``: query or passage), in their order; encoded
+    ``batch`` at a time in order of length (a batch is padded to its longest text: short
+    references' titles beside long abstracts would cost several times over)."""
     advance = progress(label, len(texts)) if progress else None
+    order = np.argsort([len(text) for text in texts], kind="stable")
     parts = []
     for start in range(0, len(texts), batch):
-        parts.append(np.asarray(encoder.encode(texts[start:start + batch], kind), np.float32))
+        rows = order[start:start + batch]
+        parts.append(np.asarray(encoder.encode([texts[i] for i in rows], kind), np.float32))
         if advance:
-            advance(len(texts[start:start + batch]))
-    out = np.vstack(parts) if parts else np.zeros((0, 0), np.float32)
+            advance(len(rows))
+    if not parts:
+        return np.zeros((0, 0), np.float32)
+    out = np.empty((len(texts), parts[0].shape[1]), np.float32)
+    out[order] = np.vstack(parts)
     out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
     return out
 

@@ -81,6 +81,10 @@ def train_command(
     adapters: Annotated[bool, typer.Option(
         "--adapters/--no-adapters", help="ranker: first train an adapter for each dense model "
         "without one (each kept only where it wins out of fold).")] = True,
+    contexts: Annotated[bool, typer.Option(
+        "--contexts/--no-contexts", help="ranker: also learn recommend's first stage from the "
+        "corpus's citation contexts, where it has them ('train citrec-prefetch'; "
+        "--no-contexts leaves that stage as it is).")] = True,
     json: JsonOpt = False,
 ) -> None:
     """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
@@ -93,7 +97,7 @@ def train_command(
     from openmsd.train import TRAIN_ERRORS, describe, load_config
 
     if recipe == "ranker":
-        _train_ranker(corpus, seed, folds, json, adapters)
+        _train_ranker(corpus, seed, folds, json, adapters, contexts)
         return
     if base is not None and len(base) > 1 and recipe != "adapter":
         fail(f"train {recipe}: one --base only (several concatenate only for 'train adapter')")
@@ -249,7 +253,7 @@ def _ranker_lines(found: dict[str, Any]) -> str:
 
 
 def _train_ranker(corpus: Path, seed: int | None, folds: int | None, json: bool,
-                  adapters: bool = True) -> None:
+                  adapters: bool = True, contexts: bool = True) -> None:
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import SDSMError
     from openmsd.experiment import TuneError, train_ranker
@@ -259,7 +263,7 @@ def _train_ranker(corpus: Path, seed: int | None, folds: int | None, json: bool,
     try:
         with progress() as start:
             found = train_ranker(Corpus(corpus), seed or 0, folds or 5, progress=start,
-                                 adapters=adapters)
+                                 adapters=adapters, contexts=contexts)
     except (TuneError, SDSMError, CorpusError, FileNotFoundError, UnknownScorerError,
             AdapterError) as error:
         fail(str(error))

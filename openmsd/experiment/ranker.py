@@ -38,9 +38,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from openmsd.corpus import Corpus
-from openmsd.eval import SDSMError, common_pool, pool_papers
+from openmsd.eval import SDSMError, common_pool, load_pool, pool_papers
 from openmsd.experiment.adapters import held_out_members, train_adapters
 from openmsd.experiment.pools import (
     Stand,
@@ -189,7 +190,7 @@ def _fit(kind: str, x: np.ndarray, y: np.ndarray, groups: np.ndarray, names: lis
          seed: int) -> LearnedModel:
     """A :class:`LearnedModel` of ``kind`` fitted on rows ``x`` with graded labels ``y``."""
     if kind == "linear":
-        from sklearn.linear_model import LogisticRegression
+        from sklearn.linear_model import LogisticRegression  # lazy: ~1.6 s
 
         mean = np.nanmean(np.where(np.isnan(x), np.nan, x), axis=0)
         mean = np.where(np.isfinite(mean), mean, 0.0)
@@ -202,7 +203,7 @@ def _fit(kind: str, x: np.ndarray, y: np.ndarray, groups: np.ndarray, names: lis
         return LearnedModel("linear", names, [float(c) for c in model.coef_[0]],
                             float(model.intercept_[0]), [float(m) for m in mean],
                             [float(s) for s in scale])
-    import lightgbm
+    import lightgbm  # lazy: lightgbm takes ~2.4 s to import
 
     data = lightgbm.Dataset(x, np.minimum(y, 3), group=groups, feature_name=[
         f"f{i}" for i in range(len(names))], free_raw_data=True)
@@ -250,7 +251,7 @@ def _objective(grids: Sequence[Grid], matrices: Sequence[np.ndarray], task: str 
 def _calibration(grids: Sequence[Grid], matrices: Sequence[np.ndarray]) -> dict[str, list]:
     """An isotonic map from the scores of ``matrices`` (out of fold) to whether the cell is
     linked, over every cell that counts; at most :data:`CALIBRATION_POINTS` steps."""
-    from sklearn.isotonic import IsotonicRegression
+    from sklearn.isotonic import IsotonicRegression  # lazy: sklearn ~1.6 s
 
     scores = np.concatenate([m[g.valid] for g, m in zip(grids, matrices, strict=True)])
     linked = np.concatenate([(g.labels > 0)[g.valid] for g in grids])
@@ -274,7 +275,6 @@ def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, fol
     be worth a ranker that may meet other queries. Returns the head (``members``, ``model``,
     or the untuned fusion's ``method`` and ``weights``, or one member's score;
     ``calibration``) and the table."""
-    from threadpoolctl import threadpool_limits
 
     # one BLAS thread a fit, as LightGBM's: the folds' fits run side by side, and a BLAS
     # thread pool each spins on a busy machine (the logistic regression's CPU ten times over)
@@ -348,7 +348,7 @@ def _select_fitted(grids: Sequence[Grid], members: Sequence[str], task: str | No
 
 def _p(a: np.ndarray, b: np.ndarray) -> float | None:
     """The paired t-test's p of two per-group AP arrays (None when they are the same)."""
-    from scipy import stats
+    from scipy import stats  # lazy: scipy ~0.2 s
 
     if len(a) < 2 or np.allclose(a, b):
         return None
@@ -392,8 +392,6 @@ def _fit_variant(corpus: Corpus, hidden: bool, members: list[str], heads: dict[s
 
 def _what_helps(corpus: Corpus, pools: Sequence[Any]) -> str:
     """What would give more queries: vectors of the papers that lack them, else more links."""
-    from openmsd.eval import load_pool
-
     model = default_dense(corpus)
     for split in ("train", "dev"):
         try:

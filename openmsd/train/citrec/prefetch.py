@@ -208,7 +208,7 @@ def fit_head(task: PrefetchTask, rows: np.ndarray, pull: float, config: Prefetch
     an example, the cross-entropy of its cosine / temperature among the candidates (every
     one, or at most ``config.negatives`` drawn a step; its own paper and its other cited
     papers left out), plus ``pull`` × ‖W − I‖²; Adam."""
-    import torch
+    import torch  # optional: the models extra; torch ~2.8 s
 
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads)  # many tiny steps: one thread, not a hundred waits
@@ -221,7 +221,7 @@ def fit_head(task: PrefetchTask, rows: np.ndarray, pull: float, config: Prefetch
 def _fit(task: PrefetchTask, rows: np.ndarray, pull: float, config: PrefetchConfig
          ) -> np.ndarray:
     """:func:`fit_head`'s fit, on the threads it set."""
-    import torch
+    import torch  # optional: the models extra; torch ~2.8 s
 
     column = {p: j for j, p in enumerate(task.ids)}
     cited = [[column[c] for c in location.cited] for location in task.data.locations]

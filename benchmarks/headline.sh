@@ -80,9 +80,11 @@ python benchmarks/graph_watch.py --demo demo-corpus --root "$WORK/graph-watch"
 python benchmarks/mcp_latency.py --rounds 20
 python benchmarks/cli_answer_time.py --corpus demo-corpus --repeats 5
 python benchmarks/non_papers.py
-# train ranker at 3,000 then 30,000 papers (the sizes the README quotes), each its own run
+# train ranker at 3,000, 30,000 and 100,000 papers (the sizes the README quotes), each its own
+# run (the 100,000-paper corpus built anew: its ingest and relations are timed too)
 python benchmarks/ranker_cost.py --sizes 3000 --work "$WORK/ranker-cost"
 python benchmarks/ranker_cost.py --sizes 30000 --append --work "$WORK/ranker-cost" --reuse
+python benchmarks/ranker_cost.py --sizes 100000 --append --work "$WORK/ranker-cost-100k"
 # Synthetic vectors (seeded, clustered): generated, built, searched exactly and measured.
 python benchmarks/index_scale.py --vectors "$VECTORS" --compare 200000 --queries 500 \
     --factory IVF4096_HNSW32,PQ48 --train 160000 --calibration 300 --work "$WORK/index"

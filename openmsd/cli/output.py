@@ -173,8 +173,7 @@ def fail(message: str) -> NoReturn:
 def say_left_out(left_out: Mapping[str, int]) -> None:
     """Say on stderr how many records that are not papers were left out, by kind, and how to
     include them (nothing when none was)."""
-    # lazy: a command loads its own code only (openmsd --help start time)
-    from openmsd.rank import left_out_line
+    from openmsd.rank import left_out_line  # lazy: rank loads numpy (openmsd --help time)
 
     line = left_out_line(left_out)
     if line:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import orjson
 import typer
@@ -81,6 +81,10 @@ def train_command(
     adapters: Annotated[bool, typer.Option(
         "--adapters/--no-adapters", help="ranker: first train an adapter for each dense model "
         "without one (each kept only where it wins out of fold).")] = True,
+    contexts: Annotated[bool, typer.Option(
+        "--contexts/--no-contexts", help="ranker: also learn recommend's first stage from the "
+        "corpus's citation contexts, where it has them ('train citrec-prefetch'; "
+        "--no-contexts leaves that stage as it is).")] = True,
     json: JsonOpt = False,
 ) -> None:
     """Train a SentenceTransformer with one of OpenMSD's recipes; the best checkpoint on dev
@@ -89,11 +93,12 @@ def train_command(
     citrec trains MP-BERT4CR (--loss triplet, mpt-tgt, mpt-src or mpt-src-tgt). adapter
     trains a small head over the corpus's stored vectors, chosen by cross-validation on the
     train split (never worse than the base out of fold), and stores the adapted vectors."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.experiment import train_model
     from openmsd.train import TRAIN_ERRORS, describe, load_config
 
     if recipe == "ranker":
-        _train_ranker(corpus, seed, folds, json, adapters)
+        _train_ranker(corpus, seed, folds, json, adapters, contexts)
         return
     if base is not None and len(base) > 1 and recipe != "adapter":
         fail(f"train {recipe}: one --base only (several concatenate only for 'train adapter')")
@@ -121,34 +126,15 @@ def train_command(
     emit(manifest, json, describe)
 
 
-def _adapter_line(manifest: dict[str, Any]) -> str:
-    """What an adapter run chose, on which figures, and where it went."""
-    chosen, selection = manifest["training"]["chosen"], manifest["selection"]
-    queries = selection["queries"]
-    dev = (f" + {queries['dev']} dev" if selection["dev_used"] else
-           f" (dev: {queries['dev']} queries, too few to select on)")
-    if chosen["head"] == "identity":
-        return (f"{manifest['name']}: the identity: no head trained on this corpus's citations "
-                f"ranked held-out links better than the base (out-of-fold average MAP "
-                f"{selection['identity_map']:.2f} on {queries['train_folds']} held-out train "
-                f"queries{dev}), so the adapter leaves every vector as it is and ranks as "
-                f"its base does; {manifest['mapped']:,} papers mapped -> {manifest['path']}")
-    return (f"{manifest['name']}: {chosen['candidate']}"
-            + (f", {chosen['epochs']} epochs" if chosen["epochs"] else "")
-            + f"; out-of-fold average MAP {selection['identity_map']:.2f} (base) → "
-            f"{selection['chosen_map']:.2f} on {queries['train_folds']} held-out train "
-            f"queries{dev}; {manifest['training']['seconds']:.1f} s; {manifest['mapped']:,} "
-            f"papers mapped and indexed -> {manifest['path']} (related, search and watch use "
-            f"it now; --model {manifest['name']} names it)")
-
-
 def _train_adapter(corpus: Path, out_dir: Path | None, base: list[str] | None,
                    positives: str | None, head: list[str] | None, pull: list[float] | None,
                    extra: list[str] | None, folds: int | None, epochs: int | None,
                    batch_size: int | None, learning_rate: float | None, seed: int | None,
                    json: bool) -> None:
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import sdsm_per_query
+    from openmsd.experiment import adapter_line
     from openmsd.index import build_index
     from openmsd.models import AdapterError
     from openmsd.rank import RankerSpec
@@ -168,31 +154,14 @@ def _train_adapter(corpus: Path, out_dir: Path | None, base: list[str] | None,
         manifest["indexed"] = built.index.ntotal
     except (AdapterDataError, AdapterError, CorpusError, ValueError) as error:
         fail(str(error))
-    emit(manifest, json, _adapter_line)
-
-
-def citrec_prefetch_line(report: dict[str, Any]) -> str:
-    """What ``train citrec-prefetch`` measured out of fold and kept."""
-    if "skipped" in report:
-        return report["skipped"]
-    table = report["out_of_fold"]
-    untrained = table["untrained"]
-    head = f"{report['model']}: {report['locations']:,} citation contexts of " \
-           f"{report['citing_papers']} citing papers, {report['candidates']:,} candidates; " \
-           f"out of fold (folds by citing paper) Recall@10 / @50: untrained " \
-           f"{untrained['Recall@10']:.3f} / {untrained['Recall@50']:.3f}"
-    if report["kept"]:
-        chosen = table[report["chosen"]]
-        return (f"{head}, learned ({report['chosen']}) {chosen['Recall@10']:.3f} / "
-                f"{chosen['Recall@50']:.3f}: kept -> {report['path']} (recommend's first stage "
-                "uses it now)")
-    return f"{head}; not kept: {report.get('why', '')}" + (
-        f" (the stored head {report['path']} removed)" if report.get("removed") else "")
+    emit(manifest, json, adapter_line)
 
 
 def _train_citrec_prefetch(corpus: Path, base: list[str] | None, folds: int | None,
                            seed: int | None, json: bool) -> None:
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
+    from openmsd.experiment import prefetch_line
     from openmsd.models import UnknownModelError
     from openmsd.train import PrefetchConfig, train_prefetch_head
 
@@ -204,67 +173,27 @@ def _train_citrec_prefetch(corpus: Path, base: list[str] | None, folds: int | No
             report = train_prefetch_head(target, config, start)
     except (CorpusError, UnknownModelError, ValueError) as error:
         fail(str(error))
-    emit(report, json, citrec_prefetch_line)
-
-
-def _ranker_lines(found: dict[str, Any]) -> str:
-    """Per ranker: the out-of-fold table (each candidate's MAP), what was kept and why, and
-    what a tree model weighs."""
-    from openmsd.rank import RankerEntry, weighs
-
-    lines = [f"{run['base']}: no adapter: {run['skipped']}" if "skipped" in run
-             else _adapter_line(run) for run in found.get("adapters", [])]
-    for name, fitted in found["report"].items():
-        if "skipped" in fitted:
-            lines.append(f"{name}: not learned: {fitted['skipped']}")
-            continue
-        queries = ", ".join(f"{n} {split}" for split, n in fitted["queries"].items())
-        lines.append(f"{name} (queries with a link: {queries}):")
-        for head in ("paper", "free_text"):
-            if head not in fitted:
-                continue
-            chosen = fitted[head]
-            table = chosen["out_of_fold_map"]
-            ratio = chosen["gain_over_best_single"]
-            p = chosen["p_against_best_single"]
-            lines.append(
-                f"  {'a paper' if head == 'paper' else 'free text'}: kept {chosen['chosen']}, "
-                f"out-of-fold MAP {table[chosen['chosen']]:.2f}, "
-                + (f"{ratio:.2f}x" if ratio else "n/a")
-                + f" the best single signal ({chosen['best_single']} "
-                f"{table[chosen['best_single']]:.2f}"
-                + (f", p = {p:.3f}" if p is not None else "") + ")")
-            lines.append("    " + "; ".join(f"{k} {v:.2f}" for k, v in sorted(
-                table.items(), key=lambda item: -item[1])))
-            weights = weighs(RankerEntry.from_json(found[name]) if name in found else None,
-                             head)
-            if weights:
-                lines.append("    the trees weigh: " + ", ".join(
-                    f"{k} {v:.0%}" for k, v in list(weights.items())[:6]))
-    if "citrec_prefetch" in found:
-        lines.append(f"recommend's first stage: {citrec_prefetch_line(found['citrec_prefetch'])}")
-    lines.append(f"saved to {found['path']} in {found['seconds']:.0f} s; related, search, "
-                 "recommend, watch and serve use it now")
-    return "\n".join(lines)
+    emit(report, json, prefetch_line)
 
 
 def _train_ranker(corpus: Path, seed: int | None, folds: int | None, json: bool,
-                  adapters: bool = True) -> None:
+                  adapters: bool = True, contexts: bool = True) -> None:
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.corpus import Corpus, CorpusError
     from openmsd.eval import SDSMError
-    from openmsd.experiment import TuneError, train_ranker
+    from openmsd.experiment import TuneError, ranker_lines, train_ranker
     from openmsd.models import AdapterError
     from openmsd.rank import UnknownScorerError, ranker_path
 
     try:
         with progress() as start:
             found = train_ranker(Corpus(corpus), seed or 0, folds or 5, progress=start,
-                                 adapters=adapters)
+                                 adapters=adapters, contexts=contexts)
     except (TuneError, SDSMError, CorpusError, FileNotFoundError, UnknownScorerError,
             AdapterError) as error:
         fail(str(error))
     found["path"] = str(ranker_path(Corpus(corpus)))
-    emit(found, json, _ranker_lines)
+    emit(found, json, ranker_lines)
 
 
 @app.command("experiment")
@@ -274,6 +203,7 @@ def experiment_command(
 ) -> None:
     """Train and evaluate a grid of recipes × positive sets × seeds; write results.json and
     results.md (OpenMSD Tables 5/6 layout) into the experiment's out directory."""
+    # lazy: a command loads its own code only (openmsd --help start time)
     from openmsd.experiment import load_experiment, run_experiment
     from openmsd.train import TRAIN_ERRORS
 

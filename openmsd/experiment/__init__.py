@@ -22,15 +22,19 @@ if TYPE_CHECKING:
     )
     from openmsd.experiment.grid import load_experiment, run_experiment
     from openmsd.experiment.ranker import train_ranker
+    from openmsd.experiment.report import adapter_line, prefetch_line, ranker_lines
     from openmsd.experiment.weights import TuneError
 
 __all__ = [
     "TuneError",
+    "adapter_line",
     "all_locations_signals",
     "citation_contexts",
     "dev_evaluator",
     "load_experiment",
+    "prefetch_line",
     "prefetch_matrix",
+    "ranker_lines",
     "run_experiment",
     "train_model",
     "train_ranker",

@@ -19,7 +19,8 @@ from openmsd.experiment.weights import TuneError
 from openmsd.rank import Papers, Queries, Scorer, default_dense, load_scorer
 
 __all__ = ["DEPTH", "FULL_POOL", "MAX_QUERIES", "TuningPool", "candidates", "pool_matrices",
-           "queries_of", "score_members", "tuning_pool", "tuning_pools", "with_queries"]
+           "queries_of", "score_members", "split_pools", "tuning_pool", "tuning_pools",
+           "with_queries"]
 
 #: The most queries of one split a fit reads (a seeded sample beyond): the members' score
 #: matrices are queries × pool, so this bounds the memory and the time of every grid point.
@@ -173,15 +174,12 @@ def score_members(corpus: Corpus, pools: Sequence[Any], members: Sequence[str],
     return out
 
 
-def tuning_pools(corpus: Corpus, seed: int, hidden: bool, limit: int = MAX_QUERIES
-                 ) -> tuple[list[Any], list[Any]]:
-    """The pools of the train and dev splits (never test; a split the relations lack is left
-    out), restricted to papers with vectors of
-    the corpus's dense model (a language-pair member such as ``minilm-en@en`` may lack vectors
-    outside dev and test, and then simply has no say); with ``hidden``, the hidden-links
-    protocol of each; each a :class:`TuningPool` of at most ``limit`` queries. Returns the
-    pools and their hidden links."""
-    pools, links = [], []
+def split_pools(corpus: Corpus) -> list[Any]:
+    """The pools of the train and dev splits (never test; a split the relations lack, or of
+    fewer than 2 papers, is left out), restricted to papers with vectors of the corpus's dense
+    model (a language-pair member such as ``minilm-en@en`` may lack vectors outside dev and
+    test, and then simply has no say)."""
+    pools = []
     for split in ("train", "dev"):
         try:
             pool = load_pool(corpus, split)
@@ -190,8 +188,19 @@ def tuning_pools(corpus: Corpus, seed: int, hidden: bool, limit: int = MAX_QUERI
                 raise TuneError(str(error)) from None
             continue  # relations without this split
         pool, _ = common_pool(corpus, pool, [default_dense(corpus)])
-        if pool.papers.num_rows < 2:
-            continue
+        if pool.papers.num_rows >= 2:
+            pools.append(pool)
+    return pools
+
+
+def tuning_pools(corpus: Corpus, seed: int, hidden: bool, limit: int = MAX_QUERIES,
+                 splits: Sequence[Any] | None = None) -> tuple[list[Any], list[Any]]:
+    """The train and dev pools (``splits``, :func:`split_pools` when not given: read once,
+    they serve both protocols); with ``hidden``, the hidden-links protocol of each; each a
+    :class:`TuningPool` of at most ``limit`` queries. Returns the pools and their hidden
+    links."""
+    pools, links = [], []
+    for pool in (split_pools(corpus) if splits is None else splits):
         pool, hide = hide_links(pool, seed) if hidden else (pool, [])
         if pool.judgements.num_rows:
             pools.append(tuning_pool(pool, limit, seed))

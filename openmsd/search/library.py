@@ -6,6 +6,7 @@ corpus by DOI, arXiv id, OpenAlex id or title.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,7 +14,13 @@ from typing import Any
 from openmsd.corpus import Corpus
 from openmsd.identifiers import normalize_title, without_bidi
 from openmsd.index import VectorIndex, load_index
-from openmsd.rank import LibraryQuery, MissingVectorError, papers_first
+from openmsd.rank import (
+    LibraryQuery,
+    MissingVectorError,
+    library_relevance,
+    papers_first,
+    rating_ranker,
+)
 from openmsd.search.related import (
     PaperNotFoundError,
     Result,
@@ -22,8 +29,11 @@ from openmsd.search.related import (
     non_paper_kinds,
     related_results,
 )
+from openmsd.search.resources import resources_of
 
 __all__ = ["LibraryResult", "library_seeds", "related_to_library"]
+
+log = logging.getLogger("openmsd.library")
 
 
 @dataclass
@@ -81,6 +91,20 @@ def library_seeds(corpus: Corpus, seeds: list[Any]) -> tuple[list[str], list[str
     return found, missing
 
 
+def _relevance(corpus: Corpus, results: list[str], seeds: list[list[str]]
+               ) -> list[float | None]:
+    """Each result's relevance (:func:`openmsd.rank.library_relevance`) by the corpus's trained
+    ranker; unrated (None) without one, or where it cannot rank here (logged)."""
+    rater = rating_ranker(corpus)
+    if rater is None or not results:
+        return [None] * len(results)
+    try:
+        return library_relevance(resources_of(corpus).scorer(rater), results, seeds)
+    except (ValueError, FileNotFoundError) as error:
+        log.warning("related to a library: unrated: %s cannot rank here (%s)", rater, error)
+        return [None] * len(results)
+
+
 def related_to_library(corpus: Corpus, positive: list[str], model: str,
                        negative: list[str] | None = None, k: int = 10,
                        languages: list[str] | None = None,
@@ -110,8 +134,9 @@ def related_to_library(corpus: Corpus, positive: list[str], model: str,
         role, paper_id = error.args
         raise PaperNotFoundError(f"{corpus.root}: {role} seed {paper_id!r} has no vector; "
                                  "run 'openmsd embed' and 'openmsd index build'") from None
-    for result, near in zip(results, seeds, strict=True):
-        result.seeds = near
+    chances = _relevance(corpus, [r.paper_id for r in results], seeds)
+    for result, near, chance in zip(results, seeds, chances, strict=True):
+        result.seeds, result.relevance = near, chance
         result.why = [f"near {len(near)} of {len(pos)} seeds: " + ", ".join(near[:3])
                       + (" ..." if len(near) > 3 else "")]
     return results

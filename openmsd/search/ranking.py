@@ -28,6 +28,7 @@ from openmsd.rank import (
     Scorer,
     capped,
     member_words,
+    probabilities,
     signals,
 )
 from openmsd.search.related_lists import kept_lists
@@ -82,17 +83,6 @@ def allowed(corpus: Corpus, papers: Papers, languages: Sequence[str] | None,
         if i is not None:
             mask[i] = True
     return mask
-
-
-def probabilities(scorer: Scorer, scores: Sequence[float], free_text: bool
-                  ) -> list[float | None]:
-    """The calibrated probability that each result is linked to its query (two places), where
-    ``scorer`` is a calibrated fusion; None for each where it is not."""
-    found = (scorer.probability(np.array(scores, np.float64), free_text)
-             if isinstance(scorer, Fusion) and scores else None)
-    if found is None:
-        return [None] * len(scores)
-    return [round(float(p), 2) if np.isfinite(p) else None for p in found]
 
 
 @dataclass

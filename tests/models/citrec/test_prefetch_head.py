@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from openmsd.artifact import ArtifactError
 from openmsd.corpus import Corpus
 from openmsd.index import build_index
-from openmsd.models import embed_corpus, load_model, load_vector_table, vectors_dir, write_part
+from openmsd.models import embed_corpus, load_model, load_vector_table
 from openmsd.rank import (
     CitrecData,
     Location,
@@ -30,6 +30,7 @@ from openmsd.train import (
     select_head,
     train_prefetch_head,
 )
+from openmsd.vectors import vectors_dir, write_part
 
 CONFIG = PrefetchConfig(folds=4, pulls=(0.01, 1.0), epochs=40, batch_size=32)
 

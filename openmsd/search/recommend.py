@@ -51,7 +51,7 @@ import numpy as np
 from openmsd.corpus import Corpus, identify
 from openmsd.identifiers import normalize_title
 from openmsd.index import VectorIndex, load_index
-from openmsd.ingest import MARKER, citation_markers, paragraphs_of, without_markers
+from openmsd.ingest import citation_markers, paragraphs_of, without_markers
 from openmsd.rank import (
     NON_PAPER_SLACK,
     CorpusSignals,
@@ -85,15 +85,12 @@ from openmsd.search.related import (
 from openmsd.search.resources import resources_of
 
 __all__ = [
-    "MARKER",
     "MAX_LOCATIONS",
     "CitationRequest",
     "Location",
     "Recommendation",
     "citation_locations",
-    "citation_markers",
     "corpus_signals",
-    "language_warning",
     "manuscript_papers",
     "recommend_citations",
 ]

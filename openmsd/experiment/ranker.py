@@ -265,6 +265,9 @@ def _calibration(grids: Sequence[Grid], matrices: Sequence[np.ndarray]) -> dict[
     return {"x": [round(float(v), 6) for v in x], "y": [round(float(v), 6) for v in y]}
 
 
+# one BLAS thread a fit, as LightGBM's: the folds' fits run side by side, and a BLAS thread
+# pool each spins on a busy machine (the logistic regression's CPU ten times over)
+@threadpool_limits.wrap(limits=1)
 def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, folds: int,
             seed: int, kinds: Sequence[str], tick: Callable[[], None],
             untuned: dict[str, Any]) -> dict[str, Any]:
@@ -275,17 +278,6 @@ def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, fol
     be worth a ranker that may meet other queries. Returns the head (``members``, ``model``,
     or the untuned fusion's ``method`` and ``weights``, or one member's score;
     ``calibration``) and the table."""
-
-    # one BLAS thread a fit, as LightGBM's: the folds' fits run side by side, and a BLAS
-    # thread pool each spins on a busy machine (the logistic regression's CPU ten times over)
-    with threadpool_limits(1):
-        return _select_fitted(grids, members, task, folds, seed, kinds, tick, untuned)
-
-
-def _select_fitted(grids: Sequence[Grid], members: Sequence[str], task: str | None, folds: int,
-                   seed: int, kinds: Sequence[str], tick: Callable[[], None],
-                   untuned: dict[str, Any]) -> dict[str, Any]:
-    """:func:`_select`'s work, on the BLAS threads it set."""
     fold_of = _folds(grids, folds, seed)
     names = feature_names(members)
     candidates = {m: [g.parts[i] for g in grids] for i, m in enumerate(members)}

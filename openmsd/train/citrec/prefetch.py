@@ -33,7 +33,7 @@ from openmsd.models import (
     choose_backend,
     fundamental,
     load_model,
-    load_vector_table,
+    normalise,
 )
 from openmsd.rank import (
     CitrecData,
@@ -51,7 +51,7 @@ from openmsd.rank import (
 from openmsd.rank import load_citrec as load
 from openmsd.train.adapter.folds import fold_of
 from openmsd.train.adapter.head import LinearHead
-from openmsd.vectors import text_hash, vector_key
+from openmsd.vectors import read_current, text_hash, vector_key, vectors_dir
 
 __all__ = ["PrefetchConfig", "PrefetchTask", "fit_head", "out_of_fold", "prefetch_task",
            "select_head", "train_prefetch_head"]
@@ -136,28 +136,20 @@ def _encode(encoder: Any, texts: list[str], kind: str, label: str,
         return np.zeros((0, 0), np.float32)
     out = np.empty((len(texts), parts[0].shape[1]), np.float32)
     out[order] = np.vstack(parts)
-    out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-    return out
+    return normalise(out)
 
 
 def _stored(corpus: Corpus, key: str, ids: list[str], texts: list[str]
             ) -> tuple[np.ndarray, np.ndarray]:
-    """The current vectors ``corpus`` stores under ``key`` of the papers ``ids`` whose stored
-    text hash is that of their text in ``texts`` (the text they would be encoded from): their
-    positions in ``ids`` and the matrix (unit rows); none where it stores no vectors of
-    ``key``."""
-    try:
-        found, hashes, matrix = load_vector_table(corpus, key)
-    except FileNotFoundError:
-        found, hashes, matrix = [], [], np.zeros((0, 0), np.float32)
+    """The vectors ``corpus`` stores under ``key`` of the papers ``ids`` whose stored text
+    hash is that of their text in ``texts`` (the text they would be encoded from): their
+    positions in ``ids`` and the matrix (unit rows); none where it stores no such vector."""
     position = {p: i for i, p in enumerate(ids)}
-    keep = [n for n, (p, digest) in enumerate(zip(found, hashes, strict=True))
-            if p in position and text_hash(texts[position[p]]) == digest]
-    if not keep:
+    found, _, matrix = read_current(vectors_dir(corpus, key),
+                                    {p: text_hash(t) for p, t in zip(ids, texts, strict=True)})
+    if not found:
         return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
-    matrix = np.asarray(matrix[keep], np.float32)
-    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    return np.array([position[found[n]] for n in keep], np.int64), matrix
+    return np.array([position[p] for p in found], np.int64), normalise(matrix)
 
 
 def _candidates(corpus: Corpus, encoder: Any, key: str, ids: list[str], texts: list[str],

@@ -26,6 +26,7 @@ import numpy as np
 
 from openmsd.corpus import Corpus
 from openmsd.index import VectorIndex
+from openmsd.models import normalise
 from openmsd.rank.citrec.prefetch_head import PrefetchHead, adapt_queries
 from openmsd.rank.citrec.rerank import PREFETCH_DEPTH
 from openmsd.rank.load import HYBRID, leaves
@@ -104,8 +105,7 @@ def mixed_vectors(sentences: np.ndarray, contexts: np.ndarray, weights: RankWeig
     """The unit query vectors ``weights.sentence`` × each own sentence's vector +
     ``weights.context`` × its context's (through ``head``, the corpus's learned query head of
     this model, when given)."""
-    vectors = weights.sentence * sentences + weights.context * contexts
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    vectors = normalise(weights.sentence * sentences + weights.context * contexts)
     return vectors if head is None else head.apply(vectors)
 
 

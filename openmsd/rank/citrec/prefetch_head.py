@@ -29,6 +29,7 @@ import numpy as np
 from openmsd.artifact import ArtifactError
 from openmsd.corpus import Corpus
 from openmsd.io import atomic_path
+from openmsd.models import normalise
 from openmsd.rank.explain import dense_members
 from openmsd.rank.scorer import Queries, Scorer
 from openmsd.rank.spec import RankerSpec
@@ -52,9 +53,7 @@ class PrefetchHead:
 
     def apply(self, vectors: np.ndarray) -> np.ndarray:
         """Unit rows ``W q / ‖W q‖`` of query ``vectors`` (n × dim)."""
-        out = np.asarray(vectors, np.float32) @ self.weight.T
-        out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
-        return out.astype(np.float32)
+        return normalise(np.asarray(vectors, np.float32) @ self.weight.T)
 
     def maps(self, model: str) -> bool:
         """Whether this head is for the vectors of ``model`` (a vector key, a ranker name or a

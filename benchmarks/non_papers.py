@@ -27,7 +27,7 @@ from openmsd.index import build_index
 from openmsd.ingest import ingest
 from openmsd.models import DEFAULT_MODEL, choose_backend, embed_corpus, load_model
 from openmsd.rank import HYBRID_GRAPH
-from openmsd.search import SearchService, relevances
+from openmsd.search import SearchService
 from openmsd.vectors import vector_key
 
 K = 10
@@ -93,7 +93,6 @@ def demo_pages(corpus: Corpus) -> dict[str, object]:
         left.update(papers.left_out)
         full_pages += len(papers) == min(K, len(ids) - 1)
     before = service.related(PAGE, HYBRID_GRAPH, K, include_non_papers=True)
-    shares = relevances([r.score for r in before])
     after = service.related(PAGE, HYBRID_GRAPH, K)
     kept = {r.paper_id for r in after}
     return {
@@ -103,9 +102,8 @@ def demo_pages(corpus: Corpus) -> dict[str, object]:
         "pages_still_full": full_pages,
         "page": PAGE,
         "page_non_papers_before": [
-            {"rank": i, "title": r.title, "relevance": round(share, 2)}
-            for i, (r, share) in enumerate(zip(before, shares, strict=True), 1)
-            if r.paper_id not in kept],
+            {"rank": i, "title": r.title, "relevance": r.relevance}
+            for i, r in enumerate(before, 1) if r.paper_id not in kept],
         "page_left_out": after.left_out,
     }
 

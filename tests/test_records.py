@@ -8,6 +8,7 @@ record's headline; a docs line that links a record's section of the Benchmarks p
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -62,6 +63,22 @@ def test_record_says_how_to_rerun_it(name: str) -> None:
     assert record["machine"].get("cpus"), record["machine"]
     assert record["data"], f"{name}.json: no data sizes"
     assert headline(record)
+
+
+SCRIPTS = sorted({RECORDS[name]["command"].split()[1] for name in RECORDS
+                  if RECORDS[name]["command"].startswith("python benchmarks/")})
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_the_script_of_every_record_still_imports(script: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record can be made again: its script is there and every name it imports exists."""
+    path = ROOT / script
+    assert path.is_file(), f"a record's command names {script}, which is gone"
+    monkeypatch.syspath_prepend(str(path.parent))
+    spec = importlib.util.spec_from_file_location(f"benchmark_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
 
 def test_readme_quotes_each_linked_record_as_it_is() -> None:

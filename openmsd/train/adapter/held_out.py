@@ -35,6 +35,10 @@ from openmsd.train.adapter.folds import fold_of, outside
 
 __all__ = ["HeldOut", "held_out_vectors", "kept_folds"]
 
+#: The share of the adapter's rows one head without every queried paper's links must keep;
+#: with fewer, each fold's papers get a head fitted without that fold's links.
+MIN_KEPT = 0.5
+
 
 @dataclass
 class HeldOut:
@@ -61,7 +65,8 @@ def held_out_vectors(corpus: Corpus, adapter: Any, folds: int, seed: int = 0,
     """:class:`HeldOut` of ``adapter`` (an :class:`openmsd.models.Adapter` of ``corpus``) in
     ``folds`` folds seeded with ``seed``: its kept fits where it has every fold's; else, with
     ``queries`` (paper ids), one fold, the head fitted without any of their links (honest for
-    those papers only); else a head fitted per fold without a kept fit. A fit is of the
+    those papers only) where that keeps :data:`MIN_KEPT` of the rows; else a head fitted per
+    fold without a kept fit. A fit is of the
     adapter's chosen head, pull and epochs on its own positives and extras, at most its
     ``cv_rows`` rows (sampled), on as many threads as it was fitted with (one by default: a
     head's steps are small); ``progress`` is told of each fit."""
@@ -103,7 +108,10 @@ def held_out_vectors(corpus: Corpus, adapter: Any, folds: int, seed: int = 0,
         if queries is not None:
             asked = np.zeros(len(ids), np.int64)
             asked[[where[q] for q in queries if q in where]] = 1
-            return HeldOut(ids, np.zeros(len(ids), np.int64), [fitted_without(asked, 1)])
+            # where the queries touch most links (a small corpus queries nearly every train
+            # paper), a head without them all learns almost nothing: one head a fold instead
+            if len(outside(rows, asked, 1)) >= MIN_KEPT * len(rows):
+                return HeldOut(ids, np.zeros(len(ids), np.int64), [fitted_without(asked, 1)])
         matrices = [kept[f].apply(vectors.matrix) if f in kept else fitted_without(fold, f)
                     for f in range(folds)]
     finally:

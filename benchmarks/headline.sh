@@ -50,13 +50,14 @@ python benchmarks/crosslingual_taln.py --models e5-small-multilingual \
     "$WORK/taln/adapters/adapter-e5-small-multilingual" --backend onnx --record adapter_crosslingual
 # The learned ranker on TALN: a fresh corpus with the default int8 vectors of e5 and minilm-en,
 # trained on train + dev, then IDT and ODT read once; then French -> English with its free-text
-# head.
+# head; then whether its relevance is the probability it says, on the same test papers.
 rm -rf "$WORK/taln-ranker"
 openmsd ingest ../shared/data/taln/papers.jsonl ../shared/data/taln/parscit --out "$WORK/taln-ranker"
 openmsd relations "$WORK/taln-ranker" --top-languages 2 --idt 0.15 --odt 0.15 --dev 0.1
 openmsd embed "$WORK/taln-ranker" && openmsd embed "$WORK/taln-ranker" --model minilm-en
 python benchmarks/ranker_taln.py "$WORK/taln-ranker" --record
 python benchmarks/ranker_crosslingual.py "$WORK/taln-ranker" --record
+python benchmarks/relevance.py "$WORK/taln-ranker" --split test --record --plot docs/img/relevance-reliability.png
 # OpenMSD's Tables 5/6 on TALN (openmsd experiment experiments/taln.toml; reads its test split
 # once more): a fresh corpus, so that no adapter is in it.
 rm -rf "$WORK/taln-grid"

@@ -44,7 +44,7 @@ SPLITS = ("idt", "odt")
 def scored(corpus: Corpus, models: list[str], protocol: str,
            splits: tuple[str, ...] = SPLITS) -> dict[str, Any]:
     """Average MAP (and per task, per direction) of ``models`` on each of ``splits``, with the
-    split's relevant pairs (``queries``) and its queries per direction
+    split's relevant pairs (``queries``) and its queries in all and per direction
     (``queries_by_direction``)."""
     out: dict[str, Any] = {}
     for split in splits:
@@ -59,8 +59,9 @@ def scored(corpus: Corpus, models: list[str], protocol: str,
                       for name, m in summary["models"].items()}
         out[split]["queries"] = summary["relevant_pairs"]
         first = next(iter(summary["models"].values()))
-        out[split]["queries_by_direction"] = {d: v["average"]["n_queries"]
-                                              for d, v in first["by_direction"].items()}
+        out[split]["queries_by_direction"] = {
+            "average": first["average"]["n_queries"],
+            **{d: v["average"]["n_queries"] for d, v in first["by_direction"].items()}}
     return out
 
 

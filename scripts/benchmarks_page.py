@@ -177,7 +177,8 @@ def citrec_table(record: dict[str, Any]) -> str:
 def directions_table(record: dict[str, Any]) -> str:
     """A ``benchmarks/ranker_directions.py`` record as Markdown: per view, the MAP of the
     learned ranker, the untuned fusion, e5 alone and the best single member in each language
-    direction that has test queries, on IDT and ODT and both protocols."""
+    direction that has test queries, on IDT and ODT and both protocols (for a page in
+    ``docs/guides/``: its link to the Benchmarks page goes one folder up)."""
     lines: list[str] = []
     for variant, found in record["numbers"]["variants"].items():
         links = found["resolved_citations"]
@@ -196,14 +197,16 @@ def directions_table(record: dict[str, Any]) -> str:
                     continue
                 queries = "" if f.get("queries") is None else f"{f['queries']:,}"
                 e5 = "–" if f.get("e5") is None else f"{f['e5']:.2f}"
-                lines.append(f"| {name} | {direction} | {queries} | **{f['learned']:.2f}** | "
+                protocol, split = name.rsplit(" ", 1)
+                lines.append(f"| {protocol}, {split.upper()} | {direction} | {queries} | "
+                             f"{f['learned']:.2f} | "
                              f"{f['untuned']:.2f} | {e5} | {f['best_single_map']:.2f} "
                              f"(`{f['best_single']}`) | {f['learned_over_best_single']:.2f}× |")
         none = f"; no test query in {', '.join(sorted(empty))}" if empty else ""
         lines += ["", f"MAP in %, average: over the split's queries{none}.", ""]
     lines.append(f"Lowest ratio of the learned ranker to the best single member, over the "
                  f"directions with enough queries: [{headline(record)}]"
-                 f"(benchmarks.md#{record['name']}).")
+                 f"(../benchmarks.md#{record['name']}).")
     return "\n".join(lines)
 
 

@@ -41,10 +41,13 @@ from openmsd.rank import HYBRID, HYBRID_GRAPH, ranker_path
 SPLITS = ("idt", "odt")
 
 
-def scored(corpus: Corpus, models: list[str], protocol: str) -> dict[str, Any]:
-    """Average MAP (and per task, per direction) of ``models`` on IDT and ODT."""
+def scored(corpus: Corpus, models: list[str], protocol: str,
+           splits: tuple[str, ...] = SPLITS) -> dict[str, Any]:
+    """Average MAP (and per task, per direction) of ``models`` on each of ``splits``, with the
+    split's relevant pairs (``queries``) and its queries in all and per direction
+    (``queries_by_direction``)."""
     out: dict[str, Any] = {}
-    for split in SPLITS:
+    for split in splits:
         summary = evaluate_sdsm(corpus, models, split=split, protocol=protocol).summary
         out[split] = {name: {"average": round(m["average"]["MAP"], 2),
                              **{task: round(m[task]["MAP"], 2)
@@ -55,7 +58,53 @@ def scored(corpus: Corpus, models: list[str], protocol: str) -> dict[str, Any]:
                                               if v["average"]["MAP"] is not None}}
                       for name, m in summary["models"].items()}
         out[split]["queries"] = summary["relevant_pairs"]
+        first = next(iter(summary["models"].values()))
+        out[split]["queries_by_direction"] = {
+            "average": first["average"]["n_queries"],
+            **{d: v["average"]["n_queries"] for d, v in first["by_direction"].items()}}
     return out
+
+
+def singles_of(*tables: dict[str, Any], but: str) -> dict[str, Any]:
+    """The single members' figures of one split's ``scored`` tables: every model but ``but``
+    (the fusion), the counts left out."""
+    return {m: v for table in tables for m, v in table.items()
+            if m not in (but, "queries", "queries_by_direction")}
+
+
+def before_and_after(corpus: Corpus, splits: tuple[str, ...] = SPLITS, contexts: bool = True
+                     ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], float]:
+    """The untuned fusions and every member scored on ``splits`` (the corpus's ranker moved
+    aside), then ``train_ranker`` (``contexts``: recommend's first stage learned too), then
+    the learned fusions and the adapters it made: ``(before, after, trained, seconds)``, each
+    table ``{protocol: scored(...)}``."""
+    path = ranker_path(corpus)
+    if path.exists():
+        shutil.move(path, path.with_suffix(".json.before"))
+    text = text_signals(corpus)
+    text_models = [*text, "authors"]
+    graph_models = [*text_models, *GRAPH_SIGNALS]
+    print("untuned fusions...", file=sys.stderr, flush=True)
+    before = {"text-only": scored(corpus, [*text_models, HYBRID], "text-only", splits),
+              "hidden-links": scored(corpus, [*graph_models, HYBRID_GRAPH], "hidden-links",
+                                     splits)}
+    started = time.perf_counter()
+    trained = train_ranker(corpus, contexts=contexts)
+    seconds = round(time.perf_counter() - started, 1)
+    print(f"trained in {seconds} s; learned fusions...", file=sys.stderr, flush=True)
+    adapters = adapted_members(corpus)  # trained by train ranker: single signals too
+    after = {"text-only": scored(corpus, [HYBRID, *adapters], "text-only", splits),
+             "hidden-links": scored(corpus, [HYBRID_GRAPH, *adapters], "hidden-links",
+                                    splits)}
+    return before, after, trained, seconds
+
+
+def out_of_fold(trained: dict[str, Any]) -> dict[str, Any]:
+    """``train_ranker``'s out-of-fold table per ranker and head (what was tried, what was
+    kept)."""
+    return {name: {head: {k: v for k, v in found[head].items() if k != "head"}
+                   for head in ("paper", "free_text") if head in found}
+            for name, found in trained["report"].items() if "skipped" not in found}
 
 
 def main() -> None:
@@ -68,28 +117,14 @@ def main() -> None:
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     corpus = Corpus(args.corpus)
-    path = ranker_path(corpus)
-    if path.exists():
-        shutil.move(path, path.with_suffix(".json.before"))
     text = text_signals(corpus)
     text_models = [*text, "authors"]
     graph_models = [*text_models, *GRAPH_SIGNALS]
-    print("untuned fusions...", file=sys.stderr, flush=True)
-    before = {"text-only": scored(corpus, [*text_models, HYBRID], "text-only"),
-              "hidden-links": scored(corpus, [*graph_models, HYBRID_GRAPH], "hidden-links")}
-    started = time.perf_counter()
-    trained = train_ranker(corpus)
-    seconds = round(time.perf_counter() - started, 1)
-    print(f"trained in {seconds} s; learned fusions...", file=sys.stderr, flush=True)
-    adapters = adapted_members(corpus)  # trained by train ranker: single signals too
-    after = {"text-only": scored(corpus, [HYBRID, *adapters], "text-only"),
-             "hidden-links": scored(corpus, [HYBRID_GRAPH, *adapters], "hidden-links")}
+    before, after, trained, seconds = before_and_after(corpus)
     figures: dict[str, Any] = {}
     for protocol, fused in (("text-only", HYBRID), ("hidden-links", HYBRID_GRAPH)):
         for split in SPLITS:
-            singles = {m: v for m, v in [*before[protocol][split].items(),
-                                         *after[protocol][split].items()]
-                       if m not in (fused, "queries")}
+            singles = singles_of(before[protocol][split], after[protocol][split], but=fused)
             best = max(singles, key=lambda m: singles[m]["average"])
             learned = after[protocol][split][fused]
             figures[f"{protocol} {split}"] = {
@@ -103,9 +138,6 @@ def main() -> None:
                   f"{singles[best]['average']:.2f}", flush=True)
     cross = crosslingual(corpus, args.backend)
     report = trained["report"]
-    out_of_fold = {name: {head: {k: v for k, v in found[head].items() if k != "head"}
-                          for head in ("paper", "free_text") if head in found}
-                   for name, found in report.items() if "skipped" not in found}
     ratios = [f["learned_over_best_single"] for f in figures.values()]
     numbers = {
         "headline": f"{min(ratios):.2f}",
@@ -113,8 +145,8 @@ def main() -> None:
                           "learned ranker's average MAP to its best single member's on the "
                           "test splits",
         "peer": "the best single member on each test split", "train_seconds": seconds,
-        "out_of_fold": out_of_fold, "queries": {n: f["queries"] for n, f in report.items()
-                                                if "queries" in f},
+        "out_of_fold": out_of_fold(trained),
+        "queries": {n: f["queries"] for n, f in report.items() if "queries" in f},
         "test": figures, "crosslingual_fr_en": cross}
     if args.record:
         write_record("ranker_taln", numbers,

@@ -44,6 +44,7 @@ TITLES = {
     "citrec_prefetch": "recommend's first stage learned from citation contexts",
     "training_taln": "Training on TALN: OpenMSD's Tables 5/6",
     "xpac_share": "Works gained with xpac, and the share not in English (loopback server)",
+    "ranker_directions": "The learned ranker per language direction (a bilingual view of TALN)",
 }
 """Section titles by record name (a record without one is titled by its name)."""
 
@@ -173,7 +174,43 @@ def citrec_table(record: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-RENDERED = {"citrec_time": citrec_table}
+def directions_table(record: dict[str, Any]) -> str:
+    """A ``benchmarks/ranker_directions.py`` record as Markdown: per view, the MAP of the
+    learned ranker, the untuned fusion, e5 alone and the best single member in each language
+    direction that has test queries, on IDT and ODT and both protocols (for a page in
+    ``docs/guides/``: its link to the Benchmarks page goes one folder up)."""
+    lines: list[str] = []
+    for variant, found in record["numbers"]["variants"].items():
+        links = found["resolved_citations"]
+        lines += [f"View **{variant}** ({found['made_english']:,} of TALN's French papers made "
+                  f"English; {links['view']:,} resolved citations, TALN {links['taln']:,}):", "",
+                  "| protocol, split | direction | queries | learned | untuned | e5 alone | "
+                  "best single member | learned / best single |",
+                  "|---|---|---:|---:|---:|---:|---|---:|"]
+        empty = set()
+        for name, per in found["figures"].items():
+            for direction, f in per.items():
+                if direction == "singles":
+                    continue
+                if "learned" not in f:
+                    empty.add(direction)
+                    continue
+                queries = "" if f.get("queries") is None else f"{f['queries']:,}"
+                e5 = "–" if f.get("e5") is None else f"{f['e5']:.2f}"
+                protocol, split = name.rsplit(" ", 1)
+                lines.append(f"| {protocol}, {split.upper()} | {direction} | {queries} | "
+                             f"{f['learned']:.2f} | "
+                             f"{f['untuned']:.2f} | {e5} | {f['best_single_map']:.2f} "
+                             f"(`{f['best_single']}`) | {f['learned_over_best_single']:.2f}× |")
+        none = f"; no test query in {', '.join(sorted(empty))}" if empty else ""
+        lines += ["", f"MAP in %, average: over the split's queries{none}.", ""]
+    lines.append(f"Lowest ratio of the learned ranker to the best single member, over the "
+                 f"directions with enough queries: [{headline(record)}]"
+                 f"(../benchmarks.md#{record['name']}).")
+    return "\n".join(lines)
+
+
+RENDERED = {"citrec_time": citrec_table, "ranker_directions": directions_table}
 """Records whose tables a guide shows (between ``<!-- record:NAME -->`` and
 ``<!-- /record:NAME -->``), with the function that renders them."""
 
@@ -264,7 +301,8 @@ def benchmarks_page(results: Path = RESULTS) -> str:
              "**Test splits read before.** TALN's test splits (IDT, ODT and their union) had "
              "been read many times during development, each time after a design change, "
              "before the records here that report figures on them (`adapter_taln`, "
-             "`ranker_taln`, `training_taln`) read them once more each. The "
+             "`ranker_taln`, `ranker_directions`, `training_taln`) read them once more each. "
+             "The "
              "unarXive sample's held-out citing papers have been read several times too. A "
              "figure on them is not a clean held-out figure, and a record on one of them says "
              "so in its notes. The figures here are on "

@@ -280,3 +280,29 @@ def test_the_readme_and_docs_state_what_was_measured() -> None:
             if re.search(r"\b(goals?|missed|refactor\w*)\b", CODE.sub(" ", line), re.I):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line[:100]}")
     assert not found, "\n".join(found)
+
+
+def test_the_directions_table_shows_each_measured_direction_as_recorded() -> None:
+    from benchmarks_page import directions_table
+
+    record = RECORDS["ranker_directions"]
+    views = directions_table(record).split("View **")[1:]
+    assert [view.split("**", 1)[0] for view in views] == list(record["numbers"]["variants"])
+    for view, found in zip(views, record["numbers"]["variants"].values(), strict=True):
+        lines = view.splitlines()
+        for name, per_direction in found["figures"].items():
+            protocol, split = name.rsplit(" ", 1)
+            for direction, f in per_direction.items():
+                if direction == "singles":
+                    continue
+                row = [line for line in lines
+                       if line.startswith(f"| {protocol}, {split.upper()} | {direction} |")]
+                if "learned" not in f:
+                    assert not row and f"no test query in {direction}" in view
+                    continue
+                assert len(row) == 1, (name, direction)
+                cells = [cell.strip() for cell in row[0].strip("|").split("|")]
+                assert cells[3:6] == [f"{f['learned']:.2f}", f"{f['untuned']:.2f}",
+                                      f"{f['e5']:.2f}"]
+                assert cells[6].startswith(f"{f['best_single_map']:.2f} (`{f['best_single']}`)")
+                assert cells[7] == f"{f['learned_over_best_single']:.2f}×"

@@ -31,8 +31,8 @@ from openmsd.search import SearchService
 from openmsd.vectors import vector_key
 
 K = 10
-#: The paper page the demo corpus showed "Errata", "Adendo" and a book review on, ranked
-#: related at 59-63 %.
+#: A paper page of the demo corpus whose related papers, non-papers included, hold "Errata",
+#: "Adendo" and an editorial.
 PAGE = "10.1590/0101-3173.2022.v45n1.p159"
 
 

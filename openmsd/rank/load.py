@@ -20,9 +20,8 @@ Names:
   metadata: what ``openmsd train ranker`` learned on the train and dev splits,
   else the z-score fusion (:data:`UNTUNED_METHODS`) of
   ``bm25@same``, the corpus's dense model, ``bm25-en@cross`` (words across languages, in
-  English) in a corpus of several languages, for English pairs ``minilm-en@en`` where it
-  can be had and, in a corpus of several languages, the dense model among the other
-  languages' candidates alone, ``DENSE@cross``, at half weight)
+  English) in a corpus of several languages and, for English pairs, ``minilm-en@en`` where it
+  can be had)
   and ``hybrid-graph`` (text and citation graph, likewise; untuned, by z-scores with the graph
   at half weight). Where ``openmsd train ranker`` has learned them, both are its models.
 
@@ -74,16 +73,6 @@ FUSIONS = (HYBRID, HYBRID_GRAPH)
 ENGLISH_MODEL = "minilm-en"
 #: The words an untuned ``hybrid`` compares across languages, in a corpus of several languages.
 CROSS_LEXICAL = "bm25-en@cross"
-#: The weight of the dense model heard a second time, among the query's candidates in other
-#: languages alone (``DENSE@cross``), in the untuned ``hybrid`` of a corpus of several
-#: languages (its other members: 1). A multilingual model ranks the papers in the query's
-#: language first; z-scored among the other languages' candidates, the best of those gets a
-#: vote of its own, and the query's own language, which it does not hear, keeps its order.
-#: On the dev split of the bilingual views of TALN this lifts the cross-language directions
-#: and leaves French → French as it was (benchmarks/results/untuned_cross_dense.json); at 1
-#: it costs French → French and English → French papers where the French papers keep their
-#: English abstracts.
-CROSS_DENSE_WEIGHT = 0.5
 #: What ``hybrid-graph`` adds to ``hybrid`` when nothing is tuned.
 DEFAULT_GRAPH_MEMBERS = ("citation", "co-citation", "shared-references")
 #: The weight of each of those in the untuned ``hybrid-graph`` (its text members: 1): the
@@ -208,11 +197,10 @@ def fusion_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> R
 def default_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> RankerEntry:
     """The untuned ``hybrid`` / ``hybrid-graph``, fused as :data:`UNTUNED_METHODS` says:
     ``hybrid``: ``bm25@same``, the dense model (the corpus's adapter where it has one:
-    :func:`corpus_adapter`), ``bm25-en@cross`` in a corpus of several languages,
-    ``minilm-en@en`` where it can be had and, in a corpus of several languages, the dense model
-    again as ``DENSE@cross`` at :data:`CROSS_DENSE_WEIGHT` (a model that encodes: not
-    ``bm25``); ``hybrid-graph``, which ranks a paper's related papers: the dense model,
-    ``bm25-en`` (the papers' English texts: words across languages) and the graph counts."""
+    :func:`corpus_adapter`), ``bm25-en@cross`` in a corpus of several languages and
+    ``minilm-en@en`` where it can be had; ``hybrid-graph``, which ranks a paper's related
+    papers: the dense model, ``bm25-en`` (the papers' English texts: words across languages)
+    and the graph counts."""
     adapter = corpus_adapter(corpus) if dense is None else None
     dense = dense or (adapter.name if adapter else default_dense(corpus))
     members = ["bm25@same", dense]
@@ -220,9 +208,6 @@ def default_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> 
         # words across languages, in English: an English query meets a Portuguese paper through
         # its English title (bm25@same hears only pairs in one language; @cross the others)
         members.append(CROSS_LEXICAL)
-    cross_dense = (str(replace(parse(dense), language="cross"))
-                   if corpus is not None and multilingual(corpus) and is_dense(dense, corpus)
-                   else None)
     english = english_key(corpus)
     adapted = {b["model"] for b in adapter.bases} if adapter else set()
     if english is not None and parse(dense).stored_model != ENGLISH_MODEL \
@@ -235,14 +220,9 @@ def default_spec(name: str, corpus: Corpus | None, dense: str | None = None) -> 
         # A paper query has an English view (free text has not): its words meet the other
         # languages' papers in English, where bm25@same would rank only its own language's.
         members = [dense, "bm25-en", *DEFAULT_GRAPH_MEMBERS]
-    elif cross_dense is not None:
-        # the dense model again, among the other languages' candidates alone: their best
-        # stands out there, where the query's own language would bury it
-        members.append(cross_dense)
     members = [str(parse(member)) for member in members]  # the canonical spelling
     weights = [GRAPH_WEIGHT if name == HYBRID_GRAPH and member in DEFAULT_GRAPH_MEMBERS
-               else CROSS_DENSE_WEIGHT if member == cross_dense else 1.0
-               for member in members]
+               else 1.0 for member in members]
     record = {} if adapter is None else {"adapter": {
         "name": adapter.name, "path": str(adapter.path),
         "bases": [b["key"] for b in adapter.bases]}}

@@ -45,6 +45,8 @@ TITLES = {
     "training_taln": "Training on TALN: OpenMSD's Tables 5/6",
     "xpac_share": "Works gained with xpac, and the share not in English (loopback server)",
     "ranker_directions": "The learned ranker per language direction (a bilingual view of TALN)",
+    "untuned_cross_dense": "The untuned hybrid with its dense model heard again across "
+                           "languages (DENSE@cross)",
 }
 """Section titles by record name (a record without one is titled by its name)."""
 

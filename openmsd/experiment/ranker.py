@@ -440,6 +440,9 @@ def train_ranker(corpus: Corpus, seed: int = 0, folds: int = FOLDS,
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise TuneError(f"unknown model kind {', '.join(unknown)}: expected {', '.join(KINDS)}")
+    if not dense_models(corpus):
+        raise TuneError(f"{corpus.root}: no paper vectors; run 'openmsd embed {corpus.root}' "
+                        "first: the ranker learns how far to trust each model's scores")
     started = time.perf_counter()
     trained = train_adapters(corpus, progress) if adapters else []
     text = text_signals(corpus)

@@ -58,6 +58,8 @@ openmsd embed "$WORK/taln-ranker" && openmsd embed "$WORK/taln-ranker" --model m
 python benchmarks/ranker_taln.py "$WORK/taln-ranker" --record
 python benchmarks/ranker_crosslingual.py "$WORK/taln-ranker" --record
 python benchmarks/relevance.py "$WORK/taln-ranker" --split test --record --plot docs/img/relevance-reliability.png
+# The same per language direction, on two bilingual views of TALN it builds (test read once).
+python benchmarks/ranker_directions.py "$WORK/directions" --variant both --split test --record
 # OpenMSD's Tables 5/6 on TALN (openmsd experiment experiments/taln.toml; reads its test split
 # once more): a fresh corpus, so that no adapter is in it.
 rm -rf "$WORK/taln-grid"

@@ -66,10 +66,10 @@ def held_out_vectors(corpus: Corpus, adapter: Any, folds: int, seed: int = 0,
     ``folds`` folds seeded with ``seed``: its kept fits where it has every fold's; else, with
     ``queries`` (paper ids), one fold, the head fitted without any of their links (honest for
     those papers only) where that keeps :data:`MIN_KEPT` of the rows; else a head fitted per
-    fold without a kept fit. A fit is of the
-    adapter's chosen head, pull and epochs on its own positives and extras, at most its
-    ``cv_rows`` rows (sampled), on as many threads as it was fitted with (one by default: a
-    head's steps are small); ``progress`` is told of each fit."""
+    fold without a kept fit. A fit is of the adapter's chosen head, pull and epochs on its own
+    positives and extras, at most its ``cv_rows`` rows (sampled), on as many threads as it was
+    fitted with (one by default: a head's steps are small); ``progress`` is told of each
+    fit."""
     training = adapter.meta["training"]
     settings, chosen = training["settings"], training["chosen"]
     vectors = base_vectors(corpus, [b["key"] for b in adapter.bases], load_vector_table,

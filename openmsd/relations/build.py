@@ -170,6 +170,10 @@ def read_split(corpus: Corpus, name: str) -> pa.Table:
     table = pq.read_table(path, columns=["paper_id", "language", "split"])
     names = ["idt", "odt"] if name == "test" else [name]
     known = sorted(set(table["split"].to_pylist()))
+    if not known:  # no paper has a citation link: nothing to split
+        raise RelationsError(f"{corpus.root}: no split {name!r}; the relations split no paper: "
+                             "no two papers of the corpus are linked by a citation (ingest the "
+                             "papers its references point to, or their reference lists)")
     if not set(names) <= set(known):
         raise RelationsError(f"{corpus.root}: no split {name!r}; the relations have "
                              f"{', '.join(known)} (and 'test' = idt + odt)")

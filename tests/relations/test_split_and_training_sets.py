@@ -14,7 +14,17 @@ from typer.testing import CliRunner
 
 from openmsd.cli import app
 from openmsd.corpus import Corpus
-from openmsd.relations import SplitConfig, connect, derive, parse, positive_pairs, relations_dir
+from openmsd.ingest import ingest
+from openmsd.relations import (
+    RelationsError,
+    SplitConfig,
+    connect,
+    derive,
+    parse,
+    positive_pairs,
+    read_split,
+    relations_dir,
+)
 from openmsd.relations.positives import positive_set_names
 from tests.relations.conftest import SMALL
 
@@ -139,3 +149,20 @@ def test_scincl_triples_come_from_the_train_split(derived):
     assert {t["kind"] for t in triples} == {"hard", "easy"}
     manifest = json.loads((relations_dir(derived) / "relations.json").read_text())
     assert manifest["scincl"]["scale"] < 1  # TALN is far smaller than SciNCL's rank windows
+
+
+def test_a_corpus_without_links_is_told_why_it_has_no_split(tmp_path):
+    """Relations of papers that cite none of each other split no paper: asking for a split
+    says why, not an empty list of the splits there are."""
+    papers = tmp_path / "p.jsonl"
+    papers.write_text("".join(json.dumps({"id": f"p{i}", "title": f"Parsing paper {i}",
+                                          "abstract": "A study of parsing."}) + "\n"
+                              for i in range(4)), encoding="utf-8")
+    ingest([papers], tmp_path / "c")
+    corpus = Corpus(tmp_path / "c")
+    assert CliRunner().invoke(app, ["relations", str(corpus.root)]).exit_code == 0
+    with pytest.raises(RelationsError, match="no split 'dev'; the relations split no paper: "
+                                             "no two papers of the corpus are linked"):
+        read_split(corpus, "dev")
+    failed = CliRunner().invoke(app, ["eval", "sdsm", str(corpus.root), "--split", "dev"])
+    assert failed.exit_code == 2 and "no two papers of the corpus are linked" in failed.output

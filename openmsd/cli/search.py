@@ -79,7 +79,7 @@ def check_languages(corpus: Corpus, languages: list[str] | None) -> None:
 
 
 def say_why_empty(corpus: Corpus, languages: list[str] | None, years: Years,
-                   otherwise: str) -> None:
+                  otherwise: str) -> None:
     """Say on stderr why a search found nothing: an empty corpus, the filters (with what the
     corpus has), or ``otherwise``."""
     # lazy: a command loads its own code only (openmsd --help start time)

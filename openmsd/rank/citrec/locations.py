@@ -153,9 +153,10 @@ def pool_scores(scorer: Scorer, queries: Queries, prefetched: list[list[str]]
                                                   np.int64) for ids in prefetched])
 
 
-def rerank_locations(signals: CorpusSignals, texts: list[str], own: list[str], profiles: np.ndarray,
-            index: VectorIndex, fusion: RerankFusion, k: int, depth: int = PREFETCH_DEPTH,
-            exclude: Collection[str] = (), head: PrefetchHead | None = None) -> Hits:
+def rerank_locations(signals: CorpusSignals, texts: list[str], own: list[str],
+                     profiles: np.ndarray, index: VectorIndex, fusion: RerankFusion, k: int,
+                     depth: int = PREFETCH_DEPTH, exclude: Collection[str] = (),
+                     head: PrefetchHead | None = None) -> Hits:
     """The two stages with a trained model's learned fusion: the fused ranker's top ``depth``
     papers for each fundamental-context text, the cosine of the manuscript's whole finished
     content (``profiles``) with each candidate's vector in ``index``, the BM25 and dense
@@ -215,7 +216,7 @@ def location_hits(ranking: LocationRanking, signals: CorpusSignals, encoder: Den
         profiles = encoder.encode_profiles(  # type: ignore[attr-defined]
             [finished_content(clean, i) for i in at])
         return rerank_locations(signals, texts, own, profiles, index, ranking.learned, depth,
-                       exclude=exclude, head=ranking.head)
+                                exclude=exclude, head=ranking.head)
     head = ranking.head
     first = head if ranking.fusion is None and head is not None and head.maps(
         ranking.model) else None  # the dense index is the first stage

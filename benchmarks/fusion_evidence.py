@@ -3,14 +3,17 @@ and on the demo corpus's searches.
 
 The untuned ``hybrid`` and ``hybrid-graph`` hold the members :func:`openmsd.rank.load.default_spec`
 gives, with equal weights; only how their scores are combined changes: ``rrf`` (Σ 1 / (60 +
-rank)), ``weighted`` (CombSUM of min–max scores) and ``zscore`` (CombSUM of z-scores). Nothing is
-fitted, so every train and dev query is held out; the test splits are not read.
+rank)), ``weighted`` (CombSUM of min–max scores) and ``zscore`` (CombSUM of z-scores, the words
+within a language and across languages standardised together: :func:`openmsd.rank.together`);
+``zscore_apart`` standardises every member alone. Nothing is fitted, so every train and dev query
+is held out; the test splits are not read.
 
 1. TALN (``openmsd ingest``, ``openmsd relations --top-languages 2 --idt 0.15 --odt 0.15 --dev
    0.1``, ``openmsd embed``): the average MAP of the three SDSM tasks (text-only, ``hybrid``'s
    members) and the citation MAP of hidden links (``hybrid-graph``'s members), train and dev
    pools, their figures weighted by their queries (as ``openmsd train ranker`` scores);
-2. the demo corpus (``openmsd demo``): the first results of the searches a new user tried.
+2. the demo corpus (``openmsd demo``): the first results of the searches a new user tried, and
+   of the sentence of the demo paragraph's marker [1].
 
     python benchmarks/fusion_evidence.py TALN_CORPUS DEMO_CORPUS
 
@@ -38,13 +41,16 @@ from openmsd.rank import (
     corpus_papers,
     default_spec,
     fuse,
+    together,
 )
 from openmsd.rank import load_scorer as make_scorer
 
 METHODS = ("rrf", "weighted", "zscore")
 SEARCHES = ("vacinação infantil", "mortalidade por hepatite C no Brasil",
             "vacunación infantil y desigualdades raciales",
-            "bryophytes and orchids of Brazilian forests")
+            "bryophytes and orchids of Brazilian forests",
+            "Severe acute respiratory syndrome caused by COVID-19 was more frequent among adults "
+            "and older people with chronic cardiovascular disease.")
 
 
 def taln(corpus: Corpus) -> dict[str, Any]:
@@ -62,9 +68,10 @@ def taln(corpus: Corpus) -> dict[str, Any]:
         weights = [1.0] * len(members)
         entry: dict[str, Any] = {"members": members, "queries": {p.split: queries_of(p)
                                                                   for p in pools}}
-        ap = {m: held_out_ap(pools, parts, weights, m, task) for m in METHODS}
+        ap = {m: held_out_ap(pools, parts, weights, m, task, names=members) for m in METHODS}
         for method in METHODS:
-            entry[method] = round(pooled([Judged(p, task).objective(fuse(rows, weights, method))
+            entry[method] = round(pooled([Judged(p, task).objective(fuse(rows, weights, method,
+                                                                          names=members))
                                           for p, rows in zip(pools, parts, strict=True)],
                                          sizes), 2)
             if method != "rrf":
@@ -72,6 +79,15 @@ def taln(corpus: Corpus) -> dict[str, Any]:
                 entry[f"{method}_vs_rrf"] = {"n": len(ap[method]), "p": round(float(
                     test.pvalue), 4), "mean_ap_difference": round(100 * float(
                         (ap[method] - ap["rrf"]).mean()), 2)}
+        if together(members):  # the same z-scores apart where no members are standardised as one
+            apart = held_out_ap(pools, parts, weights, "zscore", task)
+            entry["zscore_apart"] = round(pooled([Judged(p, task).objective(fuse(
+                rows, weights, "zscore")) for p, rows in zip(pools, parts, strict=True)],
+                sizes), 2)
+            test = stats.ttest_rel(ap["zscore"], apart)
+            entry["zscore_vs_apart"] = {"n": len(apart), "p": round(float(test.pvalue), 4),
+                                        "mean_ap_difference": round(100 * float(
+                                            (ap["zscore"] - apart).mean()), 2)}
         entry["singles"] = {m: round(pooled([Judged(p, task).objective(rows[i]) for p, rows
                                              in zip(pools, parts, strict=True)], sizes), 2)
                             for i, m in enumerate(members)}
@@ -109,7 +125,8 @@ def main() -> None:
     path = write_record(
         "fusion_evidence", numbers,
         data={"taln": "TALN (../shared/data/taln): train and dev pools",
-              "demo": "openmsd demo corpus (125 papers, e5-small-multilingual on ONNX)"},
+              "demo": f"openmsd demo corpus ({len(corpus_papers(Corpus(args.demo)).ids)} papers, "
+                      "e5-small-multilingual on ONNX)"},
         load_before=load_before,
         notes="Nothing fitted: every train and dev query is held out; no test split read. "
               "MAP in % (text-only: the mean over the three SDSM tasks; hidden links: "

@@ -201,11 +201,12 @@ def _next_steps(out_dir: Path, console: Console) -> None:
         ("Papers to cite in your own text (Markdown, LaTeX, JATS, plain text):",
          f"openmsd recommend {out_dir} --manuscript my-draft.md"),
         ("Your own papers (OpenAlex, Crossref, JATS, S2ORC, unarXive, JSON lines...):",
-         "openmsd ingest FILES --out my-corpus && openmsd embed my-corpus && "
+         "openmsd ingest FILES --out my-corpus\nopenmsd embed my-corpus\n"
          "openmsd index build my-corpus"),
     ]
-    for text, command in steps:
-        console.print(f"  {text}\n    [bold green]{escape(command)}[/]", highlight=False)
+    for text, commands in steps:  # a command a line, each fits 80 columns
+        shown = "".join(f"\n    [bold green]{escape(c)}[/]" for c in commands.splitlines())
+        console.print(f"  {text}{shown}", highlight=False)
     if importlib.util.find_spec("fastapi") is None:  # the serve extra is not installed
         console.print("  The web app needs the serve extra: pip install -e \".[serve]\"",
                       highlight=False, markup=False)

@@ -36,5 +36,6 @@ def demo(
         fail(str(error))
     except ImportError as error:
         fail(f"{error}: the demo needs the models extra: pip install -e \".[models]\"")
-    steps = ", ".join(f"{step} {seconds:.1f} s" for step, seconds in times.items())
-    err.print(f"demo done in {time.perf_counter() - started:.0f} s ({steps})", highlight=False)
+    # seconds once, at the end: a narrow terminal wraps the line between steps, not units
+    steps = ", ".join(f"{step} {seconds:.1f}" for step, seconds in times.items())
+    err.print(f"demo done in {time.perf_counter() - started:.0f} s ({steps} s)", highlight=False)

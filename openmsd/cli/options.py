@@ -16,7 +16,7 @@ import typer
 
 __all__ = ["CUTOFF", "DEFAULT_MAX_GROUP", "DEFAULT_MODEL", "FORMATS", "HNSW_THRESHOLD", "HYBRID",
            "BackendOpt", "CorpusArg", "ExportOpt", "IncludeNonPapersOpt", "JsonOpt", "K",
-           "LangOpt", "SplitOpt", "StrictOpt", "YearOpt"]
+           "LangOpt", "NegativeOpt", "SplitOpt", "StrictOpt", "YearOpt"]
 
 CUTOFF = 100
 """``openmsd.eval.CUTOFF``: the ranks retrieval evaluation scores."""
@@ -55,3 +55,6 @@ IncludeNonPapersOpt = Annotated[bool, typer.Option(
     "notices, editorials, paratext, book reviews, records without abstract, full text or "
     "references): by default they are left out, and counted.")]
 """``--include-non-papers``: records that are not papers are results too."""
+NegativeOpt = Annotated[list[Path] | None, typer.Option(
+    help="A library of papers to steer away from.")]
+"""``--negative``: a library whose papers a ranking for a library moves away from."""

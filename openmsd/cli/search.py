@@ -26,6 +26,7 @@ from openmsd.cli.options import (
     JsonOpt,
     K,
     LangOpt,
+    NegativeOpt,
     YearOpt,
 )
 from openmsd.cli.output import emit, err, fail, piped, say_left_out, warn
@@ -134,8 +135,7 @@ def related(
              "zotero:local/COLLECTION: the running Zotero desktop): papers related to all of "
              "it.")]
     = None,
-    negative: Annotated[list[Path] | None, typer.Option(
-        help="A library of papers to steer away from.")] = None,
+    negative: NegativeOpt = None,
     export: ExportOpt = None,
     json: JsonOpt = False,
     backend: BackendOpt = None,

@@ -11,7 +11,13 @@ from typing import Annotated, Any
 
 import typer
 
-from openmsd.cli.options import BackendOpt, CorpusArg, IncludeNonPapersOpt, JsonOpt
+from openmsd.cli.options import (
+    BackendOpt,
+    CorpusArg,
+    IncludeNonPapersOpt,
+    JsonOpt,
+    NegativeOpt,
+)
 from openmsd.cli.output import emit, err, fail, out, piped, say_left_out, warn
 from openmsd.cli.zotero import (
     DryRunOpt,
@@ -148,8 +154,6 @@ def run_watch(corpus: Path, seeds: list[Path], negative: list[Path] | None,
 SeedsOpt = Annotated[list[Path], typer.Option(
     help="The library: BibTeX, RIS, ids one a line, or zotero:local or "
          "zotero:local/COLLECTION (the running Zotero desktop, through its local API).")]
-NegativeOpt = Annotated[list[Path] | None, typer.Option(
-    help="A library of papers to steer away from.")]
 SinceOpt = Annotated[str | None, typer.Option(
     help="YYYY-MM-DD: the papers that entered the corpus since then (default: since the "
          "previous watch of these seeds; every paper the first time).")]

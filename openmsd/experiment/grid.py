@@ -140,7 +140,7 @@ def load_experiment(path: Path) -> Experiment:
     return experiment
 
 
-def _done(config: TrainConfig) -> bool:
+def trained_already(config: TrainConfig) -> bool:
     """Whether ``config.out`` holds a model trained with ``config``: the same settings
     wherever it was trained (``out`` aside: a model linked in from another experiment counts),
     a key the saved config lacks (added to openmsd since) counting as its default."""
@@ -185,7 +185,7 @@ def run_experiment(experiment: Experiment,
     for run in experiment.runs:
         for seed in experiment.seeds:
             config = experiment.trained(run, seed)
-            if _done(config):
+            if trained_already(config):
                 log(f"{run.name} seed {seed}: trained already ({config.out})")
                 continue
             log(f"{run.name} seed {seed}: training ({config.recipe}, {config.positives}, "

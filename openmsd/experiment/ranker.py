@@ -269,9 +269,9 @@ def _calibration(grids: Sequence[Grid], matrices: Sequence[np.ndarray]) -> dict[
 # one BLAS thread a fit, as LightGBM's: the folds' fits run side by side, and a BLAS thread
 # pool each spins on a busy machine (the logistic regression's CPU ten times over)
 @threadpool_limits.wrap(limits=1)
-def _select(grids: Sequence[Grid], members: Sequence[str], task: str | None, folds: int,
-            seed: int, kinds: Sequence[str], tick: Callable[[], None],
-            untuned: dict[str, Any]) -> dict[str, Any]:
+def choose_head(grids: Sequence[Grid], members: Sequence[str], task: str | None, folds: int,
+                seed: int, kinds: Sequence[str], tick: Callable[[], None],
+                untuned: dict[str, Any]) -> dict[str, Any]:
     """Every candidate scored out of fold; the best, fitted on every query, with its
     calibration. A learned model is the best only where it beats the best of the members
     and the untuned fusion (``untuned``'s spec) out of fold with a paired t-test's p <
@@ -378,8 +378,8 @@ def _fit_variant(corpus: Corpus, hidden: bool, members: list[str], heads: dict[s
     for head, chosen in heads.items():
         grids = [_grid(corpus, pool, store, chosen, untuned, task, mask)
                  for pool, store, mask in zip(pools, stores, masks, strict=True)]
-        out[head] = _select(grids, chosen, task, folds, seed, kinds,
-                            (lambda: advance(1)) if advance else (lambda: None), untuned)
+        out[head] = choose_head(grids, chosen, task, folds, seed, kinds,
+                                (lambda: advance(1)) if advance else (lambda: None), untuned)
     return out
 
 

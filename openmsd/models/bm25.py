@@ -43,7 +43,7 @@ STOPWORDS: dict[str, str] = {"en": "en", "fr": "fr", "es": "es", "pt": "pt", "de
 
 
 @cache
-def _stemmer(language: str) -> Any:
+def stemmer_of(language: str) -> Any:
     name = SNOWBALL.get(language)
     return Stemmer.Stemmer(name) if name else None
 
@@ -80,7 +80,7 @@ def analyse_many(texts: Sequence[str], languages: Sequence[str | None]) -> list[
     out: list[list[str]] = []
     stems: dict[str, dict[str, str]] = {}  # per language, each word stemmed once per call
     for text, language in zip(texts, languages, strict=True):
-        stop, stemmer = _stopwords(language or "und"), _stemmer(language or "und")
+        stop, stemmer = _stopwords(language or "und"), stemmer_of(language or "und")
         words = [w for w in TOKEN.findall(text.lower()) if w not in stop]
         if stemmer is not None:
             known = stems.setdefault(language or "und", {})

@@ -9,7 +9,7 @@ import pytest
 
 from openmsd.eval import Pool
 from openmsd.experiment.pools import tuning_pool
-from openmsd.experiment.ranker import Grid, _select
+from openmsd.experiment.ranker import Grid, choose_head
 from openmsd.rank import Papers, Queries
 from openmsd.rank.calibration import ArtifactError, Calibration
 from openmsd.rank.fusion import Fusion, fuse
@@ -79,8 +79,8 @@ def plain(names: list[str]) -> dict:
 def test_the_learned_ranker_wins_out_of_fold_where_the_evidence_combines():
     pool, members, languages = synthetic(queries=80, papers=100, seed=0)
     grid = grid_of(pool, members, languages, ["signal", "noise"])
-    found = _select([grid], list(members), "citation", 5, 0, ("linear", "lightgbm"),
-                    lambda: None, plain(["signal", "noise"]))
+    found = choose_head([grid], list(members), "citation", 5, 0, ("linear", "lightgbm"),
+                        lambda: None, plain(["signal", "noise"]))
     table = found["out_of_fold_map"]
     assert set(table) == {"signal", "noise", "cross", "untuned", "learned (linear)",
                           "learned (lightgbm)"}
@@ -106,8 +106,8 @@ def test_a_tree_model_says_what_it_weighs():
     it adding up to one; a linear head says nothing of the kind."""
     pool, members, languages = synthetic(queries=80, papers=100, seed=0)
     grid = grid_of(pool, members, languages, ["signal", "noise"])
-    found = _select([grid], list(members), "citation", 5, 0, ("lightgbm",), lambda: None,
-                    plain(["signal", "noise"]))
+    found = choose_head([grid], list(members), "citation", 5, 0, ("lightgbm",), lambda: None,
+                        plain(["signal", "noise"]))
     assert found["chosen"] == "learned (lightgbm)"
     weights = weighs(RankerEntry(tuple(members), "model", paper=found["head"]))
     assert weights is not None and sum(weights.values()) == pytest.approx(1.0, abs=0.01)
@@ -122,8 +122,8 @@ def test_never_below_the_best_single_member_out_of_fold():
     pool, members, languages = synthetic(queries=60, papers=80, seed=3)
     only = {"signal": members["signal"], "noise": members["noise"]}
     grid = grid_of(pool, only, languages, ["noise"])
-    found = _select([grid], list(only), "citation", 5, 0, ("linear",), lambda: None,
-                    plain(["noise"]))
+    found = choose_head([grid], list(only), "citation", 5, 0, ("linear",), lambda: None,
+                        plain(["noise"]))
     table = found["out_of_fold_map"]
     assert table[found["chosen"]] >= table["signal"] == max(table["signal"], table["noise"])
     if found["chosen"] in only:  # a single member ships as itself
@@ -145,8 +145,8 @@ class Fixed(ExactScorer):
 def test_a_stored_learned_fusion_ranks_and_rates_like_its_model():
     pool, members, languages = synthetic(queries=80, papers=100, seed=0)
     grid = grid_of(pool, members, languages, ["signal"])
-    found = _select([grid], list(members), "citation", 3, 0, ("linear",), lambda: None,
-                    plain(["signal"]))
+    found = choose_head([grid], list(members), "citation", 3, 0, ("linear",), lambda: None,
+                        plain(["signal"]))
     papers = Papers(pool.ids, ["x" * 99] * len(pool.ids), list(languages))
     scorers = [Fixed(m, papers, v) for m, v in members.items()]
     spec = {"members": list(members), "method": "model", "paper": found["head"]}
@@ -177,8 +177,8 @@ def test_a_stored_learned_fusion_ranks_and_rates_like_its_model():
 def test_a_damaged_learned_ranker_is_refused_with_what_is_wrong(damage, said):
     pool, members, languages = synthetic(queries=40, papers=50, seed=1)
     grid = grid_of(pool, members, languages, ["signal"])
-    found = _select([grid], list(members), "citation", 2, 0, ("linear",), lambda: None,
-                    plain(["signal"]))
+    found = choose_head([grid], list(members), "citation", 2, 0, ("linear",), lambda: None,
+                        plain(["signal"]))
     head = found["head"]
     if head.get("model") is None:  # a plain ranker won: make a linear head to damage
         names = feature_names(list(members))

@@ -101,9 +101,10 @@ def test_a_changed_input_replaces_its_part_in_place_on_spark(tmp_path: Path, spa
 
 @pytest.mark.parametrize("point", [
     "ingest.parts_in_place",
-    # the same state as parts_in_place (the old corpus), a minute of Spark: with the slow ones
+    # a minute of Spark each: with the slow tests (the old corpus after before_swap, as after
+    # parts_in_place; the new one after before_manifest)
     pytest.param("ingest.before_swap", marks=pytest.mark.slow),
-    "ingest.before_manifest"])
+    pytest.param("ingest.before_manifest", marks=pytest.mark.slow)])
 def test_a_spark_ingest_killed_anywhere_leaves_a_readable_corpus(tmp_path: Path,
                                                                  point: str) -> None:
     a = _papers(tmp_path / "a.jsonl", range(20))

@@ -62,12 +62,12 @@ def test_bm25_analysis_is_bm25s_tokenize(language):
     import bm25s
     import bm25s.stopwords
 
-    from openmsd.models.bm25 import STOPWORDS, _stemmer, analyse_many
+    from openmsd.models.bm25 import STOPWORDS, analyse_many, stemmer_of
 
     texts = [*EN, FR, "", "A b", "L'été d'ÉTÉ, ab_cd 12 3.5 Ünïcode naïve",
              *(" ".join(getattr(bm25s.stopwords, n)) for n in dir(bm25s.stopwords)
                if n.startswith("STOPWORDS_"))]
-    stemmer = _stemmer(language)
+    stemmer = stemmer_of(language)
     expected = bm25s.tokenize(texts, stopwords=STOPWORDS.get(language, []),
                               stemmer=stemmer.stemWords if stemmer else None,
                               show_progress=False, return_ids=False)

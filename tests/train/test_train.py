@@ -233,7 +233,7 @@ def test_training_on_enriched_text(corpus, tiny_model, tmp_path):
 
 
 def test_experiment_scores_enriched_runs_on_enriched_text_and_keeps_older_models(tmp_path):
-    from openmsd.experiment.grid import _done, scored_name
+    from openmsd.experiment.grid import scored_name, trained_already
 
     config = TrainConfig(recipe="mspt", corpus="c", out=str(tmp_path / "m"), enrich="topn128")
     assert scored_name(config) == f"{tmp_path / 'm'}+topn128"
@@ -243,9 +243,10 @@ def test_experiment_scores_enriched_runs_on_enriched_text_and_keeps_older_models
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "openmsd_train.json").write_text(json.dumps({"config": saved}))
     (tmp_path / "linked").symlink_to(tmp_path / "m")
-    assert _done(plain) and not _done(config)
-    assert not _done(plain.replace(max_steps=7))
-    assert _done(plain.replace(out=str(tmp_path / "linked")))  # same model, linked elsewhere
+    assert trained_already(plain) and not trained_already(config)
+    assert not trained_already(plain.replace(max_steps=7))
+    # the same model, linked elsewhere
+    assert trained_already(plain.replace(out=str(tmp_path / "linked")))
 
 
 def test_rows_of_an_enrichment_experiment():

@@ -13,7 +13,9 @@ is held out; the test splits are not read.
    members) and the citation MAP of hidden links (``hybrid-graph``'s members), train and dev
    pools, their figures weighted by their queries (as ``openmsd train ranker`` scores);
 2. the demo corpus (``openmsd demo``): the first results of the searches a new user tried, and
-   of the sentence of the demo paragraph's marker [1].
+   of the sentence of the demo paragraph's marker [1];
+3. the untuned fusions as shipped (their own weights: ``hybrid-graph``'s graph members at half
+   weight) on train and on dev, beside equal-weight RRF.
 
     python benchmarks/fusion_evidence.py TALN_CORPUS DEMO_CORPUS
 
@@ -88,6 +90,15 @@ def taln(corpus: Corpus) -> dict[str, Any]:
             entry["zscore_vs_apart"] = {"n": len(apart), "p": round(float(test.pvalue), 4),
                                         "mean_ap_difference": round(100 * float(
                                             (ap["zscore"] - apart).mean()), 2)}
+        # as shipped: the untuned spec's own method and weights (hybrid-graph's graph members
+        # at half weight), per split
+        spec = default_spec(name, corpus)
+        entry["untuned"] = {"method": spec.method, "weights": list(spec.weights), **{
+            p.split: round(Judged(p, task).objective(fuse(rows, spec.weights, spec.method,
+                                                          names=members)), 2)
+            for p, rows in zip(pools, parts, strict=True)}}
+        entry["untuned_rrf"] = {p.split: round(Judged(p, task).objective(fuse(
+            rows, weights, "rrf")), 2) for p, rows in zip(pools, parts, strict=True)}
         entry["singles"] = {m: round(pooled([Judged(p, task).objective(rows[i]) for p, rows
                                              in zip(pools, parts, strict=True)], sizes), 2)
                             for i, m in enumerate(members)}

@@ -93,7 +93,8 @@ def zscores(scores: np.ndarray) -> np.ndarray:
 def together(names: Sequence[str]) -> tuple[tuple[int, ...], ...]:
     """The members (indices into ``names``) a z-score fusion standardises as one: the BM25
     views heard on complementary language pairs, ``NAME@same`` and ``NAME@cross`` (each pair
-    is heard by one of them, on the same scale of words). Empty when there is no such pair.
+    is heard by one of them; both score the query's words by BM25). Empty when there is no
+    such pair.
 
     >>> together(["bm25@same", "e5-small-multilingual", "bm25-en@cross"])
     ((0, 2),)

@@ -155,7 +155,9 @@ def main() -> None:
                            "members": {"text": text_models, "graph": graph_models}},
                      load_before=load_before,
                      notes="Trained on train and dev (out-of-fold figures); TALN's test "
-                           "splits (IDT, ODT) read once, by this run, after training.")
+                           "splits (IDT, ODT) read by this run after training, as by its "
+                           "earlier runs; nothing in the ranker, its members or the untuned "
+                           "fusions was chosen on them.")
 
 
 if __name__ == "__main__":

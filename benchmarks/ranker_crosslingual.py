@@ -20,7 +20,16 @@ from record import write_record
 
 from openmsd.corpus import Corpus
 from openmsd.eval import evaluate_retrieval, text_papers
-from openmsd.rank import HYBRID, RankerSpec, adapters_of, learned_fusion, load_scorer, tuned
+from openmsd.rank import (
+    HYBRID,
+    LEARNED,
+    RankerEntry,
+    RankerSpec,
+    adapters_of,
+    learned_fusion,
+    load_scorer,
+    tuned,
+)
 
 
 def crosslingual(corpus: Corpus, backend: str) -> dict[str, Any]:
@@ -55,8 +64,8 @@ def crosslingual(corpus: Corpus, backend: str) -> dict[str, Any]:
 
     out = {}
     scorers = [loaded(m) for m in members]
-    fusion = learned_fusion(HYBRID, scorers, {"members": members, "method": "model",
-                                               "paper": head})
+    fusion = learned_fusion(HYBRID, scorers, RankerEntry.from_json(
+        {"members": members, "method": LEARNED, "paper": head}))
     for label, scorer in [("trained free-text head", fusion),
                           *[(m, s) for m, s in zip(members, scorers, strict=True)]]:
         result = evaluate_retrieval(queries, documents, qrels, lambda _p, s=scorer: s)

@@ -3,10 +3,8 @@ and on the demo corpus's searches.
 
 The untuned ``hybrid`` and ``hybrid-graph`` hold the members :func:`openmsd.rank.load.default_spec`
 gives, with equal weights; only how their scores are combined changes: ``rrf`` (Σ 1 / (60 +
-rank)), ``weighted`` (CombSUM of min–max scores) and ``zscore`` (CombSUM of z-scores, the words
-within a language and across languages standardised together: :func:`openmsd.rank.together`);
-``zscore_apart`` standardises every member alone. Nothing is fitted, so every train and dev query
-is held out; the test splits are not read.
+rank)), ``weighted`` (CombSUM of min–max scores) and ``zscore`` (CombSUM of z-scores). Nothing is
+fitted, so every train and dev query is held out; the test splits are not read.
 
 1. TALN (``openmsd ingest``, ``openmsd relations --top-languages 2 --idt 0.15 --odt 0.15 --dev
    0.1``, ``openmsd embed``): the average MAP of the three SDSM tasks (text-only, ``hybrid``'s
@@ -43,7 +41,6 @@ from openmsd.rank import (
     corpus_papers,
     default_spec,
     fuse,
-    together,
 )
 from openmsd.rank import load_scorer as make_scorer
 
@@ -70,10 +67,9 @@ def taln(corpus: Corpus) -> dict[str, Any]:
         weights = [1.0] * len(members)
         entry: dict[str, Any] = {"members": members, "queries": {p.split: queries_of(p)
                                                                   for p in pools}}
-        ap = {m: held_out_ap(pools, parts, weights, m, task, names=members) for m in METHODS}
+        ap = {m: held_out_ap(pools, parts, weights, m, task) for m in METHODS}
         for method in METHODS:
-            entry[method] = round(pooled([Judged(p, task).objective(fuse(rows, weights, method,
-                                                                          names=members))
+            entry[method] = round(pooled([Judged(p, task).objective(fuse(rows, weights, method))
                                           for p, rows in zip(pools, parts, strict=True)],
                                          sizes), 2)
             if method != "rrf":
@@ -81,21 +77,11 @@ def taln(corpus: Corpus) -> dict[str, Any]:
                 entry[f"{method}_vs_rrf"] = {"n": len(ap[method]), "p": round(float(
                     test.pvalue), 4), "mean_ap_difference": round(100 * float(
                         (ap[method] - ap["rrf"]).mean()), 2)}
-        if together(members):  # the same z-scores apart where no members are standardised as one
-            apart = held_out_ap(pools, parts, weights, "zscore", task)
-            entry["zscore_apart"] = round(pooled([Judged(p, task).objective(fuse(
-                rows, weights, "zscore")) for p, rows in zip(pools, parts, strict=True)],
-                sizes), 2)
-            test = stats.ttest_rel(ap["zscore"], apart)
-            entry["zscore_vs_apart"] = {"n": len(apart), "p": round(float(test.pvalue), 4),
-                                        "mean_ap_difference": round(100 * float(
-                                            (ap["zscore"] - apart).mean()), 2)}
         # as shipped: the untuned spec's own method and weights (hybrid-graph's graph members
         # at half weight), per split
         spec = default_spec(name, corpus)
         entry["untuned"] = {"method": spec.method, "weights": list(spec.weights), **{
-            p.split: round(Judged(p, task).objective(fuse(rows, spec.weights, spec.method,
-                                                          names=members)), 2)
+            p.split: round(Judged(p, task).objective(fuse(rows, spec.weights, spec.method)), 2)
             for p, rows in zip(pools, parts, strict=True)}}
         entry["untuned_rrf"] = {p.split: round(Judged(p, task).objective(fuse(
             rows, weights, "rrf")), 2) for p, rows in zip(pools, parts, strict=True)}

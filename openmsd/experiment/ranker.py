@@ -154,8 +154,7 @@ def _grid(corpus: Corpus, pool: Any, store: dict[str, np.ndarray], members: Sequ
     heard = np.any([np.isfinite(p) for p in parts], axis=0) & (columns >= 0)
     valid = heard if mask is None else heard & ~mask
     features = pair_features(parts, query_languages, languages, lengths)
-    fused = fuse([store[m] for m in untuned["members"]], untuned["weights"], untuned["method"],
-                 names=untuned["members"])
+    fused = fuse([store[m] for m in untuned["members"]], untuned["weights"], untuned["method"])
     return Grid(pool, parts, labels, valid, features, fused, judged)
 
 

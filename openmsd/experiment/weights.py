@@ -156,11 +156,11 @@ def pooled(found: Sequence[float], sizes: np.ndarray) -> float:
 
 def held_out_ap(pools: Sequence[Any], parts: Sequence[Sequence[np.ndarray]],
                 weights: Sequence[float], method: str, task: str | None,
-                fallback: Sequence[Any] = (), names: Sequence[str] = ()) -> np.ndarray:
+                fallback: Sequence[Any] = ()) -> np.ndarray:
     """The AP (a fraction) of every (task, query) group of ``pools`` (in pool, then group
     order) ranked by the fusion (:func:`openmsd.rank.fuse`) of ``parts``, one list of members'
-    score matrices a pool (``fallback``: the fusion's fallbacks; ``names``: the members');
-    a pool without judgements adds nothing."""
-    found = [Judged(pool, task).average_precision(fuse(rows, weights, method, fallback, names))
+    score matrices a pool (``fallback``: the fusion's fallbacks); a pool without judgements
+    adds nothing."""
+    found = [Judged(pool, task).average_precision(fuse(rows, weights, method, fallback))
              for pool, rows in zip(pools, parts, strict=True) if pool.judgements.num_rows]
     return np.concatenate(found) if found else np.zeros(0)

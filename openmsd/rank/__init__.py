@@ -105,7 +105,6 @@ from openmsd.rank.fusion import (
     features,
     fuse,
     heard,
-    together,
     transformed,
 )
 from openmsd.rank.held_out import HeldOutDense
@@ -312,7 +311,6 @@ __all__ = [
     "served_backend",
     "signals",
     "split_locations",
-    "together",
     "top_candidates",
     "top_k",
     "top_k_of_scores",

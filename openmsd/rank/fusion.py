@@ -12,11 +12,7 @@ only those candidates), and the members' scores are combined:
   z-scores (Montague and Aslam, CIKM 2001; ranx's ``zmuv`` norm). A member's vote is as strong
   as its evidence stands out from its own spread for that query: a lexical member that matches
   a single word of a short query gives its lone match no more than an average candidate, and
-  matches on a common word fall below the papers it does not hear. The words of one language
-  and the words across languages (``bm25@same`` and ``bm25-en@cross``: each pair heard by one
-  of them) are standardised together, as one member (:func:`together`): alone, a member that
-  hears only the few papers in other languages could stand out by at most √(n − 1) over its n,
-  and would bury them under the query's own language. The untuned ``hybrid`` and
+  matches on a common word fall below the papers it does not hear. The untuned ``hybrid`` and
   ``hybrid-graph`` fuse so (:mod:`openmsd.rank.load`);
 * ``weighted``: each member's scores min–max normalised over the query's candidates (no score:
   0), then a weighted sum;
@@ -46,9 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from openmsd.rank.calibration import Calibration
-from openmsd.rank.lexical import VIEWS
 from openmsd.rank.scorer import ExactScorer, Queries, Scorer, exclude_self, score_pools
-from openmsd.rank.spec import RankerSpecError, parse
 
 METHODS = ("weighted", "rrf", "zscore", "learned")
 #: Features per member of the ``learned`` method (see :func:`features`).
@@ -90,51 +84,6 @@ def zscores(scores: np.ndarray) -> np.ndarray:
     return out.astype(np.float32)
 
 
-def together(names: Sequence[str]) -> tuple[tuple[int, ...], ...]:
-    """The members (indices into ``names``) a z-score fusion standardises as one: the BM25
-    views heard on complementary language pairs, ``NAME@same`` and ``NAME@cross`` (each pair
-    is heard by one of them; both score the query's words by BM25). Empty when there is no
-    such pair.
-
-    >>> together(["bm25@same", "e5-small-multilingual", "bm25-en@cross"])
-    ((0, 2),)
-    >>> together(["bm25-en", "e5-small-multilingual@same"])
-    ()
-    """
-    found: dict[str, int] = {}
-    for i, name in enumerate(names):
-        try:
-            spec = parse(name)
-        except RankerSpecError:
-            continue
-        if spec.model in VIEWS and spec.language in ("same", "cross") and not spec.modifiers:
-            found.setdefault(spec.language, i)
-    return (tuple(sorted(found.values())),) if len(found) == 2 else ()
-
-
-def zscores_of(parts: Sequence[np.ndarray], groups: Sequence[Sequence[int]] = ()
-               ) -> list[np.ndarray]:
-    """:func:`zscores` of each member's scores; the members of each of ``groups`` (heard on
-    disjoint pairs) standardised as one: their scores merged, then each keeps its own pairs.
-
-    >>> same = np.array([[4.0, 2.0, -np.inf, -np.inf]], np.float32)
-    >>> cross = np.array([[-np.inf, -np.inf, 6.0, 0.0]], np.float32)
-    >>> [z.astype(float).round(2).tolist() for z in zscores_of([same, cross])]  # alone: 1 each
-    [[[1.0, -1.0, 0.0, 0.0]], [[0.0, 0.0, 1.0, -1.0]]]
-    >>> [z.astype(float).round(2).tolist() for z in zscores_of([same, cross], [(0, 1)])]
-    [[[0.45, -0.45, 0.0, 0.0]], [[0.0, 0.0, 1.34, -1.34]]]
-    """
-    out: list[np.ndarray | None] = [None] * len(parts)
-    for group in groups:
-        merged = parts[group[0]]
-        for i in group[1:]:
-            merged = np.where(np.isfinite(merged), merged, parts[i])
-        standard = zscores(merged)
-        for i in group:
-            out[i] = np.where(np.isfinite(parts[i]), standard, 0.0).astype(np.float32)
-    return [zscores(p) if z is None else z for p, z in zip(parts, out, strict=True)]
-
-
 def reciprocal_ranks(scores: np.ndarray, k: int = RRF_K) -> np.ndarray:
     """1 / (k + rank) of each score in its row (rank 1 = best); 0 for a non-finite score."""
     order = np.argsort(-scores, axis=1, kind="stable")
@@ -157,20 +106,16 @@ def features(parts: Sequence[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
-def transformed(parts: Sequence[np.ndarray], method: str,
-                groups: Sequence[Sequence[int]] = ()) -> list[np.ndarray]:
+def transformed(parts: Sequence[np.ndarray], method: str) -> list[np.ndarray]:
     """What a fusion ``method`` sums, weighted, of members' score matrices: each member's
-    min–max scores (``weighted``), reciprocal ranks (``rrf``), z-scores (``zscore``, the
-    members of each of ``groups`` standardised as one: :func:`zscores_of`) or
+    min–max scores (``weighted``), reciprocal ranks (``rrf``), z-scores (``zscore``) or
     :func:`features` (``learned``), so that many weightings of the same scores transform them
     once."""
     if method not in METHODS:
         raise ValueError(f"fusion method must be one of {', '.join(METHODS)}, not {method!r}")
     if method == "learned":
         return features(parts)
-    if method == "zscore":
-        return zscores_of(parts, groups)
-    transform = {"weighted": minmax, "rrf": reciprocal_ranks}[method]
+    transform = {"weighted": minmax, "rrf": reciprocal_ranks, "zscore": zscores}[method]
     return [transform(p) for p in parts]
 
 
@@ -189,15 +134,13 @@ def blend(terms: Sequence[np.ndarray], weights: Sequence[float], where: np.ndarr
     return np.where(where, fused, -np.inf).astype(np.float32)
 
 
-def combine(parts: Sequence[np.ndarray], weights: Sequence[float], method: str,
-            groups: Sequence[Sequence[int]] = ()) -> np.ndarray:
+def combine(parts: Sequence[np.ndarray], weights: Sequence[float], method: str) -> np.ndarray:
     """The fused scores of members' score matrices (same shape), ``-inf`` where no member has
-    a score. ``learned`` takes ``len(FEATURES)`` weights per member, the others one;
-    ``groups``: members a z-score fusion standardises as one (:func:`together`)."""
+    a score. ``learned`` takes ``len(FEATURES)`` weights per member, the others one."""
     if method == "learned" and len(weights) != len(FEATURES) * len(parts):
         raise ValueError(f"a learned fusion of {len(parts)} members takes "
                          f"{len(FEATURES) * len(parts)} weights, not {len(weights)}")
-    return blend(transformed(parts, method, groups), weights, heard(parts))
+    return blend(transformed(parts, method), weights, heard(parts))
 
 
 @dataclass(frozen=True)
@@ -212,10 +155,9 @@ class Fallback:
 
 
 def fuse(parts: Sequence[np.ndarray], weights: Sequence[float], method: str,
-         fallbacks: Sequence[Fallback] = (), names: Sequence[str] = ()) -> np.ndarray:
+         fallbacks: Sequence[Fallback] = ()) -> np.ndarray:
     """:func:`combine`, each query (row) whose members ``silent`` of a :class:`Fallback` are
-    all silent combined by that fallback instead (the first that applies). ``names``: the
-    members' names, for the z-scores of those standardised as one (:func:`together`).
+    all silent combined by that fallback instead (the first that applies).
 
     >>> a = np.array([[3.0, 1.0], [1.0, 2.0]], np.float32)
     >>> b = np.array([[1.0, 2.0], [-np.inf, -np.inf]], np.float32)
@@ -226,16 +168,14 @@ def fuse(parts: Sequence[np.ndarray], weights: Sequence[float], method: str,
     ...      ).tolist()  # row 1: b is silent, so a alone ranks it
     [[0.0, 2.0], [0.0, 1.0]]
     """
-    fused = combine(parts, weights, method, together(names))
+    fused = combine(parts, weights, method)
     done = np.zeros(len(fused), bool)
     for fallback in fallbacks:
         quiet = ~done & np.all([~np.isfinite(parts[i]).any(axis=1) for i in fallback.silent],
                                axis=0)
         if quiet.any():
             fused[quiet] = combine([parts[i][quiet] for i in fallback.members],
-                                   fallback.weights, fallback.method,
-                                   together([names[i] for i in fallback.members] if names
-                                            else ()))
+                                   fallback.weights, fallback.method)
             done |= quiet
     return fused
 
@@ -302,8 +242,7 @@ class Fusion(ExactScorer):
         """The fused scores of the members' score matrices ``parts`` of the queries at
         ``which`` (indices into ``queries``) against ``candidates`` (collection rows: one
         array for every query, or a row per query); ``-inf`` where no member has a score."""
-        return fuse(parts, self.weights, self.method, self.fallbacks,
-                    [m.name for m in self.members])
+        return fuse(parts, self.weights, self.method, self.fallbacks)
 
     def probability(self, scores: np.ndarray, free_text: bool = False) -> np.ndarray | None:
         """The probability that each result is linked to its query, from fused ``scores``

@@ -213,7 +213,6 @@ class Head:
     calibration: Calibration | None = None
     method: str | None = None
     weights: tuple[float, ...] = ()
-    names: tuple[str, ...] = ()  # the members' names (for the method's z-scores)
 
     def score(self, parts: Sequence[np.ndarray], query_languages: np.ndarray,
               languages: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -221,8 +220,7 @@ class Head:
         if self.model is not None:
             return self.model.score(pair_features(parts, query_languages, languages, lengths))
         if self.method is not None:
-            return np.asarray(fuse(parts, self.weights, self.method, names=self.names),
-                              np.float64)
+            return np.asarray(fuse(parts, self.weights, self.method), np.float64)
         return np.asarray(parts[0], np.float64)
 
 
@@ -295,7 +293,7 @@ def head_of(found: Any, members: Sequence[str], what: str) -> Head:
     if fused is not None and len(weights) != len(found["members"]):
         raise ArtifactError(f"{what}: one weight a member")
     return Head(tuple(members.index(m) for m in found["members"]), model, calibration,
-                fused, weights, tuple(found["members"]))
+                fused, weights)
 
 
 def weighs(spec: RankerEntry | None, head: str = "paper") -> dict[str, float] | None:

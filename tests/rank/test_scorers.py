@@ -8,15 +8,7 @@ import orjson
 import pyarrow as pa
 import pytest
 
-from openmsd.rank import (
-    Fusion,
-    Papers,
-    Queries,
-    UnknownScorerError,
-    combine,
-    fuse,
-    load_scorer,
-)
+from openmsd.rank import Fusion, Papers, Queries, UnknownScorerError, combine, load_scorer
 from openmsd.rank.fusion import reciprocal_ranks
 from openmsd.rank.graph import GRAPH_SCORERS
 from openmsd.rank.load import split_fusion
@@ -287,14 +279,6 @@ def test_untuned_hybrid_compares_words_across_languages_in_a_multilingual_corpus
     assert "pt1" not in found("bm25@same")  # an English query: Portuguese words not heard
     assert found("bm25-en@cross") == ["pt1"]  # its English title; English pairs are @same's
     assert "pt1" in found("bm25@same+bm25-en@cross")[:2]  # first of its member, like en0
-    # z-scores: the two views standardised as one, the paper that repeats the sentence in
-    # English is first; apart, its lone match across languages would count as an average
-    # candidate (z = 0), below the English papers that share "COVID-19" and "older"
-    zscore = Fusion("hybrid", [load_scorer(m, papers) for m in ("bm25@same", "bm25-en@cross")],
-                    method="zscore")
-    assert [papers.ids[r] for r in zscore.top_k(query, 1)[0][0]] == ["pt1"]
-    parts = zscore.member_scores(query, np.arange(len(papers.ids)))
-    assert papers.ids[int(fuse(parts, [1, 1], "zscore")[0].argmax())] != "pt1"
 
 
 def test_graph_nodes_and_works_are_numbered_in_the_order_first_met():

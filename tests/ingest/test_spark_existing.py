@@ -55,6 +55,7 @@ def test_spark_refuses_a_corpus_under_a_uri_and_leaves_it_as_it_was(tmp_path: Pa
     assert not (root / "_staged").exists() and not (root / "_work").exists()
 
 
+@pytest.mark.slow  # about 20 s: with the slow tests
 def test_each_engine_adds_to_the_others_corpus(tmp_path: Path, spark) -> None:
     a = _papers(tmp_path / "a.jsonl", range(20))
     b = _papers(tmp_path / "b.jsonl", range(100, 105), cites=3)

@@ -112,6 +112,7 @@ def test_locations_are_ranked_a_batch_at_a_time(manuscript) -> None:
     assert 0 < first < counted.texts / 2  # the first batch's sentences, not all of them
 
 
+@pytest.mark.slow  # about 20 s: with the slow tests
 def test_locations_are_held_a_batch_at_a_time(manuscript) -> None:
     """Memory while the locations are read one by one and let go stays that of a batch:
     what is held after the last location is no more than after the first batch, while the

@@ -147,6 +147,7 @@ def test_too_few_locations_and_no_dev_paper_name_the_count(tiny_model, unarxive_
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.slow  # about 20 s: with the slow tests
 def test_also_pools_training_and_dev_locations(tiny_model, unarxive_corpus, tmp_path) -> None:
     """``also``: a second corpus's training locations join training, its dev locations model
     selection (pooled; each corpus's recall in the history); the held-out set is the main

@@ -72,6 +72,13 @@ def singles_of(*tables: dict[str, Any], but: str) -> dict[str, Any]:
             if m not in (but, "queries", "queries_by_direction")}
 
 
+def members_of(corpus: Corpus) -> tuple[list[str], list[str]]:
+    """The single members scored beside each untuned fusion: the text signals and authors
+    (``hybrid``), and those with the graph signals (``hybrid-graph``)."""
+    text_models = [*text_signals(corpus), "authors"]
+    return text_models, [*text_models, *GRAPH_SIGNALS]
+
+
 def before_and_after(corpus: Corpus, splits: tuple[str, ...] = SPLITS, contexts: bool = True
                      ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], float]:
     """The untuned fusions and every member scored on ``splits`` (the corpus's ranker moved
@@ -81,9 +88,7 @@ def before_and_after(corpus: Corpus, splits: tuple[str, ...] = SPLITS, contexts:
     path = ranker_path(corpus)
     if path.exists():
         shutil.move(path, path.with_suffix(".json.before"))
-    text = text_signals(corpus)
-    text_models = [*text, "authors"]
-    graph_models = [*text_models, *GRAPH_SIGNALS]
+    text_models, graph_models = members_of(corpus)
     print("untuned fusions...", file=sys.stderr, flush=True)
     before = {"text-only": scored(corpus, [*text_models, HYBRID], "text-only", splits),
               "hidden-links": scored(corpus, [*graph_models, HYBRID_GRAPH], "hidden-links",
@@ -117,9 +122,7 @@ def main() -> None:
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     corpus = Corpus(args.corpus)
-    text = text_signals(corpus)
-    text_models = [*text, "authors"]
-    graph_models = [*text_models, *GRAPH_SIGNALS]
+    text_models, graph_models = members_of(corpus)
     before, after, trained, seconds = before_and_after(corpus)
     figures: dict[str, Any] = {}
     for protocol, fused in (("text-only", HYBRID), ("hidden-links", HYBRID_GRAPH)):

@@ -90,10 +90,9 @@ def held_out_vectors(corpus: Corpus, adapter: Any, folds: int, seed: int = 0,
     matrix = torch.as_tensor(vectors.matrix)
     sampler = np.random.default_rng(seed)
 
-    def fitted_without(held: np.ndarray, label: int) -> np.ndarray:
-        """The papers' vectors through the head fitted on the rows with no paper of fold
-        ``label`` in ``held``."""
-        chosen_rows = outside(rows, held, label)
+    def fitted_on(chosen_rows: np.ndarray) -> np.ndarray:
+        """The papers' vectors through the head fitted on ``chosen_rows`` (sampled to the
+        adapter's ``cv_rows``)."""
         if len(chosen_rows) > settings["cv_rows"]:
             chosen_rows = chosen_rows[np.sort(sampler.choice(
                 len(chosen_rows), settings["cv_rows"], replace=False))]
@@ -110,10 +109,11 @@ def held_out_vectors(corpus: Corpus, adapter: Any, folds: int, seed: int = 0,
             asked[[where[q] for q in queries if q in where]] = 1
             # where the queries touch most links (a small corpus queries nearly every train
             # paper), a head without them all learns almost nothing: one head a fold instead
-            if len(outside(rows, asked, 1)) >= MIN_KEPT * len(rows):
-                return HeldOut(ids, np.zeros(len(ids), np.int64), [fitted_without(asked, 1)])
-        matrices = [kept[f].apply(vectors.matrix) if f in kept else fitted_without(fold, f)
-                    for f in range(folds)]
+            without = outside(rows, asked, 1)
+            if len(without) >= MIN_KEPT * len(rows):
+                return HeldOut(ids, np.zeros(len(ids), np.int64), [fitted_on(without)])
+        matrices = [kept[f].apply(vectors.matrix) if f in kept
+                    else fitted_on(outside(rows, fold, f)) for f in range(folds)]
     finally:
         torch.set_num_threads(threads)
     return HeldOut(ids, fold, matrices)
